@@ -1,0 +1,24 @@
+/*
+ * cli.h - the loams-host command line: one function per subcommand.
+ *
+ * Each subcommand lives in core/cmd_<name>.c and is listed in the table in
+ * main.c (name, synopsis, one-line description), from which --help comes.
+ * A command gets argv starting at its own name, returns the process exit
+ * status (0 ok, 1 failure, 2 usage error) and prints its errors itself.
+ */
+#ifndef LOAMS_CORE_CLI_H
+#define LOAMS_CORE_CLI_H
+
+typedef int (*loams_cmd_fn)(int argc, char **argv);
+
+typedef struct loams_cmd {
+    const char *name;
+    const char *synopsis;
+    const char *description;
+    loams_cmd_fn run;
+} loams_cmd;
+
+/* Prints the full usage (every subcommand and option) to `out`. */
+void loams_cli_usage(void *out);
+
+#endif

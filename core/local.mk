@@ -1,0 +1,15 @@
+# core: the loams-host program.  Everything but main.c goes into a
+# convenience library that the unit tests link too.
+
+noinst_LTLIBRARIES += core/libloams-core.la
+core_libloams_core_la_SOURCES = \
+	core/status.c core/status.h \
+	core/log.c core/log.h \
+	core/cli.h
+core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS)
+core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS)
+
+bin_PROGRAMS += core/loams-host
+core_loams_host_SOURCES = core/main.c
+core_loams_host_CFLAGS = $(AM_CFLAGS)
+core_loams_host_LDADD = core/libloams-core.la

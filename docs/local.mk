@@ -1,0 +1,2 @@
+# docs: guides and the man page.
+EXTRA_DIST += docs/ARCHITECTURE.md

@@ -1,0 +1,1 @@
+# lua: the prelude loaded into every Lua state and example scripts.

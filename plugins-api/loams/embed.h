@@ -1,0 +1,42 @@
+/*
+ * loams/embed.h - embedding providers: texts -> float32 vectors.
+ *
+ * The host coalesces a batch's embed() calls, caches results by SHA-256 of
+ * (model, text), and calls embed() with at most max_inputs texts.  Retries
+ * with backoff are the host's: a provider returns LOAMS_ERETRY for a
+ * transient failure (HTTP 429/5xx, timeout) and reports a server's
+ * Retry-After through *retry_after_ms.  API keys are options flagged
+ * LOAMS_OPT_SECRET and never appear in messages.
+ *
+ * Threads: embed() on one state is never called from two threads at once.
+ */
+#ifndef LOAMS_EMBED_H
+#define LOAMS_EMBED_H
+
+#include <loams/host.h>
+
+typedef struct loams_embed_vtable {
+    uint32_t size; /* sizeof(loams_embed_vtable) as the plugin was built */
+
+    /* Creates a provider state (endpoint, key, timeouts from options).
+     * Errors: -EINVAL for bad options, -ENOMEM.  On error close is not called. */
+    int (*open)(loams_ctx *ctx, void **state);
+
+    /* Largest number of texts one embed() call accepts (>= 1). */
+    size_t (*max_inputs)(void *state);
+
+    /* Embeds texts[0..n) (host-owned, UTF-8, lens given) with `model`.
+     * For each i the plugin calls host->batch_set(out, i, col, vector value)
+     * on the host batch `out`, which has n rows and one column (index 0).
+     * Errors: LOAMS_ERETRY (transient; *retry_after_ms = server hint or 0),
+     * LOAMS_EINPUT (the provider refused the input: message says which),
+     * -EIO, -ENOMEM. */
+    int (*embed)(void *state, const char *model, const char *const *texts,
+                 const size_t *lens, size_t n, loams_batch *out,
+                 uint32_t *retry_after_ms);
+
+    /* Frees the state.  Never fails.  state may be NULL. */
+    void (*close)(void *state);
+} loams_embed_vtable;
+
+#endif /* LOAMS_EMBED_H */

@@ -1,0 +1,251 @@
+/*
+ * loams/host.h - what the host gives a plugin: values, batches and the host
+ * API table.
+ *
+ * Ownership, in one rule: the host owns everything it hands a plugin (the
+ * context, batches, values read from a batch, offsets, the store handle) and
+ * the plugin owns its own state.  Plugins never free host memory; the host
+ * never frees plugin memory except by calling the plugin's own close().
+ *
+ * Batches are opaque.  A plugin reads and builds them only through the
+ * functions of the host API table, never by struct layout; the one struct
+ * whose layout is part of the ABI is loams_value, a read-only *view* of one
+ * cell that the host fills (get) or copies from (set).
+ *
+ * Threads: every host API function may be called from any thread.  A batch,
+ * an offsets set or a context may be used by one thread at a time (the
+ * thread the host called the plugin on); the host never calls into one
+ * plugin state from two threads at once.
+ */
+#ifndef LOAMS_HOST_H
+#define LOAMS_HOST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <loams/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The per-instance host context: identifies the plugin instance (for log
+ * prefixes and errors) and carries its options.  Host-owned, valid from the
+ * open/compile call that received it until the matching close() returns. */
+typedef struct loams_ctx loams_ctx;
+
+/* A host-owned record batch (columnar inside, arena-allocated). */
+typedef struct loams_batch loams_batch;
+
+/* A host-owned set of (partition -> next offset) pairs. */
+typedef struct loams_offsets loams_offsets;
+
+/* A host-owned list of object keys (orphans for GC, listing results). */
+typedef struct loams_keylist loams_keylist;
+
+/* A host-owned growable byte buffer (query answers, object reads). */
+typedef struct loams_buf loams_buf;
+
+/* A host-owned handle on an object store instance (an object-store plugin
+ * opened by the host).  Valid while the plugin state that received it. */
+typedef struct loams_store loams_store;
+
+/* A host-owned streaming object writer (see store_writer_* below). */
+typedef struct loams_store_writer loams_store_writer;
+
+/* Value types.  Numbers are part of the ABI: append only. */
+typedef enum loams_type {
+    LOAMS_T_NULL = 0,
+    LOAMS_T_BOOL = 1,
+    LOAMS_T_INT64 = 2,
+    LOAMS_T_FLOAT64 = 3,
+    LOAMS_T_STRING = 4,    /* UTF-8 text, not NUL-terminated (len given) */
+    LOAMS_T_BYTES = 5,     /* arbitrary bytes */
+    LOAMS_T_TIMESTAMP = 6, /* microseconds since the Unix epoch, UTC */
+    LOAMS_T_JSON = 7,      /* a JSON document as text */
+    LOAMS_T_VECTOR = 8,    /* float32 vector */
+    LOAMS_T_LIST = 9       /* list of values */
+} loams_type;
+
+/* A view of one value.  When the host fills it (batch_get), pointers stay
+ * valid until the batch is freed by the host (at least until the plugin call
+ * that received the batch returns).  When a plugin passes one to the host
+ * (batch_set), the host copies what it points to before returning. */
+typedef struct loams_value {
+    uint32_t type; /* a loams_type */
+    uint32_t reserved;
+    union {
+        int b;           /* BOOL: 0 or 1 */
+        int64_t i;       /* INT64, TIMESTAMP */
+        double f;        /* FLOAT64 */
+        struct {
+            const char *ptr;
+            size_t len;
+        } s; /* STRING, BYTES, JSON */
+        struct {
+            const float *ptr;
+            size_t n;
+        } vec; /* VECTOR */
+        struct {
+            const struct loams_value *items;
+            size_t n;
+        } list; /* LIST */
+    } u;
+} loams_value;
+
+/* Log levels for host->log(). */
+typedef enum loams_log_level {
+    LOAMS_LOG_ERROR = 0,
+    LOAMS_LOG_WARN = 1,
+    LOAMS_LOG_INFO = 2,
+    LOAMS_LOG_DEBUG = 3
+} loams_log_level;
+
+/* Object metadata returned by store heads and listings. */
+typedef struct loams_object_info {
+    uint64_t size;
+    int64_t mtime_us; /* last modification, microseconds since the epoch */
+} loams_object_info;
+
+/* A scalar UDF that a plugin registers for SQL transforms.
+ * fn is called with nargs argument views; it writes its result to *out
+ * (pointers in *out must stay valid until fn is called again on the same
+ * thread or the plugin is unloaded: a thread-local scratch buffer is the
+ * usual choice).  Returns 0 or a negative status with host->set_error(ctx).
+ * fn may be called from any thread at once: it must be reentrant. */
+typedef int (*loams_udf_fn)(loams_ctx *ctx, void *userdata, const loams_value *args,
+                            size_t nargs, loams_value *out);
+
+/*
+ * The host API table.  Append-only within an ABI major: new members are
+ * added at the end under a comment naming the minor that added them, and
+ * `size` tells a plugin which members exist (a member exists when its offset
+ * is below size).  Every function pointer in a host's table is non-NULL.
+ */
+typedef struct loams_host_api {
+    uint32_t size;      /* sizeof(loams_host_api) as the host was built */
+    uint32_t abi_major; /* LOAMS_ABI_MAJOR of the host */
+    uint32_t abi_minor; /* LOAMS_ABI_MINOR of the host */
+    uint32_t reserved;
+
+    /* ---- added in 1.0: logging and errors ---- */
+
+    /* One log line, prefixed by the host with time, level and [kind:name].
+     * Never pass secrets.  Thread-safe. */
+    void (*log)(loams_ctx *ctx, loams_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    /* Sets the message that goes with the status a plugin function is about
+     * to return (replaces any previous one).  Thread-safe per ctx. */
+    void (*set_error)(loams_ctx *ctx, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+    /* ---- added in 1.0: memory (counted per plugin) ---- */
+
+    /* Like malloc/calloc/realloc/free; NULL on failure. Memory from these
+     * belongs to the plugin, which frees it with host->free(). */
+    void *(*malloc)(loams_ctx *ctx, size_t size);
+    void *(*calloc)(loams_ctx *ctx, size_t n, size_t size);
+    void *(*realloc)(loams_ctx *ctx, void *ptr, size_t size);
+    void (*free)(loams_ctx *ctx, void *ptr);
+
+    /* ---- added in 1.0: options ---- */
+
+    /* The value of option `name` for this instance (from the link's WITH
+     * list, the config file or the option's default), or NULL when unset.
+     * Host-owned, valid until close.  Only names the plugin declared in its
+     * descriptor's option table can be set. */
+    const char *(*option)(loams_ctx *ctx, const char *name);
+
+    /* ---- added in 1.0: reading batches ---- */
+
+    size_t (*batch_rows)(const loams_batch *b);
+    size_t (*batch_columns)(const loams_batch *b);
+    /* Column name, host-owned, valid while the batch; NULL if col is out of range. */
+    const char *(*batch_column_name)(const loams_batch *b, size_t col);
+    /* Index of the column called `name`, or -1 when there is none. */
+    long (*batch_column_find)(const loams_batch *b, const char *name);
+    /* Fills *out with a view of the cell; -EINVAL when row/col are out of range. */
+    int (*batch_get)(const loams_batch *b, size_t row, size_t col, loams_value *out);
+    /* Source position of a row: the (partition, offset) of the stream record
+     * it came from.  -EINVAL when row is out of range. */
+    int (*batch_row_origin)(const loams_batch *b, size_t row, int32_t *partition,
+                            int64_t *offset);
+    /* Non-zero when a previous stage marked the row failed; the stages that
+     * follow skip failed rows. */
+    int (*batch_row_failed)(const loams_batch *b, size_t row);
+
+    /* ---- added in 1.0: building batches ---- */
+
+    /* Index of column `name`, creating it (all NULL) when missing.
+     * -ENOMEM, -EINVAL (empty name). */
+    int (*batch_add_column)(loams_batch *b, const char *name, size_t *col);
+    /* Copies *v into the cell.  -EINVAL (out of range, bad type), -ENOMEM. */
+    int (*batch_set)(loams_batch *b, size_t row, size_t col, const loams_value *v);
+    /* Appends one all-NULL row whose origin is row `from_row` of batch
+     * `from` (pass from = NULL for no origin).  The new index goes to *row. */
+    int (*batch_append_row)(loams_batch *b, const loams_batch *from, size_t from_row,
+                            size_t *row);
+    /* Marks one row failed with a status and a message (the host adds the
+     * record's partition and offset).  The row's record then goes through the
+     * link's on_error; the rest of the batch carries on. */
+    int (*batch_row_fail)(loams_batch *b, size_t row, int status, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+    /* ---- added in 1.0: offsets, key lists, buffers ---- */
+
+    /* Next offset for a partition; -ENOENT when the set has none. */
+    int (*offsets_get)(const loams_offsets *o, int32_t partition, int64_t *next);
+    int (*offsets_set)(loams_offsets *o, int32_t partition, int64_t next);
+    /* Iteration: the i-th (partition, next) pair in partition order. */
+    size_t (*offsets_count)(const loams_offsets *o);
+    int (*offsets_at)(const loams_offsets *o, size_t i, int32_t *partition, int64_t *next);
+
+    int (*keylist_add)(loams_keylist *l, const char *key);
+    size_t (*keylist_count)(const loams_keylist *l);
+    const char *(*keylist_at)(const loams_keylist *l, size_t i);
+
+    int (*buf_append)(loams_buf *buf, const void *data, size_t len);
+    const void *(*buf_data)(const loams_buf *buf, size_t *len);
+
+    /* ---- added in 1.0: object store (dispatches to the store plugin) ---- */
+
+    /* See loams/store.h for the meaning of each call; errors are those of the
+     * store plugin (-ENOENT for a missing key, -EINVAL for a bad key, -EIO). */
+    int (*store_put)(loams_store *s, const char *key, const void *data, size_t len);
+    int (*store_get)(loams_store *s, const char *key, uint64_t off, uint64_t len,
+                     loams_buf *out);
+    int (*store_head)(loams_store *s, const char *key, loams_object_info *info);
+    int (*store_list)(loams_store *s, const char *prefix, const char *start_after,
+                      size_t max, loams_keylist *out);
+    int (*store_delete)(loams_store *s, const char *key);
+    int (*store_writer_open)(loams_store *s, const char *key, loams_store_writer **w);
+    int (*store_writer_write)(loams_store_writer *w, const void *data, size_t len);
+    /* Makes the object visible atomically and frees the writer. */
+    int (*store_writer_commit)(loams_store_writer *w);
+    /* Discards what was written and frees the writer.  Never fails. */
+    void (*store_writer_abort)(loams_store_writer *w);
+
+    /* ---- added in 1.0: UDFs ---- */
+
+    /* Registers a scalar SQL function for every SQL transform of this host.
+     * nargs = -1 for variadic.  -EEXIST when the name is taken, -EINVAL. */
+    int (*udf_register)(loams_ctx *ctx, const char *name, int nargs, loams_udf_fn fn,
+                        void *userdata);
+    /* Enumerates registered UDFs (transform plugins bind them). */
+    size_t (*udf_count)(loams_ctx *ctx);
+    int (*udf_at)(loams_ctx *ctx, size_t i, const char **name, int *nargs,
+                  loams_udf_fn *fn, void **userdata);
+
+    /* ---- added in 1.0: cancellation ---- */
+
+    /* Non-zero once the run that owns ctx is cancelled (lease lost,
+     * shutdown).  Long loops in a plugin poll it and return LOAMS_ECANCELLED. */
+    int (*cancelled)(loams_ctx *ctx);
+} loams_host_api;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOAMS_HOST_H */

@@ -1,0 +1,90 @@
+/*
+ * loams/target.h - target plugins: tables, collections, graphs.
+ *
+ * A target's state is a chain of immutable commits (manifests) on the
+ * object store; the metastore holds the pointer to the newest one.  The
+ * core owns the commit protocol (it alone compares the lease epoch and the
+ * pointer version and swaps the pointer); a target only writes files and
+ * manifests and never does a compare-and-swap of its own.  One link task:
+ *
+ *     open -> resume(current ref) -> write(batch)* -> prepare(offsets) ->
+ *        core commit txn -> committed(ref)   (or abort(orphans) on failure)
+ *        -> write* -> prepare -> ... -> close
+ *
+ * A commit reference ("ref") is the object key of a commit's manifest.
+ *
+ * Threads: the host never calls one state from two threads at once.
+ */
+#ifndef LOAMS_TARGET_H
+#define LOAMS_TARGET_H
+
+#include <loams/host.h>
+
+/* What the host tells a target when it opens it. */
+typedef struct loams_target_spec {
+    uint32_t size;         /* sizeof(loams_target_spec) as the host was built */
+    uint32_t reserved;
+    const char *ns;        /* namespace of the target */
+    const char *name;      /* target name within the namespace */
+    const char *link;      /* "ns.name" of the link writing, or NULL (queries) */
+    uint64_t epoch;        /* lease epoch of the writing task (0 for queries) */
+} loams_target_spec;
+
+typedef struct loams_target_vtable {
+    uint32_t size; /* sizeof(loams_target_vtable) as the plugin was built */
+
+    /* Opens a target instance that writes through `store` (host-owned, valid
+     * until close).  spec is valid during the call only.
+     * Errors: -EINVAL (bad option), -ENOMEM, -EIO.  On error close is not called. */
+    int (*open)(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store,
+                void **state);
+
+    /* Loads commit `ref` (NULL when the target has no commit yet) as the
+     * base of the next commit and puts its applied offsets into `applied`.
+     * Errors: -ENOENT (the ref's manifest is missing), LOAMS_ECORRUPT, -EIO. */
+    int (*resume)(void *state, const char *ref, loams_offsets *applied);
+
+    /* Stages the non-failed rows of `batch` (the transform's output).  May
+     * write data files.  A row the target refuses (bad _pk, incompatible
+     * type) is marked with batch_row_fail.  LOAMS_ESCHEMA for an incompatible
+     * schema change that must pause the link (message names field and types). */
+    int (*write)(void *state, loams_batch *batch);
+
+    /* Writes the remaining files and a new manifest that records everything
+     * staged since resume/the last commit plus `applied` (the new applied
+     * offsets).  The new manifest's key goes to *ref (plugin-owned, valid
+     * until the next call on this state).  Keys written go to `written` so
+     * that the host can delete them if the commit fails. */
+    int (*prepare)(void *state, const loams_offsets *applied, const char **ref,
+                   loams_keylist *written);
+
+    /* The core's transaction made `ref` the newest commit: it becomes the
+     * base of the next one.  Best-effort side files (version-hint.text) are
+     * written here; errors are logged, not returned. */
+    void (*committed)(void *state, const char *ref);
+
+    /* The core's transaction failed (fenced or conflict): forget what was
+     * staged; the next call is resume().  Never fails. */
+    void (*abort)(void *state);
+
+    /* Answers a query on commit `ref` (NULL: none), e.g. a search or a graph
+     * lookup.  request is a JSON object (kind-specific, documented by the
+     * plugin); the answer, a JSON document, is appended to `out`.
+     * May be NULL when the kind has no queries.
+     * Errors: LOAMS_EINPUT (bad request), -ENOENT, LOAMS_ECORRUPT, -EIO. */
+    int (*query)(void *state, const char *ref, const char *request, loams_buf *out);
+
+    /* Maintenance (merges, compaction, snapshot expiry) on commit `ref`:
+     * writes a new manifest that keeps the applied offsets and puts its key
+     * in *new_ref, or sets *new_ref = NULL when there is nothing to do.
+     * Keys written go to `written`; keys no longer referenced by the new
+     * commit go to `obsolete` (the host deletes them after a grace period).
+     * May be NULL. */
+    int (*maintain)(void *state, const char *ref, const char **new_ref,
+                    loams_keylist *written, loams_keylist *obsolete);
+
+    /* Frees the state.  Never fails.  state may be NULL. */
+    void (*close)(void *state);
+} loams_target_vtable;
+
+#endif /* LOAMS_TARGET_H */

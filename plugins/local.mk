@@ -1,0 +1,1 @@
+# plugins: one folder per plugin, each with its own fragment.

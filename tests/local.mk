@@ -1,0 +1,2 @@
+# tests: unit tests (Check), integration tests (real processes), fuzzers,
+# benchmarks.  Each area appends its programs here.
