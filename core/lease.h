@@ -1,0 +1,83 @@
+/*
+ * lease.h - task leases and fences (DESIGN §9-10, seed §6).
+ *
+ * A lease is the metastore key "task/<key>" holding (epoch, owner,
+ * deadline); its holder may work on the task.  Next to it, "fence/<key>"
+ * holds the epoch alone: it changes only when the epoch does, so a fence
+ * compare survives renewals and fails as soon as someone else takes the
+ * lease.
+ *
+ *  - acquire: takes a free or expired lease with a new epoch, higher than
+ *    any the task had (epochs never repeat for a key);
+ *  - renew (every TTL/3 by the worker): pushes the deadline; a renewal that
+ *    finds its own lease expired but not taken re-takes it at the SAME epoch;
+ *    one that finds it taken by someone else returns LOAMS_EFENCED and the
+ *    run must stop;
+ *  - release: deletes the lease when it is still ours (epoch and owner);
+ *  - fence: a compare that any metastore transaction can include so that a
+ *    write made with a stale epoch is rejected (LOAMS_ECONFLICT, which the
+ *    caller reports as fenced).
+ *
+ * Time comes from a loams_clock so that tests control it.  Errors are those
+ * of metastore.h plus the ones listed per function.  Threads: any; a
+ * loams_lease value is the caller's.
+ */
+#ifndef LOAMS_CORE_LEASE_H
+#define LOAMS_CORE_LEASE_H
+
+#include <stdint.h>
+
+#include "metastore.h"
+
+/* Milliseconds on some monotonic-enough wall clock shared by all processes
+ * (CLOCK_REALTIME for real runs: deadlines are compared across processes). */
+typedef struct loams_clock {
+    int64_t (*now_ms)(void *userdata);
+    void *userdata;
+} loams_clock;
+
+/* The real clock (CLOCK_REALTIME in milliseconds). */
+const loams_clock *loams_clock_real(void);
+
+#define LOAMS_LEASE_OWNER_MAX 128
+#define LOAMS_LEASE_KEY_MAX 512
+
+typedef struct loams_lease {
+    char key[LOAMS_LEASE_KEY_MAX];     /* task key, without the "task/" prefix */
+    char owner[LOAMS_LEASE_OWNER_MAX]; /* node id of the holder */
+    uint64_t epoch;
+    int64_t deadline_ms;
+    int64_t ttl_ms;
+} loams_lease;
+
+/* Takes the lease of `task` for `owner` for ttl_ms.
+ * Errors: LOAMS_EEXISTS when another owner holds it and it has not expired
+ * (*holder, may be NULL, gets the holder's record); LOAMS_ECONFLICT when a
+ * concurrent acquire won the race. */
+int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *task,
+                        const char *owner, int64_t ttl_ms, loams_lease *out,
+                        loams_lease *holder, loams_meta_err *err);
+
+/* Renews `lease` (updates its deadline in place).  Re-takes an expired but
+ * untaken lease at the same epoch.  Errors: LOAMS_EFENCED when the lease was
+ * taken by someone else or deleted (the run must stop). */
+int loams_lease_renew(loams_meta *m, const loams_clock *clock, loams_lease *lease,
+                      loams_meta_err *err);
+
+/* Releases the lease if it is still ours; releasing a lease someone else
+ * took is not an error (nothing is written). */
+int loams_lease_release(loams_meta *m, loams_lease *lease, loams_meta_err *err);
+
+/* Reads the current holder of `task`.  Errors: LOAMS_ENOTFOUND (free). */
+int loams_lease_read(loams_meta *m, const char *task, loams_lease *out, loams_meta_err *err);
+
+/* The fence of a lease as a compare for loams_meta_txn.  The compare points
+ * into `storage` (the caller's, must outlive the transaction call). */
+typedef struct loams_fence_storage {
+    char key[LOAMS_LEASE_KEY_MAX + 16];
+    char value[24];
+} loams_fence_storage;
+void loams_lease_fence_compare(const loams_lease *lease, loams_fence_storage *storage,
+                               loams_meta_compare *cmp);
+
+#endif /* LOAMS_CORE_LEASE_H */

@@ -1,0 +1,144 @@
+/*
+ * metastore.h - the metastore: a small, versioned key-value store that
+ * leases, commits, task claiming and the catalog are built on.
+ *
+ * One interface, several backends: LMDB (embedded default, many processes on
+ * one machine sharing one data dir) and later etcd v3.  Nothing here names a
+ * backend type: callers see loams_meta only.
+ *
+ * Keys are byte strings (usually '/'-separated text: "task/<key>",
+ * "target/<ns>/<name>", "link/<ns>/<name>", "stream/<ns>/<name>").  Every
+ * stored key has a version (uint64, > 0): the store's revision at the
+ * write that last changed it (like etcd's mod_revision), so it changes on
+ * every write and is never reused, even after a delete and re-create.  A
+ * missing key has version 0.
+ *
+ * The one primitive is the transaction: a list of compares, then a list of
+ * writes (puts and deletes).  If every compare holds, all writes apply
+ * atomically; otherwise none does and the call returns LOAMS_ECONFLICT with
+ * the index of the first failing compare.  A lease fence is just a compare
+ * (see lease.h: loams_lease_fence_compare).
+ *
+ * Errors (every function): 0, -EINVAL (bad argument), -ENOMEM, -EIO,
+ * LOAMS_EFULL (the map or the disk is full: the message says which and how
+ * to grow it), LOAMS_ECORRUPT (the file is not a Loams metastore or is
+ * damaged: the message names the file), plus what each function lists.
+ * Messages go to *err (see loams_meta_err) when the caller passes one.
+ *
+ * Threads: a loams_meta handle may be used from any number of threads at
+ * once.  Several processes may open the same data dir.
+ */
+#ifndef LOAMS_CORE_METASTORE_H
+#define LOAMS_CORE_METASTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <loams/status.h>
+
+typedef struct loams_meta loams_meta;
+
+/* An error message buffer filled by a failing call (may be passed as NULL). */
+typedef struct loams_meta_err {
+    char msg[512];
+} loams_meta_err;
+
+/* A key-value pair returned by get/range.  key and value point into memory
+ * owned by the result that holds them (loams_meta_kv_free / range result). */
+typedef struct loams_meta_kv {
+    char *key;
+    size_t key_len;
+    void *value;
+    size_t value_len;
+    uint64_t version;
+} loams_meta_kv;
+
+/* Options for opening a metastore. */
+typedef struct loams_meta_options {
+    size_t map_size;  /* LMDB map size in bytes; 0 = default (1 GiB) */
+    int no_sync;      /* 1: don't fsync on commit (benchmarks, tests) */
+} loams_meta_options;
+
+/* Opens (creating when missing) the metastore in `dir` (a directory; the
+ * LMDB backend keeps meta.mdb there).  opts may be NULL.  *out is the
+ * caller's, freed by loams_meta_close.
+ * Errors: -ENOENT (dir missing), -EACCES, LOAMS_ECORRUPT (foreign or damaged
+ * file), LOAMS_EFULL. */
+int loams_meta_open(const char *dir, const loams_meta_options *opts, loams_meta **out,
+                    loams_meta_err *err);
+void loams_meta_close(loams_meta *m);
+
+/* Reads one key.  On success *kv holds a copy owned by the caller (free with
+ * loams_meta_kv_free).  Errors: LOAMS_ENOTFOUND when the key is missing. */
+int loams_meta_get(loams_meta *m, const void *key, size_t key_len, loams_meta_kv *kv,
+                   loams_meta_err *err);
+void loams_meta_kv_free(loams_meta_kv *kv);
+
+/* A page of a range read: up to `limit` keys >= start and < end (end NULL:
+ * every key with prefix `start`... see loams_meta_range_prefix), in key
+ * order.  `more` is 1 when keys remain; the next page starts after the last
+ * key returned.  The result owns its pairs; free with
+ * loams_meta_range_free. */
+typedef struct loams_meta_range_result {
+    loams_meta_kv *kvs;
+    size_t count;
+    int more;
+} loams_meta_range_result;
+
+/* Keys in [start, end) in order, at most `limit` (0 = 1000). */
+int loams_meta_range(loams_meta *m, const void *start, size_t start_len, const void *end,
+                     size_t end_len, size_t limit, loams_meta_range_result *out,
+                     loams_meta_err *err);
+/* Keys that start with `prefix`, strictly after `after` (NULL: from the
+ * start), at most `limit`. */
+int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after,
+                            size_t limit, loams_meta_range_result *out, loams_meta_err *err);
+void loams_meta_range_free(loams_meta_range_result *r);
+
+/* Unconditional single-key write and delete (each is a one-write
+ * transaction).  *version (may be NULL) gets the new version.  Deleting a
+ * missing key is not an error. */
+int loams_meta_put(loams_meta *m, const void *key, size_t key_len, const void *value,
+                   size_t value_len, uint64_t *version, loams_meta_err *err);
+int loams_meta_delete(loams_meta *m, const void *key, size_t key_len, loams_meta_err *err);
+
+/* ---- transactions ---- */
+
+typedef enum loams_meta_cmp_kind {
+    LOAMS_CMP_VERSION = 1, /* key's version == version (0 = key absent) */
+    LOAMS_CMP_VALUE = 2,   /* key exists and its value == value bytes */
+    LOAMS_CMP_ABSENT = 3   /* key does not exist */
+} loams_meta_cmp_kind;
+
+typedef struct loams_meta_compare {
+    loams_meta_cmp_kind kind;
+    const void *key;
+    size_t key_len;
+    uint64_t version;    /* LOAMS_CMP_VERSION */
+    const void *value;   /* LOAMS_CMP_VALUE */
+    size_t value_len;
+} loams_meta_compare;
+
+typedef enum loams_meta_op_kind {
+    LOAMS_OP_PUT = 1,
+    LOAMS_OP_DELETE = 2
+} loams_meta_op_kind;
+
+typedef struct loams_meta_write {
+    loams_meta_op_kind kind;
+    const void *key;
+    size_t key_len;
+    const void *value; /* LOAMS_OP_PUT */
+    size_t value_len;
+    uint64_t new_version; /* out: the version the key got (PUT), 0 (DELETE) */
+} loams_meta_write;
+
+/* Runs compares[0..ncmp) then, when all hold, writes[0..nw) atomically.
+ * Pointers are the caller's and only read during the call.
+ * Errors: LOAMS_ECONFLICT when a compare fails (*failed gets its index,
+ * may be NULL; nothing was written). */
+int loams_meta_txn(loams_meta *m, const loams_meta_compare *compares, size_t ncmp,
+                   loams_meta_write *writes, size_t nw, size_t *failed,
+                   loams_meta_err *err);
+
+#endif /* LOAMS_CORE_METASTORE_H */
