@@ -5,6 +5,7 @@ noinst_LTLIBRARIES += core/libloams-core.la
 core_libloams_core_la_SOURCES = \
 	core/status.c core/status.h \
 	core/log.c core/log.h \
+	core/failpoint.c core/failpoint.h \
 	core/cli.h
 core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS)
 core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS)
