@@ -14,3 +14,7 @@ bin_PROGRAMS += core/loams-host
 core_loams_host_SOURCES = core/main.c
 core_loams_host_CFLAGS = $(AM_CFLAGS)
 core_loams_host_LDADD = core/libloams-core.la
+
+# The worker: scheduler, task runner, config and the serve daemon.
+core_libloams_core_la_SOURCES += \
+	core/scheduler.c core/scheduler.h

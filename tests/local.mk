@@ -10,3 +10,10 @@ tests_unit_test_failpoint_SOURCES = tests/unit/test_failpoint.c
 tests_unit_test_failpoint_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_failpoint_LDADD = $(LOAMS_UNIT_LDADD)
 TESTS += tests/unit/test_failpoint
+
+# The worker's modules.
+check_PROGRAMS += tests/unit/test_scheduler
+TESTS += tests/unit/test_scheduler
+tests_unit_test_scheduler_SOURCES = tests/unit/test_scheduler.c
+tests_unit_test_scheduler_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_scheduler_LDADD = $(LOAMS_UNIT_LDADD)
