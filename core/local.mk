@@ -17,4 +17,5 @@ core_loams_host_LDADD = core/libloams-core.la
 
 # The worker: scheduler, task runner, config and the serve daemon.
 core_libloams_core_la_SOURCES += \
-	core/scheduler.c core/scheduler.h
+	core/scheduler.c core/scheduler.h \
+	core/node_config.c core/node_config.h

@@ -1,0 +1,113 @@
+/*
+ * node_config.h - the settings of a loams-host node: defaults, a config file,
+ * LOAMS_* environment variables and command-line options, in that order of
+ * precedence (each later source overrides the earlier ones).
+ *
+ * The file is `key = value` lines with [sections] (docs/OPERATIONS.md):
+ *
+ *   # comment (whole lines starting with # or ;)
+ *   data_dir = /var/lib/loams
+ *   lease_ttl = 30s
+ *   [namespace.analytics]
+ *   weight = 3
+ *   byte_rate = 10MiB
+ *
+ * Keys before any section or under [host] are node settings; a
+ * [namespace.NAME] section sets one namespace's fair-share weight and
+ * byte-rate cap.  Values may be wrapped in double quotes.  Durations take a
+ * unit (ms, s, m, h, d); sizes take an optional unit (B, KiB, MiB, GiB, TiB
+ * in powers of 1024; KB, MB, GB, TB in powers of 1000), and a rate may end
+ * in "/s".
+ *
+ * Environment: LOAMS_<KEY> for each node key (LOAMS_DATA_DIR,
+ * LOAMS_LEASE_TTL, ...), LOAMS_NAMESPACE_WEIGHTS="a=3,b=1",
+ * LOAMS_NAMESPACE_BYTE_RATES="a=10MiB", LOAMS_NAMESPACE_BYTE_BURSTS=...;
+ * LOAMS_CONFIG names the config file when --config is not given.
+ *
+ * Errors say where the bad value came from (FILE:LINE and the key, the
+ * environment variable, or the option), what is wrong and what to write
+ * instead.  Threads: a loams_config is used by one thread at a time.
+ */
+#ifndef LOAMS_CORE_NODE_CONFIG_H
+#define LOAMS_CORE_NODE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <loams/host.h>
+#include <loams/status.h>
+
+/* One namespace's settings. */
+typedef struct loams_ns_setting {
+    char *name;
+    uint32_t weight;     /* 0 = default_weight */
+    uint64_t byte_rate;  /* bytes/s, 0 = no cap */
+    uint64_t byte_burst; /* 0 = one second of byte_rate */
+} loams_ns_setting;
+
+/* Every string and array is owned by the config (loams_config_free). */
+typedef struct loams_config {
+    char *data_dir;      /* no default: serve requires it */
+    char **plugin_dirs;  /* searched before LOAMS_PLUGIN_PATH and the installed dir */
+    size_t n_plugin_dirs;
+    char *node_id;       /* default "<hostname>:<pid>" */
+    char *listen;        /* default "127.0.0.1:7070" */
+    int64_t lease_ttl_ms;     /* default 30 s */
+    int64_t poll_interval_ms; /* default 1 s */
+    int64_t stop_timeout_ms;  /* default 10 s: how long a stop waits for tasks */
+    uint32_t max_concurrent;    /* default 16 */
+    uint32_t max_per_namespace; /* default 4 */
+    uint32_t default_weight;    /* default 1 */
+    loams_ns_setting *namespaces;
+    size_t n_namespaces;
+    loams_log_level log_level; /* default info */
+    /* Test-only task source (docs/OPERATIONS.md); off when test_tasks is 0. */
+    uint32_t test_tasks;
+    char *test_journal;
+    int64_t test_task_ms;  /* default 1500 ms: how long one run lasts */
+    int64_t test_write_ms; /* default 100 ms: fenced write interval */
+} loams_config;
+
+#define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"
+
+/* Fills *c with the defaults.  Errors: -ENOMEM (c is then empty, and
+ * loams_config_free is still safe). */
+int loams_config_init(loams_config *c);
+void loams_config_free(loams_config *c);
+
+/* Sets one setting from text.  `key` is a node key ("lease_ttl") or
+ * "namespace.NAME.KEY" (KEY: weight, byte_rate, byte_burst).  `where`
+ * names the source for messages ("conf/loams.conf:12", "environment
+ * variable LOAMS_LEASE_TTL", "option --lease-ttl").  Errors: -EINVAL
+ * (unknown key, bad value or out of range: err says which and what to
+ * write), -ENOMEM. */
+int loams_config_set(loams_config *c, const char *key, const char *value, const char *where,
+                     char *err, size_t errlen);
+
+/* Reads a config file over *c.  Errors: -ENOENT, -EACCES or -EIO when the
+ * file cannot be read (err names it), -EINVAL for a syntax error, an
+ * unknown key or a bad value (err: "FILE:LINE: key 'K': ..."), -ENOMEM.
+ * Settings read before the failing line stay applied. */
+int loams_config_load_file(loams_config *c, const char *path, char *err, size_t errlen);
+
+/* Applies the LOAMS_* variables of `envp` (a NULL-terminated array of
+ * "NAME=value", like environ) over *c; other variables are ignored.
+ * Errors: as loams_config_set. */
+int loams_config_load_env(loams_config *c, char *const *envp, char *err, size_t errlen);
+
+/* The setting of namespace `name`, or NULL. */
+const loams_ns_setting *loams_config_namespace(const loams_config *c, const char *name);
+
+/* Prints the effective settings in the file format (so the output can be
+ * used as a config file). */
+void loams_config_dump(const loams_config *c, FILE *out);
+
+/* "250ms", "30s", "5m", "2h", "7d" -> milliseconds.  -EINVAL for anything
+ * else (a bare number has no unit and is refused, except "0"). */
+int loams_parse_duration_ms(const char *text, int64_t *ms);
+/* "1000", "64KiB", "10MiB", "1GB" (and with "/s" when per_second) ->
+ * bytes.  -EINVAL for anything else or a value above 2^62. */
+int loams_parse_size(const char *text, int per_second, uint64_t *bytes);
+
+#endif /* LOAMS_CORE_NODE_CONFIG_H */

@@ -1,0 +1,376 @@
+/*
+ * test_node_config.c - core/node_config.c: defaults, the file format, environment and
+ * option precedence, value parsing and the error messages.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "node_config.h"
+
+static char tmpdir[] = "/tmp/loams-test-config-XXXXXX";
+
+static void setup(void)
+{
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    strcpy(tmpdir, "/tmp/loams-test-config-XXXXXX");
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+START_TEST(defaults_work_without_any_config)
+{
+    loams_config c;
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    ck_assert_ptr_null(c.data_dir);
+    ck_assert_uint_eq(c.n_plugin_dirs, 0);
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ":%ld", (long)getpid());
+    ck_assert_ptr_nonnull(strstr(c.node_id, suffix));
+    ck_assert_str_eq(c.listen, "127.0.0.1:7070");
+    ck_assert_int_eq(c.lease_ttl_ms, 30000);
+    ck_assert_int_eq(c.poll_interval_ms, 1000);
+    ck_assert_int_eq(c.stop_timeout_ms, 10000);
+    ck_assert_uint_eq(c.max_concurrent, 16);
+    ck_assert_uint_eq(c.max_per_namespace, 4);
+    ck_assert_uint_eq(c.default_weight, 1);
+    ck_assert_int_eq(c.log_level, LOAMS_LOG_INFO);
+    ck_assert_uint_eq(c.test_tasks, 0);
+    loams_config_free(&c);
+}
+END_TEST
+
+START_TEST(file_sets_every_key_and_namespace_sections)
+{
+    const char *path = write_file("a.conf", "# a comment\n"
+                                            "; another\n"
+                                            "\n"
+                                            "data_dir = /var/lib/loams\n"
+                                            "plugin_dirs = /p1::/p2\n"
+                                            "node_id = \"node-7\"\n"
+                                            "listen = 0.0.0.0:8080\n"
+                                            "lease_ttl = 2s\n"
+                                            "poll_interval = 250ms\n"
+                                            "stop_timeout = 1m\n"
+                                            "max_concurrent = 8\n"
+                                            "max_per_namespace = 2\n"
+                                            "default_weight = 2\n"
+                                            "log_level = debug\n"
+                                            "[namespace.analytics]\n"
+                                            "weight = 3\n"
+                                            "byte_rate = 10MiB/s\n"
+                                            "byte_burst = 20MiB\n"
+                                            "[ namespace.web ]\n"
+                                            "  weight=1  \n"
+                                            "[host]\n"
+                                            "test_tasks = 4\n"
+                                            "test_journal = /tmp/j\n"
+                                            "test_task_duration = 3s\n"
+                                            "test_write_interval = 50ms\n");
+    loams_config c;
+    char err[512] = "";
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    ck_assert_int_eq(loams_config_load_file(&c, path, err, sizeof err), 0);
+    ck_assert_str_eq(c.data_dir, "/var/lib/loams");
+    ck_assert_uint_eq(c.n_plugin_dirs, 2);
+    ck_assert_str_eq(c.plugin_dirs[0], "/p1");
+    ck_assert_str_eq(c.plugin_dirs[1], "/p2");
+    ck_assert_str_eq(c.node_id, "node-7");
+    ck_assert_str_eq(c.listen, "0.0.0.0:8080");
+    ck_assert_int_eq(c.lease_ttl_ms, 2000);
+    ck_assert_int_eq(c.poll_interval_ms, 250);
+    ck_assert_int_eq(c.stop_timeout_ms, 60000);
+    ck_assert_uint_eq(c.max_concurrent, 8);
+    ck_assert_uint_eq(c.max_per_namespace, 2);
+    ck_assert_uint_eq(c.default_weight, 2);
+    ck_assert_int_eq(c.log_level, LOAMS_LOG_DEBUG);
+    ck_assert_uint_eq(c.test_tasks, 4);
+    ck_assert_str_eq(c.test_journal, "/tmp/j");
+    ck_assert_int_eq(c.test_task_ms, 3000);
+    ck_assert_int_eq(c.test_write_ms, 50);
+    const loams_ns_setting *a = loams_config_namespace(&c, "analytics");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(a->weight, 3);
+    ck_assert_uint_eq(a->byte_rate, 10u << 20);
+    ck_assert_uint_eq(a->byte_burst, 20u << 20);
+    const loams_ns_setting *w = loams_config_namespace(&c, "web");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_uint_eq(w->weight, 1);
+    ck_assert_uint_eq(w->byte_rate, 0);
+    ck_assert_ptr_null(loams_config_namespace(&c, "other"));
+    loams_config_free(&c);
+}
+END_TEST
+
+/* Loads `text` and returns the error message (the load must fail). */
+static const char *load_error(const char *text, int expect_rc)
+{
+    static char err[512];
+    const char *path = write_file("bad.conf", text);
+    loams_config c;
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    err[0] = '\0';
+    ck_assert_int_eq(loams_config_load_file(&c, path, err, sizeof err), expect_rc);
+    loams_config_free(&c);
+    /* Strip the temp dir so that messages compare exactly. */
+    size_t n = strlen(tmpdir);
+    if (strncmp(err, tmpdir, n) == 0) {
+        memmove(err, err + n + 1, strlen(err + n + 1) + 1);
+    }
+    return err;
+}
+
+START_TEST(file_errors_name_file_line_and_key)
+{
+    ck_assert_str_eq(load_error("data_dir = /d\n\nlease_ttl = 3x\n", -EINVAL),
+                     "bad.conf:3: key 'lease_ttl': '3x' is not a duration (write a number "
+                     "with a unit: 500ms, 30s, 5m, 2h, 1d)");
+    ck_assert_str_eq(load_error("lease_ttl = 30\n", -EINVAL),
+                     "bad.conf:1: key 'lease_ttl': '30' is not a duration (write a number "
+                     "with a unit: 500ms, 30s, 5m, 2h, 1d)");
+    ck_assert_str_eq(load_error("poll_interval = 1ms\n", -EINVAL),
+                     "bad.conf:1: key 'poll_interval': 1ms is out of range (from 10ms to "
+                     "3600000ms)");
+    ck_assert_str_eq(load_error("max_concurrent = 0\n", -EINVAL),
+                     "bad.conf:1: key 'max_concurrent': '0' is not valid (write a whole "
+                     "number from 1 to 1024)");
+    ck_assert_str_eq(load_error("leas_ttl = 3s\n", -EINVAL),
+                     "bad.conf:1: unknown key 'leas_ttl' (known keys: data_dir, plugin_dirs, "
+                     "node_id, listen, lease_ttl, poll_interval, stop_timeout, max_concurrent, "
+                     "max_per_namespace, default_weight, log_level, test_tasks, test_journal, "
+                     "test_task_duration, test_write_interval)");
+    ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
+                     "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
+                     "whole number from 1 to 1000000)");
+    ck_assert_str_eq(load_error("[namespace.a]\nbyte_rate = fast\n", -EINVAL),
+                     "bad.conf:2: key 'namespace.a.byte_rate': 'fast' is not a byte rate "
+                     "(write e.g. 1048576, 512KiB, 10MiB or 10MiB/s; 0 = no cap)");
+    ck_assert_str_eq(load_error("[namespace.a]\ncolour = red\n", -EINVAL),
+                     "bad.conf:2: unknown namespace key 'colour' (known: weight, byte_rate, "
+                     "byte_burst)");
+    ck_assert_str_eq(load_error("[namespaces]\n", -EINVAL),
+                     "bad.conf:1: unknown section [namespaces] (write [host] or "
+                     "[namespace.NAME], NAME of letters, digits, '_' and '-')");
+    ck_assert_str_eq(load_error("[namespace.a b]\n", -EINVAL),
+                     "bad.conf:1: unknown section [namespace.a b] (write [host] or "
+                     "[namespace.NAME], NAME of letters, digits, '_' and '-')");
+    ck_assert_str_eq(load_error("\n[host\n", -EINVAL),
+                     "bad.conf:2: section header '[host' has no closing ']'");
+    ck_assert_str_eq(load_error("data_dir /d\n", -EINVAL),
+                     "bad.conf:1: expected 'key = value', found 'data_dir /d'");
+    ck_assert_str_eq(load_error("Data-Dir = /d\n", -EINVAL),
+                     "bad.conf:1: 'Data-Dir' is not a key (keys are lower-case words with '_')");
+    ck_assert_str_eq(load_error("listen = localhost\n", -EINVAL),
+                     "bad.conf:1: key 'listen': 'localhost' is not an address (write "
+                     "HOST:PORT, e.g. 127.0.0.1:7070)");
+    ck_assert_str_eq(load_error("log_level = loud\n", -EINVAL),
+                     "bad.conf:1: key 'log_level': 'loud' is not a log level (write error, "
+                     "warn, info or debug)");
+    ck_assert_str_eq(load_error("node_id = a b\n", -EINVAL),
+                     "bad.conf:1: key 'node_id': 'a b' is not a node id (1 to 127 printable "
+                     "characters, no blanks)");
+    ck_assert_str_eq(load_error("data_dir =\n", -EINVAL),
+                     "bad.conf:1: key 'data_dir': the value is empty");
+}
+END_TEST
+
+START_TEST(missing_file_is_named)
+{
+    loams_config c;
+    char err[512];
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    ck_assert_int_eq(loams_config_load_file(&c, "/nonexistent/loams.conf", err, sizeof err),
+                     -ENOENT);
+    ck_assert_str_eq(err, "cannot read config file /nonexistent/loams.conf: No such file or "
+                          "directory (check the path given to --config or LOAMS_CONFIG)");
+    loams_config_free(&c);
+}
+END_TEST
+
+START_TEST(env_overrides_file_and_options_override_env)
+{
+    const char *path = write_file("p.conf", "lease_ttl = 5s\npoll_interval = 2s\n"
+                                            "max_concurrent = 3\n[namespace.a]\nweight = 2\n");
+    char *envp[] = {"HOME=/root",
+                    "LOAMS_LEASE_TTL=1s",
+                    "LOAMS_MAX_CONCURRENT=5",
+                    "LOAMS_NAMESPACE_WEIGHTS=a=7, b=2",
+                    "LOAMS_NAMESPACE_BYTE_RATES=b=1MB",
+                    "LOAMS_FAILPOINTS=x=crash",
+                    "LOAMS_LEASE_TTLX=9s",
+                    NULL};
+    loams_config c;
+    char err[512];
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    ck_assert_int_eq(loams_config_load_file(&c, path, err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_load_env(&c, envp, err, sizeof err), 0);
+    ck_assert_int_eq(c.lease_ttl_ms, 1000);    /* env over file */
+    ck_assert_int_eq(c.poll_interval_ms, 2000); /* file */
+    ck_assert_uint_eq(c.max_concurrent, 5);
+    ck_assert_uint_eq(loams_config_namespace(&c, "a")->weight, 7);
+    ck_assert_uint_eq(loams_config_namespace(&c, "b")->weight, 2);
+    ck_assert_uint_eq(loams_config_namespace(&c, "b")->byte_rate, 1000000);
+    ck_assert_int_eq(loams_config_set(&c, "max_concurrent", "9", "option --max-concurrent",
+                                      err, sizeof err),
+                     0);
+    ck_assert_uint_eq(c.max_concurrent, 9); /* option over env */
+    ck_assert_int_eq(loams_config_set(&c, "lease_ttl", "forever", "option --lease-ttl", err,
+                                      sizeof err),
+                     -EINVAL);
+    ck_assert_str_eq(err, "option --lease-ttl: key 'lease_ttl': 'forever' is not a duration "
+                          "(write a number with a unit: 500ms, 30s, 5m, 2h, 1d)");
+    ck_assert_int_eq(c.lease_ttl_ms, 1000); /* unchanged by the failed set */
+    loams_config_free(&c);
+}
+END_TEST
+
+START_TEST(env_errors_name_the_variable)
+{
+    loams_config c;
+    char err[512];
+    char *bad_ttl[] = {"LOAMS_LEASE_TTL=soon", NULL};
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    ck_assert_int_eq(loams_config_load_env(&c, bad_ttl, err, sizeof err), -EINVAL);
+    ck_assert_str_eq(err, "environment variable LOAMS_LEASE_TTL: key 'lease_ttl': 'soon' is "
+                          "not a duration (write a number with a unit: 500ms, 30s, 5m, 2h, "
+                          "1d)");
+    char *bad_list[] = {"LOAMS_NAMESPACE_WEIGHTS=a=1,b", NULL};
+    ck_assert_int_eq(loams_config_load_env(&c, bad_list, err, sizeof err), -EINVAL);
+    ck_assert_str_eq(err, "environment variable LOAMS_NAMESPACE_WEIGHTS: entry 'b' is not "
+                          "NAME=VALUE (e.g. LOAMS_NAMESPACE_WEIGHTS=analytics=3,web=1)");
+    char *bad_name[] = {"LOAMS_NAMESPACE_WEIGHTS=a/b=1", NULL};
+    ck_assert_int_eq(loams_config_load_env(&c, bad_name, err, sizeof err), -EINVAL);
+    ck_assert_str_eq(err, "environment variable LOAMS_NAMESPACE_WEIGHTS: key "
+                          "'namespace.a/b.weight': expected namespace.NAME.KEY with a NAME of "
+                          "letters, digits, '_' and '-'");
+    loams_config_free(&c);
+}
+END_TEST
+
+START_TEST(durations_parse_with_units)
+{
+    int64_t ms = -1;
+    ck_assert_int_eq(loams_parse_duration_ms("250ms", &ms), 0);
+    ck_assert_int_eq(ms, 250);
+    ck_assert_int_eq(loams_parse_duration_ms("30s", &ms), 0);
+    ck_assert_int_eq(ms, 30000);
+    ck_assert_int_eq(loams_parse_duration_ms("5m", &ms), 0);
+    ck_assert_int_eq(ms, 300000);
+    ck_assert_int_eq(loams_parse_duration_ms("2h", &ms), 0);
+    ck_assert_int_eq(ms, 7200000);
+    ck_assert_int_eq(loams_parse_duration_ms("7d", &ms), 0);
+    ck_assert_int_eq(ms, 604800000);
+    ck_assert_int_eq(loams_parse_duration_ms("0", &ms), 0);
+    ck_assert_int_eq(ms, 0);
+    ck_assert_int_eq(loams_parse_duration_ms("1 s", &ms), 0);
+    ck_assert_int_eq(ms, 1000);
+    ck_assert_int_eq(loams_parse_duration_ms("10", &ms), -EINVAL);
+    ck_assert_int_eq(loams_parse_duration_ms("-1s", &ms), -EINVAL);
+    ck_assert_int_eq(loams_parse_duration_ms("1.5s", &ms), -EINVAL);
+    ck_assert_int_eq(loams_parse_duration_ms("s", &ms), -EINVAL);
+    ck_assert_int_eq(loams_parse_duration_ms("", &ms), -EINVAL);
+    ck_assert_int_eq(loams_parse_duration_ms("99999999999999999999d", &ms), -EINVAL);
+    ck_assert_int_eq(loams_parse_duration_ms("9999999999999999d", &ms), -EINVAL);
+}
+END_TEST
+
+START_TEST(sizes_parse_with_units)
+{
+    uint64_t b = 0;
+    ck_assert_int_eq(loams_parse_size("1000", 0, &b), 0);
+    ck_assert_uint_eq(b, 1000);
+    ck_assert_int_eq(loams_parse_size("64KiB", 0, &b), 0);
+    ck_assert_uint_eq(b, 65536);
+    ck_assert_int_eq(loams_parse_size("10 MiB", 0, &b), 0);
+    ck_assert_uint_eq(b, 10485760);
+    ck_assert_int_eq(loams_parse_size("1GB", 0, &b), 0);
+    ck_assert_uint_eq(b, 1000000000);
+    ck_assert_int_eq(loams_parse_size("3B", 0, &b), 0);
+    ck_assert_uint_eq(b, 3);
+    ck_assert_int_eq(loams_parse_size("2TiB", 0, &b), 0);
+    ck_assert_uint_eq(b, 2ull << 40);
+    ck_assert_int_eq(loams_parse_size("5MiB/s", 1, &b), 0);
+    ck_assert_uint_eq(b, 5u << 20);
+    ck_assert_int_eq(loams_parse_size("5MiB/s", 0, &b), -EINVAL);
+    ck_assert_int_eq(loams_parse_size("5mib", 0, &b), -EINVAL);
+    ck_assert_int_eq(loams_parse_size("MiB", 0, &b), -EINVAL);
+    ck_assert_int_eq(loams_parse_size("9999999TiB", 0, &b), -EINVAL);
+}
+END_TEST
+
+START_TEST(dump_reads_back_as_the_same_config)
+{
+    loams_config a, b;
+    char err[512];
+    ck_assert_int_eq(loams_config_init(&a), 0);
+    ck_assert_int_eq(loams_config_set(&a, "data_dir", "/d", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "plugin_dirs", "/a:/b", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "lease_ttl", "1500ms", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "log_level", "warn", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "namespace.x.weight", "4", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "namespace.x.byte_rate", "3000", "t", err, sizeof err),
+                     0);
+    ck_assert_int_eq(
+        loams_config_set(&a, "namespace.x.byte_burst", "2MiB", "t", err, sizeof err), 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/dump.conf", tmpdir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    loams_config_dump(&a, f);
+    fclose(f);
+    ck_assert_int_eq(loams_config_init(&b), 0);
+    ck_assert_int_eq(loams_config_load_file(&b, path, err, sizeof err), 0);
+    ck_assert_str_eq(b.data_dir, "/d");
+    ck_assert_uint_eq(b.n_plugin_dirs, 2);
+    ck_assert_str_eq(b.plugin_dirs[1], "/b");
+    ck_assert_str_eq(b.node_id, a.node_id);
+    ck_assert_int_eq(b.lease_ttl_ms, 1500);
+    ck_assert_int_eq(b.log_level, LOAMS_LOG_WARN);
+    ck_assert_uint_eq(loams_config_namespace(&b, "x")->weight, 4);
+    ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_rate, 3000);
+    ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_burst, 2u << 20);
+    loams_config_free(&a);
+    loams_config_free(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("config");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, defaults_work_without_any_config);
+    tcase_add_test(tc, file_sets_every_key_and_namespace_sections);
+    tcase_add_test(tc, file_errors_name_file_line_and_key);
+    tcase_add_test(tc, missing_file_is_named);
+    tcase_add_test(tc, env_overrides_file_and_options_override_env);
+    tcase_add_test(tc, env_errors_name_the_variable);
+    tcase_add_test(tc, durations_parse_with_units);
+    tcase_add_test(tc, sizes_parse_with_units);
+    tcase_add_test(tc, dump_reads_back_as_the_same_config);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
