@@ -1,1 +1,2 @@
 # plugins: one folder per plugin, each with its own fragment.
+include plugins/target-collection/local.mk

@@ -1,0 +1,29 @@
+# plugins/target-collection: the collection target (full-text + vector
+# search over immutable splits).  The pure modules form a convenience
+# library that the plugin and the unit tests link.
+
+noinst_LTLIBRARIES += plugins/target-collection/libcollection.la
+plugins_target_collection_libcollection_la_SOURCES = \
+	plugins/target-collection/collection_error.c plugins/target-collection/collection_error.h \
+	plugins/target-collection/crc32c.c plugins/target-collection/crc32c.h \
+	plugins/target-collection/byte_buffer.c plugins/target-collection/byte_buffer.h \
+	plugins/target-collection/tokenize.c plugins/target-collection/tokenize.h \
+	plugins/target-collection/pk_hash.c plugins/target-collection/split_format.h \
+	plugins/target-collection/split_writer.c plugins/target-collection/split_writer.h \
+	plugins/target-collection/split_reader.c plugins/target-collection/split_reader.h
+plugins_target_collection_libcollection_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
+plugins_target_collection_libcollection_la_LIBADD = $(CJSON_LIBS) $(ZSTD_LIBS)
+
+# unit tests of the pure modules
+COLLECTION_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS) \
+	-I$(top_srcdir)/plugins/target-collection
+COLLECTION_TEST_LIBS = plugins/target-collection/libcollection.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_tokenize tests/unit/test_split
+TESTS += tests/unit/test_tokenize tests/unit/test_split
+tests_unit_test_tokenize_SOURCES = tests/unit/test_tokenize.c
+tests_unit_test_tokenize_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_tokenize_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_split_SOURCES = tests/unit/test_split.c tests/unit/collection_test_util.h
+tests_unit_test_split_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_split_LDADD = $(COLLECTION_TEST_LIBS)

@@ -1,0 +1,1019 @@
+/*
+ * split_reader.c - owns reading splits: footer and directory parsing,
+ * checksum verification, dictionary lookup, postings decoding, stored
+ * document blocks, _pk lookups and vector columns.
+ */
+#include "split_reader.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include <loams/status.h>
+
+#include "byte_buffer.h"
+#include "crc32c.h"
+#include "split_format.h"
+
+#define TAIL_BYTES (64u * 1024u)
+
+typedef struct dirent {
+    uint32_t kind;
+    uint32_t field;
+    uint64_t off;
+    uint64_t len;
+    uint32_t crc;
+} dirent;
+
+typedef struct dict_block {
+    uint64_t off;
+    uint32_t len;
+    uint32_t crc;
+    uint32_t n_terms;
+    const unsigned char *first;
+    size_t first_len;
+} dict_block;
+
+typedef struct rfield {
+    loams__split_field_info info;
+    char *name;
+    const dirent *doclen_sec, *index_sec, *blocks_sec, *post_sec, *vec_sec;
+    unsigned char *doclen_raw;
+    uint32_t *doclen;
+    unsigned char *index_raw;
+    dict_block *blocks;
+    uint32_t n_blocks;
+    int index_loaded;
+    unsigned char *vec_raw;
+    const float *vec;
+    const unsigned char *present;
+} rfield;
+
+typedef struct stored_block {
+    uint32_t first_doc;
+    uint32_t docs;
+    uint64_t off;
+    uint32_t len;
+    uint32_t raw_len;
+    uint32_t crc;
+} stored_block;
+
+struct loams__split_reader {
+    loams__split_read_fn read;
+    void *ud;
+    uint64_t size;
+    char *name;
+    uint64_t bytes_read, reads;
+
+    dirent *dir;
+    uint32_t n_dir;
+    uint32_t n_docs;
+    int64_t created_us;
+    int codec;
+    rfield *fields;
+    size_t n_fields;
+
+    const dirent *pk_sec, *pkidx_sec, *sidx_sec, *sblk_sec;
+    unsigned char *pk_raw;
+    const unsigned char *pk_offs; /* u32 LE [n + 1] */
+    const unsigned char *pk_blob;
+    uint64_t pk_blob_len;
+    unsigned char *pkidx_raw;
+    unsigned char *sidx_raw;
+    stored_block *sblocks;
+    uint32_t n_sblocks;
+    /* one cached decoded document block */
+    long cached_block;
+    unsigned char *block_raw;
+    size_t block_raw_len;
+    unsigned char *zbuf;
+    size_t zbuf_cap;
+};
+
+static const char *kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case LOAMS__SEC_META: return "META";
+    case LOAMS__SEC_DOCLEN: return "DOCLEN";
+    case LOAMS__SEC_DICT_INDEX: return "DICT_INDEX";
+    case LOAMS__SEC_DICT_BLOCKS: return "DICT_BLOCKS";
+    case LOAMS__SEC_POSTINGS: return "POSTINGS";
+    case LOAMS__SEC_PK: return "PK";
+    case LOAMS__SEC_PK_INDEX: return "PK_INDEX";
+    case LOAMS__SEC_STORED_INDEX: return "STORED_INDEX";
+    case LOAMS__SEC_STORED_BLOCKS: return "STORED_BLOCKS";
+    case LOAMS__SEC_VECTORS: return "VECTORS";
+    default: return "unknown";
+    }
+}
+
+static int corrupt(const loams__split_reader *r, loams__cerr *e, const char *what)
+{
+    return loams__cerr_set(e, LOAMS_ECORRUPT,
+                           "split %s is corrupt: %s; the object was damaged after it was "
+                           "written: restore it from a backup or re-apply the link from its "
+                           "source",
+                           r->name, what);
+}
+
+static int rd(loams__split_reader *r, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+{
+    if (off > r->size || len > r->size - off) {
+        return corrupt(r, e, "a section points past the end of the object");
+    }
+    if (len == 0) {
+        return 0;
+    }
+    r->reads++;
+    r->bytes_read += len;
+    return r->read(r->ud, off, len, dst, e);
+}
+
+/* Reads a whole section into a new buffer (+1 NUL for text) and checks it. */
+static int load_section(loams__split_reader *r, const dirent *d, unsigned char **out,
+                        loams__cerr *e)
+{
+    *out = NULL;
+    if (d->len > SIZE_MAX - 1) {
+        return corrupt(r, e, "a section is larger than memory");
+    }
+    unsigned char *p = malloc((size_t)d->len + 1);
+    if (p == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory reading section %s of split %s",
+                               kind_name(d->kind), r->name);
+    }
+    int rc = rd(r, d->off, d->len, p, e);
+    if (rc != 0) {
+        free(p);
+        return rc;
+    }
+    if (loams__crc32c(0, p, (size_t)d->len) != d->crc) {
+        free(p);
+        char what[96];
+        snprintf(what, sizeof what, "section %s (field %d) fails its checksum", kind_name(d->kind),
+                 d->field == LOAMS__SEC_NO_FIELD ? -1 : (int)d->field);
+        return corrupt(r, e, what);
+    }
+    p[d->len] = '\0';
+    *out = p;
+    return 0;
+}
+
+static const dirent *find_sec(const loams__split_reader *r, uint32_t kind, uint32_t field)
+{
+    for (uint32_t i = 0; i < r->n_dir; i++) {
+        if (r->dir[i].kind == kind && r->dir[i].field == field) {
+            return &r->dir[i];
+        }
+    }
+    return NULL;
+}
+
+static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
+{
+    int rc = 0;
+    cJSON *root = cJSON_Parse(text);
+    if (root == NULL) {
+        return corrupt(r, e, "META is not JSON");
+    }
+    const cJSON *docs = cJSON_GetObjectItemCaseSensitive(root, "docs");
+    const cJSON *created = cJSON_GetObjectItemCaseSensitive(root, "created_us");
+    const cJSON *codec = cJSON_GetObjectItemCaseSensitive(root, "codec");
+    const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
+    if (!cJSON_IsNumber(docs) || docs->valuedouble < 0 || docs->valuedouble >= UINT32_MAX ||
+        !cJSON_IsString(codec) || !cJSON_IsArray(fields)) {
+        rc = corrupt(r, e, "META lacks docs, codec or fields");
+        goto out;
+    }
+    r->n_docs = (uint32_t)docs->valuedouble;
+    r->created_us = cJSON_IsNumber(created) ? (int64_t)created->valuedouble : 0;
+    if (strcmp(codec->valuestring, "zstd") == 0) {
+        r->codec = LOAMS__CODEC_ZSTD;
+    } else if (strcmp(codec->valuestring, "none") == 0) {
+        r->codec = LOAMS__CODEC_NONE;
+    } else {
+        rc = corrupt(r, e, "META names an unknown codec");
+        goto out;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(fields);
+    r->fields = calloc(n ? n : 1, sizeof *r->fields);
+    if (r->fields == NULL) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", r->name);
+        goto out;
+    }
+    size_t i = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, fields)
+    {
+        rfield *rf = &r->fields[i];
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(f, "kind");
+        const cJSON *fd = cJSON_GetObjectItemCaseSensitive(f, "docs");
+        if (!cJSON_IsString(name) || !cJSON_IsString(kind) || !cJSON_IsNumber(fd)) {
+            rc = corrupt(r, e, "a META field lacks name, kind or docs");
+            goto out;
+        }
+        rf->name = strdup(name->valuestring);
+        if (rf->name == NULL) {
+            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", r->name);
+            goto out;
+        }
+        r->n_fields = ++i;
+        rf->info.name = rf->name;
+        rf->info.docs = (uint64_t)fd->valuedouble;
+        if (strcmp(kind->valuestring, "text") == 0) {
+            const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(f, "tokens");
+            const cJSON *terms = cJSON_GetObjectItemCaseSensitive(f, "terms");
+            rf->info.kind = LOAMS__FIELD_TEXT;
+            rf->info.tokens = cJSON_IsNumber(tokens) ? (uint64_t)tokens->valuedouble : 0;
+            rf->info.terms = cJSON_IsNumber(terms) ? (uint64_t)terms->valuedouble : 0;
+        } else if (strcmp(kind->valuestring, "vector") == 0) {
+            const cJSON *dim = cJSON_GetObjectItemCaseSensitive(f, "dim");
+            if (!cJSON_IsNumber(dim) || dim->valuedouble < 1 || dim->valuedouble > 65536) {
+                rc = corrupt(r, e, "a META vector field has no valid dim");
+                goto out;
+            }
+            rf->info.kind = LOAMS__FIELD_VECTOR;
+            rf->info.dim = (uint32_t)dim->valuedouble;
+        } else {
+            rc = corrupt(r, e, "a META field has an unknown kind");
+            goto out;
+        }
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size, const char *name,
+                             loams__split_reader **out, loams__cerr *e)
+{
+    *out = NULL;
+    int rc = 0;
+    unsigned char *tail = NULL;
+    unsigned char *dirbuf = NULL;
+    unsigned char *meta = NULL;
+    loams__split_reader *r = calloc(1, sizeof *r);
+    if (r == NULL || (r->name = strdup(name)) == NULL) {
+        free(r);
+        return loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+    }
+    r->read = read;
+    r->ud = ud;
+    r->size = size;
+    r->cached_block = -1;
+    if (size < LOAMS__SPLIT_HEADER_BYTES + LOAMS__SPLIT_FOOTER_BYTES + 4) {
+        rc = corrupt(r, e, "the object is too small to be a split");
+        goto fail;
+    }
+    uint64_t tail_len = size < TAIL_BYTES ? size : TAIL_BYTES;
+    uint64_t tail_off = size - tail_len;
+    tail = malloc(tail_len);
+    if (tail == NULL) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+        goto fail;
+    }
+    if ((rc = rd(r, tail_off, tail_len, tail, e)) != 0) {
+        goto fail;
+    }
+    const unsigned char *foot = tail + tail_len - LOAMS__SPLIT_FOOTER_BYTES;
+    if (memcmp(foot + 24, LOAMS__SPLIT_END_MAGIC, 8) != 0) {
+        rc = corrupt(r, e, "the footer magic is missing (not a split, or cut short)");
+        goto fail;
+    }
+    if (loams__crc32c(0, foot, 20) != loams__le32_get(foot + 20)) {
+        rc = corrupt(r, e, "the footer fails its checksum");
+        goto fail;
+    }
+    uint64_t dir_off = loams__le64_get(foot);
+    uint64_t dir_len = loams__le64_get(foot + 8);
+    uint32_t dir_crc = loams__le32_get(foot + 16);
+    if (dir_off < LOAMS__SPLIT_HEADER_BYTES || dir_len < 4 ||
+        dir_off + dir_len != size - LOAMS__SPLIT_FOOTER_BYTES) {
+        rc = corrupt(r, e, "the footer's directory position does not fit the object");
+        goto fail;
+    }
+    const unsigned char *dp;
+    if (dir_off >= tail_off) {
+        dp = tail + (dir_off - tail_off);
+    } else {
+        if ((dirbuf = malloc(dir_len)) == NULL) {
+            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+            goto fail;
+        }
+        if ((rc = rd(r, dir_off, dir_len, dirbuf, e)) != 0) {
+            goto fail;
+        }
+        dp = dirbuf;
+    }
+    if (loams__crc32c(0, dp, dir_len) != dir_crc) {
+        rc = corrupt(r, e, "the directory fails its checksum");
+        goto fail;
+    }
+    r->n_dir = loams__le32_get(dp);
+    if ((uint64_t)r->n_dir * LOAMS__SPLIT_DIRENT_BYTES + 4 != dir_len) {
+        rc = corrupt(r, e, "the directory's entry count does not match its length");
+        goto fail;
+    }
+    r->dir = calloc(r->n_dir ? r->n_dir : 1, sizeof *r->dir);
+    if (r->dir == NULL) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+        goto fail;
+    }
+    for (uint32_t i = 0; i < r->n_dir; i++) {
+        const unsigned char *p = dp + 4 + (size_t)i * LOAMS__SPLIT_DIRENT_BYTES;
+        dirent *d = &r->dir[i];
+        d->kind = loams__le32_get(p);
+        d->field = loams__le32_get(p + 4);
+        d->off = loams__le64_get(p + 8);
+        d->len = loams__le64_get(p + 16);
+        d->crc = loams__le32_get(p + 24);
+        if (d->off < LOAMS__SPLIT_HEADER_BYTES || d->off > dir_off || d->len > dir_off - d->off) {
+            rc = corrupt(r, e, "a directory entry points outside the sections");
+            goto fail;
+        }
+    }
+    const dirent *md = find_sec(r, LOAMS__SEC_META, LOAMS__SEC_NO_FIELD);
+    if (md == NULL) {
+        rc = corrupt(r, e, "the META section is missing");
+        goto fail;
+    }
+    if (md->off >= tail_off) {
+        const unsigned char *mp = tail + (md->off - tail_off);
+        if (loams__crc32c(0, mp, (size_t)md->len) != md->crc) {
+            rc = corrupt(r, e, "section META fails its checksum");
+            goto fail;
+        }
+        if ((meta = malloc((size_t)md->len + 1)) == NULL) {
+            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+            goto fail;
+        }
+        memcpy(meta, mp, (size_t)md->len);
+        meta[md->len] = '\0';
+    } else if ((rc = load_section(r, md, &meta, e)) != 0) {
+        goto fail;
+    }
+    if ((rc = parse_meta(r, (const char *)meta, e)) != 0) {
+        goto fail;
+    }
+    for (uint32_t i = 0; i < r->n_dir; i++) {
+        const dirent *d = &r->dir[i];
+        if (d->field == LOAMS__SEC_NO_FIELD) {
+            continue;
+        }
+        if (d->field >= r->n_fields) {
+            rc = corrupt(r, e, "a section names a field that META does not list");
+            goto fail;
+        }
+        rfield *f = &r->fields[d->field];
+        switch (d->kind) {
+        case LOAMS__SEC_DOCLEN: f->doclen_sec = d; break;
+        case LOAMS__SEC_DICT_INDEX: f->index_sec = d; break;
+        case LOAMS__SEC_DICT_BLOCKS: f->blocks_sec = d; break;
+        case LOAMS__SEC_POSTINGS: f->post_sec = d; break;
+        case LOAMS__SEC_VECTORS: f->vec_sec = d; break;
+        default: break;
+        }
+    }
+    for (size_t i = 0; i < r->n_fields; i++) {
+        rfield *f = &r->fields[i];
+        if (f->info.kind == LOAMS__FIELD_TEXT
+                ? (f->doclen_sec == NULL || f->index_sec == NULL || f->blocks_sec == NULL ||
+                   f->post_sec == NULL)
+                : f->vec_sec == NULL) {
+            rc = corrupt(r, e, "a field's sections are missing");
+            goto fail;
+        }
+    }
+    r->pk_sec = find_sec(r, LOAMS__SEC_PK, LOAMS__SEC_NO_FIELD);
+    r->pkidx_sec = find_sec(r, LOAMS__SEC_PK_INDEX, LOAMS__SEC_NO_FIELD);
+    r->sidx_sec = find_sec(r, LOAMS__SEC_STORED_INDEX, LOAMS__SEC_NO_FIELD);
+    r->sblk_sec = find_sec(r, LOAMS__SEC_STORED_BLOCKS, LOAMS__SEC_NO_FIELD);
+    if (r->pk_sec == NULL || r->pkidx_sec == NULL || r->sidx_sec == NULL || r->sblk_sec == NULL) {
+        rc = corrupt(r, e, "a _pk or stored-document section is missing");
+        goto fail;
+    }
+    if (r->pkidx_sec->len != (uint64_t)r->n_docs * LOAMS__PKIDX_ENTRY_BYTES) {
+        rc = corrupt(r, e, "PK_INDEX does not have one entry per document");
+        goto fail;
+    }
+    free(tail);
+    free(dirbuf);
+    free(meta);
+    *out = r;
+    return 0;
+fail:
+    free(tail);
+    free(dirbuf);
+    free(meta);
+    loams__split_reader_close(r);
+    return rc;
+}
+
+void loams__split_reader_close(loams__split_reader *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < r->n_fields; i++) {
+        rfield *f = &r->fields[i];
+        free(f->name);
+        free(f->doclen_raw);
+        free(f->doclen);
+        free(f->index_raw);
+        free(f->blocks);
+        free(f->vec_raw);
+    }
+    free(r->fields);
+    free(r->dir);
+    free(r->pk_raw);
+    free(r->pkidx_raw);
+    free(r->sidx_raw);
+    free(r->sblocks);
+    free(r->block_raw);
+    free(r->zbuf);
+    free(r->name);
+    free(r);
+}
+
+const char *loams__split_reader_name(const loams__split_reader *r)
+{
+    return r->name;
+}
+
+uint32_t loams__split_reader_docs(const loams__split_reader *r)
+{
+    return r->n_docs;
+}
+
+int64_t loams__split_reader_created_us(const loams__split_reader *r)
+{
+    return r->created_us;
+}
+
+size_t loams__split_reader_fields(const loams__split_reader *r)
+{
+    return r->n_fields;
+}
+
+void loams__split_reader_field_info(const loams__split_reader *r, size_t i,
+                                    loams__split_field_info *info)
+{
+    *info = r->fields[i].info;
+}
+
+long loams__split_reader_field_find(const loams__split_reader *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_fields; i++) {
+        if (strcmp(r->fields[i].name, name) == 0) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+uint64_t loams__split_reader_bytes_read(const loams__split_reader *r)
+{
+    return r->bytes_read;
+}
+
+uint64_t loams__split_reader_reads(const loams__split_reader *r)
+{
+    return r->reads;
+}
+
+/* ---- dictionary and postings ---- */
+
+static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
+{
+    if (f->index_loaded) {
+        return 0;
+    }
+    int rc = load_section(r, f->index_sec, &f->index_raw, e);
+    if (rc != 0) {
+        return rc;
+    }
+    const unsigned char *p = f->index_raw;
+    const unsigned char *end = p + f->index_sec->len;
+    if (end - p < 4) {
+        return corrupt(r, e, "a dictionary index is truncated");
+    }
+    uint32_t n = loams__le32_get(p);
+    p += 4;
+    if (n > f->index_sec->len / 20) {
+        return corrupt(r, e, "a dictionary index's block count does not fit its length");
+    }
+    f->blocks = calloc(n ? n : 1, sizeof *f->blocks);
+    if (f->blocks == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        dict_block *b = &f->blocks[i];
+        uint64_t tl;
+        if (end - p < 20) {
+            return corrupt(r, e, "a dictionary index is truncated");
+        }
+        b->off = loams__le64_get(p);
+        b->len = loams__le32_get(p + 8);
+        b->crc = loams__le32_get(p + 12);
+        b->n_terms = loams__le32_get(p + 16);
+        p += 20;
+        if (loams__varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p) ||
+            b->off > f->blocks_sec->len || b->len > f->blocks_sec->len - b->off ||
+            b->n_terms == 0) {
+            return corrupt(r, e, "a dictionary index entry is malformed");
+        }
+        b->first = p;
+        b->first_len = (size_t)tl;
+        p += tl;
+    }
+    f->n_blocks = n;
+    f->index_loaded = 1;
+    return 0;
+}
+
+static int term_cmp(const unsigned char *a, size_t al, const unsigned char *b, size_t bl)
+{
+    size_t n = al < bl ? al : bl;
+    int c = memcmp(a, b, n);
+    if (c != 0) {
+        return c;
+    }
+    return (al > bl) - (al < bl);
+}
+
+static int decode_postings(loams__split_reader *r, const unsigned char *p, size_t len,
+                           uint64_t df, loams__postings *out, loams__cerr *e)
+{
+    if (df > r->n_docs || df > len) {
+        return corrupt(r, e, "a term's document frequency exceeds the split");
+    }
+    if (df > out->cap) {
+        size_t cap = out->cap ? out->cap : 64;
+        while (cap < df) {
+            cap *= 2;
+        }
+        uint32_t *d = realloc(out->docs, cap * sizeof *d);
+        if (d == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory reading postings");
+        }
+        out->docs = d;
+        uint32_t *t = realloc(out->tfs, cap * sizeof *t);
+        if (t == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory reading postings");
+        }
+        out->tfs = t;
+        out->cap = cap;
+    }
+    const unsigned char *end = p + len;
+    uint64_t doc = 0;
+    for (uint64_t i = 0; i < df; i++) {
+        uint64_t v;
+        uint64_t tf = 1;
+        if (loams__varint_get(&p, end, &v) != 0) {
+            return corrupt(r, e, "a postings list is truncated");
+        }
+        if (!(v & 1) && loams__varint_get(&p, end, &tf) != 0) {
+            return corrupt(r, e, "a postings list is truncated");
+        }
+        uint64_t delta = v >> 1;
+        if ((i > 0 && delta == 0) || doc + delta >= r->n_docs || tf == 0 || tf > UINT32_MAX) {
+            return corrupt(r, e, "a postings list has doc ids out of order or range");
+        }
+        doc += delta;
+        out->docs[i] = (uint32_t)doc;
+        out->tfs[i] = (uint32_t)tf;
+    }
+    if (p != end) {
+        return corrupt(r, e, "a postings list is longer than its entries");
+    }
+    out->n = (size_t)df;
+    return 0;
+}
+
+int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term,
+                                 size_t len, loams__postings *out, loams__cerr *e)
+{
+    out->n = 0;
+    if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
+        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
+                               fid);
+    }
+    rfield *f = &r->fields[fid];
+    int rc = load_dict_index(r, f, e);
+    if (rc != 0) {
+        return rc;
+    }
+    const unsigned char *t = (const unsigned char *)term;
+    /* the last block whose first term <= term */
+    size_t lo = 0, hi = f->n_blocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (term_cmp(f->blocks[mid].first, f->blocks[mid].first_len, t, len) <= 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == 0) {
+        return 0;
+    }
+    const dict_block *b = &f->blocks[lo - 1];
+    unsigned char *blk = malloc(b->len ? b->len : 1);
+    unsigned char *post = NULL;
+    if (blk == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+    }
+    if ((rc = rd(r, f->blocks_sec->off + b->off, b->len, blk, e)) != 0) {
+        goto out;
+    }
+    if (loams__crc32c(0, blk, b->len) != b->crc) {
+        rc = corrupt(r, e, "a dictionary block fails its checksum");
+        goto out;
+    }
+    const unsigned char *p = blk;
+    const unsigned char *end = blk + b->len;
+    for (uint32_t i = 0; i < b->n_terms; i++) {
+        uint64_t tl, df, poff, plen;
+        if (loams__varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p)) {
+            rc = corrupt(r, e, "a dictionary block is malformed");
+            goto out;
+        }
+        const unsigned char *tb = p;
+        p += tl;
+        if (loams__varint_get(&p, end, &df) != 0 || loams__varint_get(&p, end, &poff) != 0 ||
+            loams__varint_get(&p, end, &plen) != 0 || end - p < 4) {
+            rc = corrupt(r, e, "a dictionary block is malformed");
+            goto out;
+        }
+        uint32_t pcrc = loams__le32_get(p);
+        p += 4;
+        int c = term_cmp(tb, (size_t)tl, t, len);
+        if (c < 0) {
+            continue;
+        }
+        if (c > 0) {
+            break; /* sorted: the term is not in this split */
+        }
+        if (poff > f->post_sec->len || plen > f->post_sec->len - poff) {
+            rc = corrupt(r, e, "a term's postings lie outside the postings section");
+            goto out;
+        }
+        if ((post = malloc(plen ? plen : 1)) == NULL) {
+            rc = loams__cerr_set(e, -ENOMEM, "out of memory reading postings");
+            goto out;
+        }
+        if ((rc = rd(r, f->post_sec->off + poff, plen, post, e)) != 0) {
+            goto out;
+        }
+        if (loams__crc32c(0, post, (size_t)plen) != pcrc) {
+            rc = corrupt(r, e, "a postings list fails its checksum");
+            goto out;
+        }
+        rc = decode_postings(r, post, (size_t)plen, df, out, e);
+        goto out;
+    }
+out:
+    free(blk);
+    free(post);
+    return rc;
+}
+
+int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
+                                loams__cerr *e)
+{
+    if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
+        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
+                               fid);
+    }
+    rfield *f = &r->fields[fid];
+    if (f->doclen == NULL) {
+        if (f->doclen_sec->len != (uint64_t)r->n_docs * 4) {
+            return corrupt(r, e, "a DOCLEN section does not have one entry per document");
+        }
+        int rc = load_section(r, f->doclen_sec, &f->doclen_raw, e);
+        if (rc != 0) {
+            return rc;
+        }
+        f->doclen = malloc(((size_t)r->n_docs ? r->n_docs : 1) * sizeof *f->doclen);
+        if (f->doclen == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory reading doc lengths");
+        }
+        for (uint32_t d = 0; d < r->n_docs; d++) {
+            f->doclen[d] = loams__le32_get(f->doclen_raw + 4 * (size_t)d);
+        }
+        free(f->doclen_raw);
+        f->doclen_raw = NULL;
+    }
+    *lens = f->doclen;
+    return 0;
+}
+
+/* ---- _pk ---- */
+
+static int load_pk(loams__split_reader *r, loams__cerr *e)
+{
+    if (r->pk_raw != NULL) {
+        return 0;
+    }
+    unsigned char *raw;
+    int rc = load_section(r, r->pk_sec, &raw, e);
+    if (rc != 0) {
+        return rc;
+    }
+    uint64_t len = r->pk_sec->len;
+    uint64_t need = 4 + ((uint64_t)r->n_docs + 1) * 4;
+    if (len < need || loams__le32_get(raw) != r->n_docs) {
+        free(raw);
+        return corrupt(r, e, "the PK section does not match the document count");
+    }
+    const unsigned char *offs = raw + 4;
+    uint64_t blob_len = len - need;
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i <= r->n_docs; i++) {
+        uint32_t o = loams__le32_get(offs + 4 * (size_t)i);
+        if (o < prev || o > blob_len || (i == 0 && o != 0)) {
+            free(raw);
+            return corrupt(r, e, "the PK offsets are out of order");
+        }
+        prev = o;
+    }
+    r->pk_raw = raw;
+    r->pk_offs = offs;
+    r->pk_blob = raw + need;
+    r->pk_blob_len = blob_len;
+    return 0;
+}
+
+int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk, size_t *len,
+                           loams__cerr *e)
+{
+    if (doc >= r->n_docs) {
+        return loams__cerr_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);
+    }
+    int rc = load_pk(r, e);
+    if (rc != 0) {
+        return rc;
+    }
+    uint32_t a = loams__le32_get(r->pk_offs + 4 * (size_t)doc);
+    uint32_t b = loams__le32_get(r->pk_offs + 4 * ((size_t)doc + 1));
+    *pk = (const char *)r->pk_blob + a;
+    *len = b - a;
+    return 0;
+}
+
+int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len,
+                                uint32_t *doc, loams__cerr *e)
+{
+    int rc;
+    if (r->pkidx_raw == NULL && (rc = load_section(r, r->pkidx_sec, &r->pkidx_raw, e)) != 0) {
+        return rc;
+    }
+    if ((rc = load_pk(r, e)) != 0) {
+        return rc;
+    }
+    uint64_t h = loams__pk_hash(pk, len);
+    size_t lo = 0, hi = r->n_docs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (loams__le64_get(r->pkidx_raw + mid * LOAMS__PKIDX_ENTRY_BYTES) < h) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (size_t i = lo; i < r->n_docs; i++) {
+        const unsigned char *ent = r->pkidx_raw + i * LOAMS__PKIDX_ENTRY_BYTES;
+        if (loams__le64_get(ent) != h) {
+            break;
+        }
+        uint32_t d = loams__le32_get(ent + 8);
+        if (d >= r->n_docs) {
+            return corrupt(r, e, "PK_INDEX names a doc id out of range");
+        }
+        const char *p;
+        size_t pl;
+        loams__split_reader_pk(r, d, &p, &pl, e);
+        if (pl == len && memcmp(p, pk, len) == 0) {
+            *doc = d;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- stored documents ---- */
+
+static int load_stored_index(loams__split_reader *r, loams__cerr *e)
+{
+    if (r->sblocks != NULL) {
+        return 0;
+    }
+    int rc = load_section(r, r->sidx_sec, &r->sidx_raw, e);
+    if (rc != 0) {
+        return rc;
+    }
+    uint64_t len = r->sidx_sec->len;
+    if (len < 8) {
+        return corrupt(r, e, "STORED_INDEX is truncated");
+    }
+    uint32_t n = loams__le32_get(r->sidx_raw);
+    uint32_t codec = loams__le32_get(r->sidx_raw + 4);
+    if ((uint64_t)n * LOAMS__STORED_ENTRY_BYTES + 8 != len || codec != (uint32_t)r->codec) {
+        return corrupt(r, e, "STORED_INDEX does not match its length or codec");
+    }
+    r->sblocks = calloc(n ? n : 1, sizeof *r->sblocks);
+    if (r->sblocks == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+    }
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *p = r->sidx_raw + 8 + (size_t)i * LOAMS__STORED_ENTRY_BYTES;
+        stored_block *b = &r->sblocks[i];
+        b->first_doc = loams__le32_get(p);
+        b->docs = loams__le32_get(p + 4);
+        b->off = loams__le64_get(p + 8);
+        b->len = loams__le32_get(p + 16);
+        b->raw_len = loams__le32_get(p + 20);
+        b->crc = loams__le32_get(p + 24);
+        if (b->first_doc != next || b->docs == 0 || b->off > r->sblk_sec->len ||
+            b->len > r->sblk_sec->len - b->off ||
+            (uint64_t)b->raw_len < ((uint64_t)b->docs + 1) * 4) {
+            return corrupt(r, e, "a STORED_INDEX entry is malformed");
+        }
+        next += b->docs;
+    }
+    if (next != r->n_docs) {
+        return corrupt(r, e, "STORED_INDEX does not cover every document");
+    }
+    r->n_sblocks = n;
+    return 0;
+}
+
+static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
+{
+    if (r->cached_block == (long)bi) {
+        return 0;
+    }
+    const stored_block *b = &r->sblocks[bi];
+    r->cached_block = -1;
+    unsigned char *raw = malloc(b->raw_len);
+    if (raw == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
+    }
+    unsigned char *src = raw;
+    if (r->codec == LOAMS__CODEC_ZSTD) {
+        if (b->len > r->zbuf_cap) {
+            unsigned char *z = realloc(r->zbuf, b->len);
+            if (z == NULL) {
+                free(raw);
+                return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
+            }
+            r->zbuf = z;
+            r->zbuf_cap = b->len;
+        }
+        src = r->zbuf;
+    } else if (b->len != b->raw_len) {
+        free(raw);
+        return corrupt(r, e, "an uncompressed document block's sizes differ");
+    }
+    int rc = rd(r, r->sblk_sec->off + b->off, b->len, src, e);
+    if (rc != 0) {
+        free(raw);
+        return rc;
+    }
+    if (loams__crc32c(0, src, b->len) != b->crc) {
+        free(raw);
+        return corrupt(r, e, "a document block fails its checksum");
+    }
+    if (r->codec == LOAMS__CODEC_ZSTD) {
+        size_t z = ZSTD_decompress(raw, b->raw_len, src, b->len);
+        if (ZSTD_isError(z) || z != b->raw_len) {
+            free(raw);
+            return corrupt(r, e, "a document block does not decompress");
+        }
+    }
+    /* offsets must be ascending within the payload */
+    size_t hdr = ((size_t)b->docs + 1) * 4;
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i <= b->docs; i++) {
+        uint32_t o = loams__le32_get(raw + 4 * (size_t)i);
+        if (o < prev || o > b->raw_len - hdr || (i == 0 && o != 0)) {
+            free(raw);
+            return corrupt(r, e, "a document block's offsets are out of order");
+        }
+        prev = o;
+    }
+    free(r->block_raw);
+    r->block_raw = raw;
+    r->block_raw_len = b->raw_len;
+    r->cached_block = (long)bi;
+    return 0;
+}
+
+int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json,
+                            size_t *len, loams__cerr *e)
+{
+    if (doc >= r->n_docs) {
+        return loams__cerr_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);
+    }
+    int rc = load_stored_index(r, e);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t lo = 0, hi = r->n_sblocks;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->sblocks[mid].first_doc <= doc) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    if ((rc = load_block(r, (uint32_t)lo, e)) != 0) {
+        return rc;
+    }
+    const stored_block *b = &r->sblocks[lo];
+    uint32_t i = doc - b->first_doc;
+    size_t hdr = ((size_t)b->docs + 1) * 4;
+    uint32_t a = loams__le32_get(r->block_raw + 4 * (size_t)i);
+    uint32_t z = loams__le32_get(r->block_raw + 4 * ((size_t)i + 1));
+    *json = (const char *)r->block_raw + hdr + a;
+    *len = z - a;
+    return 0;
+}
+
+/* ---- vectors ---- */
+
+int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const float **data,
+                                const unsigned char **present, uint32_t *dim, loams__cerr *e)
+{
+    if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_VECTOR) {
+        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a vector field", r->name,
+                               fid);
+    }
+    rfield *f = &r->fields[fid];
+    if (f->vec_raw == NULL) {
+        unsigned char *raw;
+        int rc = load_section(r, f->vec_sec, &raw, e);
+        if (rc != 0) {
+            return rc;
+        }
+        uint64_t len = f->vec_sec->len;
+        size_t pres = ((size_t)r->n_docs + 7) / 8;
+        size_t pad = (4 - pres % 4) % 4;
+        if (len < 8 || loams__le32_get(raw) != f->info.dim ||
+            loams__le32_get(raw + 4) != r->n_docs ||
+            len != 8 + pres + pad + (uint64_t)r->n_docs * f->info.dim * sizeof(float)) {
+            free(raw);
+            return corrupt(r, e, "a VECTORS section does not match its field");
+        }
+        f->vec_raw = raw;
+        f->present = raw + 8;
+        f->vec = (const float *)(void *)(raw + 8 + pres + pad);
+    }
+    *data = f->vec;
+    *present = f->present;
+    *dim = f->info.dim;
+    return 0;
+}
+
+/* ---- verify ---- */
+
+int loams__split_reader_verify(loams__split_reader *r, loams__cerr *e)
+{
+    unsigned char hdr[LOAMS__SPLIT_HEADER_BYTES];
+    int rc = rd(r, 0, sizeof hdr, hdr, e);
+    if (rc != 0) {
+        return rc;
+    }
+    if (memcmp(hdr, LOAMS__SPLIT_MAGIC, 8) != 0) {
+        return corrupt(r, e, "the header magic is missing");
+    }
+    if (loams__le32_get(hdr + 8) != LOAMS__SPLIT_VERSION) {
+        return loams__cerr_set(e, LOAMS_ECORRUPT,
+                               "split %s has format version %u; this build reads version %u",
+                               r->name, loams__le32_get(hdr + 8), LOAMS__SPLIT_VERSION);
+    }
+    for (uint32_t i = 0; i < r->n_dir; i++) {
+        unsigned char *p;
+        if ((rc = load_section(r, &r->dir[i], &p, e)) != 0) {
+            return rc;
+        }
+        free(p);
+    }
+    return 0;
+}
+
+void loams__postings_free(loams__postings *p)
+{
+    free(p->docs);
+    free(p->tfs);
+    p->docs = NULL;
+    p->tfs = NULL;
+    p->n = 0;
+    p->cap = 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * split_reader.h - reads one split (docs/COLLECTION-SPLIT.md) through a
+ * byte-range read function, loading only what a query needs:
+ *
+ *   open          one read of the split's tail (footer, directory and META
+ *                 section, which the writer puts last), more only when the
+ *                 tail is larger than 64 KiB;
+ *   term lookup   the field's block index (once), one dictionary block, then
+ *                 that term's postings list;
+ *   doc lengths   the field's DOCLEN section (once, when scoring that field);
+ *   stored doc    one document block (the last one is cached);
+ *   _pk           the PK section / PK_INDEX section (once, when needed);
+ *   vectors       the field's VECTORS section (once).
+ *
+ * Every piece is checked against its CRC-32C when it is read: the footer
+ * and directory on open, then each section, dictionary block, postings list
+ * and document block.  A mismatch, or any structure that does not add up
+ * (an offset past the end, doc ids out of order), is LOAMS_ECORRUPT with a
+ * message that names the split and the part.  A byte that no query touches
+ * is found by loams__split_reader_verify() (merges run it on their inputs).
+ *
+ * Loaded parts are cached in the reader until it is closed; pointers the
+ * getters return stay valid until then, except the stored document, which
+ * is valid until the next loams__split_reader_doc() call.
+ * Not thread-safe: one thread per reader at a time.
+ */
+#ifndef LOAMS_COLLECTION_SPLIT_READER_H
+#define LOAMS_COLLECTION_SPLIT_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collection_error.h"
+#include "split_writer.h"
+
+/* Reads bytes [off, off + len) of the split into dst (exactly len bytes).
+ * Returns 0, or a negative status with a message in e. */
+typedef int (*loams__split_read_fn)(void *ud, uint64_t off, uint64_t len, void *dst,
+                                    loams__cerr *e);
+
+typedef struct loams__split_reader loams__split_reader;
+
+/* Decoded postings of one term: parallel arrays, doc ids ascending.
+ * Caller-owned; reuse across calls; free with loams__postings_free(). */
+typedef struct loams__postings {
+    uint32_t *docs;
+    uint32_t *tfs;
+    size_t n;
+    size_t cap;
+} loams__postings;
+
+void loams__postings_free(loams__postings *p);
+
+/* Opens the split of `size` bytes read through read(ud).  `name` (copied)
+ * names it in messages.  read/ud must stay valid until close.
+ * Errors: LOAMS_ECORRUPT (bad footer, directory, META), -ENOMEM, read's. */
+int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size, const char *name,
+                             loams__split_reader **out, loams__cerr *e);
+
+void loams__split_reader_close(loams__split_reader *r);
+
+const char *loams__split_reader_name(const loams__split_reader *r);
+uint32_t loams__split_reader_docs(const loams__split_reader *r);
+int64_t loams__split_reader_created_us(const loams__split_reader *r);
+size_t loams__split_reader_fields(const loams__split_reader *r);
+/* Info of field i (< fields()); name is owned by the reader. */
+void loams__split_reader_field_info(const loams__split_reader *r, size_t i,
+                                    loams__split_field_info *info);
+/* Index of the field called name, or -1. */
+long loams__split_reader_field_find(const loams__split_reader *r, const char *name);
+
+/* The postings of `term` (already analyzed) in text field fid into *out
+ * (n = 0 when the split does not have the term).  -EINVAL (fid not text),
+ * LOAMS_ECORRUPT, -ENOMEM, read's. */
+int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term,
+                                 size_t len, loams__postings *out, loams__cerr *e);
+
+/* Tokens per document of text field fid (docs() entries). */
+int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
+                                loams__cerr *e);
+
+/* The _pk of doc (not NUL-terminated).  -EINVAL (doc out of range). */
+int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk, size_t *len,
+                           loams__cerr *e);
+
+/* Looks pk up: 1 and *doc when present, 0 when not, or a negative status.
+ * When the split holds the _pk several times the lowest doc id is found. */
+int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len,
+                                uint32_t *doc, loams__cerr *e);
+
+/* The stored JSON of doc; valid until the next call of this function on r. */
+int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json,
+                            size_t *len, loams__cerr *e);
+
+/* The vector column of field fid: *data holds docs() * dim floats (zeros
+ * where absent), bit d of *present says whether doc d has a vector. */
+int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const float **data,
+                                const unsigned char **present, uint32_t *dim, loams__cerr *e);
+
+/* Reads every section and checks every checksum (header included).
+ * LOAMS_ECORRUPT naming the first bad part. */
+int loams__split_reader_verify(loams__split_reader *r, loams__cerr *e);
+
+/* Bytes read through the read function so far, and how many reads. */
+uint64_t loams__split_reader_bytes_read(const loams__split_reader *r);
+uint64_t loams__split_reader_reads(const loams__split_reader *r);
+
+#endif

@@ -1,0 +1,1105 @@
+/*
+ * split_writer.c - owns building a split: the in-memory inverted index
+ * (one open-addressing term table per text field, postings appended as
+ * varints per term), doc lengths, _pk table, vector columns, stored
+ * document blocks, and the serialization of all sections.
+ */
+#include "split_writer.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include <loams/status.h>
+
+#include "byte_buffer.h"
+#include "crc32c.h"
+#include "split_format.h"
+
+typedef struct term_entry {
+    uint64_t hash;
+    uint32_t term_off;
+    uint32_t term_len;
+    uint32_t last_doc; /* doc id + 1 of the last document that had the term */
+    uint32_t cur_tf;
+    uint32_t df;
+    uint32_t prev_doc;
+    unsigned char *post;
+    uint32_t post_len;
+    uint32_t post_cap;
+} term_entry;
+
+typedef struct field {
+    char *name;
+    int kind;
+    uint32_t dim;
+    uint64_t docs;
+    uint64_t tokens;
+    /* text */
+    term_entry *terms;
+    size_t n_terms, cap_terms;
+    uint32_t *slots; /* entry index + 1; 0 = empty */
+    size_t slot_mask;
+    loams__bbuf arena; /* term bytes */
+    uint32_t *doclen;  /* per finished doc */
+    size_t cap_doclen;
+    uint32_t cur_len; /* tokens of the open doc */
+    /* vectors */
+    loams__bbuf vec;     /* n_docs * dim float32 */
+    loams__bbuf present; /* bit per doc */
+    int cur_set;
+} field;
+
+typedef struct touched {
+    uint32_t fid;
+    uint32_t entry;
+} touched;
+
+typedef struct dirent {
+    uint32_t kind;
+    uint32_t field;
+    uint64_t off;
+    uint64_t len;
+    uint32_t crc;
+} dirent;
+
+struct loams__split_writer {
+    loams__split_writer_opts o;
+    loams__split_sink_fn sink;
+    void *ud;
+    uint64_t pos;     /* bytes sent to the sink */
+    uint32_t sec_crc; /* crc of the section being written */
+    uint64_t sec_start;
+
+    field *fields;
+    size_t n_fields, cap_fields;
+
+    uint32_t n_docs;
+    int doc_open;
+    touched *touch;
+    size_t n_touch, cap_touch;
+
+    loams__bbuf pk_blob;
+    uint32_t *pk_off; /* n_docs + 1 */
+    uint64_t *pk_hash;
+    size_t cap_pk;
+
+    /* stored documents */
+    loams__bbuf block;      /* raw JSON of the open block */
+    loams__bbuf block_offs; /* u32 offsets within block */
+    uint32_t block_first;
+    uint32_t block_docs;
+    loams__bbuf zbuf;
+    ZSTD_CCtx *zctx;
+    loams__bbuf stored_index;
+    uint32_t stored_blocks;
+    uint64_t stored_start;
+    uint64_t stored_len;
+    uint32_t stored_crc;
+
+    dirent *dir;
+    size_t n_dir, cap_dir;
+    int finished;
+    int failed;
+};
+
+void loams__split_writer_opts_default(loams__split_writer_opts *o)
+{
+    o->codec = LOAMS__CODEC_ZSTD;
+    o->zstd_level = 1;
+    o->block_bytes = 64 * 1024;
+    o->tok.min_bytes = LOAMS__TOK_DEFAULT_MIN;
+    o->tok.max_bytes = LOAMS__TOK_DEFAULT_MAX;
+    o->created_us = 0;
+}
+
+static int emit(loams__split_writer *w, const void *p, size_t n, loams__cerr *e)
+{
+    if (n == 0) {
+        return 0;
+    }
+    int rc = w->sink(w->ud, p, n, e);
+    if (rc != 0) {
+        w->failed = 1;
+        return rc;
+    }
+    w->sec_crc = loams__crc32c(w->sec_crc, p, n);
+    w->pos += n;
+    return 0;
+}
+
+static void section_begin(loams__split_writer *w)
+{
+    w->sec_crc = 0;
+    w->sec_start = w->pos;
+}
+
+static int section_end(loams__split_writer *w, uint32_t kind, uint32_t fid, loams__cerr *e)
+{
+    if (w->n_dir == w->cap_dir) {
+        size_t cap = w->cap_dir ? w->cap_dir * 2 : 32;
+        dirent *d = realloc(w->dir, cap * sizeof *d);
+        if (d == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for the split directory");
+        }
+        w->dir = d;
+        w->cap_dir = cap;
+    }
+    dirent *d = &w->dir[w->n_dir++];
+    d->kind = kind;
+    d->field = fid;
+    d->off = w->sec_start;
+    d->len = w->pos - w->sec_start;
+    d->crc = w->sec_crc;
+    return 0;
+}
+
+int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink,
+                            void *ud, loams__split_writer **out, loams__cerr *e)
+{
+    *out = NULL;
+    if (o->codec != LOAMS__CODEC_NONE && o->codec != LOAMS__CODEC_ZSTD) {
+        return loams__cerr_set(e, -EINVAL, "split writer: unknown codec %d", o->codec);
+    }
+    if (o->block_bytes < 1024 || o->block_bytes > (64u << 20)) {
+        return loams__cerr_set(e, -EINVAL,
+                               "split writer: block size %zu is outside 1 KiB .. 64 MiB",
+                               o->block_bytes);
+    }
+    if (loams__tok_opts_check(&o->tok) != 0) {
+        return loams__cerr_set(e, -EINVAL,
+                               "split writer: token limits min %zu max %zu are invalid "
+                               "(need 1 <= min <= max <= %d)",
+                               o->tok.min_bytes, o->tok.max_bytes, LOAMS__TOK_MAX_LIMIT);
+    }
+    loams__split_writer *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a split writer");
+    }
+    w->o = *o;
+    w->sink = sink;
+    w->ud = ud;
+    if (o->codec == LOAMS__CODEC_ZSTD) {
+        w->zctx = ZSTD_createCCtx();
+        if (w->zctx == NULL) {
+            free(w);
+            return loams__cerr_set(e, -ENOMEM, "out of memory for a zstd context");
+        }
+    }
+    unsigned char hdr[LOAMS__SPLIT_HEADER_BYTES];
+    memcpy(hdr, LOAMS__SPLIT_MAGIC, 8);
+    loams__le32_put(hdr + 8, LOAMS__SPLIT_VERSION);
+    loams__le32_put(hdr + 12, 0);
+    int rc = emit(w, hdr, sizeof hdr, e);
+    if (rc != 0) {
+        loams__split_writer_free(w);
+        return rc;
+    }
+    w->stored_start = w->pos;
+    *out = w;
+    return 0;
+}
+
+/* ---- fields ---- */
+
+static int grow_doclen(field *f, size_t need)
+{
+    if (need <= f->cap_doclen) {
+        return 0;
+    }
+    size_t cap = f->cap_doclen ? f->cap_doclen : 1024;
+    while (cap < need) {
+        cap *= 2;
+    }
+    uint32_t *p = realloc(f->doclen, cap * sizeof *p);
+    if (p == NULL) {
+        return -ENOMEM;
+    }
+    f->doclen = p;
+    f->cap_doclen = cap;
+    return 0;
+}
+
+int loams__split_writer_field(loams__split_writer *w, const char *name, int kind, uint32_t dim,
+                              uint32_t *fid, loams__cerr *e)
+{
+    for (size_t i = 0; i < w->n_fields; i++) {
+        field *f = &w->fields[i];
+        if (strcmp(f->name, name) == 0) {
+            if (f->kind != kind || f->dim != dim) {
+                return loams__cerr_set(
+                    e, LOAMS_ESCHEMA, "field '%s' is %s%.0u in this split, not %s%.0u", name,
+                    f->kind == LOAMS__FIELD_TEXT ? "text" : "vector of dimension ", f->dim,
+                    kind == LOAMS__FIELD_TEXT ? "text" : "vector of dimension ", dim);
+            }
+            *fid = (uint32_t)i;
+            return 0;
+        }
+    }
+    if (name[0] == '\0') {
+        return loams__cerr_set(e, -EINVAL, "split writer: a field name is empty");
+    }
+    if ((kind != LOAMS__FIELD_TEXT && kind != LOAMS__FIELD_VECTOR) ||
+        (kind == LOAMS__FIELD_TEXT && dim != 0) || (kind == LOAMS__FIELD_VECTOR && dim == 0)) {
+        return loams__cerr_set(e, -EINVAL, "split writer: field '%s' has a bad kind/dimension",
+                               name);
+    }
+    if (w->n_fields == w->cap_fields) {
+        size_t cap = w->cap_fields ? w->cap_fields * 2 : 8;
+        field *p = realloc(w->fields, cap * sizeof *p);
+        if (p == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for field '%s'", name);
+        }
+        w->fields = p;
+        w->cap_fields = cap;
+    }
+    field *f = &w->fields[w->n_fields];
+    memset(f, 0, sizeof *f);
+    f->name = strdup(name);
+    if (f->name == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for field '%s'", name);
+    }
+    f->kind = kind;
+    f->dim = dim;
+    int rc = 0;
+    if (kind == LOAMS__FIELD_TEXT) {
+        f->slot_mask = 1023;
+        f->slots = calloc(f->slot_mask + 1, sizeof *f->slots);
+        if (f->slots == NULL) {
+            rc = -ENOMEM;
+        } else if ((rc = grow_doclen(f, w->n_docs + 1)) == 0) {
+            memset(f->doclen, 0, w->n_docs * sizeof *f->doclen);
+        }
+    } else {
+        /* Documents finished before the field existed have no vector. */
+        size_t n = w->n_docs;
+        rc = loams__bbuf_reserve(&f->vec, n * dim * sizeof(float));
+        if (rc == 0) {
+            memset(f->vec.data, 0, n * dim * sizeof(float));
+            f->vec.len = n * dim * sizeof(float);
+            rc = loams__bbuf_reserve(&f->present, n / 8 + 1);
+        }
+        if (rc == 0) {
+            memset(f->present.data, 0, n / 8 + 1);
+            f->present.len = (n + 7) / 8;
+        }
+    }
+    if (rc != 0) {
+        free(f->name);
+        free(f->slots);
+        free(f->doclen);
+        loams__bbuf_free(&f->vec);
+        loams__bbuf_free(&f->present);
+        return loams__cerr_set(e, -ENOMEM, "out of memory for field '%s'", name);
+    }
+    *fid = (uint32_t)w->n_fields++;
+    return 0;
+}
+
+/* ---- documents ---- */
+
+int loams__split_writer_begin_doc(loams__split_writer *w, const char *pk, size_t pk_len,
+                                  uint32_t *doc, loams__cerr *e)
+{
+    if (w->doc_open || w->finished || w->failed) {
+        return loams__cerr_set(e, -EINVAL, "split writer: begin_doc out of order");
+    }
+    if (pk_len == 0) {
+        return loams__cerr_set(e, -EINVAL, "split writer: empty _pk");
+    }
+    if (w->n_docs == UINT32_MAX - 1) {
+        return loams__cerr_set(e, -EINVAL, "split writer: a split holds at most %u documents",
+                               UINT32_MAX - 1);
+    }
+    if (w->pk_blob.len + pk_len > UINT32_MAX) {
+        return loams__cerr_set(e, -EINVAL, "split writer: _pk values exceed 4 GiB in one split");
+    }
+    if ((size_t)w->n_docs + 2 > w->cap_pk) {
+        size_t cap = w->cap_pk ? w->cap_pk * 2 : 1024;
+        uint32_t *po = realloc(w->pk_off, cap * sizeof *po);
+        if (po == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for the _pk table");
+        }
+        w->pk_off = po;
+        uint64_t *ph = realloc(w->pk_hash, cap * sizeof *ph);
+        if (ph == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for the _pk table");
+        }
+        w->pk_hash = ph;
+        w->cap_pk = cap;
+    }
+    if (loams__bbuf_append(&w->pk_blob, pk, pk_len) != 0) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for the _pk table");
+    }
+    if (w->n_docs == 0) {
+        w->pk_off[0] = 0;
+    }
+    w->pk_off[w->n_docs + 1] = (uint32_t)w->pk_blob.len;
+    w->pk_hash[w->n_docs] = loams__pk_hash(pk, pk_len);
+    w->doc_open = 1;
+    w->n_touch = 0;
+    for (size_t i = 0; i < w->n_fields; i++) {
+        w->fields[i].cur_len = 0;
+        w->fields[i].cur_set = 0;
+    }
+    *doc = w->n_docs;
+    return 0;
+}
+
+static int table_grow(field *f)
+{
+    size_t n = (f->slot_mask + 1) * 2;
+    uint32_t *slots = calloc(n, sizeof *slots);
+    if (slots == NULL) {
+        return -ENOMEM;
+    }
+    size_t mask = n - 1;
+    for (size_t i = 0; i < f->n_terms; i++) {
+        size_t s = f->terms[i].hash & mask;
+        while (slots[s] != 0) {
+            s = (s + 1) & mask;
+        }
+        slots[s] = (uint32_t)i + 1;
+    }
+    free(f->slots);
+    f->slots = slots;
+    f->slot_mask = mask;
+    return 0;
+}
+
+/* The entry of term t in f, created when new; NULL on -ENOMEM. */
+static term_entry *term_lookup(field *f, const char *t, size_t len)
+{
+    uint64_t h = loams__pk_hash(t, len);
+    size_t s = h & f->slot_mask;
+    for (;;) {
+        uint32_t idx = f->slots[s];
+        if (idx == 0) {
+            break;
+        }
+        term_entry *te = &f->terms[idx - 1];
+        if (te->hash == h && te->term_len == len &&
+            memcmp(f->arena.data + te->term_off, t, len) == 0) {
+            return te;
+        }
+        s = (s + 1) & f->slot_mask;
+    }
+    if (f->n_terms >= UINT32_MAX - 1 || f->arena.len + len > UINT32_MAX) {
+        return NULL;
+    }
+    if (f->n_terms == f->cap_terms) {
+        size_t cap = f->cap_terms ? f->cap_terms * 2 : 1024;
+        term_entry *p = realloc(f->terms, cap * sizeof *p);
+        if (p == NULL) {
+            return NULL;
+        }
+        f->terms = p;
+        f->cap_terms = cap;
+    }
+    uint32_t off = (uint32_t)f->arena.len;
+    if (loams__bbuf_append(&f->arena, t, len) != 0) {
+        return NULL;
+    }
+    term_entry *te = &f->terms[f->n_terms];
+    memset(te, 0, sizeof *te);
+    te->hash = h;
+    te->term_off = off;
+    te->term_len = (uint32_t)len;
+    f->slots[s] = (uint32_t)++f->n_terms;
+    if (f->n_terms * 2 > f->slot_mask + 1 && table_grow(f) != 0) {
+        f->n_terms--; /* keep the table consistent: forget the new term */
+        f->arena.len = off;
+        size_t s2 = h & f->slot_mask;
+        while (f->slots[s2] != f->n_terms + 1) {
+            s2 = (s2 + 1) & f->slot_mask;
+        }
+        f->slots[s2] = 0;
+        return NULL;
+    }
+    return te;
+}
+
+static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size_t len,
+                    loams__cerr *e)
+{
+    if (!w->doc_open || fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_TEXT) {
+        return loams__cerr_set(e, -EINVAL, "split writer: add_text without an open document "
+                                           "or on a non-text field");
+    }
+    field *f = &w->fields[fid];
+    uint32_t mark = w->n_docs + 1;
+    loams__tokenizer tk;
+    loams__tok_init(&tk, &w->o.tok, text, len);
+    const char *t;
+    size_t tl;
+    while (loams__tok_next(&tk, &t, &tl)) {
+        term_entry *te = term_lookup(f, t, tl);
+        if (te == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for the term dictionary of '%s'",
+                                   f->name);
+        }
+        f->cur_len++;
+        if (te->last_doc == mark) {
+            te->cur_tf++;
+            continue;
+        }
+        if (w->n_touch == w->cap_touch) {
+            size_t cap = w->cap_touch ? w->cap_touch * 2 : 256;
+            touched *p = realloc(w->touch, cap * sizeof *p);
+            if (p == NULL) {
+                return loams__cerr_set(e, -ENOMEM, "out of memory indexing a document");
+            }
+            w->touch = p;
+            w->cap_touch = cap;
+        }
+        te->last_doc = mark;
+        te->cur_tf = 1;
+        w->touch[w->n_touch].fid = fid;
+        w->touch[w->n_touch].entry = (uint32_t)(te - f->terms);
+        w->n_touch++;
+    }
+    return 0;
+}
+
+int loams__split_writer_add_vector(loams__split_writer *w, uint32_t fid, const float *v, size_t n,
+                                   loams__cerr *e)
+{
+    if (!w->doc_open || fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_VECTOR) {
+        return loams__cerr_set(e, -EINVAL, "split writer: add_vector without an open document "
+                                           "or on a non-vector field");
+    }
+    field *f = &w->fields[fid];
+    if (n != f->dim) {
+        return loams__cerr_set(e, LOAMS_ESCHEMA,
+                               "field '%s' is a vector of dimension %u; this one has %zu", f->name,
+                               f->dim, n);
+    }
+    if (f->cur_set) {
+        return loams__cerr_set(e, -EINVAL, "field '%s' set twice in one document", f->name);
+    }
+    if (loams__bbuf_append(&f->vec, v, n * sizeof(float)) != 0) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for vector field '%s'", f->name);
+    }
+    f->cur_set = 1;
+    return 0;
+}
+
+static int post_append(term_entry *te, uint32_t doc, uint32_t tf)
+{
+    if (te->post_cap - te->post_len < 20) {
+        uint32_t cap = te->post_cap ? te->post_cap * 2 : 24;
+        if (te->post_cap > UINT32_MAX / 2) {
+            return -ENOMEM;
+        }
+        unsigned char *p = realloc(te->post, cap);
+        if (p == NULL) {
+            return -ENOMEM;
+        }
+        te->post = p;
+        te->post_cap = cap;
+    }
+    uint64_t delta = (uint64_t)(doc - te->prev_doc);
+    unsigned char *p = te->post + te->post_len;
+    size_t n = loams__varint_put(p, (delta << 1) | (tf == 1 ? 1u : 0u));
+    if (tf != 1) {
+        n += loams__varint_put(p + n, tf);
+    }
+    te->post_len += (uint32_t)n;
+    te->prev_doc = doc;
+    te->df++;
+    return 0;
+}
+
+static int flush_block(loams__split_writer *w, loams__cerr *e)
+{
+    if (w->block_docs == 0) {
+        return 0;
+    }
+    /* raw block = u32 offsets[docs + 1] then the documents */
+    size_t raw_len = w->block_offs.len + w->block.len;
+    const unsigned char *payload;
+    size_t payload_len;
+    loams__bbuf raw = LOAMS__BBUF_INIT;
+    if (loams__bbuf_reserve(&raw, raw_len) != 0) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+    }
+    loams__bbuf_append(&raw, w->block_offs.data, w->block_offs.len);
+    loams__bbuf_append(&raw, w->block.data, w->block.len);
+    if (w->o.codec == LOAMS__CODEC_ZSTD) {
+        size_t bound = ZSTD_compressBound(raw_len);
+        w->zbuf.len = 0;
+        if (loams__bbuf_reserve(&w->zbuf, bound) != 0) {
+            loams__bbuf_free(&raw);
+            return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+        }
+        size_t z = ZSTD_compressCCtx(w->zctx, w->zbuf.data, bound, raw.data, raw_len,
+                                     w->o.zstd_level);
+        if (ZSTD_isError(z)) {
+            loams__bbuf_free(&raw);
+            return loams__cerr_set(e, -EIO, "zstd compression failed: %s", ZSTD_getErrorName(z));
+        }
+        payload = w->zbuf.data;
+        payload_len = z;
+    } else {
+        payload = raw.data;
+        payload_len = raw_len;
+    }
+    uint32_t crc = loams__crc32c(0, payload, payload_len);
+    unsigned char ent[LOAMS__STORED_ENTRY_BYTES];
+    loams__le32_put(ent, w->block_first);
+    loams__le32_put(ent + 4, w->block_docs);
+    loams__le64_put(ent + 8, w->stored_len);
+    loams__le32_put(ent + 16, (uint32_t)payload_len);
+    loams__le32_put(ent + 20, (uint32_t)raw_len);
+    loams__le32_put(ent + 24, crc);
+    int rc = loams__bbuf_append(&w->stored_index, ent, sizeof ent);
+    if (rc != 0) {
+        loams__bbuf_free(&raw);
+        return loams__cerr_set(e, -ENOMEM, "out of memory for the document block index");
+    }
+    /* The stored-blocks section is written between other emits only here,
+     * so its CRC is carried in its own accumulator. */
+    uint32_t saved = w->sec_crc;
+    w->sec_crc = w->stored_crc;
+    rc = emit(w, payload, payload_len, e);
+    w->stored_crc = w->sec_crc;
+    w->sec_crc = saved;
+    loams__bbuf_free(&raw);
+    if (rc != 0) {
+        return rc;
+    }
+    w->stored_len += payload_len;
+    w->stored_blocks++;
+    w->block.len = 0;
+    w->block_offs.len = 0;
+    w->block_docs = 0;
+    return 0;
+}
+
+static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__cerr *e)
+{
+    uint32_t doc = w->n_docs;
+    /* postings of the document's terms */
+    for (size_t i = 0; i < w->n_touch; i++) {
+        field *f = &w->fields[w->touch[i].fid];
+        term_entry *te = &f->terms[w->touch[i].entry];
+        if (post_append(te, doc, te->cur_tf) != 0) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for the postings of '%s'",
+                                   f->name);
+        }
+    }
+    for (size_t i = 0; i < w->n_fields; i++) {
+        field *f = &w->fields[i];
+        if (f->kind == LOAMS__FIELD_TEXT) {
+            if (grow_doclen(f, (size_t)doc + 1) != 0) {
+                return loams__cerr_set(e, -ENOMEM, "out of memory for doc lengths");
+            }
+            f->doclen[doc] = f->cur_len;
+            if (f->cur_len > 0) {
+                f->docs++;
+                f->tokens += f->cur_len;
+            }
+        } else {
+            if (!f->cur_set) {
+                static const float zero[64];
+                size_t left = f->dim;
+                while (left > 0) {
+                    size_t n = left < 64 ? left : 64;
+                    if (loams__bbuf_append(&f->vec, zero, n * sizeof(float)) != 0) {
+                        return loams__cerr_set(e, -ENOMEM, "out of memory for vectors");
+                    }
+                    left -= n;
+                }
+            }
+            if (doc % 8 == 0) {
+                unsigned char z = 0;
+                if (loams__bbuf_append(&f->present, &z, 1) != 0) {
+                    return loams__cerr_set(e, -ENOMEM, "out of memory for vectors");
+                }
+            }
+            if (f->cur_set) {
+                f->present.data[doc / 8] |= (unsigned char)(1u << (doc % 8));
+                f->docs++;
+            }
+        }
+    }
+    /* stored form */
+    if (w->block_docs == 0) {
+        w->block_first = doc;
+        if (loams__bbuf_put_u32(&w->block_offs, 0) != 0) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+        }
+    }
+    if (loams__bbuf_append(&w->block, json, len) != 0 ||
+        loams__bbuf_put_u32(&w->block_offs, (uint32_t)w->block.len) != 0) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+    }
+    w->block_docs++;
+    w->n_docs++;
+    w->doc_open = 0;
+    if (w->block.len >= w->o.block_bytes) {
+        return flush_block(w, e);
+    }
+    return 0;
+}
+
+/* A failure inside a document leaves the index half-updated: the writer
+ * refuses everything after it (the caller discards the split). */
+int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text,
+                                 size_t len, loams__cerr *e)
+{
+    if (w->failed) {
+        return loams__cerr_set(e, -EINVAL, "split writer: used after a failure");
+    }
+    int rc = add_text(w, fid, text, len, e);
+    if (rc == -ENOMEM) {
+        w->failed = 1;
+    }
+    return rc;
+}
+
+int loams__split_writer_end_doc(loams__split_writer *w, const char *json, size_t len,
+                                loams__cerr *e)
+{
+    if (w->failed) {
+        return loams__cerr_set(e, -EINVAL, "split writer: used after a failure");
+    }
+    if (!w->doc_open) {
+        return loams__cerr_set(e, -EINVAL, "split writer: end_doc without an open document");
+    }
+    if (len > UINT32_MAX / 2) {
+        return loams__cerr_set(e, -EINVAL, "a stored document of %zu bytes is too large", len);
+    }
+    int rc = end_doc(w, json, len, e);
+    if (rc != 0) {
+        w->failed = 1;
+    }
+    return rc;
+}
+
+uint32_t loams__split_writer_docs(const loams__split_writer *w)
+{
+    return w->n_docs;
+}
+
+size_t loams__split_writer_fields(const loams__split_writer *w)
+{
+    return w->n_fields;
+}
+
+void loams__split_writer_field_info(const loams__split_writer *w, size_t i,
+                                    loams__split_field_info *info)
+{
+    const field *f = &w->fields[i];
+    info->name = f->name;
+    info->kind = f->kind;
+    info->dim = f->dim;
+    info->docs = f->docs;
+    info->tokens = f->tokens;
+    info->terms = f->n_terms;
+}
+
+uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t fid,
+                                        uint32_t doc)
+{
+    if (fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_TEXT || doc >= w->n_docs) {
+        return 0;
+    }
+    return w->fields[fid].doclen[doc];
+}
+
+size_t loams__split_writer_memory(const loams__split_writer *w)
+{
+    size_t m = sizeof *w + w->pk_blob.cap + w->cap_pk * 12 + w->block.cap + w->block_offs.cap +
+               w->zbuf.cap + w->stored_index.cap + w->cap_touch * sizeof(touched);
+    for (size_t i = 0; i < w->n_fields; i++) {
+        const field *f = &w->fields[i];
+        m += f->cap_terms * sizeof(term_entry) + (f->slot_mask + 1) * 4 + f->arena.cap +
+             f->cap_doclen * 4 + f->vec.cap + f->present.cap;
+        for (size_t t = 0; t < f->n_terms; t++) {
+            m += f->terms[t].post_cap;
+        }
+    }
+    return m;
+}
+
+/* ---- finish ---- */
+
+static int cmp_terms(const void *a, const void *b, void *arg)
+{
+    const field *f = arg;
+    const term_entry *x = &f->terms[*(const uint32_t *)a];
+    const term_entry *y = &f->terms[*(const uint32_t *)b];
+    size_t n = x->term_len < y->term_len ? x->term_len : y->term_len;
+    int c = memcmp(f->arena.data + x->term_off, f->arena.data + y->term_off, n);
+    if (c != 0) {
+        return c;
+    }
+    return (x->term_len > y->term_len) - (x->term_len < y->term_len);
+}
+
+static int emit_bbuf_section(loams__split_writer *w, const loams__bbuf *b, uint32_t kind,
+                             uint32_t fid, loams__cerr *e)
+{
+    section_begin(w);
+    int rc = emit(w, b->data, b->len, e);
+    if (rc == 0) {
+        rc = section_end(w, kind, fid, e);
+    }
+    return rc;
+}
+
+static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *e)
+{
+    field *f = &w->fields[fid];
+    int rc = 0;
+    uint32_t *order = NULL;
+    uint64_t *post_off = NULL;
+    uint32_t *post_crc = NULL;
+    loams__bbuf blocks = LOAMS__BBUF_INIT;
+    loams__bbuf index = LOAMS__BBUF_INIT;
+    loams__bbuf lens = LOAMS__BBUF_INIT;
+
+    size_t n = f->n_terms;
+    order = malloc((n ? n : 1) * sizeof *order);
+    post_off = malloc((n ? n : 1) * sizeof *post_off);
+    post_crc = malloc((n ? n : 1) * sizeof *post_crc);
+    if (order == NULL || post_off == NULL || post_crc == NULL) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory sorting the terms of '%s'", f->name);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        order[i] = (uint32_t)i;
+    }
+    qsort_r(order, n, sizeof *order, cmp_terms, f);
+
+    /* POSTINGS: each term's list, in term order; free as we go. */
+    section_begin(w);
+    uint64_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        term_entry *te = &f->terms[order[i]];
+        post_off[i] = off;
+        post_crc[i] = loams__crc32c(0, te->post, te->post_len);
+        rc = emit(w, te->post, te->post_len, e);
+        if (rc != 0) {
+            goto out;
+        }
+        off += te->post_len;
+        free(te->post);
+        te->post = NULL;
+        te->post_cap = 0;
+    }
+    rc = section_end(w, LOAMS__SEC_POSTINGS, fid, e);
+    if (rc != 0) {
+        goto out;
+    }
+
+    /* DICT_BLOCKS and DICT_INDEX */
+    uint32_t n_blocks = (uint32_t)((n + LOAMS__DICT_BLOCK_TERMS - 1) / LOAMS__DICT_BLOCK_TERMS);
+    if (loams__bbuf_put_u32(&index, n_blocks) != 0) {
+        goto nomem;
+    }
+    for (size_t b = 0; b < n_blocks; b++) {
+        size_t first = b * LOAMS__DICT_BLOCK_TERMS;
+        size_t last = first + LOAMS__DICT_BLOCK_TERMS;
+        if (last > n) {
+            last = n;
+        }
+        size_t start = blocks.len;
+        for (size_t i = first; i < last; i++) {
+            term_entry *te = &f->terms[order[i]];
+            if (loams__bbuf_put_varint(&blocks, te->term_len) != 0 ||
+                loams__bbuf_append(&blocks, f->arena.data + te->term_off, te->term_len) != 0 ||
+                loams__bbuf_put_varint(&blocks, te->df) != 0 ||
+                loams__bbuf_put_varint(&blocks, post_off[i]) != 0 ||
+                loams__bbuf_put_varint(&blocks, te->post_len) != 0 ||
+                loams__bbuf_put_u32(&blocks, post_crc[i]) != 0) {
+                goto nomem;
+            }
+        }
+        term_entry *ft = &f->terms[order[first]];
+        uint32_t bcrc = loams__crc32c(0, blocks.data + start, blocks.len - start);
+        if (loams__bbuf_put_u64(&index, start) != 0 ||
+            loams__bbuf_put_u32(&index, (uint32_t)(blocks.len - start)) != 0 ||
+            loams__bbuf_put_u32(&index, bcrc) != 0 ||
+            loams__bbuf_put_u32(&index, (uint32_t)(last - first)) != 0 ||
+            loams__bbuf_put_varint(&index, ft->term_len) != 0 ||
+            loams__bbuf_append(&index, f->arena.data + ft->term_off, ft->term_len) != 0) {
+            goto nomem;
+        }
+    }
+    if ((rc = emit_bbuf_section(w, &blocks, LOAMS__SEC_DICT_BLOCKS, fid, e)) != 0 ||
+        (rc = emit_bbuf_section(w, &index, LOAMS__SEC_DICT_INDEX, fid, e)) != 0) {
+        goto out;
+    }
+    /* DOCLEN */
+    section_begin(w);
+    if (loams__bbuf_reserve(&lens, (size_t)w->n_docs * 4) != 0) {
+        goto nomem;
+    }
+    for (uint32_t d = 0; d < w->n_docs; d++) {
+        loams__le32_put(lens.data + 4 * (size_t)d, f->doclen[d]);
+    }
+    lens.len = (size_t)w->n_docs * 4;
+    rc = emit(w, lens.data, lens.len, e);
+    if (rc == 0) {
+        rc = section_end(w, LOAMS__SEC_DOCLEN, fid, e);
+    }
+    goto out;
+nomem:
+    rc = loams__cerr_set(e, -ENOMEM, "out of memory writing the dictionary of '%s'", f->name);
+out:
+    free(order);
+    free(post_off);
+    free(post_crc);
+    loams__bbuf_free(&blocks);
+    loams__bbuf_free(&index);
+    loams__bbuf_free(&lens);
+    return rc;
+}
+
+static int finish_vector_field(loams__split_writer *w, uint32_t fid, loams__cerr *e)
+{
+    field *f = &w->fields[fid];
+    unsigned char hdr[8];
+    loams__le32_put(hdr, f->dim);
+    loams__le32_put(hdr + 4, w->n_docs);
+    size_t pres = ((size_t)w->n_docs + 7) / 8;
+    size_t pad = (4 - pres % 4) % 4;
+    static const unsigned char zeros[4];
+    section_begin(w);
+    int rc;
+    if ((rc = emit(w, hdr, sizeof hdr, e)) != 0 || (rc = emit(w, f->present.data, pres, e)) != 0 ||
+        (rc = emit(w, zeros, pad, e)) != 0 || (rc = emit(w, f->vec.data, f->vec.len, e)) != 0) {
+        return rc;
+    }
+    return section_end(w, LOAMS__SEC_VECTORS, fid, e);
+}
+
+typedef struct pk_sort {
+    uint64_t hash;
+    uint32_t doc;
+} pk_sort;
+
+static int cmp_pk(const void *a, const void *b)
+{
+    const pk_sort *x = a;
+    const pk_sort *y = b;
+    if (x->hash != y->hash) {
+        return x->hash < y->hash ? -1 : 1;
+    }
+    return (x->doc > y->doc) - (x->doc < y->doc);
+}
+
+static int finish_pk(loams__split_writer *w, loams__cerr *e)
+{
+    int rc = 0;
+    loams__bbuf b = LOAMS__BBUF_INIT;
+    pk_sort *s = NULL;
+    size_t n = w->n_docs;
+    /* PK: u32 n, u32 offsets[n + 1], blob */
+    if (loams__bbuf_reserve(&b, 4 + (n + 1) * 4) != 0) {
+        goto nomem;
+    }
+    loams__bbuf_put_u32(&b, (uint32_t)n);
+    for (size_t i = 0; i <= n; i++) {
+        loams__bbuf_put_u32(&b, n == 0 ? 0 : w->pk_off[i]);
+    }
+    section_begin(w);
+    if ((rc = emit(w, b.data, b.len, e)) != 0 ||
+        (rc = emit(w, w->pk_blob.data, w->pk_blob.len, e)) != 0 ||
+        (rc = section_end(w, LOAMS__SEC_PK, LOAMS__SEC_NO_FIELD, e)) != 0) {
+        goto out;
+    }
+    /* PK_INDEX: (hash, doc) sorted */
+    s = malloc((n ? n : 1) * sizeof *s);
+    if (s == NULL) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s[i].hash = w->pk_hash[i];
+        s[i].doc = (uint32_t)i;
+    }
+    qsort(s, n, sizeof *s, cmp_pk);
+    b.len = 0;
+    if (loams__bbuf_reserve(&b, n * LOAMS__PKIDX_ENTRY_BYTES) != 0) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < n; i++) {
+        loams__le64_put(b.data + b.len, s[i].hash);
+        loams__le32_put(b.data + b.len + 8, s[i].doc);
+        b.len += LOAMS__PKIDX_ENTRY_BYTES;
+    }
+    rc = emit_bbuf_section(w, &b, LOAMS__SEC_PK_INDEX, LOAMS__SEC_NO_FIELD, e);
+    goto out;
+nomem:
+    rc = loams__cerr_set(e, -ENOMEM, "out of memory writing the _pk table");
+out:
+    free(s);
+    loams__bbuf_free(&b);
+    return rc;
+}
+
+static int finish_meta(loams__split_writer *w, loams__cerr *e)
+{
+    int rc = 0;
+    char *text = NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *fields = NULL;
+    if (root == NULL || cJSON_AddNumberToObject(root, "version", LOAMS__SPLIT_VERSION) == NULL ||
+        cJSON_AddNumberToObject(root, "docs", w->n_docs) == NULL ||
+        cJSON_AddNumberToObject(root, "created_us", (double)w->o.created_us) == NULL ||
+        cJSON_AddStringToObject(root, "codec",
+                                w->o.codec == LOAMS__CODEC_ZSTD ? "zstd" : "none") == NULL ||
+        (fields = cJSON_AddArrayToObject(root, "fields")) == NULL) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < w->n_fields; i++) {
+        field *f = &w->fields[i];
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL) {
+            goto nomem;
+        }
+        cJSON_AddItemToArray(fields, o);
+        if (cJSON_AddStringToObject(o, "name", f->name) == NULL ||
+            cJSON_AddStringToObject(o, "kind",
+                                    f->kind == LOAMS__FIELD_TEXT ? "text" : "vector") == NULL ||
+            cJSON_AddNumberToObject(o, "docs", (double)f->docs) == NULL) {
+            goto nomem;
+        }
+        if (f->kind == LOAMS__FIELD_TEXT) {
+            if (cJSON_AddNumberToObject(o, "tokens", (double)f->tokens) == NULL ||
+                cJSON_AddNumberToObject(o, "terms", (double)f->n_terms) == NULL) {
+                goto nomem;
+            }
+        } else if (cJSON_AddNumberToObject(o, "dim", f->dim) == NULL) {
+            goto nomem;
+        }
+    }
+    text = cJSON_PrintUnformatted(root);
+    if (text == NULL) {
+        goto nomem;
+    }
+    section_begin(w);
+    if ((rc = emit(w, text, strlen(text), e)) == 0) {
+        rc = section_end(w, LOAMS__SEC_META, LOAMS__SEC_NO_FIELD, e);
+    }
+    goto out;
+nomem:
+    rc = loams__cerr_set(e, -ENOMEM, "out of memory writing split metadata");
+out:
+    cJSON_free(text);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams__cerr *e)
+{
+    if (w->doc_open || w->finished || w->failed) {
+        return loams__cerr_set(e, -EINVAL, "split writer: finish out of order");
+    }
+    int rc = flush_block(w, e);
+    if (rc != 0) {
+        return rc;
+    }
+    /* The stored blocks were streamed right after the header. */
+    w->sec_start = w->stored_start;
+    w->sec_crc = w->stored_crc;
+    uint64_t saved = w->pos;
+    w->pos = w->stored_start + w->stored_len;
+    rc = section_end(w, LOAMS__SEC_STORED_BLOCKS, LOAMS__SEC_NO_FIELD, e);
+    w->pos = saved;
+    if (rc != 0) {
+        return rc;
+    }
+    unsigned char sh[8];
+    loams__le32_put(sh, w->stored_blocks);
+    loams__le32_put(sh + 4, (uint32_t)w->o.codec);
+    section_begin(w);
+    if ((rc = emit(w, sh, sizeof sh, e)) != 0 ||
+        (rc = emit(w, w->stored_index.data, w->stored_index.len, e)) != 0 ||
+        (rc = section_end(w, LOAMS__SEC_STORED_INDEX, LOAMS__SEC_NO_FIELD, e)) != 0) {
+        return rc;
+    }
+    for (uint32_t i = 0; i < w->n_fields; i++) {
+        rc = w->fields[i].kind == LOAMS__FIELD_TEXT ? finish_text_field(w, i, e)
+                                                    : finish_vector_field(w, i, e);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if ((rc = finish_pk(w, e)) != 0 || (rc = finish_meta(w, e)) != 0) {
+        return rc;
+    }
+    /* directory */
+    loams__bbuf d = LOAMS__BBUF_INIT;
+    if (loams__bbuf_reserve(&d, 4 + w->n_dir * LOAMS__SPLIT_DIRENT_BYTES) != 0) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory writing the split directory");
+    }
+    loams__bbuf_put_u32(&d, (uint32_t)w->n_dir);
+    for (size_t i = 0; i < w->n_dir; i++) {
+        unsigned char *p = d.data + d.len;
+        loams__le32_put(p, w->dir[i].kind);
+        loams__le32_put(p + 4, w->dir[i].field);
+        loams__le64_put(p + 8, w->dir[i].off);
+        loams__le64_put(p + 16, w->dir[i].len);
+        loams__le32_put(p + 24, w->dir[i].crc);
+        loams__le32_put(p + 28, 0);
+        d.len += LOAMS__SPLIT_DIRENT_BYTES;
+    }
+    uint64_t dir_off = w->pos;
+    uint32_t dir_crc = loams__crc32c(0, d.data, d.len);
+    section_begin(w);
+    rc = emit(w, d.data, d.len, e);
+    size_t dir_len = d.len;
+    loams__bbuf_free(&d);
+    if (rc != 0) {
+        return rc;
+    }
+    unsigned char foot[LOAMS__SPLIT_FOOTER_BYTES];
+    loams__le64_put(foot, dir_off);
+    loams__le64_put(foot + 8, dir_len);
+    loams__le32_put(foot + 16, dir_crc);
+    loams__le32_put(foot + 20, loams__crc32c(0, foot, 20));
+    memcpy(foot + 24, LOAMS__SPLIT_END_MAGIC, 8);
+    if ((rc = emit(w, foot, sizeof foot, e)) != 0) {
+        return rc;
+    }
+    w->finished = 1;
+    *bytes = w->pos;
+    return 0;
+}
+
+void loams__split_writer_free(loams__split_writer *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < w->n_fields; i++) {
+        field *f = &w->fields[i];
+        for (size_t t = 0; t < f->n_terms; t++) {
+            free(f->terms[t].post);
+        }
+        free(f->name);
+        free(f->terms);
+        free(f->slots);
+        free(f->doclen);
+        loams__bbuf_free(&f->arena);
+        loams__bbuf_free(&f->vec);
+        loams__bbuf_free(&f->present);
+    }
+    free(w->fields);
+    free(w->touch);
+    free(w->pk_off);
+    free(w->pk_hash);
+    free(w->dir);
+    loams__bbuf_free(&w->pk_blob);
+    loams__bbuf_free(&w->block);
+    loams__bbuf_free(&w->block_offs);
+    loams__bbuf_free(&w->zbuf);
+    loams__bbuf_free(&w->stored_index);
+    ZSTD_freeCCtx(w->zctx);
+    free(w);
+}

@@ -1,0 +1,143 @@
+/*
+ * test_tokenize.c - the collection analyzer (plugins/target-collection/tokenize.c).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenize.h"
+
+/* All tokens of text joined by '|'. */
+static const char *toks(const loams__tok_opts *o, const char *text, size_t len)
+{
+    static char out[4096];
+    loams__tokenizer t;
+    const char *tok;
+    size_t tl;
+    size_t n = 0;
+    out[0] = '\0';
+    loams__tok_init(&t, o, text, len);
+    while (loams__tok_next(&t, &tok, &tl)) {
+        if (n > 0) {
+            out[n++] = '|';
+        }
+        memcpy(out + n, tok, tl);
+        n += tl;
+        out[n] = '\0';
+    }
+    return out;
+}
+
+#define TOKS(s) toks(NULL, s, strlen(s))
+
+START_TEST(ascii_is_lowercased_and_split_on_punctuation)
+{
+    ck_assert_str_eq(TOKS("Printer JAMS on Floor-3, again!"), "printer|jams|on|floor|3|again");
+    ck_assert_str_eq(TOKS("snake_case and e-mail@host.com"), "snake|case|and|e|mail|host|com");
+    ck_assert_str_eq(TOKS("v2 ABC123def"), "v2|abc123def");
+}
+END_TEST
+
+START_TEST(empty_and_separator_only_text_gives_no_tokens)
+{
+    ck_assert_str_eq(TOKS(""), "");
+    ck_assert_str_eq(TOKS("  ,;!? --- \t\n"), "");
+}
+END_TEST
+
+START_TEST(latin1_letters_are_folded_and_kept_in_words)
+{
+    ck_assert_str_eq(TOKS("ÉCOLE Straße Ångström"), "école|straße|ångström");
+    /* × and ÷ separate, NBSP and « » separate */
+    ck_assert_str_eq(TOKS("3×4÷2"), "3|4|2");
+    ck_assert_str_eq(TOKS("a\xC2\xA0" "b «c»"), "a|b|c");
+    ck_assert_uint_eq(loams__tok_fold(0xC9), 0xE9);
+    ck_assert_uint_eq(loams__tok_fold(0xD7), 0xD7);
+    ck_assert_uint_eq(loams__tok_fold(0xDF), 0xDF);
+}
+END_TEST
+
+START_TEST(greek_cyrillic_and_latin_extended_are_folded)
+{
+    ck_assert_str_eq(TOKS("ΑΘΗΝΑ МОСКВА Łódź ŒUVRE"), "αθηνα|москва|łódź|œuvre");
+    ck_assert_uint_eq(loams__tok_fold(0x178), 0xFF);
+    ck_assert_uint_eq(loams__tok_fold(0x130), 0x130);
+    ck_assert_uint_eq(loams__tok_fold(0x401), 0x451);
+}
+END_TEST
+
+START_TEST(general_punctuation_and_emoji_separate_words)
+{
+    /* U+2019 right quote, U+2014 em dash, U+1F600 emoji, U+3001 ideographic comma */
+    ck_assert_str_eq(TOKS("don\xE2\x80\x99t\xE2\x80\x94stop\xF0\x9F\x98\x80go"), "don|t|stop|go");
+    ck_assert_str_eq(TOKS("東京\xE3\x80\x81大阪"), "東京|大阪");
+}
+END_TEST
+
+START_TEST(invalid_utf8_bytes_are_separators)
+{
+    /* stray continuation byte, overlong '/', truncated sequence, surrogate */
+    const char s[] = "ab\x80" "cd\xC0\xAF" "ef\xED\xA0\x80gh\xE2\x82";
+    ck_assert_str_eq(toks(NULL, s, sizeof s - 1), "ab|cd|ef|gh");
+}
+END_TEST
+
+START_TEST(tokens_outside_the_length_limits_are_dropped)
+{
+    loams__tok_opts o = {2, 5};
+    ck_assert_int_eq(loams__tok_opts_check(&o), 0);
+    const char *s = "a bb cccccc ddddd é ééé";
+    /* "é" is 2 bytes (kept), "ééé" is 6 bytes (dropped), "a" too short */
+    ck_assert_str_eq(toks(&o, s, strlen(s)), "bb|ddddd|é");
+}
+END_TEST
+
+START_TEST(text_is_not_needed_to_be_nul_terminated)
+{
+    const char s[] = "alpha beta";
+    ck_assert_str_eq(toks(NULL, s, 8), "alpha|be");
+}
+END_TEST
+
+START_TEST(bad_options_are_refused)
+{
+    loams__tok_opts zero = {0, 10};
+    loams__tok_opts inverted = {5, 4};
+    loams__tok_opts huge = {1, LOAMS__TOK_MAX_LIMIT + 1};
+    ck_assert_int_eq(loams__tok_opts_check(&zero), -EINVAL);
+    ck_assert_int_eq(loams__tok_opts_check(&inverted), -EINVAL);
+    ck_assert_int_eq(loams__tok_opts_check(&huge), -EINVAL);
+}
+END_TEST
+
+START_TEST(default_limit_drops_a_long_blob)
+{
+    char s[200];
+    memset(s, 'x', 100);
+    memcpy(s + 100, " ok", 4);
+    ck_assert_str_eq(TOKS(s), "ok");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("tokenize");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, ascii_is_lowercased_and_split_on_punctuation);
+    tcase_add_test(tc, empty_and_separator_only_text_gives_no_tokens);
+    tcase_add_test(tc, latin1_letters_are_folded_and_kept_in_words);
+    tcase_add_test(tc, greek_cyrillic_and_latin_extended_are_folded);
+    tcase_add_test(tc, general_punctuation_and_emoji_separate_words);
+    tcase_add_test(tc, invalid_utf8_bytes_are_separators);
+    tcase_add_test(tc, tokens_outside_the_length_limits_are_dropped);
+    tcase_add_test(tc, text_is_not_needed_to_be_nul_terminated);
+    tcase_add_test(tc, bad_options_are_refused);
+    tcase_add_test(tc, default_limit_drops_a_long_blob);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
