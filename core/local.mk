@@ -19,3 +19,16 @@ core_loams_host_LDADD = core/libloams-core.la
 core_libloams_core_la_SOURCES += \
 	core/scheduler.c core/scheduler.h \
 	core/node_config.c core/node_config.h
+
+# The host side of the plugin ABI: batches, options, stores, the API table.
+core_libloams_core_la_SOURCES += \
+	core/record.h \
+	core/batch.c core/batch.h \
+	core/offsets.c core/offsets.h \
+	core/keylist.c core/keylist.h \
+	core/buf.c core/buf.h \
+	core/units.c core/units.h \
+	core/plugin_ctx.c core/plugin_ctx.h \
+	core/udf.c core/udf.h \
+	core/store.c core/store.h \
+	core/host_api.c core/host_api.h

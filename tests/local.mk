@@ -22,3 +22,29 @@ TESTS += tests/unit/test_node_config
 tests_unit_test_node_config_SOURCES = tests/unit/test_node_config.c
 tests_unit_test_node_config_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_node_config_LDADD = $(LOAMS_UNIT_LDADD)
+
+# The host side of the plugin ABI.
+LOAMS_HOST_UNIT_TESTS = tests/unit/test_batch tests/unit/test_offsets \
+	tests/unit/test_keylist tests/unit/test_buf tests/unit/test_units \
+	tests/unit/test_plugin_ctx tests/unit/test_udf tests/unit/test_store \
+	tests/unit/test_host_api
+check_PROGRAMS += $(LOAMS_HOST_UNIT_TESTS)
+TESTS += $(LOAMS_HOST_UNIT_TESTS)
+tests_unit_test_batch_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_batch_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_offsets_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_offsets_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_keylist_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_keylist_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_buf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_buf_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_units_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_units_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_plugin_ctx_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_plugin_ctx_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_udf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_udf_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_store_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_store_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_host_api_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_host_api_LDADD = $(LOAMS_UNIT_LDADD)

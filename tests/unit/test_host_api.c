@@ -1,0 +1,64 @@
+/*
+ * test_host_api.c - the host API table (core/host_api.c): ABI 1.0, every
+ * member present, and calls through it reach the core.
+ */
+#include <check.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "batch.h"
+#include "host_api.h"
+
+START_TEST(test_table_is_abi_1_0_and_every_member_is_set)
+{
+    const loams_host_api *h = loams_host_api_get();
+    ck_assert_ptr_nonnull(h);
+    ck_assert_ptr_eq(h, loams_host_api_get());
+    ck_assert_uint_eq(h->size, sizeof(loams_host_api));
+    ck_assert_uint_eq(h->abi_major, 1);
+    ck_assert_uint_eq(h->abi_minor, 0);
+    /* Every member after the header is a function pointer. */
+    size_t first = offsetof(loams_host_api, log);
+    size_t n = (sizeof(loams_host_api) - first) / sizeof(void (*)(void));
+    ck_assert_uint_eq(first + n * sizeof(void (*)(void)), sizeof(loams_host_api));
+    for (size_t i = 0; i < n; i++) {
+        void (*fn)(void);
+        memcpy(&fn, (const char *)h + first + i * sizeof fn, sizeof fn);
+        ck_assert_msg(fn != NULL, "host API member %zu is NULL", i);
+    }
+}
+END_TEST
+
+START_TEST(test_batch_calls_through_the_table_reach_the_core)
+{
+    const loams_host_api *h = loams_host_api_get();
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t col, row;
+    ck_assert_int_eq(h->batch_add_column(b, "n", &col), 0);
+    ck_assert_int_eq(h->batch_append_row(b, NULL, 0, &row), 0);
+    loams_value v = {.type = LOAMS_T_INT64, .u.i = 9};
+    ck_assert_int_eq(h->batch_set(b, row, col, &v), 0);
+    ck_assert_int_eq(h->batch_row_fail(b, row, LOAMS_EINPUT, "bad %d", 1), 0);
+    ck_assert_uint_eq(h->batch_rows(b), 1);
+    ck_assert_int_eq(h->batch_row_failed(b, row), 1);
+    const char *msg;
+    ck_assert_int_eq(loams_batch_row_error(b, row, NULL, &msg), 0);
+    ck_assert_str_eq(msg, "bad 1");
+    loams_batch_free(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("host_api");
+    TCase *tc = tcase_create("host_api");
+    tcase_add_test(tc, test_table_is_abi_1_0_and_every_member_is_set);
+    tcase_add_test(tc, test_batch_calls_through_the_table_reach_the_core);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
