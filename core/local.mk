@@ -32,3 +32,11 @@ core_libloams_core_la_SOURCES += \
 	core/udf.c core/udf.h \
 	core/store.c core/store.h \
 	core/host_api.c core/host_api.h
+
+# The stream log (catalog + embedded LMDB backend), object names.
+core_libloams_core_la_SOURCES += \
+	core/objname.c core/objname.h \
+	core/streamlog.c core/streamlog.h \
+	core/streamlog_backend.h core/streamlog_record.c \
+	core/streamlog_lmdb.c \
+	core/ddl.c core/ddl.h
