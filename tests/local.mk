@@ -48,3 +48,25 @@ tests_unit_test_store_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_host_api_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_host_api_LDADD = $(LOAMS_UNIT_LDADD)
+
+# The stream log, the DDL parser, retention.
+check_PROGRAMS += tests/unit/test_ddl
+TESTS += tests/unit/test_ddl
+tests_unit_test_ddl_SOURCES = tests/unit/test_ddl.c
+tests_unit_test_ddl_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
+
+# libFuzzer target of the DDL parser (configure --enable-fuzzers CC=clang);
+# the parser is compiled into it with the fuzzer's instrumentation.
+if FUZZERS
+noinst_PROGRAMS += tests/fuzz/fuzz-ddl
+endif
+tests_fuzz_fuzz_ddl_SOURCES = tests/fuzz/fuzz-ddl.c core/ddl.c core/objname.c
+tests_fuzz_fuzz_ddl_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_ddl_LDFLAGS = -fsanitize=fuzzer,address,undefined
+EXTRA_DIST += tests/fuzz/run-fuzzers.sh \
+	tests/fuzz/corpus/fuzz-ddl/seed-link.sql \
+	tests/fuzz/corpus/fuzz-ddl/stream.sql \
+	tests/fuzz/corpus/fuzz-ddl/link-forms.sql \
+	tests/fuzz/corpus/fuzz-ddl/table-misc.sql \
+	tests/fuzz/corpus/fuzz-ddl/error-expected.sql

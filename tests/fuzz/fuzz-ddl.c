@@ -1,0 +1,50 @@
+/* fuzz-ddl.c - libFuzzer target for the DDL parser: any input must parse
+ * or fail with LOAMS_EINPUT and a positioned message, never crash, leak or
+ * read out of bounds; a parsed script's statements must be consistent. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddl.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    loams_ddl_script *s = NULL;
+    loams_ddl_error e;
+    int rc = loams_ddl_parse((const char *)data, size, &s, &e);
+    if (rc == LOAMS_EINPUT) {
+        if (e.line == 0 || e.column == 0 || e.message[0] == '\0' || e.text[0] == '\0') {
+            abort();
+        }
+        return 0;
+    }
+    if (rc != 0) {
+        abort();
+    }
+    size_t len = 0;
+    const char *src = loams_ddl_script_source(s, &len);
+    for (size_t i = 0; i < loams_ddl_script_count(s); i++) {
+        const loams_ddl_stmt *st = loams_ddl_script_at(s, i);
+        if (st->text < src || st->text + st->text_len > src + len || st->name.name[0] == '\0') {
+            abort();
+        }
+        if (st->kind == LOAMS_DDL_CREATE_LINK) {
+            const loams_ddl_transform *t = &st->link.transform;
+            if (strlen(t->text) > t->len || t->pos.offset + t->len > len) {
+                abort();
+            }
+            uint32_t l, c;
+            loams_ddl_map_position(t, 1, 1, &l, &c);
+            if (l != t->pos.line || c != t->pos.column) {
+                abort();
+            }
+        }
+        char buf[256];
+        loams_ddl_format_error(src, len, st->pos.line, st->pos.column, "x", buf, sizeof buf);
+    }
+    loams_ddl_script_free(s);
+    return 0;
+}
