@@ -1,2 +1,3 @@
 # plugins: one folder per plugin, each with its own fragment.
 include plugins/target-collection/local.mk
+include plugins/transform-sql/local.mk

@@ -1,0 +1,136 @@
+/*
+ * json_path.h - an on-demand JSON extractor for the SQL transform.
+ *
+ * A record's JSON is indexed at most once however many fields are read: the
+ * first lookup on a document scans it once from start to end, validating
+ * every byte (RFC 8259 grammar, UTF-8, escapes, nesting depth) but building
+ * no tree; it only records the members of the top-level container (key span,
+ * value span, value kind).  Lookups then find the first step in that table,
+ * and a deeper step indexes the one nested container it enters (on first
+ * entry, cached for the next paths on the same record).  Values are returned
+ * as spans of the document and converted only when asked for: a string is
+ * unescaped into a caller buffer, a number parsed as int64 or double, an
+ * object or array handed back as its raw JSON text.
+ *
+ * Paths:  $            the whole document
+ *         $.name       member "name" (a name runs to the next '.' or '[';
+ *                      it may not contain '"', ']', spaces or control bytes)
+ *         $."a b"      member "a b" (JSON string syntax: \" \\ \uXXXX ...)
+ *         $[2]         element 2 of an array (0-based)
+ *         $["a b"]     member "a b", bracket form
+ * Steps chain: $.a.b[2]."c d".  A step that does not apply (a member of a
+ * non-object, an index past the end, a missing name) makes the value MISSING.
+ * When an object repeats a name, the first occurrence is the one returned
+ * (as cJSON and SQLite's json_extract do).
+ *
+ * Error positions are 0-based byte offsets (into the document, or into the
+ * path text for path errors).
+ *
+ * Threads: a path is immutable after compile and may be shared by threads;
+ * a document cache belongs to one thread at a time.
+ */
+#ifndef LOAMS_TRANSFORM_SQL_JSON_PATH_H
+#define LOAMS_TRANSFORM_SQL_JSON_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The deepest nesting a document may have (the containers around a value). */
+#define LOAMS__JSON_MAX_DEPTH 512
+
+/* The kind of a value found by a lookup. */
+typedef enum loams__json_kind {
+    LOAMS__JSON_MISSING = 0, /* the path does not lead to a value */
+    LOAMS__JSON_NULL,
+    LOAMS__JSON_FALSE,
+    LOAMS__JSON_TRUE,
+    LOAMS__JSON_NUMBER,
+    LOAMS__JSON_STRING,
+    LOAMS__JSON_ARRAY,
+    LOAMS__JSON_OBJECT
+} loams__json_kind;
+
+/* Where and what went wrong.  `what` is a static string. */
+typedef struct loams__json_error {
+    size_t pos;
+    const char *what;
+} loams__json_error;
+
+/* Memory for document caches and paths.  NULL means the C library. */
+typedef struct loams__json_alloc {
+    void *(*realloc)(void *ud, void *ptr, size_t size); /* size > 0 */
+    void (*free)(void *ud, void *ptr);
+    void *ud;
+} loams__json_alloc;
+
+/* A value: its kind and its span [start, end) in the document.  For a
+ * STRING the span excludes the quotes and `escaped` says whether it holds a
+ * backslash escape (when not, the span is the text itself). */
+typedef struct loams__json_value {
+    uint32_t kind; /* a loams__json_kind */
+    uint32_t escaped;
+    uint32_t start, end;
+} loams__json_value;
+
+typedef struct loams__json_path loams__json_path;
+typedef struct loams__json_doc loams__json_doc;
+
+/* A static name for a kind ("string", "number", "object", ...). */
+const char *loams__json_kind_name(uint32_t kind);
+
+/* Compiles path text[0..len) (need not be NUL-terminated) into *out, owned
+ * by the caller (free with loams__json_path_free, same alloc).
+ * Errors: LOAMS_EINPUT (bad syntax: err->pos is the offset in the path text,
+ * err->what says what was expected), -ENOMEM. */
+int loams__json_path_compile(const loams__json_alloc *alloc, const char *text, size_t len,
+                             loams__json_path **out, loams__json_error *err);
+void loams__json_path_free(const loams__json_alloc *alloc, loams__json_path *path);
+
+/* A document cache.  *out is the caller's (free with loams__json_doc_free).
+ * Errors: -ENOMEM. */
+int loams__json_doc_new(const loams__json_alloc *alloc, loams__json_doc **out);
+void loams__json_doc_free(loams__json_doc *doc);
+
+/* Binds the cache to the document json[0..len) (caller-owned, must stay
+ * unchanged and valid until the next reset or free) and forgets what was
+ * indexed for the previous one (keeping its memory).  Never fails. */
+void loams__json_doc_reset(loams__json_doc *doc, const char *json, size_t len);
+
+/* The document currently bound (NULL before the first reset). */
+const char *loams__json_doc_text(const loams__json_doc *doc, size_t *len);
+
+/* Finds the value at `path`.  On 0, *out is the value, or has kind MISSING.
+ * The first call after a reset scans and validates the whole document; its
+ * outcome is remembered, so a malformed document gives the same error to
+ * every lookup without being scanned again.
+ * Errors: LOAMS_EINPUT (malformed JSON or a document of 4 GiB or more;
+ * err->pos is the byte offset), -ENOMEM. */
+int loams__json_doc_get(loams__json_doc *doc, const loams__json_path *path,
+                        loams__json_value *out, loams__json_error *err);
+
+/* Unescapes a STRING value into buf[0..cap), setting *len (no NUL is
+ * added).  cap >= v->end - v->start is always enough.  A \uXXXX pair of
+ * surrogates becomes one 4-byte UTF-8 sequence; \u0000 becomes a NUL byte.
+ * Errors: -EINVAL (not a STRING), -ENOBUFS (cap too small),
+ * LOAMS_EINPUT (a lone surrogate escape, err->pos at it). */
+int loams__json_value_string(const loams__json_doc *doc, const loams__json_value *v,
+                             char *buf, size_t cap, size_t *len, loams__json_error *err);
+
+/* A NUMBER as int64: exact when the number is integral (42, -7, 4.0, 1e3)
+ * and in [-2^63, 2^63).  Errors: -EINVAL (not a NUMBER), -ERANGE (a
+ * fraction or out of range; err->pos at the number). */
+int loams__json_value_int(const loams__json_doc *doc, const loams__json_value *v,
+                          int64_t *out, loams__json_error *err);
+
+/* A NUMBER as the nearest double (C locale).  Errors: -EINVAL (not a
+ * NUMBER), -ERANGE (overflows a double), -ENOMEM (a number written with 64
+ * or more characters needs a temporary copy). */
+int loams__json_value_double(const loams__json_doc *doc, const loams__json_value *v,
+                             double *out, loams__json_error *err);
+
+/* The raw JSON text of any found value (a STRING includes its quotes).
+ * *ptr points into the document. */
+void loams__json_value_raw(const loams__json_doc *doc, const loams__json_value *v,
+                           const char **ptr, size_t *len);
+
+#endif /* LOAMS_TRANSFORM_SQL_JSON_PATH_H */

@@ -1,0 +1,112 @@
+/*
+ * fuzz-json-path.c - libFuzzer target for the on-demand JSON extractor of
+ * transform-sql (plugins/transform-sql/json_path.c).
+ *
+ * Input: "<path>\n<document>" (a path of the input's own), or, without a
+ * newline, a whole document read through a fixed set of paths.  Every
+ * found value is converted every way; the checks are the extractor's
+ * promises: spans inside the document, unescaped strings no longer than
+ * their span, the same answer (or error) when asked again.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <loams/status.h>
+
+#include "json_path.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const fixed[] = {"$", "$.a", "$.a.b", "$[0]", "$.a[1].c", "$.\"x y\"",
+                                    "$[0][0][0]", "$.subject"};
+
+static void read_all(loams__json_doc *doc, const loams__json_path *p, size_t doclen)
+{
+    loams__json_value v, again;
+    loams__json_error err, err2;
+    int rc = loams__json_doc_get(doc, p, &v, &err);
+    int rc2 = loams__json_doc_get(doc, p, &again, &err2);
+    if (rc != rc2) {
+        abort();
+    }
+    if (rc) {
+        if (rc != LOAMS_EINPUT || err.pos > doclen || err.pos != err2.pos || !err.what) {
+            abort();
+        }
+        return;
+    }
+    if (memcmp(&v, &again, sizeof(v)) != 0) {
+        abort();
+    }
+    if (v.kind == LOAMS__JSON_MISSING) {
+        return;
+    }
+    if (v.start > v.end || v.end > doclen) {
+        abort();
+    }
+    const char *raw;
+    size_t rawlen;
+    loams__json_value_raw(doc, &v, &raw, &rawlen);
+    if (rawlen > doclen) {
+        abort();
+    }
+    if (v.kind == LOAMS__JSON_STRING) {
+        size_t cap = v.end - v.start, len = 0;
+        char *buf = malloc(cap ? cap : 1);
+        if (!buf) {
+            return;
+        }
+        rc = loams__json_value_string(doc, &v, buf, cap, &len, &err);
+        if ((rc != 0 && rc != LOAMS_EINPUT) || (rc == 0 && len > cap)) {
+            abort();
+        }
+        free(buf);
+    } else if (v.kind == LOAMS__JSON_NUMBER) {
+        int64_t i;
+        double d;
+        rc = loams__json_value_int(doc, &v, &i, &err);
+        if (rc != 0 && rc != -ERANGE) {
+            abort();
+        }
+        rc = loams__json_value_double(doc, &v, &d, &err);
+        if (rc != 0 && rc != -ERANGE) {
+            abort();
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static loams__json_doc *doc;
+    const uint8_t *nl = memchr(data, '\n', size);
+    if (!doc && loams__json_doc_new(NULL, &doc) != 0) {
+        return 0;
+    }
+    if (nl) {
+        size_t plen = (size_t)(nl - data);
+        loams__json_path *p = NULL;
+        loams__json_error err;
+        int rc = loams__json_path_compile(NULL, (const char *)data, plen, &p, &err);
+        if (rc == 0) {
+            size_t dlen = size - plen - 1;
+            loams__json_doc_reset(doc, (const char *)nl + 1, dlen);
+            read_all(doc, p, dlen);
+            loams__json_path_free(NULL, p);
+        } else if (rc != LOAMS_EINPUT || err.pos > plen) {
+            abort();
+        }
+        return 0;
+    }
+    loams__json_doc_reset(doc, (const char *)data, size);
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        loams__json_path *p = NULL;
+        loams__json_error err;
+        if (loams__json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
+            read_all(doc, p, size);
+            loams__json_path_free(NULL, p);
+        }
+    }
+    return 0;
+}

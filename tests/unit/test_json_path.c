@@ -1,0 +1,436 @@
+/*
+ * test_json_path.c - the on-demand JSON extractor of transform-sql
+ * (plugins/transform-sql/json_path.c).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <loams/status.h>
+
+#include "json_path.h"
+
+static loams__json_doc *doc;
+
+static void setup(void)
+{
+    ck_assert_int_eq(loams__json_doc_new(NULL, &doc), 0);
+}
+
+static void teardown(void)
+{
+    loams__json_doc_free(doc);
+    doc = NULL;
+}
+
+static loams__json_path *path_of(const char *text)
+{
+    loams__json_path *p = NULL;
+    loams__json_error err = {0, NULL};
+    int rc = loams__json_path_compile(NULL, text, strlen(text), &p, &err);
+    ck_assert_msg(rc == 0, "path %s: %s at %zu", text, err.what, err.pos);
+    return p;
+}
+
+/* Looks `path` up in `json` (bound fresh); returns the status. */
+static int lookup(const char *json, const char *path, loams__json_value *v, loams__json_error *err)
+{
+    loams__json_path *p = path_of(path);
+    loams__json_doc_reset(doc, json, strlen(json));
+    int rc = loams__json_doc_get(doc, p, v, err);
+    loams__json_path_free(NULL, p);
+    return rc;
+}
+
+/* The unescaped string at `path` (static buffer). */
+static const char *string_at(const char *json, const char *path, size_t *len_out)
+{
+    static char buf[1024];
+    loams__json_value v;
+    loams__json_error err = {0, NULL};
+    size_t len = 0;
+    ck_assert_int_eq(lookup(json, path, &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_STRING);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf) - 1, &len, &err), 0);
+    buf[len] = '\0';
+    if (len_out) {
+        *len_out = len;
+    }
+    return buf;
+}
+
+static int64_t int_at(const char *json, const char *path, int *rc_out)
+{
+    loams__json_value v;
+    loams__json_error err = {0, NULL};
+    int64_t i = 0;
+    ck_assert_int_eq(lookup(json, path, &v, &err), 0);
+    *rc_out = loams__json_value_int(doc, &v, &i, &err);
+    return i;
+}
+
+START_TEST(scalars_of_every_kind_are_found)
+{
+    const char *j = " { \"s\" : \"text\", \"i\": -42, \"f\": 2.5e1, \"t\": true, "
+                    "\"n\": null, \"b\": false } ";
+    loams__json_value v;
+    loams__json_error err;
+    int rc;
+    double f;
+
+    ck_assert_str_eq(string_at(j, "$.s", NULL), "text");
+    ck_assert_int_eq(int_at(j, "$.i", &rc), -42);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(lookup(j, "$.f", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), 0);
+    ck_assert(f == 25.0);
+    ck_assert_int_eq(lookup(j, "$.t", &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_TRUE);
+    ck_assert_int_eq(lookup(j, "$.b", &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_FALSE);
+    ck_assert_int_eq(lookup(j, "$.n", &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_NULL);
+    ck_assert_int_eq(lookup(j, "$", &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_OBJECT);
+}
+END_TEST
+
+START_TEST(nested_objects_arrays_and_quoted_names_are_followed)
+{
+    const char *j = "{\"customer\":{\"name\":\"Ada\",\"address\":{\"city\":\"Turin\"}},"
+                    "\"tags\":[\"a\",\"b\",[10,[20,21]]],\"a b\":{\"x.y\":7},"
+                    "\"say \\\"hi\\\"\":1}";
+    int rc;
+    ck_assert_str_eq(string_at(j, "$.customer.name", NULL), "Ada");
+    ck_assert_str_eq(string_at(j, "$.customer.address.city", NULL), "Turin");
+    ck_assert_str_eq(string_at(j, "$.tags[1]", NULL), "b");
+    ck_assert_int_eq(int_at(j, "$.tags[2][1][0]", &rc), 20);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(int_at(j, "$.\"a b\".\"x.y\"", &rc), 7);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(int_at(j, "$[\"a b\"][\"x.y\"]", &rc), 7);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(int_at(j, "$.\"say \\\"hi\\\"\"", &rc), 1);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(string_at("[\"x\",\"y\"]", "$[1]", NULL), "y");
+}
+END_TEST
+
+START_TEST(one_document_answers_many_paths_and_reset_switches_documents)
+{
+    const char *j1 = "{\"a\":{\"b\":1,\"c\":2},\"d\":[3,4]}";
+    const char *j2 = "{\"a\":{\"b\":10},\"d\":\"x\"}";
+    loams__json_path *pb = path_of("$.a.b"), *pc = path_of("$.a.c"), *pd = path_of("$.d[1]");
+    loams__json_value v;
+    loams__json_error err;
+    int64_t i;
+
+    loams__json_doc_reset(doc, j1, strlen(j1));
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(loams__json_doc_get(doc, pb, &v, &err), 0);
+        ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+        ck_assert_int_eq(i, 1);
+        ck_assert_int_eq(loams__json_doc_get(doc, pc, &v, &err), 0);
+        ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+        ck_assert_int_eq(i, 2);
+        ck_assert_int_eq(loams__json_doc_get(doc, pd, &v, &err), 0);
+        ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+        ck_assert_int_eq(i, 4);
+    }
+    loams__json_doc_reset(doc, j2, strlen(j2));
+    ck_assert_int_eq(loams__json_doc_get(doc, pb, &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+    ck_assert_int_eq(i, 10);
+    ck_assert_int_eq(loams__json_doc_get(doc, pc, &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_MISSING);
+    ck_assert_int_eq(loams__json_doc_get(doc, pd, &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_MISSING);
+    loams__json_path_free(NULL, pb);
+    loams__json_path_free(NULL, pc);
+    loams__json_path_free(NULL, pd);
+}
+END_TEST
+
+START_TEST(escapes_are_decoded)
+{
+    size_t len;
+    ck_assert_str_eq(string_at("{\"s\":\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t.\"}", "$.s", NULL),
+                     "q\" b\\ s/ \b\f\n\r\t.");
+    ck_assert_str_eq(string_at("{\"s\":\"caf\\u00e9 \\u20AC\"}", "$.s", NULL),
+                     "caf\xc3\xa9 \xe2\x82\xac");
+    /* a surrogate pair is one code point, U+1F600 */
+    ck_assert_str_eq(string_at("{\"s\":\"\\ud83d\\ude00!\"}", "$.s", NULL), "\xf0\x9f\x98\x80!");
+    /* raw UTF-8 passes through */
+    ck_assert_str_eq(string_at("{\"s\":\"\xe6\x97\xa5\xf0\x9f\x98\x80\"}", "$.s", NULL),
+                     "\xe6\x97\xa5\xf0\x9f\x98\x80");
+    const char *s = string_at("{\"s\":\"a\\u0000b\"}", "$.s", &len);
+    ck_assert_uint_eq(len, 3);
+    ck_assert(memcmp(s, "a\0b", 3) == 0);
+    /* member names with escapes match their decoded text */
+    ck_assert_str_eq(string_at("{\"a\\u0020b\":\"found\"}", "$.\"a b\"", NULL), "found");
+}
+END_TEST
+
+START_TEST(lone_surrogates_are_errors_with_their_position)
+{
+    loams__json_value v;
+    loams__json_error err = {0, NULL};
+    char buf[64];
+    size_t len;
+    const char *j = "{\"s\":\"ab\\ud83d x\"}";
+    ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err),
+                     LOAMS_EINPUT);
+    ck_assert_uint_eq(err.pos, 8);
+    ck_assert_ptr_nonnull(strstr(err.what, "surrogate"));
+    j = "{\"s\":\"\\udc00\"}";
+    ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err),
+                     LOAMS_EINPUT);
+    ck_assert_uint_eq(err.pos, 6);
+}
+END_TEST
+
+START_TEST(a_small_buffer_is_refused)
+{
+    loams__json_value v;
+    loams__json_error err;
+    char buf[4];
+    size_t len;
+    ck_assert_int_eq(lookup("{\"s\":\"abcdef\"}", "$.s", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -ENOBUFS);
+    ck_assert_int_eq(lookup("{\"s\":\"a\\nbcdef\"}", "$.s", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -ENOBUFS);
+    ck_assert_int_eq(lookup("{\"s\":1}", "$.s", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -EINVAL);
+}
+END_TEST
+
+START_TEST(numbers_convert_exactly_or_report_range)
+{
+    const char *j = "{\"max\":9223372036854775807,\"min\":-9223372036854775808,"
+                    "\"over\":9223372036854775808,\"under\":-9223372036854775809,"
+                    "\"huge\":123456789012345678901234567890,\"f\":4.0,\"e\":1e3,"
+                    "\"frac\":4.5,\"neg0\":-0,\"small\":1.5E-3,\"big\":1e400,\"str\":\"1\"}";
+    loams__json_value v;
+    loams__json_error err;
+    int rc;
+    double f;
+
+    ck_assert(int_at(j, "$.max", &rc) == INT64_MAX && rc == 0);
+    ck_assert(int_at(j, "$.min", &rc) == INT64_MIN && rc == 0);
+    int_at(j, "$.over", &rc);
+    ck_assert_int_eq(rc, -ERANGE);
+    int_at(j, "$.under", &rc);
+    ck_assert_int_eq(rc, -ERANGE);
+    int_at(j, "$.huge", &rc);
+    ck_assert_int_eq(rc, -ERANGE);
+    ck_assert(int_at(j, "$.f", &rc) == 4 && rc == 0);
+    ck_assert(int_at(j, "$.e", &rc) == 1000 && rc == 0);
+    int_at(j, "$.frac", &rc);
+    ck_assert_int_eq(rc, -ERANGE);
+    ck_assert(int_at(j, "$.neg0", &rc) == 0 && rc == 0);
+    int_at(j, "$.str", &rc);
+    ck_assert_int_eq(rc, -EINVAL);
+    ck_assert_int_eq(lookup(j, "$.small", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), 0);
+    ck_assert(f == 1.5e-3);
+    ck_assert_int_eq(lookup(j, "$.big", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), -ERANGE);
+    ck_assert_int_eq(lookup(j, "$.huge", &v, &err), 0);
+    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), 0);
+    ck_assert(f > 1.2e29 && f < 1.3e29);
+}
+END_TEST
+
+START_TEST(missing_paths_are_missing_not_errors)
+{
+    const char *j = "{\"a\":{\"b\":1},\"arr\":[1,2],\"s\":\"x\"}";
+    const char *paths[] = {"$.zz", "$.a.c", "$.arr[2]", "$.s.x", "$.s[0]", "$.a[0]",
+                           "$.arr.x", "$.a.b.c", "$[0]"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        loams__json_value v;
+        loams__json_error err;
+        ck_assert_int_eq(lookup(j, paths[i], &v, &err), 0);
+        ck_assert_msg(v.kind == LOAMS__JSON_MISSING, "%s", paths[i]);
+    }
+}
+END_TEST
+
+START_TEST(objects_and_arrays_come_back_as_raw_json)
+{
+    const char *j = "{\"c\":{ \"n\" : [1, {\"x\":null}] },\"s\":\"q\\\"\"}";
+    loams__json_value v;
+    loams__json_error err;
+    const char *p;
+    size_t len;
+    ck_assert_int_eq(lookup(j, "$.c", &v, &err), 0);
+    loams__json_value_raw(doc, &v, &p, &len);
+    ck_assert_int_eq((int)len, 25);
+    ck_assert(memcmp(p, "{ \"n\" : [1, {\"x\":null}] }", len) == 0);
+    ck_assert_int_eq(lookup(j, "$.c.n", &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_ARRAY);
+    loams__json_value_raw(doc, &v, &p, &len);
+    ck_assert(len == 15 && memcmp(p, "[1, {\"x\":null}]", len) == 0);
+    ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
+    loams__json_value_raw(doc, &v, &p, &len);
+    ck_assert(len == 5 && memcmp(p, "\"q\\\"\"", len) == 0);
+}
+END_TEST
+
+START_TEST(duplicate_names_return_the_first)
+{
+    int rc;
+    ck_assert_int_eq(int_at("{\"a\":1,\"a\":2}", "$.a", &rc), 1);
+}
+END_TEST
+
+struct malformed_case {
+    const char *json;
+    size_t pos;
+    const char *what; /* a word of the message */
+};
+
+START_TEST(malformed_documents_are_errors_with_byte_positions)
+{
+    static const struct malformed_case cases[] = {
+        {"{\"a\":1,}", 7, "member name"},
+        {"{\"a\" 1}", 5, "':'"},
+        {"[1 2]", 3, "','"},
+        {"{\"a\":tru}", 5, "value"},
+        {"\"abc", 0, "unterminated"},
+        {"{\"a\":\"x\ty\"}", 7, "control"},
+        {"{\"a\":\"\xc3\x28\"}", 6, "UTF-8"},
+        {"{\"a\":\"\xed\xa0\x80\"}", 6, "UTF-8"},
+        {"{\"a\":\"\xc0\xaf\"}", 6, "UTF-8"},
+        {"{} x", 3, "after"},
+        {"", 0, "end"},
+        {"   ", 3, "end"},
+        {"01", 1, "after"},
+        {"-", 1, "digit"},
+        {"1.", 2, "digit"},
+        {"1e+", 3, "exponent"},
+        {"{\"a\":\"\\x\"}", 6, "escape"},
+        {"{\"a\":\"\\u12g4\"}", 6, "hex"},
+        {"{\"a\":[1,{\"b\":2]}", 14, "'}'"},
+        {"{\"a\":1", 6, "end"},
+        {"nul", 0, "value"},
+        {"{\"a\":1,\"b\":[1,}", 14, "value"},
+        {"{'a':1}", 1, "member name"},
+    };
+    loams__json_path *p = path_of("$.a");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        loams__json_value v;
+        loams__json_error err = {99999, NULL};
+        loams__json_doc_reset(doc, cases[i].json, strlen(cases[i].json));
+        int rc = loams__json_doc_get(doc, p, &v, &err);
+        ck_assert_msg(rc == LOAMS_EINPUT, "case %zu (%s): rc %d", i, cases[i].json, rc);
+        ck_assert_msg(err.pos == cases[i].pos, "case %zu (%s): pos %zu, want %zu (%s)", i,
+                      cases[i].json, err.pos, cases[i].pos, err.what);
+        ck_assert_msg(strstr(err.what, cases[i].what), "case %zu: '%s' lacks '%s'", i, err.what,
+                      cases[i].what);
+        /* the outcome is remembered: same error, no rescan needed */
+        loams__json_error again = {0, NULL};
+        ck_assert_int_eq(loams__json_doc_get(doc, p, &v, &again), LOAMS_EINPUT);
+        ck_assert_uint_eq(again.pos, err.pos);
+        ck_assert_str_eq(again.what, err.what);
+    }
+    loams__json_path_free(NULL, p);
+}
+END_TEST
+
+START_TEST(nesting_is_bounded_at_512_levels)
+{
+    char deep[2 * 520 + 8];
+    loams__json_value v;
+    loams__json_error err;
+    size_t n = 0;
+    for (int i = 0; i < 512; i++) {
+        deep[n++] = '[';
+    }
+    for (int i = 0; i < 512; i++) {
+        deep[n++] = ']';
+    }
+    deep[n] = '\0';
+    ck_assert_int_eq(lookup(deep, "$[0][0]", &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_ARRAY);
+    n = 0;
+    for (int i = 0; i < 513; i++) {
+        deep[n++] = '[';
+    }
+    for (int i = 0; i < 513; i++) {
+        deep[n++] = ']';
+    }
+    deep[n] = '\0';
+    ck_assert_int_eq(lookup(deep, "$[0]", &v, &err), LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.what, "512"));
+    ck_assert_uint_eq(err.pos, 512);
+}
+END_TEST
+
+struct bad_path {
+    const char *path;
+    size_t pos;
+};
+
+START_TEST(bad_paths_are_refused_with_positions)
+{
+    static const struct bad_path cases[] = {
+        {"a.b", 0}, {"", 0}, {"$.", 2}, {"$[x]", 2}, {"$[1", 3}, {"$.a b", 3},
+        {"$.\"a", 2}, {"$[99999999999]", 2}, {"$.a]", 3}, {"$..a", 2}, {"$[\"a\"", 5},
+        {"$.\"a\"b", 5}, {"$x", 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        loams__json_path *p = NULL;
+        loams__json_error err = {99999, NULL};
+        int rc = loams__json_path_compile(NULL, cases[i].path, strlen(cases[i].path), &p, &err);
+        ck_assert_msg(rc == LOAMS_EINPUT, "path '%s' compiled", cases[i].path);
+        ck_assert_msg(err.pos == cases[i].pos, "path '%s': pos %zu want %zu (%s)", cases[i].path,
+                      err.pos, cases[i].pos, err.what);
+        ck_assert_ptr_null(p);
+    }
+}
+END_TEST
+
+START_TEST(the_whole_document_is_validated_even_past_the_value_read)
+{
+    loams__json_value v;
+    loams__json_error err;
+    /* $.a is fine, but the document is not */
+    ck_assert_int_eq(lookup("{\"a\":1,\"b\":{\"c\":[1,2,}}", "$.a", &v, &err), LOAMS_EINPUT);
+    ck_assert_uint_eq(err.pos, 21);
+}
+END_TEST
+
+static Suite *json_path_suite(void)
+{
+    Suite *s = suite_create("json_path");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, scalars_of_every_kind_are_found);
+    tcase_add_test(tc, nested_objects_arrays_and_quoted_names_are_followed);
+    tcase_add_test(tc, one_document_answers_many_paths_and_reset_switches_documents);
+    tcase_add_test(tc, escapes_are_decoded);
+    tcase_add_test(tc, lone_surrogates_are_errors_with_their_position);
+    tcase_add_test(tc, a_small_buffer_is_refused);
+    tcase_add_test(tc, numbers_convert_exactly_or_report_range);
+    tcase_add_test(tc, missing_paths_are_missing_not_errors);
+    tcase_add_test(tc, objects_and_arrays_come_back_as_raw_json);
+    tcase_add_test(tc, duplicate_names_return_the_first);
+    tcase_add_test(tc, malformed_documents_are_errors_with_byte_positions);
+    tcase_add_test(tc, nesting_is_bounded_at_512_levels);
+    tcase_add_test(tc, bad_paths_are_refused_with_positions);
+    tcase_add_test(tc, the_whole_document_is_validated_even_past_the_value_read);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(json_path_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
