@@ -1,3 +1,4 @@
 # plugins: one folder per plugin, each with its own fragment.
 include plugins/target-collection/local.mk
 include plugins/transform-sql/local.mk
+include plugins/target-iceberg/local.mk

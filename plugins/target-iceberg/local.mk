@@ -1,0 +1,39 @@
+# plugins/target-iceberg: the Iceberg target's file writers, built now as a
+# convenience library (Thrift compact, Parquet, Avro object containers,
+# Iceberg's Avro schemas) that the plugin and the tests link.
+
+noinst_LTLIBRARIES += plugins/target-iceberg/libiceberg-files.la
+plugins_target_iceberg_libiceberg_files_la_SOURCES = \
+	plugins/target-iceberg/byte_buffer.c plugins/target-iceberg/byte_buffer.h \
+	plugins/target-iceberg/thrift_compact.c plugins/target-iceberg/thrift_compact.h \
+	plugins/target-iceberg/parquet_encoding.c plugins/target-iceberg/parquet_encoding.h \
+	plugins/target-iceberg/parquet_writer.c plugins/target-iceberg/parquet_writer.h
+plugins_target_iceberg_libiceberg_files_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS)
+plugins_target_iceberg_libiceberg_files_la_LIBADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) -lm
+
+# Integration test helpers (the scripts are in tests/integration/).
+check_PROGRAMS += tests/integration/parquet_sample_writer
+tests_integration_parquet_sample_writer_SOURCES = tests/integration/parquet_sample_writer.c
+tests_integration_parquet_sample_writer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/target-iceberg
+tests_integration_parquet_sample_writer_LDADD = plugins/target-iceberg/libiceberg-files.la
+
+# Unit tests (Check).
+ICEBERG_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/target-iceberg
+ICEBERG_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+ICEBERG_TEST_LDADD = plugins/target-iceberg/libiceberg-files.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_thrift_compact tests/unit/test_parquet_encoding
+TESTS += tests/unit/test_thrift_compact tests/unit/test_parquet_encoding
+tests_unit_test_thrift_compact_SOURCES = tests/unit/test_thrift_compact.c
+tests_unit_test_thrift_compact_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
+tests_unit_test_thrift_compact_CFLAGS = $(ICEBERG_TEST_CFLAGS)
+tests_unit_test_thrift_compact_LDADD = $(ICEBERG_TEST_LDADD)
+tests_unit_test_parquet_encoding_SOURCES = tests/unit/test_parquet_encoding.c
+tests_unit_test_parquet_encoding_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
+tests_unit_test_parquet_encoding_CFLAGS = $(ICEBERG_TEST_CFLAGS)
+tests_unit_test_parquet_encoding_LDADD = $(ICEBERG_TEST_LDADD)
+
+# Independent readers: DuckDB reads every Parquet file the sample writer makes.
+TESTS += tests/integration/parquet-duckdb.sh
+EXTRA_DIST += tests/integration/parquet-duckdb.sh tests/integration/parquet-duckdb.mjs \
+	tests/integration/duckdb-env.sh
