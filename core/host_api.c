@@ -75,6 +75,11 @@ static const loams_host_api host_api = {
 
     /* 1.0: cancellation */
     .cancelled = loams_ctx_cancelled,
+
+    /* 1.1: buffers a plugin owns */
+    .buf_create = loams_buf_create,
+    .buf_free = loams_buf_free,
+    .buf_reset = loams_buf_reset,
 };
 
 const loams_host_api *loams_host_api_get(void)

@@ -242,6 +242,19 @@ typedef struct loams_host_api {
     /* Non-zero once the run that owns ctx is cancelled (lease lost,
      * shutdown).  Long loops in a plugin poll it and return LOAMS_ECANCELLED. */
     int (*cancelled)(loams_ctx *ctx);
+
+    /* ---- added in 1.1: buffers a plugin owns ---- */
+
+    /* Creates an empty buffer owned by the caller (for store_get reads
+     * outside a query, e.g. a target loading its manifest on resume); free
+     * it with buf_free.  -ENOMEM. */
+    int (*buf_create)(loams_buf **out);
+    /* Frees a buffer from buf_create.  buf may be NULL.  Never pass a buffer
+     * the host handed you (a query's `out`). */
+    void (*buf_free)(loams_buf *buf);
+    /* Empties a buffer, keeping its memory (any buffer the plugin may
+     * write to). */
+    void (*buf_reset)(loams_buf *buf);
 } loams_host_api;
 
 #ifdef __cplusplus
