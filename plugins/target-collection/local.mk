@@ -10,20 +10,49 @@ plugins_target_collection_libcollection_la_SOURCES = \
 	plugins/target-collection/tokenize.c plugins/target-collection/tokenize.h \
 	plugins/target-collection/pk_hash.c plugins/target-collection/split_format.h \
 	plugins/target-collection/split_writer.c plugins/target-collection/split_writer.h \
-	plugins/target-collection/split_reader.c plugins/target-collection/split_reader.h
+	plugins/target-collection/split_reader.c plugins/target-collection/split_reader.h \
+	plugins/target-collection/deletion_set.c plugins/target-collection/deletion_set.h \
+	plugins/target-collection/collection_manifest.c \
+	plugins/target-collection/collection_manifest.h \
+	plugins/target-collection/doc_encode.c plugins/target-collection/doc_encode.h \
+	plugins/target-collection/collection_search.c plugins/target-collection/collection_search.h \
+	plugins/target-collection/collection_query.c plugins/target-collection/collection_query.h \
+	plugins/target-collection/collection_merge.c plugins/target-collection/collection_merge.h
 plugins_target_collection_libcollection_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
-plugins_target_collection_libcollection_la_LIBADD = $(CJSON_LIBS) $(ZSTD_LIBS)
+plugins_target_collection_libcollection_la_LIBADD = $(CJSON_LIBS) $(ZSTD_LIBS) -lm
+
+# the plugin: the vtable over the library
+plugin_LTLIBRARIES += plugins/target-collection/target-collection.la
+plugins_target_collection_target_collection_la_SOURCES = \
+	plugins/target-collection/target-collection.c
+plugins_target_collection_target_collection_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
+plugins_target_collection_target_collection_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
+plugins_target_collection_target_collection_la_LIBADD = \
+	plugins/target-collection/libcollection.la
 
 # unit tests of the pure modules
 COLLECTION_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS) \
 	-I$(top_srcdir)/plugins/target-collection
 COLLECTION_TEST_LIBS = plugins/target-collection/libcollection.la $(CHECK_LIBS)
 
-check_PROGRAMS += tests/unit/test_tokenize tests/unit/test_split
-TESTS += tests/unit/test_tokenize tests/unit/test_split
+COLLECTION_UNIT_TESTS = tests/unit/test_tokenize tests/unit/test_split \
+	tests/unit/test_collection_manifest tests/unit/test_doc_encode \
+	tests/unit/test_collection_search
+check_PROGRAMS += $(COLLECTION_UNIT_TESTS)
+TESTS += $(COLLECTION_UNIT_TESTS)
 tests_unit_test_tokenize_SOURCES = tests/unit/test_tokenize.c
 tests_unit_test_tokenize_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_tokenize_LDADD = $(COLLECTION_TEST_LIBS)
 tests_unit_test_split_SOURCES = tests/unit/test_split.c tests/unit/collection_test_util.h
 tests_unit_test_split_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_split_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_collection_manifest_SOURCES = tests/unit/test_collection_manifest.c
+tests_unit_test_collection_manifest_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_collection_manifest_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_doc_encode_SOURCES = tests/unit/test_doc_encode.c
+tests_unit_test_doc_encode_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_doc_encode_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_collection_search_SOURCES = tests/unit/test_collection_search.c \
+	tests/unit/collection_test_util.h
+tests_unit_test_collection_search_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_collection_search_LDADD = $(COLLECTION_TEST_LIBS) -lm

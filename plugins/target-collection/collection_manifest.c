@@ -1,0 +1,680 @@
+/*
+ * collection_manifest.c - owns the collection manifest: its in-memory
+ * form, JSON encoding/parsing, the dynamic mapping and object keys.
+ */
+#include "collection_manifest.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <loams/status.h>
+
+static const char *const type_names[] = {
+    [LOAMS__CT_TEXT] = "text",   [LOAMS__CT_LIST] = "list",
+    [LOAMS__CT_INT] = "int",     [LOAMS__CT_FLOAT] = "float",
+    [LOAMS__CT_BOOL] = "bool",   [LOAMS__CT_TIMESTAMP] = "timestamp",
+    [LOAMS__CT_JSON] = "json",   [LOAMS__CT_BYTES] = "bytes",
+    [LOAMS__CT_VECTOR] = "vector",
+};
+
+const char *loams__coll_type_name(int type)
+{
+    if (type >= LOAMS__CT_TEXT && type <= LOAMS__CT_VECTOR) {
+        return type_names[type];
+    }
+    return "unknown";
+}
+
+int loams__coll_type_parse(const char *name)
+{
+    for (int t = LOAMS__CT_TEXT; t <= LOAMS__CT_VECTOR; t++) {
+        if (strcmp(type_names[t], name) == 0) {
+            return t;
+        }
+    }
+    return 0;
+}
+
+int loams__coll_type_indexed(int type)
+{
+    return type == LOAMS__CT_TEXT || type == LOAMS__CT_LIST;
+}
+
+static char *dup_or_null(const char *s, int *nomem)
+{
+    if (s == NULL) {
+        return NULL;
+    }
+    char *d = strdup(s);
+    if (d == NULL) {
+        *nomem = 1;
+    }
+    return d;
+}
+
+int loams__coll_manifest_new(const char *ns, const char *name, loams__coll_manifest **out,
+                             loams__cerr *e)
+{
+    loams__coll_manifest *m = calloc(1, sizeof *m);
+    if (m == NULL || (m->ns = strdup(ns)) == NULL || (m->name = strdup(name)) == NULL) {
+        loams__coll_manifest_free(m);
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    *out = m;
+    return 0;
+}
+
+static void split_clear(loams__coll_split *s)
+{
+    free(s->key);
+    free(s->deletes);
+    for (size_t i = 0; i < s->n_fields; i++) {
+        free(s->fields[i].name);
+    }
+    free(s->fields);
+    memset(s, 0, sizeof *s);
+}
+
+void loams__coll_manifest_free(loams__coll_manifest *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    free(m->ns);
+    free(m->name);
+    free(m->parent);
+    free(m->link);
+    for (size_t i = 0; i < m->n_fields; i++) {
+        free(m->fields[i].name);
+    }
+    free(m->fields);
+    for (size_t i = 0; i < m->n_splits; i++) {
+        split_clear(&m->splits[i]);
+    }
+    free(m->splits);
+    free(m->applied);
+    for (size_t i = 0; i < m->n_dropped; i++) {
+        free(m->dropped[i]);
+    }
+    free(m->dropped);
+    free(m);
+}
+
+static int split_copy(loams__coll_split *dst, const loams__coll_split *src)
+{
+    int nomem = 0;
+    *dst = *src;
+    dst->key = dup_or_null(src->key, &nomem);
+    dst->deletes = dup_or_null(src->deletes, &nomem);
+    dst->fields = calloc(src->n_fields ? src->n_fields : 1, sizeof *dst->fields);
+    dst->n_fields = 0;
+    if (dst->fields == NULL) {
+        nomem = 1;
+    } else {
+        for (size_t i = 0; i < src->n_fields; i++) {
+            dst->fields[i] = src->fields[i];
+            dst->fields[i].name = dup_or_null(src->fields[i].name, &nomem);
+            dst->n_fields++;
+        }
+    }
+    if (nomem) {
+        split_clear(dst);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int loams__coll_manifest_add_split(loams__coll_manifest *m, const loams__coll_split *s,
+                                   loams__cerr *e)
+{
+    loams__coll_split *p = realloc(m->splits, (m->n_splits + 1) * sizeof *p);
+    if (p == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    m->splits = p;
+    if (split_copy(&m->splits[m->n_splits], s) != 0) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    m->n_splits++;
+    return 0;
+}
+
+void loams__coll_manifest_remove_split(loams__coll_manifest *m, size_t i)
+{
+    if (i >= m->n_splits) {
+        return;
+    }
+    split_clear(&m->splits[i]);
+    memmove(&m->splits[i], &m->splits[i + 1], (m->n_splits - i - 1) * sizeof *m->splits);
+    m->n_splits--;
+}
+
+loams__coll_fstats *loams__coll_split_fstats(loams__coll_split *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_fields; i++) {
+        if (strcmp(s->fields[i].name, name) == 0) {
+            return &s->fields[i];
+        }
+    }
+    return NULL;
+}
+
+int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams__cerr *e)
+{
+    char *d = NULL;
+    if (key != NULL && (d = strdup(key)) == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    free(s->deletes);
+    s->deletes = d;
+    return 0;
+}
+
+int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition, int64_t next,
+                                     loams__cerr *e)
+{
+    size_t i = 0;
+    while (i < m->n_applied && m->applied[i].partition < partition) {
+        i++;
+    }
+    if (i < m->n_applied && m->applied[i].partition == partition) {
+        m->applied[i].next = next;
+        return 0;
+    }
+    loams__coll_applied *p = realloc(m->applied, (m->n_applied + 1) * sizeof *p);
+    if (p == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    m->applied = p;
+    memmove(&p[i + 1], &p[i], (m->n_applied - i) * sizeof *p);
+    p[i].partition = partition;
+    p[i].next = next;
+    m->n_applied++;
+    return 0;
+}
+
+int loams__coll_manifest_add_dropped(loams__coll_manifest *m, const char *key, loams__cerr *e)
+{
+    char **p = realloc(m->dropped, (m->n_dropped + 1) * sizeof *p);
+    if (p == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    m->dropped = p;
+    if ((p[m->n_dropped] = strdup(key)) == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    m->n_dropped++;
+    return 0;
+}
+
+static int set_str(char **dst, const char *src, loams__cerr *e)
+{
+    char *d = NULL;
+    if (src != NULL && (d = strdup(src)) == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    free(*dst);
+    *dst = d;
+    return 0;
+}
+
+int loams__coll_manifest_set_parent(loams__coll_manifest *m, const char *parent, loams__cerr *e)
+{
+    return set_str(&m->parent, parent, e);
+}
+
+int loams__coll_manifest_set_link(loams__coll_manifest *m, const char *link, loams__cerr *e)
+{
+    return set_str(&m->link, link, e);
+}
+
+int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manifest **out,
+                               loams__cerr *e)
+{
+    loams__coll_manifest *c;
+    int rc = loams__coll_manifest_new(m->ns, m->name, &c, e);
+    if (rc != 0) {
+        return rc;
+    }
+    int nomem = 0;
+    c->seq = m->seq;
+    c->created_us = m->created_us;
+    c->epoch = m->epoch;
+    c->parent = dup_or_null(m->parent, &nomem);
+    c->link = dup_or_null(m->link, &nomem);
+    if (m->n_fields > 0) {
+        c->fields = calloc(m->n_fields, sizeof *c->fields);
+        if (c->fields == NULL) {
+            nomem = 1;
+        } else {
+            for (size_t i = 0; i < m->n_fields; i++) {
+                c->fields[i] = m->fields[i];
+                c->fields[i].name = dup_or_null(m->fields[i].name, &nomem);
+                c->n_fields++;
+            }
+        }
+    }
+    if (!nomem && m->n_splits > 0) {
+        c->splits = calloc(m->n_splits, sizeof *c->splits);
+        if (c->splits == NULL) {
+            nomem = 1;
+        }
+        for (size_t i = 0; !nomem && i < m->n_splits; i++) {
+            if (split_copy(&c->splits[i], &m->splits[i]) != 0) {
+                nomem = 1;
+            } else {
+                c->n_splits++;
+            }
+        }
+    }
+    if (!nomem && m->n_applied > 0) {
+        c->applied = malloc(m->n_applied * sizeof *c->applied);
+        if (c->applied == NULL) {
+            nomem = 1;
+        } else {
+            memcpy(c->applied, m->applied, m->n_applied * sizeof *c->applied);
+            c->n_applied = m->n_applied;
+        }
+    }
+    /* dropped is per commit: not inherited */
+    if (nomem) {
+        loams__coll_manifest_free(c);
+        return loams__cerr_set(e, -ENOMEM, "out of memory copying a manifest");
+    }
+    *out = c;
+    return 0;
+}
+
+const loams__coll_field *loams__coll_manifest_field(const loams__coll_manifest *m,
+                                                    const char *name)
+{
+    for (size_t i = 0; i < m->n_fields; i++) {
+        if (strcmp(m->fields[i].name, name) == 0) {
+            return &m->fields[i];
+        }
+    }
+    return NULL;
+}
+
+static const char *type_desc(int type, uint32_t dim, char *buf, size_t size)
+{
+    if (type == LOAMS__CT_VECTOR) {
+        snprintf(buf, size, "vector(%u)", dim);
+    } else {
+        snprintf(buf, size, "%s", loams__coll_type_name(type));
+    }
+    return buf;
+}
+
+int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type, uint32_t dim,
+                             loams__cerr *e)
+{
+    const loams__coll_field *f = loams__coll_manifest_field(m, name);
+    if (f != NULL) {
+        if (f->type == type && f->dim == dim) {
+            return 0;
+        }
+        char a[32], b[32];
+        return loams__cerr_set(e, LOAMS_ESCHEMA,
+                               "collection %s.%s: field '%s' is %s in the mapping but a record "
+                               "gives it %s; this is an incompatible change: give the new values "
+                               "another field name (or CAST them to %s) in the link's transform",
+                               m->ns, m->name, name, type_desc(f->type, f->dim, a, sizeof a),
+                               type_desc(type, dim, b, sizeof b),
+                               loams__coll_type_name(f->type));
+    }
+    loams__coll_field *p = realloc(m->fields, (m->n_fields + 1) * sizeof *p);
+    if (p == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for the mapping");
+    }
+    m->fields = p;
+    if ((p[m->n_fields].name = strdup(name)) == NULL) {
+        return loams__cerr_set(e, -ENOMEM, "out of memory for the mapping");
+    }
+    p[m->n_fields].type = type;
+    p[m->n_fields].dim = type == LOAMS__CT_VECTOR ? dim : 0;
+    m->n_fields++;
+    return 1;
+}
+
+uint64_t loams__coll_manifest_live_docs(const loams__coll_manifest *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_splits; i++) {
+        n += m->splits[i].live;
+    }
+    return n;
+}
+
+int loams__coll_key(char *buf, size_t size, const char *ns, const char *name, const char *dir,
+                    uint64_t seq, const char *suffix)
+{
+    uint64_t rnd;
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        return -EIO;
+    }
+    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq,
+                     rnd, suffix);
+    if (n < 0 || (size_t)n >= size) {
+        return -ENAMETOOLONG;
+    }
+    return 0;
+}
+
+/* ---- JSON ---- */
+
+static cJSON *num_u64(uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    return cJSON_CreateRaw(b);
+}
+
+static cJSON *num_i64(int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, v);
+    return cJSON_CreateRaw(b);
+}
+
+static int add(cJSON *obj, const char *name, cJSON *item)
+{
+    if (item == NULL) {
+        return -1;
+    }
+    if (!cJSON_AddItemToObject(obj, name, item)) {
+        cJSON_Delete(item);
+        return -1;
+    }
+    return 0;
+}
+
+static cJSON *str_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out, loams__cerr *e)
+{
+    int rc = 0;
+    char *text = NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr;
+    if (root == NULL || add(root, "format", cJSON_CreateString("loams-collection")) ||
+        add(root, "version", num_u64(1)) || add(root, "namespace", cJSON_CreateString(m->ns)) ||
+        add(root, "collection", cJSON_CreateString(m->name)) || add(root, "seq", num_u64(m->seq)) ||
+        add(root, "parent", str_or_null(m->parent)) ||
+        add(root, "created_us", num_i64(m->created_us)) || add(root, "link", str_or_null(m->link)) ||
+        add(root, "epoch", num_u64(m->epoch))) {
+        goto nomem;
+    }
+    if (add(root, "mapping", arr = cJSON_CreateArray())) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < m->n_fields; i++) {
+        cJSON *f = cJSON_CreateObject();
+        if (f == NULL || !cJSON_AddItemToArray(arr, f) ||
+            add(f, "name", cJSON_CreateString(m->fields[i].name)) ||
+            add(f, "type", cJSON_CreateString(loams__coll_type_name(m->fields[i].type))) ||
+            (m->fields[i].type == LOAMS__CT_VECTOR && add(f, "dim", num_u64(m->fields[i].dim)))) {
+            goto nomem;
+        }
+    }
+    if (add(root, "splits", arr = cJSON_CreateArray())) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < m->n_splits; i++) {
+        const loams__coll_split *s = &m->splits[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON *fo;
+        if (o == NULL || !cJSON_AddItemToArray(arr, o) || add(o, "key", cJSON_CreateString(s->key)) ||
+            add(o, "seq", num_u64(s->seq)) || add(o, "docs", num_u64(s->docs)) ||
+            add(o, "live", num_u64(s->live)) || add(o, "bytes", num_u64(s->bytes)) ||
+            add(o, "created_us", num_i64(s->created_us)) ||
+            add(o, "deletes", str_or_null(s->deletes)) ||
+            add(o, "fields", fo = cJSON_CreateObject())) {
+            goto nomem;
+        }
+        for (size_t j = 0; j < s->n_fields; j++) {
+            cJSON *st = cJSON_CreateObject();
+            if (st == NULL || add(fo, s->fields[j].name, st) ||
+                add(st, "docs", num_u64(s->fields[j].docs)) ||
+                add(st, "tokens", num_u64(s->fields[j].tokens))) {
+                goto nomem;
+            }
+        }
+    }
+    if (add(root, "applied", arr = cJSON_CreateArray())) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < m->n_applied; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL || !cJSON_AddItemToArray(arr, o) ||
+            add(o, "partition", num_i64(m->applied[i].partition)) ||
+            add(o, "next", num_i64(m->applied[i].next))) {
+            goto nomem;
+        }
+    }
+    if (add(root, "dropped", arr = cJSON_CreateArray())) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < m->n_dropped; i++) {
+        cJSON *s = cJSON_CreateString(m->dropped[i]);
+        if (s == NULL || !cJSON_AddItemToArray(arr, s)) {
+            cJSON_Delete(s);
+            goto nomem;
+        }
+    }
+    text = cJSON_Print(root);
+    if (text == NULL || loams__bbuf_append(out, text, strlen(text)) != 0) {
+        goto nomem;
+    }
+    goto out;
+nomem:
+    rc = loams__cerr_set(e, -ENOMEM, "out of memory encoding a manifest");
+out:
+    cJSON_free(text);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Reads an integer member; -1 when missing or not an integer in range. */
+static int get_int(const cJSON *obj, const char *name, int64_t min, int64_t max, int64_t *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!cJSON_IsNumber(it)) {
+        return -1;
+    }
+    double d = it->valuedouble;
+    if (d != (double)(int64_t)d || d < (double)min || d > (double)max) {
+        return -1;
+    }
+    *v = (int64_t)d;
+    return 0;
+}
+
+/* A string member (NULL allowed when nullable): 0, or -1 when bad. */
+static int get_str(const cJSON *obj, const char *name, int nullable, const char **v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (nullable && (it == NULL || cJSON_IsNull(it))) {
+        *v = NULL;
+        return 0;
+    }
+    if (!cJSON_IsString(it)) {
+        return -1;
+    }
+    *v = it->valuestring;
+    return 0;
+}
+
+int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
+                               loams__coll_manifest **out, loams__cerr *e)
+{
+    *out = NULL;
+    int rc = 0;
+    loams__coll_manifest *m = NULL;
+    const char *why = NULL;
+    loams__coll_split sp;
+    memset(&sp, 0, sizeof sp);
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (root == NULL) {
+        why = "it is not JSON";
+        goto bad;
+    }
+    const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+    int64_t version, seq, created, epoch;
+    const char *ns, *name, *parent, *link;
+    if (!cJSON_IsString(format) || strcmp(format->valuestring, "loams-collection") != 0) {
+        why = "it is not a collection manifest (no \"format\": \"loams-collection\")";
+        goto bad;
+    }
+    if (get_int(root, "version", 1, 1, &version) != 0) {
+        why = "its \"version\" is not 1 (written by a newer loams-host?)";
+        goto bad;
+    }
+    if (get_str(root, "namespace", 0, &ns) || get_str(root, "collection", 0, &name) ||
+        get_int(root, "seq", 0, INT64_MAX, &seq) || get_str(root, "parent", 1, &parent) ||
+        get_int(root, "created_us", INT64_MIN, INT64_MAX, &created) ||
+        get_str(root, "link", 1, &link) || get_int(root, "epoch", 0, INT64_MAX, &epoch)) {
+        why = "a header member (namespace, collection, seq, parent, created_us, link, epoch) "
+              "is missing or has the wrong type";
+        goto bad;
+    }
+    if ((rc = loams__coll_manifest_new(ns, name, &m, e)) != 0) {
+        goto out;
+    }
+    m->seq = (uint64_t)seq;
+    m->created_us = created;
+    m->epoch = (uint64_t)epoch;
+    if ((rc = loams__coll_manifest_set_parent(m, parent, e)) != 0 ||
+        (rc = loams__coll_manifest_set_link(m, link, e)) != 0) {
+        goto out;
+    }
+    const cJSON *mapping = cJSON_GetObjectItemCaseSensitive(root, "mapping");
+    const cJSON *splits = cJSON_GetObjectItemCaseSensitive(root, "splits");
+    const cJSON *applied = cJSON_GetObjectItemCaseSensitive(root, "applied");
+    const cJSON *dropped = cJSON_GetObjectItemCaseSensitive(root, "dropped");
+    if (!cJSON_IsArray(mapping) || !cJSON_IsArray(splits) || !cJSON_IsArray(applied)) {
+        why = "mapping, splits or applied is not an array";
+        goto bad;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, mapping)
+    {
+        const char *fname, *tname;
+        int64_t dim = 0;
+        if (get_str(it, "name", 0, &fname) || get_str(it, "type", 0, &tname)) {
+            why = "a mapping entry lacks name or type";
+            goto bad;
+        }
+        int type = loams__coll_type_parse(tname);
+        if (type == 0 || (type == LOAMS__CT_VECTOR && get_int(it, "dim", 1, 65536, &dim) != 0)) {
+            why = "a mapping entry has an unknown type or a vector without a valid dim";
+            goto bad;
+        }
+        rc = loams__coll_manifest_map(m, fname, type, (uint32_t)dim, e);
+        if (rc == LOAMS_ESCHEMA || rc == 0) {
+            why = "the mapping names a field twice";
+            goto bad;
+        }
+        if (rc < 0) {
+            goto out;
+        }
+        rc = 0;
+    }
+    cJSON_ArrayForEach(it, splits)
+    {
+        const char *skey, *sdel;
+        int64_t sseq, docs, live, bytes, screated;
+        if (get_str(it, "key", 0, &skey) || get_int(it, "seq", 0, INT64_MAX, &sseq) ||
+            get_int(it, "docs", 0, UINT32_MAX - 1, &docs) ||
+            get_int(it, "live", 0, docs, &live) || get_int(it, "bytes", 0, INT64_MAX, &bytes) ||
+            get_int(it, "created_us", INT64_MIN, INT64_MAX, &screated) ||
+            get_str(it, "deletes", 1, &sdel)) {
+            why = "a split entry lacks key, seq, docs, live, bytes, created_us or deletes";
+            goto bad;
+        }
+        const cJSON *fo = cJSON_GetObjectItemCaseSensitive(it, "fields");
+        if (!cJSON_IsObject(fo)) {
+            why = "a split entry has no fields object";
+            goto bad;
+        }
+        memset(&sp, 0, sizeof sp);
+        sp.key = (char *)skey;
+        sp.seq = (uint64_t)sseq;
+        sp.docs = (uint32_t)docs;
+        sp.live = (uint32_t)live;
+        sp.bytes = (uint64_t)bytes;
+        sp.created_us = screated;
+        sp.deletes = (char *)sdel;
+        size_t nf = (size_t)cJSON_GetArraySize(fo);
+        sp.fields = calloc(nf ? nf : 1, sizeof *sp.fields);
+        if (sp.fields == NULL) {
+            rc = loams__cerr_set(e, -ENOMEM, "out of memory parsing manifest %s", key);
+            goto out;
+        }
+        const cJSON *st;
+        cJSON_ArrayForEach(st, fo)
+        {
+            int64_t fd, ft;
+            if (get_int(st, "docs", 0, live, &fd) || get_int(st, "tokens", 0, INT64_MAX, &ft)) {
+                why = "a split's field statistics are malformed";
+                goto bad;
+            }
+            sp.fields[sp.n_fields].name = st->string;
+            sp.fields[sp.n_fields].docs = (uint64_t)fd;
+            sp.fields[sp.n_fields].tokens = (uint64_t)ft;
+            sp.n_fields++;
+        }
+        rc = loams__coll_manifest_add_split(m, &sp, e);
+        free(sp.fields);
+        sp.fields = NULL;
+        if (rc != 0) {
+            goto out;
+        }
+    }
+    cJSON_ArrayForEach(it, applied)
+    {
+        int64_t part, next;
+        if (get_int(it, "partition", 0, INT32_MAX, &part) ||
+            get_int(it, "next", 0, INT64_MAX, &next)) {
+            why = "an applied entry lacks partition or next";
+            goto bad;
+        }
+        if ((rc = loams__coll_manifest_set_applied(m, (int32_t)part, next, e)) != 0) {
+            goto out;
+        }
+    }
+    if (cJSON_IsArray(dropped)) {
+        cJSON_ArrayForEach(it, dropped)
+        {
+            if (!cJSON_IsString(it)) {
+                why = "dropped holds a non-string";
+                goto bad;
+            }
+            if ((rc = loams__coll_manifest_add_dropped(m, it->valuestring, e)) != 0) {
+                goto out;
+            }
+        }
+    }
+    *out = m;
+    m = NULL;
+    goto out;
+bad:
+    rc = loams__cerr_set(e, LOAMS_ECORRUPT,
+                         "manifest %s is corrupt: %s; restore the object, or point the "
+                         "collection at an older manifest",
+                         key, why);
+out:
+    free(sp.fields);
+    loams__coll_manifest_free(m);
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,268 @@
+/*
+ * collection_query.c - owns the query request format and the answer JSON.
+ */
+#include "collection_query.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <loams/status.h>
+
+#include "doc_encode.h"
+
+void loams__coll_request_free(loams__coll_request *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    free(r->q);
+    for (size_t i = 0; i < r->n_fields; i++) {
+        free(r->fields[i]);
+    }
+    free(r->fields);
+    free(r->vector);
+    free(r->field);
+    free(r);
+}
+
+static int bad(loams__cerr *e, const char *fmt, const char *member)
+{
+    char what[256];
+    snprintf(what, sizeof what, fmt, member);
+    return loams__cerr_set(e, LOAMS_EINPUT, "search request: %s", what);
+}
+
+int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
+                              loams__cerr *e)
+{
+    *out = NULL;
+    int rc = 0;
+    loams__coll_request *r = calloc(1, sizeof *r);
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (r == NULL) {
+        cJSON_Delete(root);
+        return loams__cerr_set(e, -ENOMEM, "out of memory parsing a search request");
+    }
+    r->k = LOAMS__QUERY_DEFAULT_K;
+    r->metric = LOAMS__METRIC_COSINE;
+    if (!cJSON_IsObject(root)) {
+        rc = bad(e, "%s", "it is not a JSON object (expected {\"q\": \"...\"} or {\"vector\": [...]})");
+        goto out;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, root)
+    {
+        const char *name = it->string;
+        if (strcmp(name, "q") == 0) {
+            if (!cJSON_IsString(it)) {
+                rc = bad(e, "\"%s\" must be a string", name);
+                goto out;
+            }
+            if ((r->q = strdup(it->valuestring)) == NULL) {
+                goto nomem;
+            }
+        } else if (strcmp(name, "k") == 0) {
+            if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+                it->valuedouble < 1 || it->valuedouble > LOAMS__QUERY_MAX_K) {
+                rc = bad(e, "\"%s\" must be an integer from 1 to 10000", name);
+                goto out;
+            }
+            r->k = (size_t)it->valuedouble;
+        } else if (strcmp(name, "fields") == 0) {
+            if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) {
+                rc = bad(e, "\"%s\" must be a non-empty array of field names", name);
+                goto out;
+            }
+            size_t n = (size_t)cJSON_GetArraySize(it);
+            if ((r->fields = calloc(n, sizeof *r->fields)) == NULL) {
+                goto nomem;
+            }
+            const cJSON *f;
+            cJSON_ArrayForEach(f, it)
+            {
+                if (!cJSON_IsString(f)) {
+                    rc = bad(e, "\"%s\" must hold only strings", name);
+                    goto out;
+                }
+                if ((r->fields[r->n_fields] = strdup(f->valuestring)) == NULL) {
+                    goto nomem;
+                }
+                r->n_fields++;
+            }
+        } else if (strcmp(name, "vector") == 0) {
+            size_t n = cJSON_IsArray(it) ? (size_t)cJSON_GetArraySize(it) : 0;
+            if (n == 0) {
+                rc = bad(e, "\"%s\" must be a non-empty array of numbers", name);
+                goto out;
+            }
+            if ((r->vector = malloc(n * sizeof *r->vector)) == NULL) {
+                goto nomem;
+            }
+            const cJSON *x;
+            cJSON_ArrayForEach(x, it)
+            {
+                if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) {
+                    rc = bad(e, "\"%s\" must hold only finite numbers", name);
+                    goto out;
+                }
+                r->vector[r->dim++] = (float)x->valuedouble;
+            }
+        } else if (strcmp(name, "field") == 0) {
+            if (!cJSON_IsString(it)) {
+                rc = bad(e, "\"%s\" must be a string", name);
+                goto out;
+            }
+            if ((r->field = strdup(it->valuestring)) == NULL) {
+                goto nomem;
+            }
+        } else if (strcmp(name, "metric") == 0) {
+            if (!cJSON_IsString(it) || (r->metric = loams__metric_parse(it->valuestring)) == 0) {
+                rc = bad(e, "\"%s\" must be \"cosine\", \"dot\" or \"l2\"", name);
+                goto out;
+            }
+        } else {
+            char what[160];
+            snprintf(what, sizeof what, "unknown member \"%.64s\"", name);
+            rc = bad(e, "%s (known: q, vector, k, fields, field, metric)", what);
+            goto out;
+        }
+    }
+    if ((r->q == NULL) == (r->vector == NULL)) {
+        rc = bad(e, "%s", "give exactly one of \"q\" (text) and \"vector\" (kNN)");
+        goto out;
+    }
+    if (r->q != NULL && (r->field != NULL || r->metric != LOAMS__METRIC_COSINE)) {
+        rc = bad(e, "%s", "\"field\" and \"metric\" go with \"vector\"; use \"fields\" with \"q\"");
+        goto out;
+    }
+    if (r->vector != NULL && r->fields != NULL) {
+        rc = bad(e, "%s", "\"fields\" goes with \"q\"; use \"field\" with \"vector\"");
+        goto out;
+    }
+    goto out;
+nomem:
+    rc = loams__cerr_set(e, -ENOMEM, "out of memory parsing a search request");
+out:
+    cJSON_Delete(root);
+    if (rc != 0) {
+        loams__coll_request_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int put(loams__bbuf *b, const char *s)
+{
+    return loams__bbuf_append(b, s, strlen(s));
+}
+
+static int putf(loams__bbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int putf(loams__bbuf *b, const char *fmt, ...)
+{
+    char t[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof t) {
+        return -EINVAL;
+    }
+    return loams__bbuf_append(b, t, (size_t)n);
+}
+
+int loams__coll_query_run(const loams__coll_view *v, const char *ref,
+                          const loams__coll_request *req, const loams__tok_opts *tok,
+                          loams__bbuf *out, loams__cerr *e)
+{
+    const loams__coll_manifest *m = v->m;
+    int64_t t0 = now_us();
+    size_t ns = m->n_splits;
+    int rc = 0;
+    loams__search_hit *hits = malloc(req->k * sizeof *hits);
+    loams__search_split_stats *stats = calloc(ns ? ns : 1, sizeof *stats);
+    uint64_t *read0 = calloc(ns ? ns : 1, sizeof *read0);
+    size_t n_hits = 0;
+    if (hits == NULL || stats == NULL || read0 == NULL) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory running a search");
+        goto out;
+    }
+    for (size_t s = 0; s < ns; s++) {
+        read0[s] = loams__split_reader_bytes_read(v->readers[s]);
+    }
+    if (req->q != NULL) {
+        rc = loams__coll_search_text(v, req->q, strlen(req->q), (const char *const *)req->fields,
+                                     req->n_fields, req->k, tok, hits, &n_hits, stats, e);
+    } else {
+        rc = loams__coll_search_vector(v, req->field, req->vector, req->dim, req->metric, req->k,
+                                       hits, &n_hits, stats, e);
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    size_t start = out->len;
+    int w = 0;
+    char coll[512];
+    snprintf(coll, sizeof coll, "%s.%s", m->ns, m->name);
+    w |= put(out, "{\"collection\":");
+    w |= loams__json_string(out, coll, strlen(coll));
+    w |= put(out, ",\"manifest\":");
+    w |= ref ? loams__json_string(out, ref, strlen(ref)) : put(out, "null");
+    w |= putf(out, ",\"seq\":%" PRIu64 ",\"mode\":\"%s\",\"k\":%zu,\"live_docs\":%" PRIu64
+                   ",\"hits\":[",
+              m->seq, req->q ? "text" : "vector", req->k, loams__coll_manifest_live_docs(m));
+    for (size_t i = 0; i < n_hits && w == 0; i++) {
+        const loams__search_hit *h = &hits[i];
+        const char *pk, *doc;
+        size_t pk_len, doc_len;
+        if ((rc = loams__split_reader_pk(v->readers[h->split], h->doc, &pk, &pk_len, e)) != 0) {
+            goto fail;
+        }
+        w |= put(out, i ? ",{\"_pk\":" : "{\"_pk\":");
+        w |= loams__json_string(out, pk, pk_len);
+        w |= putf(out, ",\"score\":%.9g,\"split\":", h->score);
+        w |= loams__json_string(out, m->splits[h->split].key, strlen(m->splits[h->split].key));
+        w |= put(out, ",\"doc\":");
+        if ((rc = loams__split_reader_doc(v->readers[h->split], h->doc, &doc, &doc_len, e)) != 0) {
+            goto fail;
+        }
+        w |= loams__bbuf_append(out, doc, doc_len);
+        w |= put(out, "}");
+    }
+    w |= put(out, "],\"splits\":[");
+    for (size_t s = 0; s < ns && w == 0; s++) {
+        const loams__coll_split *sp = &m->splits[s];
+        w |= put(out, s ? ",{\"key\":" : "{\"key\":");
+        w |= loams__json_string(out, sp->key, strlen(sp->key));
+        w |= putf(out, ",\"docs\":%u,\"live\":%u,\"matched\":%" PRIu64 ",\"bytes_read\":%" PRIu64 "}",
+                  sp->docs, sp->live, stats[s].matched,
+                  loams__split_reader_bytes_read(v->readers[s]) - read0[s]);
+    }
+    w |= putf(out, "],\"took_us\":%" PRId64 "}", now_us() - t0);
+    if (w != 0) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory writing a search answer");
+        goto fail;
+    }
+    goto out;
+fail:
+    out->len = start;
+out:
+    free(hits);
+    free(stats);
+    free(read0);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * collection_query.h - the collection's query language (the JSON request
+ * that target query() receives, `loams-host search` sends, and the HTTP
+ * search endpoint forwards) and its JSON answer.
+ *
+ * Request (one JSON object; unknown members are refused so typos show):
+ *   {"q": "printer jam",          full-text query (BM25), or
+ *    "vector": [0.1, 0.2, ...],   a query vector (exact kNN) - one of the two
+ *    "k": 10,                     hits wanted, 1..10000 (default 10)
+ *    "fields": ["subject"],       text fields to search (default: all)
+ *    "field": "body_vec",         vector field (default: the only one)
+ *    "metric": "cosine"}          cosine (default) | dot | l2
+ *
+ * Answer:
+ *   {"collection": "ns.c", "manifest": "<key>"|null, "seq": 12,
+ *    "mode": "text"|"vector", "k": 10, "live_docs": 123456,
+ *    "hits": [{"_pk": "t-1", "score": 3.1415, "split": "<key>", "doc": {...}}],
+ *    "splits": [{"key": "<key>", "docs": N, "live": n, "matched": m,
+ *                "bytes_read": b}],
+ *    "took_us": 812}
+ * "splits" lists every split the query read (all live splits of the
+ * manifest); "doc" is the stored document (collection doc_encode.h: no
+ * _pk, no vector fields).
+ */
+#ifndef LOAMS_COLLECTION_QUERY_H
+#define LOAMS_COLLECTION_QUERY_H
+
+#include <stddef.h>
+
+#include "byte_buffer.h"
+#include "collection_error.h"
+#include "collection_search.h"
+
+#define LOAMS__QUERY_MAX_K 10000
+#define LOAMS__QUERY_DEFAULT_K 10
+
+typedef struct loams__coll_request {
+    char *q;         /* NULL for a vector query */
+    size_t k;
+    char **fields;   /* NULL: all text fields */
+    size_t n_fields;
+    float *vector;   /* NULL for a text query */
+    size_t dim;
+    char *field;     /* NULL: the only vector field */
+    int metric;      /* loams__metric */
+} loams__coll_request;
+
+/* Parses a request.  LOAMS_EINPUT with a message that names the member
+ * and what is expected; -ENOMEM.  Free with loams__coll_request_free(). */
+int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
+                              loams__cerr *e);
+void loams__coll_request_free(loams__coll_request *r);
+
+/* Runs req on the view (ref: the manifest key shown in the answer, may be
+ * NULL) and appends the answer JSON to out.  Errors of the search
+ * functions, -ENOMEM. */
+int loams__coll_query_run(const loams__coll_view *v, const char *ref,
+                          const loams__coll_request *req, const loams__tok_opts *tok,
+                          loams__bbuf *out, loams__cerr *e);
+
+#endif

@@ -1,0 +1,1633 @@
+/*
+ * target-collection.c - the collection target plugin: documents keyed by
+ * _pk, indexed into immutable splits on the object store, with a JSON
+ * manifest per commit (collection_manifest.h) and BM25 / kNN queries
+ * (collection_query.h).  docs/COLLECTION-SPLIT.md describes the formats.
+ *
+ * One link task drives a state through loams/target.h's sequence:
+ *   resume(ref)    loads the base manifest;
+ *   write(batch)   checks the mapping, then streams each row's document into
+ *                  the open split writer (the split object is written while
+ *                  rows arrive) and records its _pk in the staging map;
+ *                  later rows of the same _pk replace earlier ones;
+ *   prepare()      finishes the split, marks the older copies of every
+ *                  staged _pk deleted in the base's splits (new deletion-set
+ *                  objects), and writes the new manifest;
+ *   committed()    makes it the base; abort() forgets the staging.
+ * query() and maintain() (merges) work on any ref.
+ *
+ * Memory: split readers are cached per state (splits are immutable, so a
+ * cached reader stays right across commits) and trimmed to the
+ * `cached_splits` most recently used after each call.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <loams/plugin.h>
+
+#include "collection_error.h"
+#include "collection_manifest.h"
+#include "collection_merge.h"
+#include "collection_query.h"
+#include "collection_search.h"
+#include "deletion_set.h"
+#include "doc_encode.h"
+#include "split_format.h"
+#include "split_reader.h"
+#include "split_writer.h"
+
+static const loams_host_api *host;
+
+#define KEY_MAX 1100
+#define PK_MAX_BYTES 1024
+#define TOMBSTONE UINT32_MAX
+
+/* ---- options ---- */
+
+static const loams_option_spec options[] = {
+    {"compression", LOAMS_OPT_ENUM, 0, "zstd", "zstd|none",
+     "codec of stored-document blocks in new splits"},
+    {"zstd_level", LOAMS_OPT_INT, 0, "1", NULL, "zstd level for document blocks (-7 .. 19)"},
+    {"block_size", LOAMS_OPT_SIZE, 0, "64KiB", NULL,
+     "raw bytes of stored documents per compressed block (1KiB .. 64MiB)"},
+    {"token_min_bytes", LOAMS_OPT_INT, 0, "1", NULL, "shorter tokens are not indexed"},
+    {"token_max_bytes", LOAMS_OPT_INT, 0, "64", NULL,
+     "longer tokens are not indexed (at most 255)"},
+    {"merge_min_splits", LOAMS_OPT_INT, 0, "4", NULL,
+     "maintenance merges small splits once there are this many (>= 2)"},
+    {"merge_small_bytes", LOAMS_OPT_SIZE, 0, "64MiB", NULL,
+     "splits up to this size are candidates for merging"},
+    {"max_merge_bytes", LOAMS_OPT_SIZE, 0, "1GiB", NULL,
+     "at most this many input bytes go into one merge (bounds its memory)"},
+    {"merge_deletes_pct", LOAMS_OPT_INT, 0, "30", NULL,
+     "a split with this percentage of deleted documents is rewritten (1 .. 100)"},
+    {"cached_splits", LOAMS_OPT_INT, 0, "64", NULL,
+     "split readers kept open between calls (>= 1)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    loams__split_writer_opts w;
+    long merge_min_splits;
+    uint64_t merge_small_bytes;
+    uint64_t max_merge_bytes;
+    long merge_deletes_pct;
+    long cached_splits;
+} opts;
+
+/* ---- the state ---- */
+
+typedef struct pk_slot {
+    uint64_t hash;
+    uint32_t off;
+    uint32_t len;
+    uint32_t doc; /* doc id in the new split, or TOMBSTONE */
+    uint32_t used;
+} pk_slot;
+
+typedef struct cached {
+    char *key;
+    uint64_t size;
+    loams__split_reader *r;
+    struct coll *owner;
+    char *del_key; /* key of `del`, NULL when del is "none deleted" */
+    loams__delset *del;
+    uint64_t used; /* LRU clock */
+} cached;
+
+typedef struct coll {
+    loams_ctx *ctx;
+    loams_store *store;
+    char *ns, *name, *link;
+    uint64_t epoch;
+    opts o;
+    loams_buf *rbuf; /* scratch for object reads */
+    loams__cerr err;
+
+    loams__coll_manifest *base; /* the newest committed manifest we know */
+    char *base_ref;
+    loams__coll_manifest *pending; /* prepared, waiting for committed/abort */
+    char *pending_ref;
+
+    /* staging since resume / the last commit */
+    loams__coll_manifest *work; /* base + mapping changes */
+    loams__split_writer *w;
+    loams_store_writer *sw;
+    char split_key[KEY_MAX];
+    pk_slot *slots;
+    size_t slot_mask, n_staged;
+    loams__bbuf pk_arena;
+    uint32_t *dead; /* new-split docs replaced within the staging */
+    size_t n_dead, cap_dead;
+    loams__bbuf doc; /* one row's stored JSON */
+
+    /* split readers (each entry allocated on its own: readers point at it) */
+    cached **cache;
+    size_t n_cache;
+    uint64_t clock;
+
+    /* the manifest of the last query/maintain ref other than base */
+    loams__coll_manifest *qman;
+    char *qref;
+} coll;
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int fail(coll *c, int rc)
+{
+    host->set_error(c->ctx, "%s", c->err.msg);
+    return rc;
+}
+
+/* ---- option parsing (the host validated the text already) ---- */
+
+static int parse_long(coll *c, const char *name, long min, long max, long *out)
+{
+    const char *v = host->option(c->ctx, name);
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (v == NULL || errno != 0 || end == v || *end != '\0' || x < min || x > max) {
+        return loams__cerr_set(&c->err, -EINVAL,
+                               "target-collection: option %s = '%s' must be an integer from %ld "
+                               "to %ld",
+                               name, v ? v : "", min, max);
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_size(coll *c, const char *name, uint64_t min, uint64_t max, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"kb", 1e3},
+                 {"mb", 1e6},
+                 {"gb", 1e9},
+                 {"tb", 1e12},
+                 {"kib", 1024.0},
+                 {"mib", 1048576.0},
+                 {"gib", 1073741824.0},
+                 {"tib", 1099511627776.0}};
+    const char *v = host->option(c->ctx, name);
+    char *end;
+    double x = v ? strtod(v, &end) : -1;
+    if (v != NULL && end != v && x >= 0) {
+        while (*end == ' ') {
+            end++;
+        }
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            if (strcasecmp(end, units[i].unit) == 0) {
+                double bytes = x * units[i].mult;
+                if (bytes >= (double)min && bytes <= (double)max) {
+                    *out = (uint64_t)bytes;
+                    return 0;
+                }
+            }
+        }
+    }
+    return loams__cerr_set(&c->err, -EINVAL,
+                           "target-collection: option %s = '%s' must be a size from %" PRIu64
+                           " to %" PRIu64 " bytes (e.g. '64MiB')",
+                           name, v ? v : "", min, max);
+}
+
+static int load_options(coll *c)
+{
+    opts *o = &c->o;
+    long level, tmin, tmax;
+    uint64_t block;
+    loams__split_writer_opts_default(&o->w);
+    const char *comp = host->option(c->ctx, "compression");
+    if (comp != NULL && strcmp(comp, "none") == 0) {
+        o->w.codec = LOAMS__CODEC_NONE;
+    } else if (comp != NULL && strcmp(comp, "zstd") != 0) {
+        return loams__cerr_set(&c->err, -EINVAL,
+                               "target-collection: option compression = '%s' must be zstd or none",
+                               comp);
+    }
+    int rc;
+    if ((rc = parse_long(c, "zstd_level", -7, 19, &level)) != 0 ||
+        (rc = parse_size(c, "block_size", 1024, 64u << 20, &block)) != 0 ||
+        (rc = parse_long(c, "token_min_bytes", 1, LOAMS__TOK_MAX_LIMIT, &tmin)) != 0 ||
+        (rc = parse_long(c, "token_max_bytes", 1, LOAMS__TOK_MAX_LIMIT, &tmax)) != 0 ||
+        (rc = parse_long(c, "merge_min_splits", 2, 1000000, &o->merge_min_splits)) != 0 ||
+        (rc = parse_size(c, "merge_small_bytes", 1, UINT64_MAX / 2, &o->merge_small_bytes)) != 0 ||
+        (rc = parse_size(c, "max_merge_bytes", 1, UINT64_MAX / 2, &o->max_merge_bytes)) != 0 ||
+        (rc = parse_long(c, "merge_deletes_pct", 1, 100, &o->merge_deletes_pct)) != 0 ||
+        (rc = parse_long(c, "cached_splits", 1, 100000, &o->cached_splits)) != 0) {
+        return rc;
+    }
+    if (tmin > tmax) {
+        return loams__cerr_set(&c->err, -EINVAL,
+                               "target-collection: token_min_bytes %ld is above token_max_bytes "
+                               "%ld",
+                               tmin, tmax);
+    }
+    o->w.zstd_level = (int)level;
+    o->w.block_bytes = (size_t)block;
+    o->w.tok.min_bytes = (size_t)tmin;
+    o->w.tok.max_bytes = (size_t)tmax;
+    return 0;
+}
+
+/* ---- object reads ---- */
+
+/* Reads [off, off+len) of key (len 0: to the end) into c->rbuf. */
+static int get_object(coll *c, const char *key, uint64_t off, uint64_t len, const void **data,
+                      size_t *got, loams__cerr *e)
+{
+    host->buf_reset(c->rbuf);
+    int rc = host->store_get(c->store, key, off, len, c->rbuf);
+    if (rc != 0) {
+        return loams__cerr_set(e, rc, "collection %s.%s: reading object '%s' failed: %s", c->ns,
+                               c->name, key,
+                               rc == -ENOENT ? "it does not exist (removed by hand, or GC ran "
+                                               "too early?)"
+                                             : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    *data = host->buf_data(c->rbuf, got);
+    return 0;
+}
+
+static int split_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+{
+    cached *k = ud;
+    const void *data;
+    size_t got;
+    int rc = get_object(k->owner, k->key, off, len, &data, &got, e);
+    if (rc != 0) {
+        return rc;
+    }
+    if (got != len) {
+        return loams__cerr_set(e, LOAMS_ECORRUPT,
+                               "split %s is corrupt: it is shorter than the manifest says "
+                               "(%" PRIu64 " bytes)",
+                               k->key, k->size);
+    }
+    memcpy(dst, data, len);
+    return 0;
+}
+
+static int load_manifest(coll *c, const char *ref, loams__coll_manifest **out)
+{
+    const void *data;
+    size_t len;
+    int rc = get_object(c, ref, 0, 0, &data, &len, &c->err);
+    if (rc != 0) {
+        return rc;
+    }
+    loams__coll_manifest *m;
+    rc = loams__coll_manifest_parse(data, len, ref, &m, &c->err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (strcmp(m->ns, c->ns) != 0 || strcmp(m->name, c->name) != 0) {
+        rc = loams__cerr_set(&c->err, LOAMS_ECORRUPT,
+                             "manifest %s belongs to collection %s.%s, not %s.%s: the target's "
+                             "pointer names another collection's commit",
+                             ref, m->ns, m->name, c->ns, c->name);
+        loams__coll_manifest_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+/* ---- the split reader cache ---- */
+
+static void cached_free(cached *k)
+{
+    if (k == NULL) {
+        return;
+    }
+    loams__split_reader_close(k->r);
+    loams__delset_free(k->del);
+    free(k->del_key);
+    free(k->key);
+    free(k);
+}
+
+/* The reader of split s (opened on first use) and its deletion set as s
+ * names it. */
+static int split_open(coll *c, const loams__coll_split *s, cached **out)
+{
+    cached *k = NULL;
+    for (size_t i = 0; i < c->n_cache; i++) {
+        if (strcmp(c->cache[i]->key, s->key) == 0) {
+            k = c->cache[i];
+            break;
+        }
+    }
+    if (k == NULL) {
+        cached **p = realloc(c->cache, (c->n_cache + 1) * sizeof *p);
+        if (p == NULL) {
+            return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", s->key);
+        }
+        c->cache = p;
+        k = calloc(1, sizeof *k);
+        if (k == NULL || (k->key = strdup(s->key)) == NULL) {
+            free(k);
+            return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", s->key);
+        }
+        k->owner = c;
+        k->size = s->bytes;
+        c->cache[c->n_cache++] = k;
+    }
+    k->used = ++c->clock;
+    if (k->r == NULL) {
+        int rc = loams__split_reader_open(split_read, k, k->size, k->key, &k->r, &c->err);
+        if (rc != 0) {
+            return rc;
+        }
+        if (loams__split_reader_docs(k->r) != s->docs) {
+            return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
+                                   "split %s is corrupt: it holds %u documents, the manifest "
+                                   "says %u",
+                                   s->key, loams__split_reader_docs(k->r), s->docs);
+        }
+    }
+    int same = (k->del_key == NULL && s->deletes == NULL) ||
+               (k->del_key != NULL && s->deletes != NULL && strcmp(k->del_key, s->deletes) == 0);
+    if (!same) {
+        loams__delset_free(k->del);
+        k->del = NULL;
+        free(k->del_key);
+        k->del_key = NULL;
+        if (s->deletes != NULL) {
+            const void *data;
+            size_t len;
+            loams__delset *d;
+            int rc = get_object(c, s->deletes, 0, 0, &data, &len, &c->err);
+            if (rc == 0) {
+                rc = loams__delset_decode(data, len, s->docs, s->deletes, &d, &c->err);
+            }
+            if (rc != 0) {
+                return rc;
+            }
+            if (d->docs - d->deleted != s->live) {
+                loams__delset_free(d);
+                return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
+                                       "deletion set %s leaves %u live documents, the manifest "
+                                       "says %u",
+                                       s->deletes, d->docs - d->deleted, s->live);
+            }
+            if ((k->del_key = strdup(s->deletes)) == NULL) {
+                loams__delset_free(d);
+                return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            }
+            k->del = d;
+        }
+    } else if (s->deletes == NULL && k->r != NULL && s->live != s->docs) {
+        return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
+                               "manifest entry of split %s has %u live of %u documents but no "
+                               "deletion set",
+                               s->key, s->live, s->docs);
+    }
+    *out = k;
+    return 0;
+}
+
+static int cmp_used_desc(const void *a, const void *b)
+{
+    const cached *x = *(const cached *const *)a;
+    const cached *y = *(const cached *const *)b;
+    return (x->used < y->used) - (x->used > y->used);
+}
+
+/* Keeps the cached_splits most recently used readers. */
+static void cache_trim(coll *c)
+{
+    if (c->n_cache <= (size_t)c->o.cached_splits) {
+        return;
+    }
+    qsort(c->cache, c->n_cache, sizeof *c->cache, cmp_used_desc);
+    for (size_t i = (size_t)c->o.cached_splits; i < c->n_cache; i++) {
+        cached_free(c->cache[i]);
+    }
+    c->n_cache = (size_t)c->o.cached_splits;
+}
+
+/* A view of manifest m: readers and deletion sets of every split. */
+typedef struct view {
+    loams__coll_view v;
+    loams__split_reader **readers;
+    const loams__delset **dels;
+} view;
+
+static void view_free(view *vw)
+{
+    free(vw->readers);
+    free(vw->dels);
+    memset(vw, 0, sizeof *vw);
+}
+
+static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
+{
+    memset(vw, 0, sizeof *vw);
+    size_t n = m->n_splits;
+    vw->readers = calloc(n ? n : 1, sizeof *vw->readers);
+    vw->dels = calloc(n ? n : 1, sizeof *vw->dels);
+    if (vw->readers == NULL || vw->dels == NULL) {
+        view_free(vw);
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening splits");
+    }
+    for (size_t i = 0; i < n; i++) {
+        cached *k = NULL;
+        int rc = split_open(c, &m->splits[i], &k);
+        if (rc != 0) {
+            view_free(vw);
+            return rc;
+        }
+        vw->readers[i] = k->r;
+        vw->dels[i] = k->del;
+    }
+    vw->v.m = m;
+    vw->v.readers = vw->readers;
+    vw->v.dels = vw->dels;
+    return 0;
+}
+
+/* ---- staging ---- */
+
+static void drop_writer(coll *c);
+
+static void staging_clear(coll *c)
+{
+    drop_writer(c);
+    loams__coll_manifest_free(c->work);
+    c->work = NULL;
+    free(c->slots);
+    c->slots = NULL;
+    c->slot_mask = 0;
+    c->n_staged = 0;
+    loams__bbuf_free(&c->pk_arena);
+    free(c->dead);
+    c->dead = NULL;
+    c->n_dead = c->cap_dead = 0;
+}
+
+static int dead_push(coll *c, uint32_t doc)
+{
+    if (c->n_dead == c->cap_dead) {
+        size_t cap = c->cap_dead ? c->cap_dead * 2 : 64;
+        uint32_t *p = realloc(c->dead, cap * sizeof *p);
+        if (p == NULL) {
+            return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging documents");
+        }
+        c->dead = p;
+        c->cap_dead = cap;
+    }
+    c->dead[c->n_dead++] = doc;
+    return 0;
+}
+
+static int slots_grow(coll *c)
+{
+    size_t n = c->slot_mask ? (c->slot_mask + 1) * 2 : 1024;
+    pk_slot *s = calloc(n, sizeof *s);
+    if (s == NULL) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; c->slots != NULL && i <= c->slot_mask; i++) {
+        if (c->slots[i].used) {
+            size_t j = c->slots[i].hash & (n - 1);
+            while (s[j].used) {
+                j = (j + 1) & (n - 1);
+            }
+            s[j] = c->slots[i];
+        }
+    }
+    free(c->slots);
+    c->slots = s;
+    c->slot_mask = n - 1;
+    return 0;
+}
+
+/* Records that pk's newest staged state is `doc` (or TOMBSTONE); a doc it
+ * replaces in the new split becomes dead. */
+static int stage_pk(coll *c, const char *pk, size_t len, uint32_t doc)
+{
+    if ((c->n_staged + 1) * 2 > c->slot_mask + 1 && slots_grow(c) != 0) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging documents");
+    }
+    uint64_t h = loams__pk_hash(pk, len);
+    size_t i = h & c->slot_mask;
+    while (c->slots[i].used) {
+        pk_slot *s = &c->slots[i];
+        if (s->hash == h && s->len == len && memcmp(c->pk_arena.data + s->off, pk, len) == 0) {
+            if (s->doc != TOMBSTONE) {
+                int rc = dead_push(c, s->doc);
+                if (rc != 0) {
+                    return rc;
+                }
+            }
+            s->doc = doc;
+            return 0;
+        }
+        i = (i + 1) & c->slot_mask;
+    }
+    if (c->pk_arena.len + len > UINT32_MAX) {
+        return loams__cerr_set(&c->err, -ENOMEM, "staged _pk values exceed 4 GiB: commit more often");
+    }
+    uint32_t off = (uint32_t)c->pk_arena.len;
+    if (loams__bbuf_append(&c->pk_arena, pk, len) != 0) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging documents");
+    }
+    pk_slot *s = &c->slots[i];
+    s->hash = h;
+    s->off = off;
+    s->len = (uint32_t)len;
+    s->doc = doc;
+    s->used = 1;
+    c->n_staged++;
+    return 0;
+}
+
+static int split_sink(void *ud, const void *data, size_t len, loams__cerr *e)
+{
+    coll *c = ud;
+    int rc = host->store_writer_write(c->sw, data, len);
+    if (rc != 0) {
+        return loams__cerr_set(e, rc, "collection %s.%s: writing split %s failed: %s", c->ns,
+                               c->name, c->split_key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    return 0;
+}
+
+static int ensure_work(coll *c)
+{
+    if (c->work != NULL) {
+        return 0;
+    }
+    return loams__coll_manifest_clone(c->base, &c->work, &c->err);
+}
+
+static int ensure_writer(coll *c)
+{
+    if (c->w != NULL) {
+        return 0;
+    }
+    int rc = loams__coll_key(c->split_key, sizeof c->split_key, c->ns, c->name, "splits",
+                             c->base->seq + 1, ".split");
+    if (rc != 0) {
+        return loams__cerr_set(&c->err, rc, "collection %s.%s: cannot make a split key", c->ns,
+                               c->name);
+    }
+    rc = host->store_writer_open(c->store, c->split_key, &c->sw);
+    if (rc != 0) {
+        c->sw = NULL;
+        return loams__cerr_set(&c->err, rc, "collection %s.%s: cannot create split %s: %s", c->ns,
+                               c->name, c->split_key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    loams__split_writer_opts wo = c->o.w;
+    wo.created_us = wall_us();
+    rc = loams__split_writer_new(&wo, split_sink, c, &c->w, &c->err);
+    if (rc != 0) {
+        host->store_writer_abort(c->sw);
+        c->sw = NULL;
+    }
+    return rc;
+}
+
+/* ---- write ---- */
+
+typedef struct colinfo {
+    size_t col;
+    const char *name;
+    loams__bbuf key; /* "\"name\":" */
+    int type;        /* mapping type */
+    uint32_t wid;    /* writer field id (text/vector), once the writer exists */
+    int has_wid;
+} colinfo;
+
+static const char *row_pk(coll *c, loams_batch *b, size_t row, long pk_col, char *num,
+                          size_t *len)
+{
+    loams_value v;
+    if (pk_col < 0 || host->batch_get(b, row, (size_t)pk_col, &v) != 0 ||
+        v.type == LOAMS_T_NULL) {
+        host->batch_row_fail(b, row, LOAMS_EINPUT,
+                             "collection %s.%s: the row has no _pk (every document needs a "
+                             "_pk column: SELECT ... AS _pk)",
+                             c->ns, c->name);
+        return NULL;
+    }
+    if (v.type == LOAMS_T_INT64) {
+        *len = (size_t)snprintf(num, 32, "%" PRId64, v.u.i);
+        return num;
+    }
+    if (v.type != LOAMS_T_STRING || v.u.s.len == 0 || v.u.s.len > PK_MAX_BYTES) {
+        host->batch_row_fail(b, row, LOAMS_EINPUT,
+                             "collection %s.%s: _pk must be a non-empty string of at most %d "
+                             "bytes or an integer",
+                             c->ns, c->name, PK_MAX_BYTES);
+        return NULL;
+    }
+    *len = v.u.s.len;
+    return v.u.s.ptr;
+}
+
+/* -1: row failed; 0 keep; 1 delete. */
+static int row_deleted(coll *c, loams_batch *b, size_t row, long del_col)
+{
+    loams_value v;
+    if (del_col < 0 || host->batch_get(b, row, (size_t)del_col, &v) != 0 ||
+        v.type == LOAMS_T_NULL) {
+        return 0;
+    }
+    if (v.type == LOAMS_T_BOOL) {
+        return v.u.b ? 1 : 0;
+    }
+    host->batch_row_fail(b, row, LOAMS_EINPUT,
+                         "collection %s.%s: _deleted must be a boolean (true deletes the _pk)",
+                         c->ns, c->name);
+    return -1;
+}
+
+static int index_value(coll *c, colinfo *ci, const loams_value *v)
+{
+    if (ci->type == LOAMS__CT_TEXT) {
+        const char *nul = memchr(v->u.s.ptr, 0, v->u.s.len);
+        size_t n = nul ? (size_t)(nul - v->u.s.ptr) : v->u.s.len;
+        return loams__split_writer_add_text(c->w, ci->wid, v->u.s.ptr, n, &c->err);
+    }
+    if (ci->type == LOAMS__CT_LIST) {
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            const loams_value *it = &v->u.list.items[i];
+            if (it->type == LOAMS_T_STRING) {
+                const char *nul = memchr(it->u.s.ptr, 0, it->u.s.len);
+                size_t n = nul ? (size_t)(nul - it->u.s.ptr) : it->u.s.len;
+                int rc = loams__split_writer_add_text(c->w, ci->wid, it->u.s.ptr, n, &c->err);
+                if (rc != 0) {
+                    return rc;
+                }
+            }
+        }
+        return 0;
+    }
+    if (ci->type == LOAMS__CT_VECTOR) {
+        return loams__split_writer_add_vector(c->w, ci->wid, v->u.vec.ptr, v->u.vec.n, &c->err);
+    }
+    return 0;
+}
+
+static int do_write(coll *c, loams_batch *b)
+{
+    int rc = ensure_work(c);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t rows = host->batch_rows(b);
+    size_t ncols = host->batch_columns(b);
+    long pk_col = host->batch_column_find(b, "_pk");
+    long del_col = host->batch_column_find(b, "_deleted");
+    colinfo *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+    size_t n = 0;
+    if (cols == NULL) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory writing a batch");
+    }
+    for (size_t col = 0; col < ncols; col++) {
+        if ((long)col == pk_col || (long)col == del_col) {
+            continue;
+        }
+        cols[n].col = col;
+        cols[n].name = host->batch_column_name(b, col);
+        n++;
+    }
+    /* pass 1: the mapping (an incompatible type stops the whole batch) */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t row = 0; row < rows; row++) {
+            loams_value v;
+            if (host->batch_row_failed(b, row) || host->batch_get(b, row, cols[i].col, &v) != 0) {
+                continue;
+            }
+            uint32_t dim;
+            int type = loams__doc_value_type(&v, &dim);
+            if (type == 0) {
+                continue;
+            }
+            if (type == LOAMS__CT_VECTOR && (dim == 0 || dim > 65536)) {
+                host->batch_row_fail(b, row, LOAMS_EINPUT,
+                                     "collection %s.%s: vector field '%s' has %u dimensions "
+                                     "(1 .. 65536 allowed)",
+                                     c->ns, c->name, cols[i].name, dim);
+                continue;
+            }
+            rc = loams__coll_manifest_map(c->work, cols[i].name, type, dim, &c->err);
+            if (rc < 0) {
+                goto out;
+            }
+            if (rc == 1) {
+                host->log(c->ctx, LOAMS_LOG_INFO, "collection %s.%s: new field '%s' (%s)", c->ns,
+                          c->name, cols[i].name, loams__coll_type_name(type));
+            }
+        }
+        const loams__coll_field *f = loams__coll_manifest_field(c->work, cols[i].name);
+        cols[i].type = f ? f->type : 0;
+        if (loams__bbuf_reserve(&cols[i].key, strlen(cols[i].name) * 6 + 4) != 0 ||
+            loams__json_string(&cols[i].key, cols[i].name, strlen(cols[i].name)) != 0 ||
+            loams__bbuf_append(&cols[i].key, ":", 1) != 0) {
+            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory writing a batch");
+            goto out;
+        }
+    }
+    rc = 0;
+    /* pass 2: documents */
+    for (size_t row = 0; row < rows; row++) {
+        if (host->batch_row_failed(b, row)) {
+            continue;
+        }
+        char num[32];
+        size_t pk_len;
+        const char *pk = row_pk(c, b, row, pk_col, num, &pk_len);
+        if (pk == NULL) {
+            continue;
+        }
+        int del = row_deleted(c, b, row, del_col);
+        if (del < 0) {
+            continue;
+        }
+        if (del) {
+            if ((rc = stage_pk(c, pk, pk_len, TOMBSTONE)) != 0) {
+                goto out;
+            }
+            continue;
+        }
+        /* the stored form first: a bad value fails the row before indexing */
+        c->doc.len = 0;
+        int first = 1;
+        int bad = 0;
+        if (loams__bbuf_append(&c->doc, "{", 1) != 0) {
+            goto nomem;
+        }
+        for (size_t i = 0; i < n && !bad; i++) {
+            loams_value v;
+            if (cols[i].type == 0 || cols[i].type == LOAMS__CT_VECTOR ||
+                host->batch_get(b, row, cols[i].col, &v) != 0 || v.type == LOAMS_T_NULL) {
+                continue;
+            }
+            if ((!first && loams__bbuf_append(&c->doc, ",", 1) != 0) ||
+                loams__bbuf_append(&c->doc, cols[i].key.data, cols[i].key.len) != 0) {
+                goto nomem;
+            }
+            first = 0;
+            loams__cerr ve;
+            int vr = loams__json_value(&c->doc, &v, &ve);
+            if (vr == -ENOMEM) {
+                goto nomem;
+            }
+            if (vr != 0) {
+                host->batch_row_fail(b, row, LOAMS_EINPUT, "collection %s.%s: field '%s': %s",
+                                     c->ns, c->name, cols[i].name, ve.msg);
+                bad = 1;
+            }
+        }
+        if (bad) {
+            continue;
+        }
+        if (loams__bbuf_append(&c->doc, "}", 1) != 0) {
+            goto nomem;
+        }
+        if ((rc = ensure_writer(c)) != 0) {
+            goto out;
+        }
+        uint32_t doc;
+        if ((rc = loams__split_writer_begin_doc(c->w, pk, pk_len, &doc, &c->err)) != 0) {
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+            colinfo *ci = &cols[i];
+            if (!loams__coll_type_indexed(ci->type) && ci->type != LOAMS__CT_VECTOR) {
+                continue;
+            }
+            loams_value v;
+            if (host->batch_get(b, row, ci->col, &v) != 0 || v.type == LOAMS_T_NULL) {
+                continue;
+            }
+            if (!ci->has_wid) {
+                const loams__coll_field *f = loams__coll_manifest_field(c->work, ci->name);
+                rc = loams__split_writer_field(
+                    c->w, ci->name,
+                    ci->type == LOAMS__CT_VECTOR ? LOAMS__FIELD_VECTOR : LOAMS__FIELD_TEXT,
+                    ci->type == LOAMS__CT_VECTOR ? f->dim : 0, &ci->wid, &c->err);
+                if (rc != 0) {
+                    goto out;
+                }
+                ci->has_wid = 1;
+            }
+            if ((rc = index_value(c, ci, &v)) != 0) {
+                goto out;
+            }
+        }
+        if ((rc = loams__split_writer_end_doc(c->w, (const char *)c->doc.data, c->doc.len,
+                                              &c->err)) != 0 ||
+            (rc = stage_pk(c, pk, pk_len, doc)) != 0) {
+            goto out;
+        }
+    }
+    goto out;
+nomem:
+    rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory writing a batch");
+out:
+    for (size_t i = 0; i < n; i++) {
+        loams__bbuf_free(&cols[i].key);
+    }
+    free(cols);
+    return rc;
+}
+
+/* ---- prepare ---- */
+
+/* Per base split: the deletion set being extended by this commit. */
+typedef struct touched_split {
+    loams__delset *del; /* NULL until something in the split is deleted */
+} touched_split;
+
+/* Marks doc deleted in split si of m (copy on write of its deletion set)
+ * and takes its field lengths out of the live statistics. */
+static int delete_doc(coll *c, loams__coll_manifest *m, size_t si, touched_split *ts,
+                      loams__split_reader *r, const loams__delset *base_del, uint32_t doc)
+{
+    int rc;
+    if (ts[si].del == NULL) {
+        rc = base_del ? loams__delset_clone(base_del, &ts[si].del, &c->err)
+                      : loams__delset_new(m->splits[si].docs, &ts[si].del, &c->err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (loams__delset_add(ts[si].del, doc) != 1) {
+        return 0; /* already deleted */
+    }
+    loams__coll_split *s = &m->splits[si];
+    s->live--;
+    for (size_t f = 0; f < s->n_fields; f++) {
+        long fid = loams__split_reader_field_find(r, s->fields[f].name);
+        if (fid < 0) {
+            continue;
+        }
+        const uint32_t *dl;
+        if ((rc = loams__split_reader_doclens(r, (uint32_t)fid, &dl, &c->err)) != 0) {
+            return rc;
+        }
+        if (dl[doc] > 0) {
+            if (s->fields[f].docs == 0 || s->fields[f].tokens < dl[doc]) {
+                return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
+                                       "split %s: the manifest's statistics of '%s' are below "
+                                       "its live documents",
+                                       s->key, s->fields[f].name);
+            }
+            s->fields[f].docs--;
+            s->fields[f].tokens -= dl[doc];
+        }
+    }
+    return 0;
+}
+
+static int put_object(coll *c, const char *key, const loams__bbuf *b, loams_keylist *written)
+{
+    int rc = host->store_put(c->store, key, b->data, b->len);
+    if (rc != 0) {
+        return loams__cerr_set(&c->err, rc, "collection %s.%s: writing %s failed: %s", c->ns,
+                               c->name, key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    if (written != NULL && host->keylist_add(written, key) != 0) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static void drop_writer(coll *c)
+{
+    loams__split_writer_free(c->w);
+    c->w = NULL;
+    if (c->sw != NULL) {
+        host->store_writer_abort(c->sw);
+        c->sw = NULL;
+    }
+}
+
+/* Finishes the staged split into a manifest entry (added to m). */
+static int finish_split(coll *c, loams__coll_manifest *m, loams_keylist *written, int *added)
+{
+    *added = 0;
+    if (c->w == NULL) {
+        return 0;
+    }
+    uint32_t docs = loams__split_writer_docs(c->w);
+    if (docs == 0) {
+        drop_writer(c); /* only tombstones were staged */
+        return 0;
+    }
+    int rc;
+    uint64_t bytes;
+    loams__delset *del = NULL;
+    loams__bbuf enc = LOAMS__BBUF_INIT;
+    char del_key[KEY_MAX];
+    loams__coll_split s;
+    memset(&s, 0, sizeof s);
+    if ((rc = loams__split_writer_finish(c->w, &bytes, &c->err)) != 0) {
+        return rc;
+    }
+    rc = host->store_writer_commit(c->sw);
+    c->sw = NULL;
+    if (rc != 0) {
+        return loams__cerr_set(&c->err, rc, "collection %s.%s: publishing split %s failed: %s",
+                               c->ns, c->name, c->split_key,
+                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    if (host->keylist_add(written, c->split_key) != 0) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    }
+    size_t nf = loams__split_writer_fields(c->w);
+    s.fields = calloc(nf ? nf : 1, sizeof *s.fields);
+    if (s.fields == NULL) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nf; i++) {
+        loams__split_field_info fi;
+        loams__split_writer_field_info(c->w, i, &fi);
+        if (fi.kind != LOAMS__FIELD_TEXT) {
+            continue;
+        }
+        loams__coll_fstats *st = &s.fields[s.n_fields++];
+        st->name = (char *)fi.name;
+        st->docs = fi.docs;
+        st->tokens = fi.tokens;
+        for (size_t d = 0; d < c->n_dead; d++) {
+            uint32_t dl = loams__split_writer_doc_tokens(c->w, (uint32_t)i, c->dead[d]);
+            if (dl > 0) {
+                st->docs--;
+                st->tokens -= dl;
+            }
+        }
+    }
+    s.key = c->split_key;
+    s.seq = m->seq;
+    s.docs = docs;
+    s.live = docs - (uint32_t)c->n_dead;
+    s.bytes = bytes;
+    s.created_us = wall_us();
+    if (s.live == 0) {
+        /* every document was replaced or deleted within the staging */
+        rc = loams__coll_manifest_add_dropped(m, c->split_key, &c->err);
+        goto out;
+    }
+    if (c->n_dead > 0) {
+        if ((rc = loams__delset_new(docs, &del, &c->err)) != 0) {
+            goto out;
+        }
+        for (size_t d = 0; d < c->n_dead; d++) {
+            loams__delset_add(del, c->dead[d]);
+        }
+        if ((rc = loams__coll_key(del_key, sizeof del_key, c->ns, c->name, "deletes", m->seq,
+                                  ".del")) != 0) {
+            rc = loams__cerr_set(&c->err, rc, "cannot make a deletion-set key");
+            goto out;
+        }
+        if (loams__delset_encode(del, &enc) != 0) {
+            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = put_object(c, del_key, &enc, written)) != 0) {
+            goto out;
+        }
+        s.deletes = del_key;
+    }
+    rc = loams__coll_manifest_add_split(m, &s, &c->err);
+    *added = rc == 0;
+out:
+    loams__delset_free(del);
+    loams__bbuf_free(&enc);
+    free(s.fields);
+    if (rc == 0) {
+        drop_writer(c);
+    }
+    return rc;
+}
+
+static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
+                      loams_keylist *written)
+{
+    int rc = ensure_work(c);
+    if (rc != 0) {
+        return rc;
+    }
+    loams__coll_manifest *m = c->work;
+    size_t n_base = m->n_splits;
+    touched_split *ts = calloc(n_base ? n_base : 1, sizeof *ts);
+    loams__bbuf enc = LOAMS__BBUF_INIT;
+    view vw;
+    memset(&vw, 0, sizeof vw);
+    uint64_t superseded = 0;
+    if (ts == NULL) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory preparing a commit");
+    }
+    m->seq = c->base->seq + 1;
+    m->created_us = wall_us();
+    m->epoch = c->epoch;
+    for (size_t i = 0; i < m->n_dropped; i++) {
+        free(m->dropped[i]);
+    }
+    m->n_dropped = 0;
+    if ((rc = loams__coll_manifest_set_parent(m, c->base_ref, &c->err)) != 0 ||
+        (rc = loams__coll_manifest_set_link(m, c->link, &c->err)) != 0) {
+        goto out;
+    }
+    /* older copies of every staged _pk: deleted in their splits */
+    if (c->n_staged > 0 && n_base > 0) {
+        if ((rc = view_open(c, c->base, &vw)) != 0) {
+            goto out;
+        }
+        for (size_t i = 0; i <= c->slot_mask; i++) {
+            const pk_slot *sl = &c->slots[i];
+            if (!sl->used) {
+                continue;
+            }
+            const char *pk = (const char *)c->pk_arena.data + sl->off;
+            for (size_t s = 0; s < n_base; s++) {
+                uint32_t doc;
+                int found = loams__split_reader_find_pk(vw.readers[s], pk, sl->len, &doc, &c->err);
+                if (found < 0) {
+                    rc = found;
+                    goto out;
+                }
+                if (found == 0 || loams__delset_has(vw.dels[s], doc) ||
+                    loams__delset_has(ts[s].del, doc)) {
+                    continue;
+                }
+                if ((rc = delete_doc(c, m, s, ts, vw.readers[s], vw.dels[s], doc)) != 0) {
+                    goto out;
+                }
+                superseded++;
+            }
+        }
+    }
+    /* new deletion sets; splits left without live documents leave the manifest */
+    for (size_t s = n_base; s-- > 0;) {
+        if (ts[s].del == NULL) {
+            continue;
+        }
+        loams__coll_split *sp = &m->splits[s];
+        if (sp->deletes != NULL && (rc = loams__coll_manifest_add_dropped(m, sp->deletes, &c->err)) != 0) {
+            goto out;
+        }
+        if (sp->live == 0) {
+            if ((rc = loams__coll_manifest_add_dropped(m, sp->key, &c->err)) != 0) {
+                goto out;
+            }
+            loams__coll_manifest_remove_split(m, s);
+            continue;
+        }
+        char key[KEY_MAX];
+        if ((rc = loams__coll_key(key, sizeof key, c->ns, c->name, "deletes", m->seq, ".del")) != 0) {
+            rc = loams__cerr_set(&c->err, rc, "cannot make a deletion-set key");
+            goto out;
+        }
+        enc.len = 0;
+        if (loams__delset_encode(ts[s].del, &enc) != 0) {
+            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = put_object(c, key, &enc, written)) != 0 ||
+            (rc = loams__coll_split_set_deletes(sp, key, &c->err)) != 0) {
+            goto out;
+        }
+    }
+    int added = 0;
+    uint32_t new_docs = c->w ? loams__split_writer_docs(c->w) : 0;
+    if ((rc = finish_split(c, m, written, &added)) != 0) {
+        goto out;
+    }
+    for (size_t i = 0; i < host->offsets_count(applied); i++) {
+        int32_t part;
+        int64_t next;
+        if (host->offsets_at(applied, i, &part, &next) == 0 &&
+            (rc = loams__coll_manifest_set_applied(m, part, next, &c->err)) != 0) {
+            goto out;
+        }
+    }
+    char mkey[KEY_MAX];
+    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", m->seq, ".json")) != 0) {
+        rc = loams__cerr_set(&c->err, rc, "cannot make a manifest key");
+        goto out;
+    }
+    enc.len = 0;
+    if ((rc = loams__coll_manifest_encode(m, &enc, &c->err)) != 0 ||
+        (rc = put_object(c, mkey, &enc, written)) != 0) {
+        goto out;
+    }
+    free(c->pending_ref);
+    loams__coll_manifest_free(c->pending);
+    if ((c->pending_ref = strdup(mkey)) == NULL) {
+        c->pending = NULL;
+        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    c->pending = m;
+    c->work = NULL;
+    *ref = c->pending_ref;
+    host->log(c->ctx, LOAMS_LOG_DEBUG,
+              "collection %s.%s: prepared seq %" PRIu64 ": %u new documents%s, %" PRIu64
+              " older versions deleted, %zu splits",
+              c->ns, c->name, m->seq, new_docs, added ? "" : " (no split)", superseded,
+              m->n_splits);
+out:
+    if (ts != NULL) {
+        for (size_t s = 0; s < n_base; s++) {
+            loams__delset_free(ts[s].del);
+        }
+    }
+    free(ts);
+    view_free(&vw);
+    loams__bbuf_free(&enc);
+    if (rc == 0) {
+        /* the staging went into the pending commit */
+        staging_clear(c);
+    }
+    cache_trim(c);
+    return rc;
+}
+
+/* ---- maintenance: merges ---- */
+
+typedef struct cand {
+    size_t idx;
+    uint64_t bytes;
+} cand;
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->bytes != y->bytes) {
+        return x->bytes < y->bytes ? -1 : 1;
+    }
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cancel_cb(void *ud)
+{
+    coll *c = ud;
+    return host->cancelled(c->ctx);
+}
+
+/* Picks the splits to merge: the smallest "small" splits (up to
+ * max_merge_bytes) once there are merge_min_splits of them, plus any split
+ * whose deleted share reached merge_deletes_pct.  0 picked: nothing to do. */
+static size_t pick_merge(coll *c, const loams__coll_manifest *m, size_t *which)
+{
+    cand *cs = calloc(m->n_splits ? m->n_splits : 1, sizeof *cs);
+    size_t n_small = 0, n = 0;
+    if (cs == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < m->n_splits; i++) {
+        const loams__coll_split *s = &m->splits[i];
+        if (s->bytes <= c->o.merge_small_bytes) {
+            cs[n_small].idx = i;
+            cs[n_small].bytes = s->bytes;
+            n_small++;
+        }
+    }
+    qsort(cs, n_small, sizeof *cs, cmp_cand);
+    uint64_t total = 0;
+    if (n_small >= (size_t)c->o.merge_min_splits) {
+        for (size_t i = 0; i < n_small; i++) {
+            if (n >= 2 && total + cs[i].bytes > c->o.max_merge_bytes) {
+                break;
+            }
+            which[n++] = cs[i].idx;
+            total += cs[i].bytes;
+        }
+    }
+    for (size_t i = 0; i < m->n_splits; i++) {
+        const loams__coll_split *s = &m->splits[i];
+        int taken = 0;
+        for (size_t j = 0; j < n && !taken; j++) {
+            taken = which[j] == i;
+        }
+        uint64_t deleted = (uint64_t)s->docs - s->live;
+        if (!taken && deleted * 100 >= (uint64_t)c->o.merge_deletes_pct * s->docs &&
+            deleted > 0 && (n == 0 || total + s->bytes <= c->o.max_merge_bytes)) {
+            which[n++] = i;
+            total += s->bytes;
+        }
+    }
+    free(cs);
+    if (n == 1 && m->splits[which[0]].live == m->splits[which[0]].docs) {
+        return 0; /* rewriting one clean split gains nothing */
+    }
+    return n;
+}
+
+static int manifest_for(coll *c, const char *ref, const loams__coll_manifest **out)
+{
+    if (ref == NULL) {
+        if (c->qman == NULL || c->qref != NULL) {
+            loams__coll_manifest_free(c->qman);
+            c->qman = NULL;
+            free(c->qref);
+            c->qref = NULL;
+            int rc = loams__coll_manifest_new(c->ns, c->name, &c->qman, &c->err);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        *out = c->qman;
+        return 0;
+    }
+    if (c->base_ref != NULL && strcmp(ref, c->base_ref) == 0) {
+        *out = c->base;
+        return 0;
+    }
+    if (c->qref != NULL && strcmp(ref, c->qref) == 0) {
+        *out = c->qman;
+        return 0;
+    }
+    loams__coll_manifest *m;
+    char *r = strdup(ref);
+    if (r == NULL) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    }
+    int rc = load_manifest(c, ref, &m);
+    if (rc != 0) {
+        free(r);
+        return rc;
+    }
+    loams__coll_manifest_free(c->qman);
+    free(c->qref);
+    c->qman = m;
+    c->qref = r;
+    *out = m;
+    return 0;
+}
+
+static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_keylist *written,
+                       loams_keylist *obsolete)
+{
+    *new_ref = NULL;
+    if (c->w != NULL || c->n_staged > 0 || c->pending != NULL) {
+        return loams__cerr_set(&c->err, -EBUSY,
+                               "collection %s.%s: maintain() was called on a state with a staged "
+                               "or prepared commit; run maintenance on a state of its own",
+                               c->ns, c->name);
+    }
+    const loams__coll_manifest *m;
+    int rc = manifest_for(c, ref, &m);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t *which = calloc(m->n_splits ? m->n_splits : 1, sizeof *which);
+    if (which == NULL) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    }
+    loams__coll_manifest *nm = NULL;
+    loams__split_writer *w = NULL;
+    loams__bbuf enc = LOAMS__BBUF_INIT;
+    view vw;
+    memset(&vw, 0, sizeof vw);
+    size_t n = pick_merge(c, m, which);
+    if (n == 0) {
+        goto out;
+    }
+    if ((rc = view_open(c, m, &vw)) != 0) {
+        goto out;
+    }
+    /* the merged split is written by this state's split machinery */
+    drop_writer(c);
+    rc = loams__coll_key(c->split_key, sizeof c->split_key, c->ns, c->name, "splits", m->seq + 1,
+                         ".split");
+    if (rc != 0) {
+        rc = loams__cerr_set(&c->err, rc, "cannot make a split key");
+        goto out;
+    }
+    if ((rc = host->store_writer_open(c->store, c->split_key, &c->sw)) != 0) {
+        c->sw = NULL;
+        rc = loams__cerr_set(&c->err, rc, "collection %s.%s: cannot create split %s", c->ns,
+                             c->name, c->split_key);
+        goto out;
+    }
+    loams__split_writer_opts wo = c->o.w;
+    wo.created_us = wall_us();
+    if ((rc = loams__split_writer_new(&wo, split_sink, c, &w, &c->err)) != 0) {
+        goto out;
+    }
+    c->w = w;
+    w = NULL;
+    if ((rc = loams__coll_merge(&vw.v, which, n, c->w, cancel_cb, c, &c->err)) != 0) {
+        goto out;
+    }
+    if ((rc = loams__coll_manifest_clone(m, &nm, &c->err)) != 0) {
+        goto out;
+    }
+    nm->seq = m->seq + 1;
+    nm->created_us = wall_us();
+    for (size_t i = 0; i < nm->n_dropped; i++) {
+        free(nm->dropped[i]);
+    }
+    nm->n_dropped = 0;
+    if ((rc = loams__coll_manifest_set_parent(nm, ref, &c->err)) != 0) {
+        goto out;
+    }
+    uint64_t in_docs = 0, in_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const loams__coll_split *s = &m->splits[which[i]];
+        in_docs += s->live;
+        in_bytes += s->bytes;
+        if ((rc = loams__coll_manifest_add_dropped(nm, s->key, &c->err)) != 0 ||
+            host->keylist_add(obsolete, s->key) != 0 ||
+            (s->deletes != NULL &&
+             ((rc = loams__coll_manifest_add_dropped(nm, s->deletes, &c->err)) != 0 ||
+              host->keylist_add(obsolete, s->deletes) != 0))) {
+            rc = rc ? rc : loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    /* remove merged entries (highest index first keeps the others in place) */
+    for (size_t i = m->n_splits; i-- > 0;) {
+        for (size_t j = 0; j < n; j++) {
+            if (which[j] == i) {
+                loams__coll_manifest_remove_split(nm, i);
+                break;
+            }
+        }
+    }
+    c->n_dead = 0;
+    int added;
+    if ((rc = finish_split(c, nm, written, &added)) != 0) {
+        goto out;
+    }
+    char mkey[KEY_MAX];
+    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", nm->seq, ".json")) != 0) {
+        rc = loams__cerr_set(&c->err, rc, "cannot make a manifest key");
+        goto out;
+    }
+    if ((rc = loams__coll_manifest_encode(nm, &enc, &c->err)) != 0 ||
+        (rc = put_object(c, mkey, &enc, written)) != 0) {
+        goto out;
+    }
+    free(c->qref);
+    loams__coll_manifest_free(c->qman);
+    c->qref = strdup(mkey);
+    c->qman = nm;
+    nm = NULL;
+    if (c->qref == NULL) {
+        loams__coll_manifest_free(c->qman);
+        c->qman = NULL;
+        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    *new_ref = c->qref;
+    host->log(c->ctx, LOAMS_LOG_INFO,
+              "collection %s.%s: merged %zu splits (%" PRIu64 " bytes, %" PRIu64
+              " live documents) into one",
+              c->ns, c->name, n, in_bytes, in_docs);
+out:
+    if (rc != 0) {
+        drop_writer(c);
+    }
+    loams__split_writer_free(w);
+    loams__coll_manifest_free(nm);
+    loams__bbuf_free(&enc);
+    view_free(&vw);
+    free(which);
+    cache_trim(c);
+    return rc;
+}
+
+/* ---- the vtable ---- */
+
+static int coll_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store,
+                     void **state)
+{
+    *state = NULL;
+    if (host->size < offsetof(loams_host_api, buf_reset) + sizeof host->buf_reset) {
+        host->set_error(ctx, "target-collection needs host ABI 1.1 (buf_create); this host is "
+                             "%u.%u: upgrade loams-host",
+                        host->abi_major, host->abi_minor);
+        return LOAMS_EUNSUPPORTED;
+    }
+    if (spec->ns == NULL || spec->name == NULL || spec->ns[0] == '\0' || spec->name[0] == '\0' ||
+        strchr(spec->ns, '/') != NULL || strchr(spec->name, '/') != NULL) {
+        host->set_error(ctx, "target-collection: the collection needs a namespace and a name "
+                             "without '/'");
+        return -EINVAL;
+    }
+    coll *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        host->set_error(ctx, "out of memory opening a collection");
+        return -ENOMEM;
+    }
+    c->ctx = ctx;
+    c->store = store;
+    c->epoch = spec->epoch;
+    int rc = -ENOMEM;
+    loams__cerr_set(&c->err, rc, "out of memory opening collection %s.%s", spec->ns, spec->name);
+    if ((c->ns = strdup(spec->ns)) == NULL || (c->name = strdup(spec->name)) == NULL ||
+        (spec->link != NULL && (c->link = strdup(spec->link)) == NULL) ||
+        host->buf_create(&c->rbuf) != 0) {
+        goto fail;
+    }
+    if ((rc = load_options(c)) != 0 ||
+        (rc = loams__coll_manifest_new(c->ns, c->name, &c->base, &c->err)) != 0) {
+        goto fail;
+    }
+    *state = c;
+    return 0;
+fail:
+    host->set_error(ctx, "%s", c->err.msg);
+    host->buf_free(c->rbuf);
+    free(c->ns);
+    free(c->name);
+    free(c->link);
+    free(c);
+    return rc;
+}
+
+static void coll_close(void *state)
+{
+    coll *c = state;
+    if (c == NULL) {
+        return;
+    }
+    staging_clear(c);
+    loams__coll_manifest_free(c->base);
+    loams__coll_manifest_free(c->pending);
+    loams__coll_manifest_free(c->qman);
+    free(c->base_ref);
+    free(c->pending_ref);
+    free(c->qref);
+    for (size_t i = 0; i < c->n_cache; i++) {
+        cached_free(c->cache[i]);
+    }
+    free(c->cache);
+    loams__bbuf_free(&c->doc);
+    host->buf_free(c->rbuf);
+    free(c->ns);
+    free(c->name);
+    free(c->link);
+    free(c);
+}
+
+static void forget_pending(coll *c)
+{
+    loams__coll_manifest_free(c->pending);
+    c->pending = NULL;
+    free(c->pending_ref);
+    c->pending_ref = NULL;
+}
+
+static int coll_resume(void *state, const char *ref, loams_offsets *applied)
+{
+    coll *c = state;
+    staging_clear(c);
+    forget_pending(c);
+    loams__coll_manifest *m;
+    char *r = NULL;
+    int rc;
+    if (ref == NULL) {
+        rc = loams__coll_manifest_new(c->ns, c->name, &m, &c->err);
+    } else if ((r = strdup(ref)) == NULL) {
+        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    } else {
+        rc = load_manifest(c, ref, &m);
+    }
+    if (rc != 0) {
+        free(r);
+        return fail(c, rc);
+    }
+    for (size_t i = 0; i < m->n_applied; i++) {
+        if (host->offsets_set(applied, m->applied[i].partition, m->applied[i].next) != 0) {
+            free(r);
+            loams__coll_manifest_free(m);
+            loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            return fail(c, -ENOMEM);
+        }
+    }
+    loams__coll_manifest_free(c->base);
+    free(c->base_ref);
+    c->base = m;
+    c->base_ref = r;
+    return 0;
+}
+
+static int coll_write(void *state, loams_batch *batch)
+{
+    coll *c = state;
+    int rc = do_write(c, batch);
+    return rc ? fail(c, rc) : 0;
+}
+
+static int coll_prepare(void *state, const loams_offsets *applied, const char **ref,
+                        loams_keylist *written)
+{
+    coll *c = state;
+    *ref = NULL;
+    int rc = do_prepare(c, applied, ref, written);
+    return rc ? fail(c, rc) : 0;
+}
+
+static void coll_committed(void *state, const char *ref)
+{
+    coll *c = state;
+    if (c->pending == NULL || c->pending_ref == NULL || strcmp(ref, c->pending_ref) != 0) {
+        host->log(c->ctx, LOAMS_LOG_WARN,
+                  "collection %s.%s: committed(%s) does not name the prepared commit; the next "
+                  "commit starts from a fresh resume",
+                  c->ns, c->name, ref);
+        return;
+    }
+    loams__coll_manifest_free(c->base);
+    free(c->base_ref);
+    c->base = c->pending;
+    c->base_ref = c->pending_ref;
+    c->pending = NULL;
+    c->pending_ref = NULL;
+}
+
+static void coll_abort(void *state)
+{
+    coll *c = state;
+    staging_clear(c);
+    forget_pending(c);
+}
+
+static int coll_query(void *state, const char *ref, const char *request, loams_buf *out)
+{
+    coll *c = state;
+    loams__coll_request *req = NULL;
+    loams__bbuf ans = LOAMS__BBUF_INIT;
+    view vw;
+    memset(&vw, 0, sizeof vw);
+    const loams__coll_manifest *m;
+    int rc = loams__coll_request_parse(request, strlen(request), &req, &c->err);
+    if (rc == 0) {
+        rc = manifest_for(c, ref, &m);
+    }
+    if (rc == 0) {
+        rc = view_open(c, m, &vw);
+    }
+    if (rc == 0) {
+        rc = loams__coll_query_run(&vw.v, ref, req, &c->o.w.tok, &ans, &c->err);
+    }
+    if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
+        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory answering a search");
+    }
+    view_free(&vw);
+    loams__bbuf_free(&ans);
+    loams__coll_request_free(req);
+    cache_trim(c);
+    return rc ? fail(c, rc) : 0;
+}
+
+static int coll_maintain(void *state, const char *ref, const char **new_ref,
+                         loams_keylist *written, loams_keylist *obsolete)
+{
+    coll *c = state;
+    int rc = do_maintain(c, ref, new_ref, written, obsolete);
+    return rc ? fail(c, rc) : 0;
+}
+
+static const loams_target_vtable vtable = {
+    sizeof(loams_target_vtable),
+    coll_open,
+    coll_resume,
+    coll_write,
+    coll_prepare,
+    coll_committed,
+    coll_abort,
+    coll_query,
+    coll_maintain,
+    coll_close,
+};
+
+static const loams_plugin_descriptor descriptor = {
+    LOAMS_ABI_MAJOR,
+    1, /* needs host ABI 1.1: buf_create / buf_free / buf_reset */
+    (uint32_t)sizeof(loams_plugin_descriptor),
+    LOAMS_KIND_TARGET,
+    "target-collection",
+    "1.0.0",
+    "Collections: _pk documents in immutable splits with BM25 full-text and exact kNN search",
+    &vtable,
+    options,
+};
+
+LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *h)
+{
+    host = h;
+    return &descriptor;
+}

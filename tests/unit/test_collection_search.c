@@ -1,0 +1,645 @@
+/*
+ * test_collection_search.c - BM25 and kNN over splits, the query request
+ * and answer, and merges (plugins/target-collection/collection_search.c,
+ * collection_query.c, collection_merge.c).
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <loams/status.h>
+
+#include "collection_manifest.h"
+#include "collection_merge.h"
+#include "collection_query.h"
+#include "collection_search.h"
+#include "collection_test_util.h"
+#include "deletion_set.h"
+#include "split_reader.h"
+#include "split_writer.h"
+
+static loams__cerr err;
+
+typedef struct tdoc {
+    const char *pk;
+    const char *subject; /* lowercase words separated by single spaces */
+    const char *body;
+    float vec[3];
+    int has_vec;
+} tdoc;
+
+#define MAXS 8
+
+typedef struct tcoll {
+    loams__coll_manifest *m;
+    loams__bbuf bytes[MAXS];
+    loams__split_reader *readers[MAXS];
+    loams__delset *dels[MAXS];
+    size_t n;
+} tcoll;
+
+static void tcoll_init(tcoll *t)
+{
+    memset(t, 0, sizeof *t);
+    ck_assert_int_eq(loams__coll_manifest_new("ns", "c", &t->m, &err), 0);
+    loams__coll_manifest_map(t->m, "subject", LOAMS__CT_TEXT, 0, &err);
+    loams__coll_manifest_map(t->m, "body", LOAMS__CT_TEXT, 0, &err);
+    loams__coll_manifest_map(t->m, "vec", LOAMS__CT_VECTOR, 3, &err);
+    loams__coll_manifest_map(t->m, "n", LOAMS__CT_INT, 0, &err);
+}
+
+static void tcoll_free(tcoll *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        loams__split_reader_close(t->readers[i]);
+        loams__bbuf_free(&t->bytes[i]);
+        loams__delset_free(t->dels[i]);
+    }
+    loams__coll_manifest_free(t->m);
+}
+
+/* Adds a manifest entry for a split already in t->bytes[t->n]. */
+static void tcoll_register(tcoll *t, const char *key)
+{
+    size_t i = t->n;
+    ck_assert_int_eq(loams__split_reader_open(mem_read, &t->bytes[i], t->bytes[i].len, key,
+                                              &t->readers[i], &err),
+                     0);
+    loams__split_reader *r = t->readers[i];
+    loams__coll_fstats fs[4];
+    size_t nf = 0;
+    for (size_t f = 0; f < loams__split_reader_fields(r); f++) {
+        loams__split_field_info fi;
+        loams__split_reader_field_info(r, f, &fi);
+        if (fi.kind == LOAMS__FIELD_TEXT) {
+            fs[nf].name = (char *)fi.name;
+            fs[nf].docs = fi.docs;
+            fs[nf].tokens = fi.tokens;
+            nf++;
+        }
+    }
+    loams__coll_split s = {(char *)key, i + 1, loams__split_reader_docs(r),
+                           loams__split_reader_docs(r), t->bytes[i].len, 0, NULL, fs, nf};
+    ck_assert_int_eq(loams__coll_manifest_add_split(t->m, &s, &err), 0);
+    t->n++;
+}
+
+static void tcoll_add_split(tcoll *t, const tdoc *docs, size_t n)
+{
+    ck_assert_uint_lt(t->n, MAXS);
+    loams__split_writer_opts o;
+    loams__split_writer_opts_default(&o);
+    loams__split_writer *w;
+    ck_assert_int_eq(loams__split_writer_new(&o, mem_sink, &t->bytes[t->n], &w, &err), 0);
+    uint32_t fs, fb, fv, doc;
+    loams__split_writer_field(w, "subject", LOAMS__FIELD_TEXT, 0, &fs, &err);
+    loams__split_writer_field(w, "body", LOAMS__FIELD_TEXT, 0, &fb, &err);
+    loams__split_writer_field(w, "vec", LOAMS__FIELD_VECTOR, 3, &fv, &err);
+    for (size_t i = 0; i < n; i++) {
+        char json[512];
+        int jl = snprintf(json, sizeof json, "{\"subject\":\"%s\",\"body\":\"%s\",\"n\":%zu}",
+                          docs[i].subject, docs[i].body, i);
+        ck_assert_int_eq(loams__split_writer_begin_doc(w, docs[i].pk, strlen(docs[i].pk), &doc,
+                                                       &err),
+                         0);
+        loams__split_writer_add_text(w, fs, docs[i].subject, strlen(docs[i].subject), &err);
+        loams__split_writer_add_text(w, fb, docs[i].body, strlen(docs[i].body), &err);
+        if (docs[i].has_vec) {
+            loams__split_writer_add_vector(w, fv, docs[i].vec, 3, &err);
+        }
+        ck_assert_int_eq(loams__split_writer_end_doc(w, json, (size_t)jl, &err), 0);
+    }
+    uint64_t size;
+    ck_assert_int_eq(loams__split_writer_finish(w, &size, &err), 0);
+    loams__split_writer_free(w);
+    char key[32];
+    snprintf(key, sizeof key, "split-%zu", t->n);
+    tcoll_register(t, key);
+}
+
+/* Deletes doc of split s the way the plugin does (bitmap + live stats). */
+static void tcoll_delete(tcoll *t, size_t s, uint32_t doc)
+{
+    loams__coll_split *sp = &t->m->splits[s];
+    if (t->dels[s] == NULL) {
+        ck_assert_int_eq(loams__delset_new(sp->docs, &t->dels[s], &err), 0);
+    }
+    ck_assert_int_eq(loams__delset_add(t->dels[s], doc), 1);
+    sp->live--;
+    for (size_t f = 0; f < sp->n_fields; f++) {
+        long fid = loams__split_reader_field_find(t->readers[s], sp->fields[f].name);
+        const uint32_t *dl;
+        ck_assert_int_eq(loams__split_reader_doclens(t->readers[s], (uint32_t)fid, &dl, &err), 0);
+        if (dl[doc] > 0) {
+            sp->fields[f].docs--;
+            sp->fields[f].tokens -= dl[doc];
+        }
+    }
+}
+
+static loams__coll_view tcoll_view(tcoll *t)
+{
+    loams__coll_view v = {t->m, t->readers, (const loams__delset *const *)t->dels};
+    return v;
+}
+
+/* ---- a reference BM25 over plain arrays ---- */
+
+static size_t count_words(const char *s)
+{
+    size_t n = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p != ' ' && (p == s || p[-1] == ' ')) {
+            n++;
+        }
+    }
+    return n;
+}
+
+static size_t count_term(const char *s, const char *t)
+{
+    size_t n = 0, tl = strlen(t);
+    for (const char *p = s; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t wl = e ? (size_t)(e - p) : strlen(p);
+        if (wl == tl && memcmp(p, t, tl) == 0) {
+            n++;
+        }
+        p += wl;
+        while (*p == ' ') {
+            p++;
+        }
+    }
+    return n;
+}
+
+static double ref_score(const tdoc *docs, size_t n, const tdoc *d, const char *const *terms,
+                        size_t nt)
+{
+    double total = 0;
+    for (int f = 0; f < 2; f++) {
+        double N = 0, T = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *txt = f ? docs[i].body : docs[i].subject;
+            size_t w = count_words(txt);
+            if (w > 0) {
+                N++;
+                T += (double)w;
+            }
+        }
+        for (size_t t = 0; t < nt; t++) {
+            double df = 0;
+            for (size_t i = 0; i < n; i++) {
+                df += count_term(f ? docs[i].body : docs[i].subject, terms[t]) > 0;
+            }
+            const char *txt = f ? d->body : d->subject;
+            double tf = (double)count_term(txt, terms[t]);
+            if (tf == 0 || df == 0) {
+                continue;
+            }
+            double idf = log(1 + (N - df + 0.5) / (df + 0.5));
+            double dl = (double)count_words(txt);
+            total += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / (T / N)));
+        }
+    }
+    return total;
+}
+
+static const tdoc corpus[] = {
+    {"t-1", "printer jam", "the printer on floor three jams every morning", {1, 0, 0}, 1},
+    {"t-2", "vpn down", "cannot reach the vpn from home", {0, 1, 0}, 1},
+    {"t-3", "printer toner", "toner is empty in the printer room printer", {0.9f, 0.1f, 0}, 1},
+    {"t-4", "password reset", "please reset my password", {0, 0, 1}, 1},
+    {"t-5", "laptop slow", "my laptop is slow since the update", {0.5f, 0.5f, 0}, 1},
+    {"t-6", "printer offline", "", {0, 0, 0}, 0},
+    {"t-7", "email", "email bounces for the printer team", {0.2f, 0.2f, 0.9f}, 1},
+};
+#define NCORPUS (sizeof corpus / sizeof corpus[0])
+
+static size_t text(tcoll *t, const char *q, const char *const *fields, size_t nf, size_t k,
+                   loams__search_hit *hits)
+{
+    loams__coll_view v = tcoll_view(t);
+    size_t n;
+    ck_assert_msg(loams__coll_search_text(&v, q, strlen(q), fields, nf, k, NULL, hits, &n, NULL,
+                                          &err) == 0,
+                  "%s", err.msg);
+    return n;
+}
+
+static const char *pk_of(tcoll *t, const loams__search_hit *h)
+{
+    static char buf[64];
+    const char *p;
+    size_t l;
+    ck_assert_int_eq(loams__split_reader_pk(t->readers[h->split], h->doc, &p, &l, &err), 0);
+    snprintf(buf, sizeof buf, "%.*s", (int)l, p);
+    return buf;
+}
+
+static const tdoc *find_doc(const char *pk)
+{
+    for (size_t i = 0; i < NCORPUS; i++) {
+        if (strcmp(corpus[i].pk, pk) == 0) {
+            return &corpus[i];
+        }
+    }
+    return NULL;
+}
+
+START_TEST(bm25_scores_match_a_direct_computation)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, NCORPUS);
+    loams__search_hit hits[10];
+    size_t n = text(&t, "Printer, TONER!", NULL, 0, 10, hits);
+    const char *terms[] = {"printer", "toner"};
+    ck_assert_uint_eq(n, 4); /* t-1, t-3, t-6, t-7 */
+    for (size_t i = 0; i < n; i++) {
+        const tdoc *d = find_doc(pk_of(&t, &hits[i]));
+        double want = ref_score(corpus, NCORPUS, d, terms, 2);
+        ck_assert_msg(fabs(hits[i].score - want) < 1e-9, "%s: %f vs %f", d->pk, hits[i].score,
+                      want);
+        if (i > 0) {
+            ck_assert(hits[i - 1].score >= hits[i].score);
+        }
+    }
+    ck_assert_str_eq(pk_of(&t, &hits[0]), "t-3");
+    /* a word nobody has, and an empty query */
+    ck_assert_uint_eq(text(&t, "zebra", NULL, 0, 10, hits), 0);
+    ck_assert_uint_eq(text(&t, " ... ", NULL, 0, 10, hits), 0);
+    tcoll_free(&t);
+}
+END_TEST
+
+START_TEST(statistics_are_global_across_splits)
+{
+    tcoll one, three;
+    tcoll_init(&one);
+    tcoll_init(&three);
+    tcoll_add_split(&one, corpus, NCORPUS);
+    tcoll_add_split(&three, corpus, 2);
+    tcoll_add_split(&three, corpus + 2, 3);
+    tcoll_add_split(&three, corpus + 5, NCORPUS - 5);
+    const char *queries[] = {"printer", "reset password printer", "the", "laptop vpn email"};
+    for (size_t q = 0; q < 4; q++) {
+        loams__search_hit a[10], b[10];
+        size_t na = text(&one, queries[q], NULL, 0, 10, a);
+        size_t nb = text(&three, queries[q], NULL, 0, 10, b);
+        ck_assert_uint_eq(na, nb);
+        ck_assert_uint_gt(na, 0);
+        for (size_t i = 0; i < na; i++) {
+            char pa[64];
+            snprintf(pa, sizeof pa, "%s", pk_of(&one, &a[i]));
+            ck_assert_str_eq(pa, pk_of(&three, &b[i]));
+            ck_assert(a[i].score == b[i].score);
+        }
+    }
+    tcoll_free(&one);
+    tcoll_free(&three);
+}
+END_TEST
+
+START_TEST(deleted_documents_neither_match_nor_count)
+{
+    /* t-3 deleted from a two-split collection == a collection without it */
+    tcoll del, without;
+    tcoll_init(&del);
+    tcoll_init(&without);
+    tcoll_add_split(&del, corpus, 4);
+    tcoll_add_split(&del, corpus + 4, NCORPUS - 4);
+    tcoll_delete(&del, 0, 2);
+    tdoc rest[NCORPUS - 1];
+    size_t nr = 0;
+    for (size_t i = 0; i < NCORPUS; i++) {
+        if (i != 2) {
+            rest[nr++] = corpus[i];
+        }
+    }
+    tcoll_add_split(&without, rest, nr);
+    loams__search_hit a[10], b[10];
+    size_t na = text(&del, "printer toner", NULL, 0, 10, a);
+    size_t nb = text(&without, "printer toner", NULL, 0, 10, b);
+    ck_assert_uint_eq(na, 3);
+    ck_assert_uint_eq(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        char pa[64];
+        snprintf(pa, sizeof pa, "%s", pk_of(&del, &a[i]));
+        ck_assert_str_ne(pa, "t-3");
+        ck_assert_str_eq(pa, pk_of(&without, &b[i]));
+        ck_assert_msg(fabs(a[i].score - b[i].score) < 1e-12, "%g vs %g", a[i].score, b[i].score);
+    }
+    ck_assert_uint_eq(text(&del, "toner", NULL, 0, 10, a), 0);
+    tcoll_free(&del);
+    tcoll_free(&without);
+}
+END_TEST
+
+START_TEST(fields_restrict_the_search_and_unknown_fields_are_named)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, NCORPUS);
+    loams__search_hit hits[10];
+    const char *subj[] = {"subject"};
+    /* "the" is only in bodies */
+    ck_assert_uint_eq(text(&t, "the", subj, 1, 10, hits), 0);
+    ck_assert_uint_gt(text(&t, "the", NULL, 0, 10, hits), 0);
+    const char *body[] = {"body", "body"};
+    ck_assert_uint_eq(text(&t, "printer", body, 2, 10, hits), 3);
+    loams__coll_view v = tcoll_view(&t);
+    size_t n;
+    const char *bad[] = {"subjet"};
+    ck_assert_int_eq(loams__coll_search_text(&v, "x", 1, bad, 1, 10, NULL, hits, &n, NULL, &err),
+                     LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no field 'subjet'"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "subject, body"));
+    const char *num[] = {"n"};
+    ck_assert_int_eq(loams__coll_search_text(&v, "x", 1, num, 1, 10, NULL, hits, &n, NULL, &err),
+                     LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "'n' is int"));
+    tcoll_free(&t);
+}
+END_TEST
+
+START_TEST(top_k_keeps_the_best_and_ties_go_by_pk)
+{
+    tdoc same[] = {
+        {"d", "alpha", "", {0}, 0}, {"b", "alpha", "", {0}, 0}, {"c", "alpha", "", {0}, 0},
+        {"a", "alpha", "", {0}, 0}, {"e", "beta", "", {0}, 0},
+    };
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, same, 3);
+    tcoll_add_split(&t, same + 3, 2);
+    loams__search_hit hits[4];
+    size_t n = text(&t, "alpha", NULL, 0, 2, hits);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(pk_of(&t, &hits[0]), "a");
+    ck_assert_str_eq(pk_of(&t, &hits[1]), "b");
+    n = text(&t, "alpha", NULL, 0, 4, hits);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_str_eq(pk_of(&t, &hits[3]), "d");
+    tcoll_free(&t);
+}
+END_TEST
+
+START_TEST(vector_search_ranks_by_each_metric)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, 3);
+    tcoll_add_split(&t, corpus + 3, NCORPUS - 3);
+    loams__coll_view v = tcoll_view(&t);
+    loams__search_hit hits[10];
+    size_t n;
+    float q[3] = {1, 0, 0};
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 3, hits, &n,
+                                               NULL, &err),
+                     0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(pk_of(&t, &hits[0]), "t-1");
+    ck_assert(fabs(hits[0].score - 1.0) < 1e-9);
+    ck_assert_str_eq(pk_of(&t, &hits[1]), "t-3");
+    ck_assert(fabs(hits[1].score - 0.9 / sqrt(0.82)) < 1e-6);
+    ck_assert_str_eq(pk_of(&t, &hits[2]), "t-5");
+    float q2[3] = {0, 0, 2};
+    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_DOT, 10, hits, &n,
+                                               NULL, &err),
+                     0);
+    ck_assert_uint_eq(n, 6); /* t-6 has no vector */
+    ck_assert_str_eq(pk_of(&t, &hits[0]), "t-4");
+    ck_assert(fabs(hits[0].score - 2.0) < 1e-9);
+    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n,
+                                               NULL, &err),
+                     0);
+    ck_assert_str_eq(pk_of(&t, &hits[0]), "t-4");
+    ck_assert(fabs(hits[0].score - 0.5) < 1e-9); /* distance 1 */
+    /* a deleted document is not a neighbour */
+    tcoll_delete(&t, 1, 0); /* t-4 */
+    v = tcoll_view(&t);
+    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n,
+                                               NULL, &err),
+                     0);
+    ck_assert_str_eq(pk_of(&t, &hits[0]), "t-7");
+    tcoll_free(&t);
+}
+END_TEST
+
+START_TEST(vector_queries_that_do_not_fit_are_refused)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, NCORPUS);
+    loams__coll_view v = tcoll_view(&t);
+    loams__search_hit hits[1];
+    size_t n;
+    float q[4] = {1, 0, 0, 0};
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 4, LOAMS__METRIC_COSINE, 1, hits, &n,
+                                               NULL, &err),
+                     LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "4 dimensions"));
+    ck_assert_int_eq(loams__coll_search_vector(&v, "subject", q, 3, LOAMS__METRIC_COSINE, 1, hits,
+                                               &n, NULL, &err),
+                     LOAMS_EINPUT);
+    float z[3] = {0, 0, 0};
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, z, 3, LOAMS__METRIC_COSINE, 1, hits, &n,
+                                               NULL, &err),
+                     LOAMS_EINPUT);
+    loams__coll_manifest_map(t.m, "vec2", LOAMS__CT_VECTOR, 2, &err);
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 1, hits, &n,
+                                               NULL, &err),
+                     LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "several vector fields"));
+    tcoll_free(&t);
+}
+END_TEST
+
+static void bad_request(const char *json, const char *why)
+{
+    loams__coll_request *r = NULL;
+    ck_assert_int_eq(loams__coll_request_parse(json, strlen(json), &r, &err), LOAMS_EINPUT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(err.msg, why) != NULL, "%s", err.msg);
+}
+
+START_TEST(requests_parse_and_bad_ones_explain_themselves)
+{
+    loams__coll_request *r;
+    const char *ok = "{\"q\":\"printer jam\",\"k\":3,\"fields\":[\"subject\"]}";
+    ck_assert_int_eq(loams__coll_request_parse(ok, strlen(ok), &r, &err), 0);
+    ck_assert_str_eq(r->q, "printer jam");
+    ck_assert_uint_eq(r->k, 3);
+    ck_assert_uint_eq(r->n_fields, 1);
+    loams__coll_request_free(r);
+    const char *vec = "{\"vector\":[1,2.5,-3],\"field\":\"v\",\"metric\":\"l2\"}";
+    ck_assert_int_eq(loams__coll_request_parse(vec, strlen(vec), &r, &err), 0);
+    ck_assert_uint_eq(r->dim, 3);
+    ck_assert(r->vector[1] == 2.5f);
+    ck_assert_int_eq(r->metric, LOAMS__METRIC_L2);
+    ck_assert_uint_eq(r->k, 10);
+    loams__coll_request_free(r);
+    bad_request("[1]", "not a JSON object");
+    bad_request("{\"q\":1}", "\"q\" must be a string");
+    bad_request("{\"q\":\"x\",\"k\":0}", "\"k\" must be an integer from 1 to 10000");
+    bad_request("{\"q\":\"x\",\"k\":2.5}", "\"k\"");
+    bad_request("{\"q\":\"x\",\"fields\":[]}", "\"fields\" must be a non-empty array");
+    bad_request("{\"vector\":[1,\"a\"]}", "\"vector\" must hold only finite numbers");
+    bad_request("{\"q\":\"x\",\"metric\":\"hamming\"}", "\"metric\" must be");
+    bad_request("{\"q\":\"x\",\"kk\":1}", "unknown member \"kk\"");
+    bad_request("{\"k\":1}", "exactly one of \"q\"");
+    bad_request("{\"q\":\"x\",\"vector\":[1]}", "exactly one of \"q\"");
+    bad_request("{\"q\":\"x\",\"field\":\"v\"}", "go with \"vector\"");
+    bad_request("{\"vector\":[1],\"fields\":[\"a\"]}", "goes with \"q\"");
+}
+END_TEST
+
+START_TEST(the_answer_is_json_with_hits_docs_and_splits)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, 4);
+    tcoll_add_split(&t, corpus + 4, NCORPUS - 4);
+    loams__coll_view v = tcoll_view(&t);
+    loams__coll_request *r;
+    const char *q = "{\"q\":\"printer\",\"k\":2}";
+    ck_assert_int_eq(loams__coll_request_parse(q, strlen(q), &r, &err), 0);
+    loams__bbuf out = LOAMS__BBUF_INIT;
+    ck_assert_int_eq(loams__coll_query_run(&v, "ns/c/manifest/m.json", r, NULL, &out, &err), 0);
+    cJSON *a = cJSON_ParseWithLength((const char *)out.data, out.len);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "collection")->valuestring, "ns.c");
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "manifest")->valuestring, "ns/c/manifest/m.json");
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "mode")->valuestring, "text");
+    ck_assert_int_eq(cJSON_GetObjectItem(a, "live_docs")->valueint, (int)NCORPUS);
+    cJSON *hits = cJSON_GetObjectItem(a, "hits");
+    ck_assert_int_eq(cJSON_GetArraySize(hits), 2);
+    cJSON *h0 = cJSON_GetArrayItem(hits, 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(h0, "_pk")->valuestring, "t-3");
+    ck_assert_str_eq(cJSON_GetObjectItem(h0, "split")->valuestring, "split-0");
+    ck_assert(cJSON_GetObjectItem(h0, "score")->valuedouble > 0);
+    ck_assert_str_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(h0, "doc"), "subject")->valuestring,
+        "printer toner");
+    cJSON *splits = cJSON_GetObjectItem(a, "splits");
+    ck_assert_int_eq(cJSON_GetArraySize(splits), 2);
+    cJSON *s1 = cJSON_GetArrayItem(splits, 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(s1, "key")->valuestring, "split-1");
+    ck_assert_int_eq(cJSON_GetObjectItem(s1, "matched")->valueint, 2); /* t-6, t-7 */
+    ck_assert_int_gt(cJSON_GetObjectItem(s1, "bytes_read")->valueint, 0);
+    cJSON_Delete(a);
+    loams__coll_request_free(r);
+    loams__bbuf_free(&out);
+    tcoll_free(&t);
+}
+END_TEST
+
+static int never(void *ud)
+{
+    (void)ud;
+    return 0;
+}
+
+static int always(void *ud)
+{
+    (void)ud;
+    return 1;
+}
+
+START_TEST(a_merge_keeps_every_answer)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, 3);
+    tcoll_add_split(&t, corpus + 3, 2);
+    tcoll_add_split(&t, corpus + 5, NCORPUS - 5);
+    tcoll_delete(&t, 0, 1); /* t-2 */
+    tcoll_delete(&t, 2, 1); /* t-7 */
+    /* merge splits 0 and 2 into a new split; keep split 1 */
+    size_t which[] = {0, 2};
+    loams__coll_view v = tcoll_view(&t);
+    tcoll m;
+    tcoll_init(&m);
+    loams__split_writer_opts o;
+    loams__split_writer_opts_default(&o);
+    loams__split_writer *w;
+    ck_assert_int_eq(loams__split_writer_new(&o, mem_sink, &m.bytes[0], &w, &err), 0);
+    ck_assert_int_eq(loams__coll_merge(&v, which, 2, w, always, NULL, &err), LOAMS_ECANCELLED);
+    loams__split_writer_free(w);
+    m.bytes[0].len = 0;
+    ck_assert_int_eq(loams__split_writer_new(&o, mem_sink, &m.bytes[0], &w, &err), 0);
+    ck_assert_msg(loams__coll_merge(&v, which, 2, w, never, NULL, &err) == 0, "%s", err.msg);
+    uint64_t size;
+    ck_assert_int_eq(loams__split_writer_finish(w, &size, &err), 0);
+    ck_assert_uint_eq(loams__split_writer_docs(w), 3); /* t-1, t-3, t-6 */
+    loams__split_writer_free(w);
+    tcoll_register(&m, "merged");
+    /* the unmerged split moves over as is */
+    loams__bbuf_append(&m.bytes[1], t.bytes[1].data, t.bytes[1].len);
+    tcoll_register(&m, "split-1");
+    const char *queries[] = {"printer", "vpn", "email printer team", "reset laptop the"};
+    for (size_t q = 0; q < 4; q++) {
+        loams__search_hit a[10], b[10];
+        size_t na = text(&t, queries[q], NULL, 0, 10, a);
+        size_t nb = text(&m, queries[q], NULL, 0, 10, b);
+        ck_assert_uint_eq(na, nb);
+        for (size_t i = 0; i < na; i++) {
+            char pa[64];
+            snprintf(pa, sizeof pa, "%s", pk_of(&t, &a[i]));
+            ck_assert_str_eq(pa, pk_of(&m, &b[i]));
+            ck_assert(a[i].score == b[i].score);
+        }
+    }
+    loams__search_hit a[10], b[10];
+    size_t na, nb;
+    float q[3] = {0.3f, 0.3f, 0.3f};
+    loams__coll_view mv = tcoll_view(&m);
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, a, &na,
+                                               NULL, &err),
+                     0);
+    ck_assert_int_eq(loams__coll_search_vector(&mv, NULL, q, 3, LOAMS__METRIC_COSINE, 10, b, &nb,
+                                               NULL, &err),
+                     0);
+    ck_assert_uint_eq(na, nb);
+    ck_assert_uint_eq(na, 4); /* t-1, t-3, t-4, t-5 */
+    for (size_t i = 0; i < na; i++) {
+        char pa[64];
+        snprintf(pa, sizeof pa, "%s", pk_of(&t, &a[i]));
+        ck_assert_str_eq(pa, pk_of(&m, &b[i]));
+        ck_assert(a[i].score == b[i].score);
+    }
+    /* the stored documents came through byte for byte */
+    const char *d;
+    size_t dl;
+    ck_assert_int_eq(loams__split_reader_doc(m.readers[0], 1, &d, &dl, &err), 0);
+    ck_assert(dl > 0 && memcmp(d, "{\"subject\":\"printer toner\"", 26) == 0);
+    tcoll_free(&m);
+    tcoll_free(&t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("collection_search");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, bm25_scores_match_a_direct_computation);
+    tcase_add_test(tc, statistics_are_global_across_splits);
+    tcase_add_test(tc, deleted_documents_neither_match_nor_count);
+    tcase_add_test(tc, fields_restrict_the_search_and_unknown_fields_are_named);
+    tcase_add_test(tc, top_k_keeps_the_best_and_ties_go_by_pk);
+    tcase_add_test(tc, vector_search_ranks_by_each_metric);
+    tcase_add_test(tc, vector_queries_that_do_not_fit_are_refused);
+    tcase_add_test(tc, requests_parse_and_bad_ones_explain_themselves);
+    tcase_add_test(tc, the_answer_is_json_with_hits_docs_and_splits);
+    tcase_add_test(tc, a_merge_keeps_every_answer);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,148 @@
+/*
+ * test_doc_encode.c - the stored form of collection documents
+ * (plugins/target-collection/doc_encode.c).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <loams/status.h>
+
+#include "collection_manifest.h"
+#include "doc_encode.h"
+
+static loams__cerr err;
+
+static const char *enc(const loams_value *v)
+{
+    static loams__bbuf b;
+    b.len = 0;
+    ck_assert_int_eq(loams__json_value(&b, v, &err), 0);
+    loams__bbuf_append(&b, "", 1);
+    return (const char *)b.data;
+}
+
+static loams_value str(const char *s)
+{
+    loams_value v = {.type = LOAMS_T_STRING};
+    v.u.s.ptr = s;
+    v.u.s.len = strlen(s);
+    return v;
+}
+
+START_TEST(strings_are_escaped_and_invalid_utf8_replaced)
+{
+    loams_value v = str("a\"b\\c\n\x01 é");
+    ck_assert_str_eq(enc(&v), "\"a\\\"b\\\\c\\n\\u0001 é\"");
+    const char bad[] = "x\xff" "y\xed\xa0\x80z";
+    v.u.s.ptr = bad;
+    v.u.s.len = sizeof bad - 1;
+    ck_assert_str_eq(enc(&v), "\"x\\ufffdy\\ufffd\\ufffd\\ufffdz\"");
+    const char nul[] = {'a', 0, 'b'};
+    v.u.s.ptr = nul;
+    v.u.s.len = 3;
+    ck_assert_str_eq(enc(&v), "\"a\\u0000b\"");
+}
+END_TEST
+
+START_TEST(base64_matches_rfc4648_vectors)
+{
+    const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    const char *out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    for (size_t i = 0; i < 7; i++) {
+        loams__bbuf b = LOAMS__BBUF_INIT;
+        ck_assert_int_eq(loams__base64(&b, in[i], strlen(in[i])), 0);
+        loams__bbuf_append(&b, "", 1);
+        ck_assert_str_eq((const char *)b.data, out[i]);
+        loams__bbuf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(every_value_type_has_its_json_form)
+{
+    loams_value v = {.type = LOAMS_T_NULL};
+    ck_assert_str_eq(enc(&v), "null");
+    v.type = LOAMS_T_BOOL;
+    v.u.b = 1;
+    ck_assert_str_eq(enc(&v), "true");
+    v.type = LOAMS_T_INT64;
+    v.u.i = -9007199254740993LL;
+    ck_assert_str_eq(enc(&v), "-9007199254740993");
+    v.type = LOAMS_T_TIMESTAMP;
+    v.u.i = 1732900000000000LL;
+    ck_assert_str_eq(enc(&v), "1732900000000000");
+    v.type = LOAMS_T_FLOAT64;
+    v.u.f = 0.1;
+    ck_assert_str_eq(enc(&v), "0.10000000000000001");
+    v.u.f = NAN;
+    ck_assert_str_eq(enc(&v), "null");
+    v.type = LOAMS_T_BYTES;
+    v.u.s.ptr = "\x00\xff";
+    v.u.s.len = 2;
+    ck_assert_str_eq(enc(&v), "\"AP8=\"");
+    v.type = LOAMS_T_JSON;
+    v.u.s.ptr = "{\"a\": [1, 2]}";
+    v.u.s.len = strlen(v.u.s.ptr);
+    ck_assert_str_eq(enc(&v), "{\"a\": [1, 2]}");
+    float f[2] = {0.5f, -1.0f};
+    v.type = LOAMS_T_VECTOR;
+    v.u.vec.ptr = f;
+    v.u.vec.n = 2;
+    ck_assert_str_eq(enc(&v), "[0.5,-1]");
+    loams_value items[2] = {str("red"), {.type = LOAMS_T_INT64, .u.i = 3}};
+    v.type = LOAMS_T_LIST;
+    v.u.list.items = items;
+    v.u.list.n = 2;
+    ck_assert_str_eq(enc(&v), "[\"red\",3]");
+}
+END_TEST
+
+START_TEST(a_json_value_that_does_not_parse_is_refused)
+{
+    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_value v = {.type = LOAMS_T_JSON};
+    v.u.s.ptr = "{\"a\":";
+    v.u.s.len = strlen(v.u.s.ptr);
+    ck_assert_int_eq(loams__json_value(&b, &v, &err), LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "JSON"));
+    loams__bbuf_free(&b);
+}
+END_TEST
+
+START_TEST(values_map_to_collection_types)
+{
+    uint32_t dim;
+    loams_value v = {.type = LOAMS_T_NULL};
+    ck_assert_int_eq(loams__doc_value_type(&v, &dim), 0);
+    v = str("x");
+    ck_assert_int_eq(loams__doc_value_type(&v, &dim), LOAMS__CT_TEXT);
+    float f[3] = {0};
+    v.type = LOAMS_T_VECTOR;
+    v.u.vec.ptr = f;
+    v.u.vec.n = 3;
+    ck_assert_int_eq(loams__doc_value_type(&v, &dim), LOAMS__CT_VECTOR);
+    ck_assert_uint_eq(dim, 3);
+    v.type = LOAMS_T_TIMESTAMP;
+    ck_assert_int_eq(loams__doc_value_type(&v, &dim), LOAMS__CT_TIMESTAMP);
+    ck_assert_uint_eq(dim, 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("doc_encode");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, strings_are_escaped_and_invalid_utf8_replaced);
+    tcase_add_test(tc, base64_matches_rfc4648_vectors);
+    tcase_add_test(tc, every_value_type_has_its_json_form);
+    tcase_add_test(tc, a_json_value_that_does_not_parse_is_refused);
+    tcase_add_test(tc, values_map_to_collection_types);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
