@@ -17,7 +17,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # The product's build dependencies (Debian 12 package names).
 build_pkgs="build-essential autoconf automake libtool libltdl-dev pkg-config
   libcurl4-openssl-dev liblua5.4-dev libcjson-dev liblmdb-dev libssl-dev check
-  libsqlite3-dev libmicrohttpd-dev libavro-dev libzstd-dev libsnappy-dev"
+  libsqlite3-dev libmicrohttpd-dev libavro-dev libzstd-dev libsnappy-dev zlib1g-dev"
 # What only the tests need: valgrind, clang for libFuzzer, sqlite3 shell
 # (benchmark reference), python3-avro and Node.js/npm (independent readers).
 test_pkgs="valgrind clang libclang-rt-14-dev sqlite3 python3-avro nodejs npm"

@@ -7,9 +7,13 @@ plugins_target_iceberg_libiceberg_files_la_SOURCES = \
 	plugins/target-iceberg/byte_buffer.c plugins/target-iceberg/byte_buffer.h \
 	plugins/target-iceberg/thrift_compact.c plugins/target-iceberg/thrift_compact.h \
 	plugins/target-iceberg/parquet_encoding.c plugins/target-iceberg/parquet_encoding.h \
-	plugins/target-iceberg/parquet_writer.c plugins/target-iceberg/parquet_writer.h
-plugins_target_iceberg_libiceberg_files_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS)
-plugins_target_iceberg_libiceberg_files_la_LIBADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) -lm
+	plugins/target-iceberg/parquet_writer.c plugins/target-iceberg/parquet_writer.h \
+	plugins/target-iceberg/avro_writer.c plugins/target-iceberg/avro_writer.h \
+	plugins/target-iceberg/iceberg_avro_schemas.c plugins/target-iceberg/iceberg_avro_schemas.h
+plugins_target_iceberg_libiceberg_files_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS) \
+	$(ZLIB_CFLAGS) $(CJSON_CFLAGS)
+plugins_target_iceberg_libiceberg_files_la_LIBADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) $(ZLIB_LIBS) \
+	$(CJSON_LIBS) -lm
 
 # Integration test helpers (the scripts are in tests/integration/).
 check_PROGRAMS += tests/integration/parquet_sample_writer
@@ -37,3 +41,17 @@ tests_unit_test_parquet_encoding_LDADD = $(ICEBERG_TEST_LDADD)
 TESTS += tests/integration/parquet-duckdb.sh
 EXTRA_DIST += tests/integration/parquet-duckdb.sh tests/integration/parquet-duckdb.mjs \
 	tests/integration/duckdb-env.sh
+
+check_PROGRAMS += tests/integration/avro_sample_writer
+tests_integration_avro_sample_writer_SOURCES = tests/integration/avro_sample_writer.c
+tests_integration_avro_sample_writer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/target-iceberg
+tests_integration_avro_sample_writer_LDADD = plugins/target-iceberg/libiceberg-files.la
+
+# avro-c reads back what the Avro writer wrote (linked only into this test).
+check_PROGRAMS += tests/integration/avro_read_avroc
+tests_integration_avro_read_avroc_SOURCES = tests/integration/avro_read_avroc.c
+tests_integration_avro_read_avroc_CFLAGS = $(AM_CFLAGS) $(AVRO_CFLAGS) $(CJSON_CFLAGS)
+tests_integration_avro_read_avroc_LDADD = $(AVRO_LIBS) $(CJSON_LIBS)
+
+TESTS += tests/integration/avro-readers.sh
+EXTRA_DIST += tests/integration/avro-readers.sh tests/integration/avro-read.py
