@@ -5,7 +5,15 @@
  * deadline); its holder may work on the task.  Next to it, "fence/<key>"
  * holds the epoch alone: it changes only when the epoch does, so a fence
  * compare survives renewals and fails as soon as someone else takes the
- * lease.
+ * lease.  "fence/<key>" stays after a release, so it is also the task's
+ * epoch counter: epochs never repeat for a key.
+ *
+ * Stored values (text, so that they can be read with any metastore tool):
+ *   task/<key>  = "epoch=<E> deadline=<ms> ttl=<ms> owner=<owner>"
+ *   fence/<key> = "<E>"      (decimal)
+ *
+ * Task keys are 1..LOAMS_LEASE_KEY_MAX-1 bytes of text; owners are
+ * 1..LOAMS_LEASE_OWNER_MAX-1 printable bytes (no control characters).
  *
  *  - acquire: takes a free or expired lease with a new epoch, higher than
  *    any the task had (epochs never repeat for a key);
@@ -40,7 +48,8 @@ typedef struct loams_clock {
 const loams_clock *loams_clock_real(void);
 
 #define LOAMS_LEASE_OWNER_MAX 128
-#define LOAMS_LEASE_KEY_MAX 512
+/* So that "fence/<key>" fits in a metastore key (LOAMS_META_KEY_MAX). */
+#define LOAMS_LEASE_KEY_MAX 480
 
 typedef struct loams_lease {
     char key[LOAMS_LEASE_KEY_MAX];     /* task key, without the "task/" prefix */
@@ -50,29 +59,40 @@ typedef struct loams_lease {
     int64_t ttl_ms;
 } loams_lease;
 
-/* Takes the lease of `task` for `owner` for ttl_ms.
- * Errors: LOAMS_EEXISTS when another owner holds it and it has not expired
- * (*holder, may be NULL, gets the holder's record); LOAMS_ECONFLICT when a
- * concurrent acquire won the race. */
+/* Takes the lease of `task` for `owner` for ttl_ms (> 0): *out gets the
+ * lease with its new epoch (one more than any epoch the task had) and
+ * deadline now + ttl_ms.
+ * Errors: LOAMS_EEXISTS when the lease is held and has not expired, by
+ * another owner or by `owner` itself (a second run never starts while the
+ * first holds the lease; *holder, may be NULL, gets the holder's record);
+ * LOAMS_ECONFLICT when a concurrent acquire won the race; LOAMS_ECORRUPT
+ * when a stored lease or fence cannot be parsed. */
 int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *task,
                         const char *owner, int64_t ttl_ms, loams_lease *out,
                         loams_lease *holder, loams_meta_err *err);
 
-/* Renews `lease` (updates its deadline in place).  Re-takes an expired but
- * untaken lease at the same epoch.  Errors: LOAMS_EFENCED when the lease was
- * taken by someone else or deleted (the run must stop). */
+/* Renews `lease` for lease->ttl_ms more (updates lease->deadline_ms in
+ * place).  Re-takes an expired but untaken lease at the same epoch.
+ * Errors: LOAMS_EFENCED when the lease was taken by someone else, or was
+ * released or deleted (the run must stop); LOAMS_ECONFLICT when the lease
+ * kept changing under concurrent writes (retry at the next renewal). */
 int loams_lease_renew(loams_meta *m, const loams_clock *clock, loams_lease *lease,
                       loams_meta_err *err);
 
-/* Releases the lease if it is still ours; releasing a lease someone else
- * took is not an error (nothing is written). */
+/* Releases (deletes) the lease if it is still ours (same epoch and owner);
+ * releasing a lease someone else took, or one already gone, is not an error
+ * (nothing is written).  fence/<key> stays, so the next epoch is higher. */
 int loams_lease_release(loams_meta *m, loams_lease *lease, loams_meta_err *err);
 
-/* Reads the current holder of `task`.  Errors: LOAMS_ENOTFOUND (free). */
+/* Reads the current holder of `task` (an expired lease nobody took again is
+ * still returned: compare deadline_ms with the clock).
+ * Errors: LOAMS_ENOTFOUND (free), LOAMS_ECORRUPT. */
 int loams_lease_read(loams_meta *m, const char *task, loams_lease *out, loams_meta_err *err);
 
-/* The fence of a lease as a compare for loams_meta_txn.  The compare points
- * into `storage` (the caller's, must outlive the transaction call). */
+/* The fence of a lease as a compare for loams_meta_txn: "fence/<key>" holds
+ * lease->epoch.  It holds across renewals and fails once anyone acquires
+ * the lease again (a higher epoch).  The compare points into `storage`
+ * (the caller's, must outlive the transaction call). */
 typedef struct loams_fence_storage {
     char key[LOAMS_LEASE_KEY_MAX + 16];
     char value[24];

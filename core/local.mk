@@ -6,7 +6,10 @@ core_libloams_core_la_SOURCES = \
 	core/status.c core/status.h \
 	core/log.c core/log.h \
 	core/failpoint.c core/failpoint.h \
-	core/cli.h
+	core/cli.h \
+	core/metastore.c core/metastore.h core/metastore_backend.h \
+	core/metastore_lmdb.c \
+	core/lease.c core/lease.h
 core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS)
 core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS)
 

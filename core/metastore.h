@@ -22,11 +22,18 @@
  * Errors (every function): 0, -EINVAL (bad argument), -ENOMEM, -EIO,
  * LOAMS_EFULL (the map or the disk is full: the message says which and how
  * to grow it), LOAMS_ECORRUPT (the file is not a Loams metastore or is
- * damaged: the message names the file), plus what each function lists.
- * Messages go to *err (see loams_meta_err) when the caller passes one.
+ * damaged: the message names the file), LOAMS_ERETRY (a transient limit,
+ * e.g. every reader slot in use: retry later), plus what each function
+ * lists.  Messages go to *err (see loams_meta_err) when the caller passes
+ * one; on success *err is left untouched.
+ *
+ * Keys are 1..LOAMS_META_KEY_MAX bytes (the limit every backend accepts);
+ * values may be empty.
  *
  * Threads: a loams_meta handle may be used from any number of threads at
- * once.  Several processes may open the same data dir.
+ * once.  Several processes may open the same data dir (the LMDB backend
+ * serializes their writes through its lock file).  Handles do not survive
+ * fork(): a child process opens its own.
  */
 #ifndef LOAMS_CORE_METASTORE_H
 #define LOAMS_CORE_METASTORE_H
@@ -38,13 +45,18 @@
 
 typedef struct loams_meta loams_meta;
 
+/* The longest key every backend accepts (LMDB's default key limit). */
+#define LOAMS_META_KEY_MAX 511
+
 /* An error message buffer filled by a failing call (may be passed as NULL). */
 typedef struct loams_meta_err {
     char msg[512];
 } loams_meta_err;
 
 /* A key-value pair returned by get/range.  key and value point into memory
- * owned by the result that holds them (loams_meta_kv_free / range result). */
+ * owned by the result that holds them (loams_meta_kv_free / range result).
+ * Both are followed by a NUL byte that the lengths do not count, so text
+ * keys and values can be used as C strings. */
 typedef struct loams_meta_kv {
     char *key;
     size_t key_len;
@@ -55,44 +67,62 @@ typedef struct loams_meta_kv {
 
 /* Options for opening a metastore. */
 typedef struct loams_meta_options {
-    size_t map_size;  /* LMDB map size in bytes; 0 = default (1 GiB) */
-    int no_sync;      /* 1: don't fsync on commit (benchmarks, tests) */
+    size_t map_size; /* LMDB map size in bytes; 0 = default (1 GiB) */
+    size_t map_max;  /* the map grows automatically (doubling) up to this
+                        many bytes when it fills; 0 = default (64 GiB);
+                        set it to map_size to turn growth off */
+    int no_sync;     /* 1: don't fsync on commit (benchmarks, tests): a
+                        process crash loses nothing, a machine crash may
+                        lose the last commits */
 } loams_meta_options;
 
 /* Opens (creating when missing) the metastore in `dir` (a directory; the
- * LMDB backend keeps meta.mdb there).  opts may be NULL.  *out is the
- * caller's, freed by loams_meta_close.
- * Errors: -ENOENT (dir missing), -EACCES, LOAMS_ECORRUPT (foreign or damaged
- * file), LOAMS_EFULL. */
+ * LMDB backend keeps meta.mdb and meta.mdb-lock there).  opts may be NULL.
+ * *out is the caller's, freed by loams_meta_close.  Opening the same dir
+ * twice in one process shares one environment (the options of the first
+ * open apply while it stays open).
+ * Errors: -ENOENT (dir missing), -ENOTDIR, -EACCES, LOAMS_ECORRUPT (foreign
+ * or damaged file), LOAMS_EUNSUPPORTED (written by a newer format),
+ * LOAMS_EFULL. */
 int loams_meta_open(const char *dir, const loams_meta_options *opts, loams_meta **out,
                     loams_meta_err *err);
+/* Closes the handle (NULL is ignored).  No call may be running on it. */
 void loams_meta_close(loams_meta *m);
+
+/* The store's current revision: the version the last write gave its keys
+ * (0 for a new store). */
+int loams_meta_revision(loams_meta *m, uint64_t *revision, loams_meta_err *err);
 
 /* Reads one key.  On success *kv holds a copy owned by the caller (free with
  * loams_meta_kv_free).  Errors: LOAMS_ENOTFOUND when the key is missing. */
 int loams_meta_get(loams_meta *m, const void *key, size_t key_len, loams_meta_kv *kv,
                    loams_meta_err *err);
+/* Frees what a get filled in and zeroes *kv (NULL or a zeroed kv is fine). */
 void loams_meta_kv_free(loams_meta_kv *kv);
 
-/* A page of a range read: up to `limit` keys >= start and < end (end NULL:
- * every key with prefix `start`... see loams_meta_range_prefix), in key
- * order.  `more` is 1 when keys remain; the next page starts after the last
- * key returned.  The result owns its pairs; free with
- * loams_meta_range_free. */
+/* A page of a range read, in key order (bytewise, like memcmp).  `more` is
+ * 1 when keys remain; the next page starts after the last key returned
+ * (start = that key followed by one zero byte).  Each page is read in one
+ * snapshot; pages are not one snapshot together.  The result owns its
+ * pairs; free with loams_meta_range_free. */
 typedef struct loams_meta_range_result {
     loams_meta_kv *kvs;
     size_t count;
     int more;
 } loams_meta_range_result;
 
-/* Keys in [start, end) in order, at most `limit` (0 = 1000). */
+/* Keys in [start, end) in order, at most `limit` (0 = 1000).  start NULL
+ * (or start_len 0): from the first key; end NULL (or end_len 0): no upper
+ * bound.  *out is filled on success (count may be 0). */
 int loams_meta_range(loams_meta *m, const void *start, size_t start_len, const void *end,
                      size_t end_len, size_t limit, loams_meta_range_result *out,
                      loams_meta_err *err);
-/* Keys that start with `prefix`, strictly after `after` (NULL: from the
- * start), at most `limit`. */
+/* Keys that start with `prefix` ("" = every key), strictly after `after`
+ * (NULL: from the first; to page, pass the last key of the previous page),
+ * at most `limit` (0 = 1000). */
 int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after,
                             size_t limit, loams_meta_range_result *out, loams_meta_err *err);
+/* Frees a range result and zeroes it (NULL or zeroed is fine). */
 void loams_meta_range_free(loams_meta_range_result *r);
 
 /* Unconditional single-key write and delete (each is a one-write
@@ -133,8 +163,11 @@ typedef struct loams_meta_write {
     uint64_t new_version; /* out: the version the key got (PUT), 0 (DELETE) */
 } loams_meta_write;
 
-/* Runs compares[0..ncmp) then, when all hold, writes[0..nw) atomically.
- * Pointers are the caller's and only read during the call.
+/* Runs compares[0..ncmp) then, when all hold, writes[0..nw) atomically,
+ * in order (a later write to the same key wins).  Every key written gets
+ * the same new version (the store's new revision); nw == 0 only checks the
+ * compares and writes nothing.  Pointers are the caller's and only read
+ * during the call; writes[i].new_version is set on success.
  * Errors: LOAMS_ECONFLICT when a compare fails (*failed gets its index,
  * may be NULL; nothing was written). */
 int loams_meta_txn(loams_meta *m, const loams_meta_compare *compares, size_t ncmp,

@@ -70,3 +70,12 @@ EXTRA_DIST += tests/fuzz/run-fuzzers.sh \
 	tests/fuzz/corpus/fuzz-ddl/link-forms.sql \
 	tests/fuzz/corpus/fuzz-ddl/table-misc.sql \
 	tests/fuzz/corpus/fuzz-ddl/error-expected.sql
+# metastore and leases (core/metastore*.c, core/lease.c)
+check_PROGRAMS += tests/unit/test_metastore tests/unit/test_lease
+TESTS += tests/unit/test_metastore tests/unit/test_lease
+tests_unit_test_metastore_SOURCES = tests/unit/test_metastore.c
+tests_unit_test_metastore_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(LMDB_CFLAGS)
+tests_unit_test_metastore_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CHECK_LIBS)
+tests_unit_test_lease_SOURCES = tests/unit/test_lease.c
+tests_unit_test_lease_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_lease_LDADD = $(LOAMS_UNIT_LDADD)
