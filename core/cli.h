@@ -18,6 +18,12 @@ typedef struct loams_cmd {
     loams_cmd_fn run;
 } loams_cmd;
 
+/* Subcommands of the stream log and the DDL (cmd_sql.c, cmd_produce.c,
+ * cmd_stream.c). */
+int loams_cmd_sql(int argc, char **argv);
+int loams_cmd_produce(int argc, char **argv);
+int loams_cmd_stream(int argc, char **argv);
+
 /* Prints the full usage (every subcommand and option) to `out`. */
 void loams_cli_usage(void *out);
 

@@ -42,4 +42,8 @@ core_libloams_core_la_SOURCES += \
 	core/streamlog.c core/streamlog.h \
 	core/streamlog_backend.h core/streamlog_record.c \
 	core/streamlog_lmdb.c \
-	core/ddl.c core/ddl.h
+	core/ddl.c core/ddl.h \
+	core/retention.c core/retention.h \
+	core/datadir.c core/datadir.h \
+	core/ddl_exec.c core/ddl_exec.h
+core_loams_host_SOURCES += core/cmd_sql.c core/cmd_produce.c core/cmd_stream.c

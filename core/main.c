@@ -9,6 +9,15 @@
 #include "cli.h"
 
 static const loams_cmd commands[] = {
+    {"sql", "sql [--data-dir DIR] [--json] \"STATEMENT; ...\" | -f FILE.sql",
+     "run DDL statements (CREATE STREAM, DROP STREAM, ... see docs/LINKS.md)", loams_cmd_sql},
+    {"produce", "produce NS.STREAM [--data-dir DIR] [--key-field F] [--batch N] [--progress]",
+     "append the lines of stdin (text, or JSON keyed by a field) to a stream",
+     loams_cmd_produce},
+    {"stream",
+     "stream read NS.STREAM [--partition P] [--from O] [--limit N] [--json] | list | describe "
+     "NS.STREAM",
+     "print a stream's records, the streams, or a stream's partitions", loams_cmd_stream},
     {NULL, NULL, NULL, NULL},
 };
 
