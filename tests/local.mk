@@ -79,3 +79,12 @@ tests_unit_test_metastore_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CHECK_LIB
 tests_unit_test_lease_SOURCES = tests/unit/test_lease.c
 tests_unit_test_lease_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_lease_LDADD = $(LOAMS_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_streamlog tests/unit/test_retention
+TESTS += tests/unit/test_streamlog tests/unit/test_retention
+tests_unit_test_streamlog_SOURCES = tests/unit/test_streamlog.c
+tests_unit_test_streamlog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_streamlog_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_retention_SOURCES = tests/unit/test_retention.c
+tests_unit_test_retention_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_retention_LDADD = $(LOAMS_UNIT_LDADD)
