@@ -88,3 +88,9 @@ tests_unit_test_streamlog_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_retention_SOURCES = tests/unit/test_retention.c
 tests_unit_test_retention_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_retention_LDADD = $(LOAMS_UNIT_LDADD)
+
+# Benchmark of the stream log (prints figures; not run by make check).
+noinst_PROGRAMS += tests/bench/bench-log
+tests_bench_bench_log_SOURCES = tests/bench/bench-log.c
+tests_bench_bench_log_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_log_LDADD = core/libloams-core.la
