@@ -1,2 +1,3 @@
 # docs: guides and the man page.
 EXTRA_DIST += docs/ARCHITECTURE.md
+EXTRA_DIST += docs/LINKS.md

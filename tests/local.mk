@@ -94,3 +94,5 @@ noinst_PROGRAMS += tests/bench/bench-log
 tests_bench_bench_log_SOURCES = tests/bench/bench-log.c
 tests_bench_bench_log_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_log_LDADD = core/libloams-core.la
+TESTS += tests/integration/stream-cli.sh
+EXTRA_DIST += tests/integration/stream-cli.sh
