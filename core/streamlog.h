@@ -64,7 +64,7 @@ typedef struct loams_stream_err {
 
 /* Options for loams_streamlog_open.  Zero means "the default". */
 typedef struct loams_streamlog_options {
-    uint64_t map_size; /* bytes the log may grow to; default 64 GiB, or the env
+    uint64_t map_size; /* bytes the log may grow to; default 32 GiB, or the env
                         * var LOAMS_LOG_MAP_SIZE (bytes) when set */
     int no_sync;       /* 1: no fsync at commit (benchmarks, tests): a crash
                         * may lose the last appends, never corrupt the log */

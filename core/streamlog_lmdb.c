@@ -40,7 +40,7 @@
 #define LOG_FORMAT "loams-log 1"
 #define LOG_MAXDBS 8192
 #define LOG_MAXREADERS 1024
-#define LOG_DEFAULT_MAP (64ull << 30)
+#define LOG_DEFAULT_MAP (32ull << 30)
 #define TRIM_CHUNK 50000
 #define STATE_LIVE 1
 #define STATE_DROPPED 2
