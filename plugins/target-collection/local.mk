@@ -56,3 +56,12 @@ tests_unit_test_collection_search_SOURCES = tests/unit/test_collection_search.c 
 	tests/unit/collection_test_util.h
 tests_unit_test_collection_search_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_collection_search_LDADD = $(COLLECTION_TEST_LIBS) -lm
+
+# benchmark (prints figures and the SQLite FTS5 reference; not a test)
+noinst_PROGRAMS += tests/bench/bench-collection
+tests_bench_bench_collection_SOURCES = tests/bench/bench-collection.c \
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_collection_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(SQLITE_CFLAGS) \
+	-I$(top_srcdir)/plugins/target-collection -I$(top_srcdir)/tests/bench
+tests_bench_bench_collection_LDADD = plugins/target-collection/libcollection.la \
+	$(CJSON_LIBS) $(SQLITE_LIBS)

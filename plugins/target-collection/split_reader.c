@@ -896,12 +896,14 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
             return corrupt(r, e, "a document block does not decompress");
         }
     }
-    /* offsets must be ascending within the payload */
-    size_t hdr = ((size_t)b->docs + 1) * 4;
+    /* the documents, then u32 offsets[docs + 1], ascending, ending where
+     * the offsets start */
+    size_t tail = ((size_t)b->docs + 1) * 4;
+    const unsigned char *offs = raw + b->raw_len - tail;
     uint32_t prev = 0;
     for (uint32_t i = 0; i <= b->docs; i++) {
-        uint32_t o = loams__le32_get(raw + 4 * (size_t)i);
-        if (o < prev || o > b->raw_len - hdr || (i == 0 && o != 0)) {
+        uint32_t o = loams__le32_get(offs + 4 * (size_t)i);
+        if (o < prev || (i == 0 && o != 0) || (i == b->docs && o != b->raw_len - tail)) {
             free(raw);
             return corrupt(r, e, "a document block's offsets are out of order");
         }
@@ -938,10 +940,10 @@ int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **j
     }
     const stored_block *b = &r->sblocks[lo];
     uint32_t i = doc - b->first_doc;
-    size_t hdr = ((size_t)b->docs + 1) * 4;
-    uint32_t a = loams__le32_get(r->block_raw + 4 * (size_t)i);
-    uint32_t z = loams__le32_get(r->block_raw + 4 * ((size_t)i + 1));
-    *json = (const char *)r->block_raw + hdr + a;
+    const unsigned char *offs = r->block_raw + r->block_raw_len - ((size_t)b->docs + 1) * 4;
+    uint32_t a = loams__le32_get(offs + 4 * (size_t)i);
+    uint32_t z = loams__le32_get(offs + 4 * ((size_t)i + 1));
+    *json = (const char *)r->block_raw + a;
     *len = z - a;
     return 0;
 }

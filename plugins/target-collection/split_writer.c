@@ -517,33 +517,29 @@ static int flush_block(loams__split_writer *w, loams__cerr *e)
     if (w->block_docs == 0) {
         return 0;
     }
-    /* raw block = u32 offsets[docs + 1] then the documents */
-    size_t raw_len = w->block_offs.len + w->block.len;
-    const unsigned char *payload;
-    size_t payload_len;
-    loams__bbuf raw = LOAMS__BBUF_INIT;
-    if (loams__bbuf_reserve(&raw, raw_len) != 0) {
+    /* raw block = the documents, then u32 offsets[docs + 1]: the offsets
+     * go after the documents so the block is built in place */
+    if (loams__bbuf_append(&w->block, w->block_offs.data, w->block_offs.len) != 0) {
         return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
     }
-    loams__bbuf_append(&raw, w->block_offs.data, w->block_offs.len);
-    loams__bbuf_append(&raw, w->block.data, w->block.len);
+    size_t raw_len = w->block.len;
+    const unsigned char *payload;
+    size_t payload_len;
     if (w->o.codec == LOAMS__CODEC_ZSTD) {
         size_t bound = ZSTD_compressBound(raw_len);
         w->zbuf.len = 0;
         if (loams__bbuf_reserve(&w->zbuf, bound) != 0) {
-            loams__bbuf_free(&raw);
             return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
         }
-        size_t z = ZSTD_compressCCtx(w->zctx, w->zbuf.data, bound, raw.data, raw_len,
+        size_t z = ZSTD_compressCCtx(w->zctx, w->zbuf.data, bound, w->block.data, raw_len,
                                      w->o.zstd_level);
         if (ZSTD_isError(z)) {
-            loams__bbuf_free(&raw);
             return loams__cerr_set(e, -EIO, "zstd compression failed: %s", ZSTD_getErrorName(z));
         }
         payload = w->zbuf.data;
         payload_len = z;
     } else {
-        payload = raw.data;
+        payload = w->block.data;
         payload_len = raw_len;
     }
     uint32_t crc = loams__crc32c(0, payload, payload_len);
@@ -556,7 +552,6 @@ static int flush_block(loams__split_writer *w, loams__cerr *e)
     loams__le32_put(ent + 24, crc);
     int rc = loams__bbuf_append(&w->stored_index, ent, sizeof ent);
     if (rc != 0) {
-        loams__bbuf_free(&raw);
         return loams__cerr_set(e, -ENOMEM, "out of memory for the document block index");
     }
     /* The stored-blocks section is written between other emits only here,
@@ -566,7 +561,6 @@ static int flush_block(loams__split_writer *w, loams__cerr *e)
     rc = emit(w, payload, payload_len, e);
     w->stored_crc = w->sec_crc;
     w->sec_crc = saved;
-    loams__bbuf_free(&raw);
     if (rc != 0) {
         return rc;
     }
