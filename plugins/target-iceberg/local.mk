@@ -55,3 +55,25 @@ tests_integration_avro_read_avroc_LDADD = $(AVRO_LIBS) $(CJSON_LIBS)
 
 TESTS += tests/integration/avro-readers.sh
 EXTRA_DIST += tests/integration/avro-readers.sh tests/integration/avro-read.py
+
+# Benchmark: rows/s and MB/s of the Parquet writer next to DuckDB.
+noinst_PROGRAMS += tests/bench/bench-parquet
+tests_bench_bench_parquet_SOURCES = tests/bench/bench-parquet.c
+tests_bench_bench_parquet_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/target-iceberg \
+	-DLOAMS_SRCDIR='"$(abs_top_srcdir)"'
+tests_bench_bench_parquet_LDADD = plugins/target-iceberg/libiceberg-files.la
+EXTRA_DIST += tests/bench/bench-parquet-duckdb.mjs
+
+check_PROGRAMS += tests/unit/test_parquet_writer
+TESTS += tests/unit/test_parquet_writer
+tests_unit_test_parquet_writer_SOURCES = tests/unit/test_parquet_writer.c
+tests_unit_test_parquet_writer_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
+tests_unit_test_parquet_writer_CFLAGS = $(ICEBERG_TEST_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS)
+tests_unit_test_parquet_writer_LDADD = $(ICEBERG_TEST_LDADD) $(ZSTD_LIBS) $(SNAPPY_LIBS) -lm
+
+check_PROGRAMS += tests/unit/test_avro_writer
+TESTS += tests/unit/test_avro_writer
+tests_unit_test_avro_writer_SOURCES = tests/unit/test_avro_writer.c
+tests_unit_test_avro_writer_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
+tests_unit_test_avro_writer_CFLAGS = $(ICEBERG_TEST_CFLAGS) $(CJSON_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_test_avro_writer_LDADD = $(ICEBERG_TEST_LDADD) $(CJSON_LIBS) $(ZLIB_LIBS)
