@@ -2,3 +2,6 @@
 include plugins/target-collection/local.mk
 include plugins/transform-sql/local.mk
 include plugins/target-iceberg/local.mk
+include plugins/store-fs/local.mk
+include plugins/decoder-raw/local.mk
+include plugins/decoder-json/local.mk

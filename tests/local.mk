@@ -96,3 +96,22 @@ tests_bench_bench_log_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_log_LDADD = core/libloams-core.la
 TESTS += tests/integration/stream-cli.sh
 EXTRA_DIST += tests/integration/stream-cli.sh
+
+# The first real plugins, loaded as modules and run through the real host.
+# (tests/unit/plugin_loader.c loads them until the registry can.)
+LOAMS_PLUGIN_UNIT_TESTS = tests/unit/test_store_fs tests/unit/test_decoder_json \
+	tests/unit/test_decoder_raw
+check_PROGRAMS += $(LOAMS_PLUGIN_UNIT_TESTS)
+TESTS += $(LOAMS_PLUGIN_UNIT_TESTS)
+LOAMS_PLUGIN_TEST_SOURCES = tests/unit/plugin_loader.c tests/unit/plugin_loader.h
+tests_unit_test_store_fs_SOURCES = tests/unit/test_store_fs.c $(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_store_fs_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_store_fs_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_decoder_json_SOURCES = tests/unit/test_decoder_json.c \
+	tests/unit/decoder_harness.h $(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_decoder_json_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_decoder_json_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_decoder_raw_SOURCES = tests/unit/test_decoder_raw.c \
+	tests/unit/decoder_harness.h $(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_decoder_raw_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_decoder_raw_LDADD = $(LOAMS_UNIT_LDADD)

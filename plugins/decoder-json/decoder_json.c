@@ -1,0 +1,834 @@
+/*
+ * decoder_json.c - the decoder-json plugin (FORMAT json): one JSON document
+ * (RFC 8259) per record value.
+ *
+ * What it yields:
+ *  - A document that is an object: each member becomes a column of the
+ *    batch: string -> STRING, a number written as an integer that fits in
+ *    64 bits -> INT64 (exact), any other number -> FLOAT64, true/false ->
+ *    BOOL, null -> NULL, object or array -> JSON (its text exactly as in the
+ *    record).  A member named like an input column (key, value, timestamp,
+ *    partition, offset, headers) becomes the column "json_<name>" so that
+ *    the record's own columns keep their meaning.  When a name appears twice
+ *    in one document, the last one wins.  A column that a record does not
+ *    have is NULL in its row.
+ *  - Any other document (array, string, number, true, false, null) goes
+ *    whole, as JSON text, to the column `json`.
+ *  - A leading UTF-8 byte order mark is skipped.
+ *
+ * Errors are per record (host->batch_row_fail, so the host prefixes
+ * "partition P offset O: "); the other records of the batch still decode.
+ * Byte positions count from 0 in the record's value:
+ *    empty value (expected a JSON document)
+ *    value is not UTF-8 at byte 17 (byte 0xff)
+ *    invalid JSON at byte 9: expected ',' or '}' after an object member, found ']'
+ *    invalid JSON at byte 12: the document ends early (truncated?)
+ *    nesting deeper than 64 levels at byte 64 (raise the decoder option max_depth, at most 1000)
+ *
+ * Why not cJSON here: cJSON builds a whole tree per record, accepts things
+ * RFC 8259 forbids (leading zeros, "1.", raw control characters in strings),
+ * rounds integers above 2^53 through double, and reports error positions
+ * through a process-wide pointer.  This decoder parses in one strict pass
+ * that only validates, then a second that extracts the top-level members,
+ * allocating nothing per record beyond a reused scratch buffer.  cJSON is
+ * the reference the fuzzer compares it with (tests/fuzz).
+ *
+ * Threads: decode() on one state is never called from two threads at once
+ * (loams/decoder.h); states share nothing.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <loams/plugin.h>
+
+#define DEFAULT_DEPTH 64
+#define MAX_DEPTH_LIMIT 1000
+
+static const loams_host_api *host;
+
+typedef struct json_state {
+    loams_ctx *ctx;
+    int max_depth;
+    locale_t c_locale; /* strtod_l: numbers always use '.' */
+    char *scratch;     /* unescaped strings */
+    size_t scratch_cap;
+    char *name; /* unescaped member name */
+    size_t name_cap;
+} json_state;
+
+/* The parser's cursor over one value. */
+typedef struct json_cursor {
+    const unsigned char *p;
+    size_t n;
+    size_t i;
+    int depth;
+    int max_depth;
+    /* first error: position and text */
+    size_t err_pos;
+    char err[160];
+    int deep; /* the error is the nesting limit */
+} json_cursor;
+
+/* ---- errors ---- */
+
+static int fail_at(json_cursor *c, size_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail_at(json_cursor *c, size_t pos, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    c->err_pos = pos;
+    return -1;
+}
+
+/* "'x'" for a printable byte, "byte 0xNN" otherwise, "the end" past it. */
+static const char *found(const json_cursor *c, char *out, size_t size)
+{
+    if (c->i >= c->n) {
+        snprintf(out, size, "the end of the value");
+    } else if (c->p[c->i] >= 0x20 && c->p[c->i] < 0x7f) {
+        snprintf(out, size, "'%c'", c->p[c->i]);
+    } else {
+        snprintf(out, size, "byte 0x%02x", c->p[c->i]);
+    }
+    return out;
+}
+
+static int unexpected(json_cursor *c, const char *expected)
+{
+    char f[32];
+    if (c->i >= c->n) {
+        return fail_at(c, c->i, "the document ends early (truncated?): expected %s", expected);
+    }
+    return fail_at(c, c->i, "expected %s, found %s", expected, found(c, f, sizeof f));
+}
+
+/* ---- UTF-8 ---- */
+
+/* Length of the valid UTF-8 prefix of p[0..n).  Rejects overlong forms,
+ * surrogates and code points above U+10FFFF. */
+static size_t utf8_valid_prefix(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        /* ASCII fast path, 8 bytes at a time */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (w & 0x8080808080808080ULL) {
+                break;
+            }
+            i += 8;
+        }
+        if (i >= n) {
+            break;
+        }
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        unsigned char lo = 0x80, hi = 0xbf;
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            if (c == 0xe0) {
+                lo = 0xa0;
+            } else if (c == 0xed) {
+                hi = 0x9f;
+            }
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            if (c == 0xf0) {
+                lo = 0x90;
+            } else if (c == 0xf4) {
+                hi = 0x8f;
+            }
+        } else {
+            return i;
+        }
+        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) {
+            return i;
+        }
+        for (size_t k = 2; k < len; k++) {
+            if ((p[i + k] & 0xc0) != 0x80) {
+                return i;
+            }
+        }
+        i += len;
+    }
+    return n;
+}
+
+/* ---- validating parser ---- */
+
+static void skip_ws(json_cursor *c)
+{
+    while (c->i < c->n) {
+        unsigned char ch = c->p[c->i];
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
+            break;
+        }
+        c->i++;
+    }
+}
+
+static int hex4(const unsigned char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned char h = p[k];
+        v <<= 4;
+        if (h >= '0' && h <= '9') {
+            v |= (unsigned)(h - '0');
+        } else if (h >= 'a' && h <= 'f') {
+            v |= (unsigned)(h - 'a' + 10);
+        } else if (h >= 'A' && h <= 'F') {
+            v |= (unsigned)(h - 'A' + 10);
+        } else {
+            return -1;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses a string at c->i (which is '"').  When out != NULL, writes the
+ * unescaped bytes there (room: the raw length is enough) and their count
+ * to *out_len. */
+static int parse_string(json_cursor *c, char *out, size_t *out_len)
+{
+    size_t start = c->i;
+    size_t o = 0;
+    c->i++;
+    for (;;) {
+        /* copy a run of plain bytes */
+        size_t run = c->i;
+        while (c->i < c->n) {
+            unsigned char ch = c->p[c->i];
+            if (ch == '"' || ch == '\\' || ch < 0x20) {
+                break;
+            }
+            c->i++;
+        }
+        if (out != NULL && c->i > run) {
+            memcpy(out + o, c->p + run, c->i - run);
+            o += c->i - run;
+        }
+        if (c->i >= c->n) {
+            return fail_at(c, c->n,
+                           "the document ends early (truncated?): the string that starts at "
+                           "byte %zu is not closed",
+                           start);
+        }
+        unsigned char ch = c->p[c->i];
+        if (ch == '"') {
+            c->i++;
+            break;
+        }
+        if (ch < 0x20) {
+            return fail_at(c, c->i,
+                           "control character 0x%02x inside a string (write it as an escape, "
+                           "e.g. \\n or \\u%04x)",
+                           ch, ch);
+        }
+        /* an escape */
+        size_t esc = c->i;
+        if (c->i + 1 >= c->n) {
+            return fail_at(c, c->n, "the document ends early (truncated?) inside an escape");
+        }
+        unsigned char e = c->p[c->i + 1];
+        const char *simple = NULL;
+        switch (e) {
+        case '"': simple = "\""; break;
+        case '\\': simple = "\\"; break;
+        case '/': simple = "/"; break;
+        case 'b': simple = "\b"; break;
+        case 'f': simple = "\f"; break;
+        case 'n': simple = "\n"; break;
+        case 'r': simple = "\r"; break;
+        case 't': simple = "\t"; break;
+        default: break;
+        }
+        if (simple != NULL) {
+            if (out != NULL) {
+                out[o++] = simple[0];
+            }
+            c->i += 2;
+            continue;
+        }
+        if (e != 'u') {
+            if (e >= 0x20 && e < 0x7f) {
+                return fail_at(c, esc, "invalid escape '\\%c' in a string", e);
+            }
+            return fail_at(c, esc, "invalid escape (backslash then byte 0x%02x) in a string", e);
+        }
+        unsigned cp;
+        if (c->n - c->i < 6 || hex4(c->p + c->i + 2, &cp) != 0) {
+            return fail_at(c, esc, "invalid \\u escape (expected 4 hex digits)");
+        }
+        c->i += 6;
+        if (cp >= 0xdc00 && cp <= 0xdfff) {
+            return fail_at(c, esc, "invalid \\u escape: a low surrogate (\\u%04x) without a high "
+                                   "one before it",
+                           cp);
+        }
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+            unsigned lo;
+            if (c->n - c->i < 6 || c->p[c->i] != '\\' || c->p[c->i + 1] != 'u' ||
+                hex4(c->p + c->i + 2, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff) {
+                return fail_at(c, esc,
+                               "invalid \\u escape: a high surrogate (\\u%04x) must be followed "
+                               "by a low surrogate escape",
+                               cp);
+            }
+            c->i += 6;
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        }
+        if (out != NULL) {
+            /* at most 4 bytes for a 6- or 12-byte escape: fits in place */
+            if (cp < 0x80) {
+                out[o++] = (char)cp;
+            } else if (cp < 0x800) {
+                out[o++] = (char)(0xc0 | (cp >> 6));
+                out[o++] = (char)(0x80 | (cp & 0x3f));
+            } else if (cp < 0x10000) {
+                out[o++] = (char)(0xe0 | (cp >> 12));
+                out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                out[o++] = (char)(0x80 | (cp & 0x3f));
+            } else {
+                out[o++] = (char)(0xf0 | (cp >> 18));
+                out[o++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+                out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                out[o++] = (char)(0x80 | (cp & 0x3f));
+            }
+        }
+    }
+    if (out_len != NULL) {
+        *out_len = o;
+    }
+    return 0;
+}
+
+static int is_digit(unsigned char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+/* Validates a number at c->i; *is_int when it has no fraction/exponent. */
+static int parse_number(json_cursor *c, int *is_int)
+{
+    *is_int = 1;
+    if (c->p[c->i] == '-') {
+        c->i++;
+    }
+    if (c->i >= c->n || !is_digit(c->p[c->i])) {
+        return fail_at(c, c->i, "invalid number: expected a digit after '-'");
+    }
+    if (c->p[c->i] == '0') {
+        c->i++;
+        if (c->i < c->n && is_digit(c->p[c->i])) {
+            return fail_at(c, c->i - 1, "invalid number: a leading zero must not be followed "
+                                        "by digits");
+        }
+    } else {
+        while (c->i < c->n && is_digit(c->p[c->i])) {
+            c->i++;
+        }
+    }
+    if (c->i < c->n && c->p[c->i] == '.') {
+        *is_int = 0;
+        c->i++;
+        if (c->i >= c->n || !is_digit(c->p[c->i])) {
+            return fail_at(c, c->i, "invalid number: expected a digit after the decimal point");
+        }
+        while (c->i < c->n && is_digit(c->p[c->i])) {
+            c->i++;
+        }
+    }
+    if (c->i < c->n && (c->p[c->i] == 'e' || c->p[c->i] == 'E')) {
+        *is_int = 0;
+        c->i++;
+        if (c->i < c->n && (c->p[c->i] == '+' || c->p[c->i] == '-')) {
+            c->i++;
+        }
+        if (c->i >= c->n || !is_digit(c->p[c->i])) {
+            return fail_at(c, c->i, "invalid number: expected a digit in the exponent");
+        }
+        while (c->i < c->n && is_digit(c->p[c->i])) {
+            c->i++;
+        }
+    }
+    return 0;
+}
+
+static int parse_literal(json_cursor *c, const char *word)
+{
+    size_t len = strlen(word);
+    if (c->n - c->i < len || memcmp(c->p + c->i, word, len) != 0) {
+        size_t k = 0;
+        while (c->i + k < c->n && k < len && c->p[c->i + k] == (unsigned char)word[k]) {
+            k++;
+        }
+        if (c->i + k >= c->n) {
+            return fail_at(c, c->n, "the document ends early (truncated?) inside '%s'", word);
+        }
+        size_t at = c->i;
+        c->i += k;
+        char f[32];
+        return fail_at(c, c->i, "expected the literal '%s' that starts at byte %zu, found %s",
+                       word, at, found(c, f, sizeof f));
+    }
+    c->i += len;
+    return 0;
+}
+
+static int parse_value(json_cursor *c);
+
+static int enter(json_cursor *c)
+{
+    if (++c->depth > c->max_depth) {
+        c->deep = 1;
+        return fail_at(c, c->i, "nesting deeper than %d levels", c->max_depth);
+    }
+    return 0;
+}
+
+static int parse_object(json_cursor *c)
+{
+    if (enter(c) != 0) {
+        return -1;
+    }
+    c->i++; /* '{' */
+    skip_ws(c);
+    if (c->i < c->n && c->p[c->i] == '}') {
+        c->i++;
+        c->depth--;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(c);
+        if (c->i >= c->n || c->p[c->i] != '"') {
+            return unexpected(c, "a member name (a string)");
+        }
+        if (parse_string(c, NULL, NULL) != 0) {
+            return -1;
+        }
+        skip_ws(c);
+        if (c->i >= c->n || c->p[c->i] != ':') {
+            return unexpected(c, "':' after a member name");
+        }
+        c->i++;
+        if (parse_value(c) != 0) {
+            return -1;
+        }
+        skip_ws(c);
+        if (c->i < c->n && c->p[c->i] == ',') {
+            c->i++;
+            continue;
+        }
+        if (c->i < c->n && c->p[c->i] == '}') {
+            c->i++;
+            c->depth--;
+            return 0;
+        }
+        return unexpected(c, "',' or '}' after an object member");
+    }
+}
+
+static int parse_array(json_cursor *c)
+{
+    if (enter(c) != 0) {
+        return -1;
+    }
+    c->i++; /* '[' */
+    skip_ws(c);
+    if (c->i < c->n && c->p[c->i] == ']') {
+        c->i++;
+        c->depth--;
+        return 0;
+    }
+    for (;;) {
+        if (parse_value(c) != 0) {
+            return -1;
+        }
+        skip_ws(c);
+        if (c->i < c->n && c->p[c->i] == ',') {
+            c->i++;
+            continue;
+        }
+        if (c->i < c->n && c->p[c->i] == ']') {
+            c->i++;
+            c->depth--;
+            return 0;
+        }
+        return unexpected(c, "',' or ']' after an array element");
+    }
+}
+
+static int parse_value(json_cursor *c)
+{
+    skip_ws(c);
+    if (c->i >= c->n) {
+        return unexpected(c, "a value");
+    }
+    int is_int;
+    switch (c->p[c->i]) {
+    case '{': return parse_object(c);
+    case '[': return parse_array(c);
+    case '"': return parse_string(c, NULL, NULL);
+    case 't': return parse_literal(c, "true");
+    case 'f': return parse_literal(c, "false");
+    case 'n': return parse_literal(c, "null");
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': return parse_number(c, &is_int);
+    default: return unexpected(c, "a value (object, array, string, number, true, false or null)");
+    }
+}
+
+/* ---- extraction (on a validated document) ---- */
+
+static int scratch_reserve(json_state *s, char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    size_t ncap = *cap < 256 ? 256 : *cap;
+    while (ncap < need) {
+        ncap *= 2;
+    }
+    char *n = host->realloc(s->ctx, *buf, ncap);
+    if (n == NULL) {
+        return -ENOMEM;
+    }
+    *buf = n;
+    *cap = ncap;
+    return 0;
+}
+
+/* Converts the validated number text p[0..len) into a value. */
+static int number_value(json_state *s, const unsigned char *p, size_t len, int is_int,
+                        loams_value *v)
+{
+    if (is_int) {
+        /* exact int64 when it fits */
+        size_t k = p[0] == '-' ? 1 : 0;
+        uint64_t mag = 0;
+        int fits = 1;
+        for (; k < len; k++) {
+            unsigned d = (unsigned)(p[k] - '0');
+            if (mag > (UINT64_MAX - d) / 10) {
+                fits = 0;
+                break;
+            }
+            mag = mag * 10 + d;
+        }
+        if (fits && p[0] == '-' && mag <= (uint64_t)INT64_MAX + 1) {
+            v->type = LOAMS_T_INT64;
+            v->u.i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+            return 0;
+        }
+        if (fits && p[0] != '-' && mag <= (uint64_t)INT64_MAX) {
+            v->type = LOAMS_T_INT64;
+            v->u.i = (int64_t)mag;
+            return 0;
+        }
+    }
+    int rc = scratch_reserve(s, &s->scratch, &s->scratch_cap, len + 1);
+    if (rc != 0) {
+        return rc;
+    }
+    memcpy(s->scratch, p, len);
+    s->scratch[len] = '\0';
+    v->type = LOAMS_T_FLOAT64;
+    v->u.f = strtod_l(s->scratch, NULL, s->c_locale); /* +-HUGE_VAL beyond double */
+    return 0;
+}
+
+static const char *const input_columns[] = {"key", "value", "timestamp",
+                                            "partition", "offset", "headers"};
+
+/* Sets the column for one member whose value starts at c->i. */
+static int extract_member(json_state *s, loams_batch *batch, size_t row, json_cursor *c,
+                          const char *name)
+{
+    char renamed[16];
+    for (size_t k = 0; k < sizeof input_columns / sizeof input_columns[0]; k++) {
+        if (strcmp(name, input_columns[k]) == 0) {
+            snprintf(renamed, sizeof renamed, "json_%s", name);
+            name = renamed;
+            break;
+        }
+    }
+    size_t col;
+    int rc = host->batch_add_column(batch, name, &col);
+    if (rc != 0) {
+        return rc;
+    }
+    loams_value v = {.type = LOAMS_T_NULL};
+    size_t start = c->i;
+    unsigned char ch = c->p[c->i];
+    if (ch == '"') {
+        rc = scratch_reserve(s, &s->scratch, &s->scratch_cap, c->n - c->i + 1);
+        if (rc != 0) {
+            return rc;
+        }
+        size_t len;
+        parse_string(c, s->scratch, &len);
+        v.type = LOAMS_T_STRING;
+        v.u.s.ptr = s->scratch;
+        v.u.s.len = len;
+    } else if (ch == '{' || ch == '[') {
+        if (ch == '{') {
+            parse_object(c);
+        } else {
+            parse_array(c);
+        }
+        v.type = LOAMS_T_JSON;
+        v.u.s.ptr = (const char *)c->p + start;
+        v.u.s.len = c->i - start;
+    } else if (ch == 't' || ch == 'f') {
+        parse_literal(c, ch == 't' ? "true" : "false");
+        v.type = LOAMS_T_BOOL;
+        v.u.b = ch == 't';
+    } else if (ch == 'n') {
+        parse_literal(c, "null");
+    } else {
+        int is_int;
+        parse_number(c, &is_int);
+        rc = number_value(s, c->p + start, c->i - start, is_int, &v);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return host->batch_set(batch, row, col, &v);
+}
+
+/* Decodes one record; returns 0 (also when the record failed), or -ENOMEM
+ * / the host's error for a failure of the whole batch. */
+static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsigned char *p,
+                      size_t n)
+{
+    if (n == 0) {
+        return host->batch_row_fail(batch, row, LOAMS_EINPUT,
+                                    "empty value (expected a JSON document)");
+    }
+    size_t ok = utf8_valid_prefix(p, n);
+    if (ok < n) {
+        return host->batch_row_fail(batch, row, LOAMS_EINPUT,
+                                    "value is not UTF-8 at byte %zu (byte 0x%02x)", ok, p[ok]);
+    }
+    json_cursor c = {.p = p, .n = n, .max_depth = s->max_depth};
+    if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) {
+        c.i = 3; /* byte order mark */
+    }
+    skip_ws(&c);
+    if (c.i >= n) {
+        return host->batch_row_fail(batch, row, LOAMS_EINPUT,
+                                    "value has no JSON document (only whitespace)");
+    }
+    size_t doc = c.i;
+    int bad = parse_value(&c);
+    if (bad == 0) {
+        skip_ws(&c);
+        if (c.i < n) {
+            char f[32];
+            bad = fail_at(&c, c.i, "unexpected data after the JSON document: %s",
+                          found(&c, f, sizeof f));
+        }
+    }
+    if (bad != 0) {
+        if (c.deep) {
+            return host->batch_row_fail(batch, row, LOAMS_EINPUT,
+                                        "nesting deeper than %d levels at byte %zu (raise the "
+                                        "decoder option max_depth, at most %d)",
+                                        s->max_depth, c.err_pos, MAX_DEPTH_LIMIT);
+        }
+        return host->batch_row_fail(batch, row, LOAMS_EINPUT, "invalid JSON at byte %zu: %s",
+                                    c.err_pos, c.err);
+    }
+    size_t end = c.i;
+    while (end > doc && (p[end - 1] == ' ' || p[end - 1] == '\t' || p[end - 1] == '\n' ||
+                         p[end - 1] == '\r')) {
+        end--;
+    }
+    if (p[doc] != '{') {
+        size_t col;
+        int rc = host->batch_add_column(batch, "json", &col);
+        if (rc != 0) {
+            return rc;
+        }
+        loams_value v = {.type = LOAMS_T_JSON};
+        v.u.s.ptr = (const char *)p + doc;
+        v.u.s.len = end - doc;
+        return host->batch_set(batch, row, col, &v);
+    }
+    /* Second pass over the valid object: one column per member. */
+    c.i = doc + 1;
+    c.depth = 1;
+    skip_ws(&c);
+    if (c.p[c.i] == '}') {
+        return 0;
+    }
+    for (;;) {
+        skip_ws(&c);
+        size_t name_at = c.i;
+        int rc = scratch_reserve(s, &s->name, &s->name_cap, n - c.i + 1);
+        if (rc != 0) {
+            return rc;
+        }
+        size_t name_len;
+        parse_string(&c, s->name, &name_len);
+        s->name[name_len] = '\0';
+        if (name_len == 0 || memchr(s->name, '\0', name_len) != NULL) {
+            return host->batch_row_fail(batch, row, LOAMS_EINPUT,
+                                        "the member name at byte %zu %s, so it cannot be a "
+                                        "column name",
+                                        name_at,
+                                        name_len == 0 ? "is empty" : "contains \\u0000");
+        }
+        skip_ws(&c);
+        c.i++; /* ':' */
+        skip_ws(&c);
+        rc = extract_member(s, batch, row, &c, s->name);
+        if (rc != 0) {
+            return rc;
+        }
+        skip_ws(&c);
+        if (c.p[c.i] == ',') {
+            c.i++;
+            continue;
+        }
+        return 0; /* '}' */
+    }
+}
+
+/* ---- the vtable ---- */
+
+static int json_open(loams_ctx *ctx, void **state)
+{
+    const char *depth = host->option(ctx, "max_depth");
+    long d = depth != NULL ? strtol(depth, NULL, 10) : DEFAULT_DEPTH;
+    if (d < 1 || d > MAX_DEPTH_LIMIT) {
+        host->set_error(ctx, "decoder-json: option max_depth is %ld; it must be between 1 and %d",
+                        d, MAX_DEPTH_LIMIT);
+        return -EINVAL;
+    }
+    json_state *s = host->calloc(ctx, 1, sizeof *s);
+    if (s == NULL) {
+        host->set_error(ctx, "decoder-json: out of memory");
+        return -ENOMEM;
+    }
+    s->ctx = ctx;
+    s->max_depth = (int)d;
+    s->c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (s->c_locale == (locale_t)0) {
+        host->set_error(ctx, "decoder-json: cannot create the C locale for numbers");
+        host->free(ctx, s);
+        return -ENOMEM;
+    }
+    *state = s;
+    return 0;
+}
+
+static int json_decode(void *state, loams_batch *batch)
+{
+    json_state *s = state;
+    long vcol = host->batch_column_find(batch, "value");
+    if (vcol < 0) {
+        host->set_error(s->ctx, "decoder-json: the batch has no 'value' column (not an input "
+                                "batch)");
+        return -EINVAL;
+    }
+    size_t rows = host->batch_rows(batch);
+    for (size_t r = 0; r < rows; r++) {
+        if ((r & 1023) == 1023 && host->cancelled(s->ctx)) {
+            host->set_error(s->ctx, "decoder-json: cancelled");
+            return LOAMS_ECANCELLED;
+        }
+        if (host->batch_row_failed(batch, r)) {
+            continue;
+        }
+        loams_value v;
+        if (host->batch_get(batch, r, (size_t)vcol, &v) != 0) {
+            continue;
+        }
+        int rc;
+        if (v.type == LOAMS_T_BYTES || v.type == LOAMS_T_STRING || v.type == LOAMS_T_JSON) {
+            rc = decode_one(s, batch, r, (const unsigned char *)v.u.s.ptr, v.u.s.len);
+        } else if (v.type == LOAMS_T_NULL) {
+            rc = host->batch_row_fail(batch, r, LOAMS_EINPUT,
+                                      "empty value (expected a JSON document)");
+        } else {
+            rc = host->batch_row_fail(batch, r, LOAMS_EINPUT,
+                                      "value is not bytes (type %u)", (unsigned)v.type);
+        }
+        if (rc != 0) {
+            host->set_error(s->ctx, "decoder-json: %s while decoding row %zu",
+                            rc == -ENOMEM ? "out of memory" : "cannot store a column", r);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static void json_close(void *state)
+{
+    json_state *s = state;
+    if (s == NULL) {
+        return;
+    }
+    loams_ctx *ctx = s->ctx;
+    freelocale(s->c_locale);
+    host->free(ctx, s->scratch);
+    host->free(ctx, s->name);
+    host->free(ctx, s);
+}
+
+static const loams_decoder_vtable json_vtable = {
+    .size = sizeof(loams_decoder_vtable),
+    .open = json_open,
+    .decode = json_decode,
+    .close = json_close,
+};
+
+static const loams_option_spec json_options[] = {
+    {"max_depth", LOAMS_OPT_INT, 0, "64", NULL,
+     "deepest nesting of objects and arrays a document may have (1..1000)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+static const loams_plugin_descriptor json_descriptor = {
+    LOAMS_DESCRIPTOR_HEADER,
+    LOAMS_KIND_DECODER,
+    "decoder-json",
+    "1.0.0",
+    "One JSON document per record; a top-level object's members become columns",
+    &json_vtable,
+    json_options,
+};
+
+LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *h)
+{
+    host = h;
+    return &json_descriptor;
+}
