@@ -8,6 +8,17 @@ plugins_transform_sql_libtransformsql_la_SOURCES = \
 	plugins/transform-sql/program.c plugins/transform-sql/program.h
 plugins_transform_sql_libtransformsql_la_CFLAGS = $(AM_CFLAGS)
 
+# The plugin: a libtool module that reaches the host only through the host
+# API table.
+plugin_LTLIBRARIES += plugins/transform-sql/transform-sql.la
+plugins_transform_sql_transform_sql_la_SOURCES = \
+	plugins/transform-sql/transform_sql.c plugins/transform-sql/transform_sql.h \
+	plugins/transform-sql/batch_vtab.c plugins/transform-sql/sql_functions.c
+plugins_transform_sql_transform_sql_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+plugins_transform_sql_transform_sql_la_LIBADD = plugins/transform-sql/libtransformsql.la \
+	$(SQLITE_LIBS)
+plugins_transform_sql_transform_sql_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
+
 TRANSFORM_SQL_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/plugins/transform-sql
 TRANSFORM_SQL_TEST_LIBS = plugins/transform-sql/libtransformsql.la $(CHECK_LIBS)
 
@@ -29,15 +40,39 @@ tests_bench_bench_json_path_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) \
 	-I$(top_srcdir)/plugins/transform-sql -I$(top_srcdir)/tests/bench
 tests_bench_bench_json_path_LDADD = plugins/transform-sql/libtransformsql.la $(CJSON_LIBS)
 
-# Fuzzer (configure --enable-fuzzers CC=clang): the extractor is compiled
-# into the target so that it is instrumented.
+# Fuzzers (configure --enable-fuzzers CC=clang; tests/fuzz/run-fuzzers.sh):
+# the extractor and the program scanner are compiled into their targets so
+# that they are instrumented.
 if FUZZERS
-noinst_PROGRAMS += tests/fuzz/fuzz-json-path
+noinst_PROGRAMS += tests/fuzz/fuzz-json-path tests/fuzz/fuzz-sql-program
 endif
 tests_fuzz_fuzz_json_path_SOURCES = tests/fuzz/fuzz-json-path.c \
 	plugins/transform-sql/json_path.c plugins/transform-sql/json_path.h
 tests_fuzz_fuzz_json_path_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/plugins/transform-sql \
 	-fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_json_path_LDFLAGS = -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_sql_program_SOURCES = tests/fuzz/fuzz-sql-program.c \
+	plugins/transform-sql/program.c plugins/transform-sql/program.h
+tests_fuzz_fuzz_sql_program_CFLAGS = $(tests_fuzz_fuzz_json_path_CFLAGS)
+tests_fuzz_fuzz_sql_program_LDFLAGS = $(tests_fuzz_fuzz_json_path_LDFLAGS)
 EXTRA_DIST += tests/fuzz/corpus/fuzz-json-path/ticket \
-	tests/fuzz/corpus/fuzz-json-path/path-and-doc
+	tests/fuzz/corpus/fuzz-json-path/path-and-doc \
+	tests/fuzz/corpus/fuzz-sql-program/seed-select \
+	tests/fuzz/corpus/fuzz-sql-program/unbalanced
+
+# The plugin itself, loaded as a .so against the real host library.
+check_PROGRAMS += tests/unit/test_transform_sql
+TESTS += tests/unit/test_transform_sql
+tests_unit_test_transform_sql_SOURCES = tests/unit/test_transform_sql.c
+tests_unit_test_transform_sql_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_transform_sql_LDADD = core/libloams-core.la $(CHECK_LIBS)
+tests_unit_test_transform_sql_DEPENDENCIES = core/libloams-core.la \
+	plugins/transform-sql/transform-sql.la
+
+# Benchmark: the transform stage alone on 1,000,000 support tickets, with
+# SQLite's json_extract as the reference.
+noinst_PROGRAMS += tests/bench/bench-transform-sql
+tests_bench_bench_transform_sql_SOURCES = tests/bench/bench-transform-sql.c \
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_transform_sql_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/bench
+tests_bench_bench_transform_sql_LDADD = core/libloams-core.la $(SQLITE_LIBS)

@@ -239,6 +239,9 @@ number:
         kind = LOAMS__TK_ILLEGAL;
     }
 out:
+    if (i == 0) {
+        i = n; /* an unterminated quote runs to the end, like SQLite's */
+    }
     tok->len = i;
     return tok->kind = kind;
 }
@@ -330,6 +333,7 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
     loams__sql_token tok;
     size_t pos, where_at = 0, list_end = 0;
     int depth = 0, have_where = 0, have_column = 0;
+    size_t open_at[64]; /* where the unclosed '(' are, innermost last */
     char *sql;
 
     if (next_significant(program, len, 0, &tok) == LOAMS__TK_END) {
@@ -370,6 +374,9 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
                                           "supported: write the value into the program");
         }
         if (k == LOAMS__TK_LPAREN) {
+            if (depth >= 0) {
+                open_at[depth < 64 ? depth : 63] = tok.start;
+            }
             depth++;
         } else if (k == LOAMS__TK_RPAREN) {
             depth--;
@@ -402,6 +409,10 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
     if (!have_column) {
         return refuse(err, have_where ? where_at : list_end,
                       "expected an output column after SELECT");
+    }
+    if (depth > 0) {
+        return refuse(err, open_at[depth <= 64 ? depth - 1 : 63],
+                      "this '(' is never closed: a ')' is missing");
     }
     /* the insert goes right after the select list's last token: before a
      * WHERE, and never inside a trailing comment */

@@ -86,7 +86,8 @@ typedef struct loams__program_error {
  * Refused, with the position of the offending token: an empty program,
  * anything but SELECT first, SELECT DISTINCT, FROM anywhere, JOIN, GROUP BY,
  * HAVING, ORDER BY, LIMIT, UNION/INTERSECT/EXCEPT, WINDOW and VALUES at the
- * top level, parameters, more than one statement, an empty select list.
+ * top level, parameters, more than one statement, an empty select list,
+ * an unclosed parenthesis.
  * Errors: LOAMS_EINPUT (*err set), -ENOMEM.  On error *out is untouched. */
 int loams__program_build(const char *program, loams__program *out, loams__program_error *err);
 

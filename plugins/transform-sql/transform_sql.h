@@ -1,0 +1,169 @@
+/*
+ * transform_sql.h - the state of one compiled SQL transform, shared by the
+ * plugin's files:
+ *
+ *   transform_sql.c  entry point, compile / columns / run / close
+ *   batch_vtab.c     the virtual table that shows SQLite the input batch
+ *   sql_functions.c  json_get_*() and the bridge to the host's UDFs
+ *   program.c        the SELECT's shape and the implicit FROM
+ *   json_path.c      the on-demand JSON extractor
+ *
+ * One state owns one private in-memory SQLite connection and the prepared
+ * statement; the host never runs one state on two threads at once, so the
+ * connection is opened without SQLite's mutexes.
+ */
+#ifndef LOAMS_TRANSFORM_SQL_H
+#define LOAMS_TRANSFORM_SQL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include <loams/plugin.h>
+
+#include "json_path.h"
+#include "program.h"
+
+/* SQLite value subtypes that carry a loams type SQLite lacks: an INTEGER
+ * with BOOL is a boolean, a TEXT with JSON is a JSON document ('J' is also
+ * what SQLite's own JSON functions set, so their results are JSON too). */
+#define LOAMS__SQL_SUBTYPE_BOOL 'B'
+#define LOAMS__SQL_SUBTYPE_JSON 'J'
+
+/* The record columns every batch has (loams/decoder.h), first in the
+ * virtual table. */
+#define LOAMS__SQL_RECORD_COLUMNS 6
+
+/* Documents cached per source row (one per distinct JSON cell read). */
+#define LOAMS__SQL_JSON_SLOTS 4
+/* Cell pointers of the current row known to stay put during the row. */
+#define LOAMS__SQL_STABLE_PTRS 16
+
+/* The host API table, set once by the entry point. */
+extern const loams_host_api *loams__sql_host;
+
+typedef struct loams__sql_state loams__sql_state;
+
+/* User data of one json_get_*() function. */
+typedef struct loams__sql_json_fn {
+    loams__sql_state *st;
+    int kind; /* a loams__sql_json_get */
+    const char *name;
+} loams__sql_json_fn;
+
+typedef enum loams__sql_json_get {
+    LOAMS__SQL_GET_STR = 0,
+    LOAMS__SQL_GET_INT,
+    LOAMS__SQL_GET_FLOAT,
+    LOAMS__SQL_GET_BOOL,
+    LOAMS__SQL_GET_JSON,
+    LOAMS__SQL_GET_COUNT
+} loams__sql_json_get;
+
+/* User data of one host UDF bound as a SQLite function. */
+typedef struct loams__sql_udf {
+    loams__sql_state *st;
+    const char *name; /* host-owned */
+    loams_udf_fn fn;
+    void *userdata;
+} loams__sql_udf;
+
+typedef struct loams__sql_json_slot {
+    uint64_t generation; /* row generation the doc belongs to; 0 = free */
+    const void *ptr;
+    size_t len;
+    loams__json_doc *doc;
+} loams__sql_json_slot;
+
+struct loams__sql_state {
+    loams_ctx *ctx;
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    loams__program prog;
+    char *program; /* a copy of the program text (for positions) */
+    int setting_up; /* the authorizer lets DDL through while set */
+
+    /* output columns (the SELECT's, without the hidden source row) */
+    size_t ncols;
+    char **names;
+    uint32_t *types;   /* loams_type of each column since its first non-NULL value */
+    size_t *out_cols;  /* per run: column index in the output batch */
+
+    /* virtual table columns: the record columns, then decoded fields the
+     * program names; the hidden source-row column comes last */
+    size_t nvcols, cap_vcols;
+    char **vcol_names;
+    long *vcol_map; /* per run: column index in the input batch, or -1 */
+
+    /* the run in progress */
+    loams_batch *in;
+    size_t nrows;
+    size_t start_row;    /* where the next scan starts (after a failed row) */
+    size_t cur_row;      /* the row the scan is on */
+    uint64_t generation; /* bumped whenever the scan moves */
+    int fatal;           /* a status that fails the whole batch */
+    int row_status;      /* set by a function that failed on the current row */
+    char row_msg[512];
+
+    /* per-row JSON cache */
+    loams__sql_json_slot slots[LOAMS__SQL_JSON_SLOTS];
+    unsigned next_slot;
+    loams__json_doc *scratch_doc; /* for documents not held by the batch */
+    const void *stable[LOAMS__SQL_STABLE_PTRS];
+    size_t nstable;
+    uint64_t stable_generation;
+    char *text_buf; /* unescaped strings */
+    size_t text_cap;
+    loams__json_alloc json_alloc;
+
+    loams__sql_json_fn json_fns[LOAMS__SQL_GET_COUNT];
+    loams__sql_udf *udfs;
+    size_t nudfs;
+
+    /* LIST cells rendered as JSON text for SQLite */
+    char *list_buf;
+    size_t list_len, list_cap;
+};
+
+/* ---- batch_vtab.c ---- */
+
+/* Registers the module on st->db.  Errors: LOAMS_EINPUT (SQLite refused;
+ * message set on st->ctx). */
+int loams__sql_vtab_register(loams__sql_state *st);
+
+/* (Re)creates temp.loams_batch with the current st->vcol_names.
+ * Errors: -ENOMEM, LOAMS_EINPUT (message set on st->ctx). */
+int loams__sql_vtab_create(loams__sql_state *st);
+
+/* Adds a decoded-field column name (copied).  Errors: -ENOMEM. */
+int loams__sql_vtab_add_column(loams__sql_state *st, const char *name);
+
+/* Maps every virtual table column to a column of `in` (exact name first,
+ * then ignoring ASCII case); a field the batch lacks reads as NULL. */
+void loams__sql_vtab_map(loams__sql_state *st, const loams_batch *in);
+
+/* Notes a cell pointer handed to SQLite for the current row. */
+void loams__sql_note_stable(loams__sql_state *st, const void *ptr);
+
+/* ---- sql_functions.c ---- */
+
+/* Binds json_get_str/int/float/bool/json and every UDF of the host's
+ * registry on st->db.  Errors: -ENOMEM, LOAMS_EINPUT (message set). */
+int loams__sql_functions_register(loams__sql_state *st);
+
+/* Fails the current row from inside a SQL function: records status and
+ * message for run() and makes SQLite stop the statement. */
+void loams__sql_row_error(loams__sql_state *st, sqlite3_context *c, int status, const char *fmt,
+                          ...) __attribute__((format(printf, 4, 5)));
+
+/* Checks constant JSON paths of json_get_*() calls in the program: on a bad
+ * one, sets the error on st->ctx ("at line L, column C: ...") and returns
+ * LOAMS_EINPUT. */
+int loams__sql_functions_check_paths(loams__sql_state *st);
+
+/* A static name for a loams_type ("INT64", ...). */
+const char *loams__sql_type_name(uint32_t type);
+
+#endif /* LOAMS_TRANSFORM_SQL_H */

@@ -1,0 +1,626 @@
+/*
+ * test_transform_sql.c - the transform-sql plugin, loaded as a .so and run
+ * against the real host library (batches, contexts, the UDF registry).
+ */
+#include <check.h>
+#include <ltdl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <loams/plugin.h>
+
+#include "batch.h"
+#include "host_api.h"
+#include "plugin_ctx.h"
+#include "udf.h"
+
+static lt_dlhandle handle;
+static const loams_plugin_descriptor *desc;
+static const loams_transform_vtable *vt;
+
+/* Loads the built plugin once for the whole run (the forked tests inherit
+ * it). */
+static void load_plugin(void)
+{
+    const char *top = getenv("top_builddir");
+    char path[4096];
+    loams_plugin_entry_fn entry;
+
+    snprintf(path, sizeof(path), "%s/plugins/transform-sql/transform-sql.la", top ? top : ".");
+    if (lt_dlinit() != 0 || !(handle = lt_dlopen(path))) {
+        fprintf(stderr, "cannot load %s: %s\n", path, lt_dlerror());
+        exit(EXIT_FAILURE);
+    }
+    entry = (loams_plugin_entry_fn)lt_dlsym(handle, LOAMS_PLUGIN_ENTRY_NAME);
+    desc = entry ? entry(loams_host_api_get()) : NULL;
+    if (!desc || desc->kind != LOAMS_KIND_TRANSFORM) {
+        fprintf(stderr, "%s: no transform descriptor\n", path);
+        exit(EXIT_FAILURE);
+    }
+    vt = desc->vtable;
+}
+
+/* ---- fixtures ---- */
+
+static loams_ctx *ctx;
+static loams_batch *in, *out;
+static char errbuf[4096];
+
+static void setup(void)
+{
+    ck_assert_int_eq(loams_ctx_create(desc, NULL, 0, &ctx, errbuf, sizeof(errbuf)), 0);
+    ck_assert_int_eq(loams_batch_create(&in), 0);
+    ck_assert_int_eq(loams_batch_create(&out), 0);
+}
+
+static void teardown(void)
+{
+    loams_batch_free(in);
+    loams_batch_free(out);
+    loams_ctx_free(ctx);
+}
+
+/* Appends one record per value: key "k<i>", timestamp 1.7e15 + i µs,
+ * partition 3, offset 100 + i, headers {"h":i} for even i. */
+static void add_records(const char *const *values, size_t n)
+{
+    loams_record *recs = calloc(n, sizeof(*recs));
+    char (*keys)[32] = calloc(n, 32);
+    char (*hdrs)[32] = calloc(n, 32);
+    size_t base = loams_batch_rows(in);
+    ck_assert_ptr_nonnull(recs);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(keys[i], 32, "k%zu", base + i);
+        recs[i].key = keys[i];
+        recs[i].key_len = strlen(keys[i]);
+        recs[i].value = values[i];
+        recs[i].value_len = strlen(values[i]);
+        recs[i].timestamp_us = INT64_C(1700000000000000) + (int64_t)(base + i);
+        recs[i].partition = 3;
+        recs[i].offset = 100 + (int64_t)(base + i);
+        if ((base + i) % 2 == 0) {
+            snprintf(hdrs[i], 32, "{\"h\":%zu}", base + i);
+            recs[i].headers = hdrs[i];
+            recs[i].headers_len = strlen(hdrs[i]);
+        }
+    }
+    ck_assert_int_eq(loams_batch_append_records(in, recs, n), 0);
+    free(recs);
+    free(keys);
+    free(hdrs);
+}
+
+static void *compile_ok(const char *program)
+{
+    void *state = NULL;
+    int rc = vt->compile(ctx, program, &state);
+    if (rc) {
+        loams_ctx_error(ctx, errbuf, sizeof(errbuf));
+    }
+    ck_assert_msg(rc == 0, "compile failed (%d): %s", rc, errbuf);
+    ck_assert_ptr_nonnull(state);
+    return state;
+}
+
+/* The message of a refused program. */
+static const char *compile_err(const char *program)
+{
+    void *state = NULL;
+    int rc = vt->compile(ctx, program, &state);
+    ck_assert_msg(rc == LOAMS_EINPUT, "compile of '%s' gave %d, want LOAMS_EINPUT", program, rc);
+    ck_assert_ptr_null(state);
+    loams_ctx_error(ctx, errbuf, sizeof(errbuf));
+    return errbuf;
+}
+
+static void run_ok(void *state)
+{
+    int rc = vt->run(state, in, out);
+    if (rc) {
+        loams_ctx_error(ctx, errbuf, sizeof(errbuf));
+    }
+    ck_assert_msg(rc == 0, "run failed (%d): %s", rc, errbuf);
+}
+
+static loams_value cell(loams_batch *b, size_t row, const char *column)
+{
+    loams_value v;
+    long col = loams_batch_column_find(b, column);
+    ck_assert_msg(col >= 0, "no column %s", column);
+    ck_assert_int_eq(loams_batch_get(b, row, (size_t)col, &v), 0);
+    return v;
+}
+
+static void assert_string(loams_batch *b, size_t row, const char *column, uint32_t type,
+                          const char *want)
+{
+    loams_value v = cell(b, row, column);
+    ck_assert_msg(v.type == type, "%s row %zu: type %u, want %u", column, row, v.type, type);
+    ck_assert_msg(v.u.s.len == strlen(want) && memcmp(v.u.s.ptr, want, v.u.s.len) == 0,
+                  "%s row %zu: '%.*s', want '%s'", column, row, (int)v.u.s.len, v.u.s.ptr, want);
+}
+
+static void assert_int(loams_batch *b, size_t row, const char *column, int64_t want)
+{
+    loams_value v = cell(b, row, column);
+    ck_assert_msg(v.type == LOAMS_T_INT64, "%s row %zu: type %u", column, row, v.type);
+    ck_assert_msg(v.u.i == want, "%s row %zu: %lld, want %lld", column, row, (long long)v.u.i,
+                  (long long)want);
+}
+
+static void assert_null(loams_batch *b, size_t row, const char *column)
+{
+    loams_value v = cell(b, row, column);
+    ck_assert_msg(v.type == LOAMS_T_NULL, "%s row %zu: type %u, want NULL", column, row, v.type);
+}
+
+static void assert_origin(size_t out_row, int64_t offset)
+{
+    int32_t p;
+    int64_t o;
+    ck_assert_int_eq(loams_batch_row_origin(out, out_row, &p, &o), 0);
+    ck_assert_int_eq(p, 3);
+    ck_assert_int_eq(o, offset);
+}
+
+/* The failure message of input row `row` (status checked). */
+static const char *failure(size_t row, int want_status)
+{
+    int status;
+    const char *msg;
+    ck_assert_msg(loams_batch_row_error(in, row, &status, &msg) == 0, "row %zu is not failed",
+                  row);
+    ck_assert_msg(status == want_status, "row %zu: status %d, want %d (%s)", row, status,
+                  want_status, msg);
+    return msg;
+}
+
+/* ---- tests ---- */
+
+START_TEST(record_columns_are_projected_with_their_types_and_origin)
+{
+    const char *vals[] = {"{\"a\":1}", "{\"a\":2}"};
+    const char *const *names;
+    size_t n;
+    add_records(vals, 2);
+    void *st = compile_ok("SELECT key, value, timestamp, partition, offset, headers");
+    ck_assert_int_eq(vt->columns(st, &names, &n), 0);
+    ck_assert_uint_eq(n, 6);
+    ck_assert_str_eq(names[0], "key");
+    ck_assert_str_eq(names[4], "offset");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    for (size_t r = 0; r < 2; r++) {
+        char key[8];
+        snprintf(key, sizeof(key), "k%zu", r);
+        assert_string(out, r, "key", LOAMS_T_BYTES, key);
+        assert_string(out, r, "value", LOAMS_T_BYTES, vals[r]);
+        assert_int(out, r, "timestamp", INT64_C(1700000000000000) + (int64_t)r);
+        assert_int(out, r, "partition", 3);
+        assert_int(out, r, "offset", 100 + (int64_t)r);
+        assert_origin(r, 100 + (int64_t)r);
+    }
+    assert_string(out, 0, "headers", LOAMS_T_STRING, "{\"h\":0}");
+    assert_null(out, 1, "headers");
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(where_filters_and_each_output_row_keeps_its_origin)
+{
+    const char *vals[] = {"{\"n\":1}", "{\"n\":5}", "{\"n\":2}", "{\"n\":7}"};
+    add_records(vals, 4);
+    void *st = compile_ok("SELECT json_get_int(value, '$.n') AS n\n"
+                          "WHERE json_get_int(value, '$.n') > 2");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_int(out, 0, "n", 5);
+    assert_origin(0, 101);
+    assert_int(out, 1, "n", 7);
+    assert_origin(1, 103);
+    ck_assert_uint_eq(loams_batch_failed_count(in), 0);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(cast_converts_through_sqlite)
+{
+    const char *vals[] = {"{\"s\":\"42\",\"f\":2.75}"};
+    add_records(vals, 1);
+    void *st = compile_ok("SELECT CAST(json_get_str(value, '$.s') AS INTEGER) AS i,\n"
+                          "       CAST(offset AS TEXT) AS o,\n"
+                          "       CAST(json_get_float(value, '$.f') AS INTEGER) AS t,\n"
+                          "       CAST(key AS TEXT) AS k, CAST(7 AS REAL) AS r");
+    run_ok(st);
+    assert_int(out, 0, "i", 42);
+    assert_string(out, 0, "o", LOAMS_T_STRING, "100");
+    assert_int(out, 0, "t", 2);
+    assert_string(out, 0, "k", LOAMS_T_STRING, "k0");
+    loams_value r = cell(out, 0, "r");
+    ck_assert(r.type == LOAMS_T_FLOAT64 && r.u.f == 7.0);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(json_getters_read_every_kind)
+{
+    const char *vals[] = {
+        "{\"s\":\"caf\\u00e9\",\"i\":-12,\"f\":1.5,\"b\":true,\"o\":{\"x\":[1,\"two\"]},"
+        "\"n\":null,\"a b\":\"sp\"}"};
+    add_records(vals, 1);
+    void *st = compile_ok(
+        "SELECT json_get_str(value, '$.s') AS s, json_get_int(value, '$.i') AS i,\n"
+        "  json_get_float(value, '$.f') AS f, json_get_float(value, '$.i') AS fi,\n"
+        "  json_get_bool(value, '$.b') AS b, json_get_str(value, '$.o') AS o,\n"
+        "  json_get_str(value, '$.o.x[1]') AS two, json_get_str(value, '$.i') AS istr,\n"
+        "  json_get_json(value, '$.o.x') AS j, json_get_str(value, '$.n') AS n,\n"
+        "  json_get_int(value, '$.missing') AS m, json_get_str(value, '$.\"a b\"') AS q,\n"
+        "  json_get_str(NULL, '$.s') AS nul, json_get_str(CAST(value AS TEXT) || '', '$.s') "
+        "AS built");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_failed_count(in), 0);
+    assert_string(out, 0, "s", LOAMS_T_STRING, "caf\xc3\xa9");
+    assert_int(out, 0, "i", -12);
+    loams_value f = cell(out, 0, "f"), fi = cell(out, 0, "fi"), b = cell(out, 0, "b");
+    ck_assert(f.type == LOAMS_T_FLOAT64 && f.u.f == 1.5);
+    ck_assert(fi.type == LOAMS_T_FLOAT64 && fi.u.f == -12.0);
+    ck_assert_uint_eq(b.type, LOAMS_T_BOOL);
+    ck_assert_int_eq(b.u.b, 1);
+    assert_string(out, 0, "o", LOAMS_T_STRING, "{\"x\":[1,\"two\"]}");
+    assert_string(out, 0, "two", LOAMS_T_STRING, "two");
+    assert_string(out, 0, "istr", LOAMS_T_STRING, "-12");
+    assert_string(out, 0, "j", LOAMS_T_JSON, "[1,\"two\"]");
+    assert_null(out, 0, "n");
+    assert_null(out, 0, "m");
+    assert_string(out, 0, "q", LOAMS_T_STRING, "sp");
+    assert_null(out, 0, "nul");
+    assert_string(out, 0, "built", LOAMS_T_STRING, "caf\xc3\xa9");
+    vt->close(st);
+}
+END_TEST
+
+static const char seed_select[] =
+    "SELECT key AS _pk,\n"
+    "       json_get_str(value, '$.subject') AS subject,\n"
+    "       json_get_str(value, '$.body')    AS body,\n"
+    "       timestamp AS ts\n";
+
+START_TEST(the_seed_select_without_embed_runs)
+{
+    const char *vals[] = {"{\"subject\":\"Login fails\",\"body\":\"Since \\\"Monday\\\"\\nhelp\","
+                          "\"priority\":\"high\",\"tags\":[\"auth\"],\"customer\":{\"name\":\"Ada\"}}",
+                          "{\"subject\":\"Invoice\",\"priority\":\"low\"}"};
+    add_records(vals, 2);
+    void *st = compile_ok(seed_select);
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_string(out, 0, "_pk", LOAMS_T_BYTES, "k0");
+    assert_string(out, 0, "subject", LOAMS_T_STRING, "Login fails");
+    assert_string(out, 0, "body", LOAMS_T_STRING, "Since \"Monday\"\nhelp");
+    assert_int(out, 0, "ts", INT64_C(1700000000000000));
+    assert_string(out, 1, "subject", LOAMS_T_STRING, "Invoice");
+    assert_null(out, 1, "body");
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(embed_is_refused_at_compile_with_its_position)
+{
+    const char *msg = compile_err(
+        "SELECT key AS _pk,\n"
+        "       json_get_str(value, '$.subject') AS subject,\n"
+        "       json_get_str(value, '$.body')    AS body,\n"
+        "       embed('endpoint:text-embedding-3', json_get_str(value, '$.body')) AS body_vec,\n"
+        "       timestamp AS ts\n");
+    const char *want = "at line 4, column 8: embed() is not available: no embedding provider "
+                       "is configured";
+    ck_assert_msg(strncmp(msg, want, strlen(want)) == 0, "%s", msg);
+}
+END_TEST
+
+struct compile_error_case {
+    const char *program;
+    const char *prefix; /* the message starts with this */
+    const char *word;   /* and contains this */
+};
+
+START_TEST(compile_errors_name_line_and_column)
+{
+    static const struct compile_error_case cases[] = {
+        {"SELECT key,\n  json_get_str(value '$.a')", "at line 2, column 22: ", "syntax error"},
+        {"SELECT key FROM t", "at line 1, column 12: ", "implicit FROM"},
+        {"SELECT nosuch(key)", "at line 1, column 8: ", "no such function: nosuch"},
+        {"SELECT key,", "at line 1, column 12: ", "select list ends early"},
+        {"SELECT key, count(*) AS c", "at line 1, column 13: ", "aggregate"},
+        {"SELECT key, row_number() OVER () AS r", "at line 1, column 13: ", "aggregate"},
+        {"SELECT key,\n  key", "at line 2, column 3: ", "appears twice"},
+        {"SELECT json_get_str(value,\n '$.a b')", "at line 2, column 6: ", "bad JSON path"},
+        {"SELECT t.key", "at line 1, column 8: ", "no such column: t.key"},
+        {"SELECT upper(1, 2)", "at line 1, column 8: ", "wrong number of arguments"},
+        {"SELECT f(a, (key)", "at line 1, column 9: ", "never closed"},
+        {"SELECT key WHERE (1", "at line 1, column 18: ", "never closed"},
+        {"SELECT key WHERE", "at line 1, column 17: ", "incomplete"},
+        {"SELECT 'open", "at line 1, column 8: ", "unrecognized token"},
+        {"DELETE FROM x", "at line 1, column 1: ", "one SELECT"},
+        {"SELECT json_get_str(value)", "at line 1, column 8: ", "wrong number of arguments"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *msg = compile_err(cases[i].program);
+        ck_assert_msg(strncmp(msg, cases[i].prefix, strlen(cases[i].prefix)) == 0,
+                      "'%s': got '%s', want prefix '%s'", cases[i].program, msg, cases[i].prefix);
+        ck_assert_msg(strstr(msg, cases[i].word), "'%s': '%s' lacks '%s'", cases[i].program, msg,
+                      cases[i].word);
+    }
+}
+END_TEST
+
+/* Adds decoded-field columns the way a decoder does. */
+static void decode_fields(void)
+{
+    size_t subject, n;
+    ck_assert_int_eq(loams_batch_add_column(in, "subject", &subject), 0);
+    ck_assert_int_eq(loams_batch_add_column(in, "n", &n), 0);
+    for (size_t r = 0; r < loams_batch_rows(in); r++) {
+        char text[32];
+        snprintf(text, sizeof(text), "subject %zu", r);
+        loams_value s = {.type = LOAMS_T_STRING, .u.s = {text, strlen(text)}};
+        loams_value i = {.type = LOAMS_T_INT64, .u.i = (int64_t)r * 10};
+        ck_assert_int_eq(loams_batch_set(in, r, subject, &s), 0);
+        ck_assert_int_eq(loams_batch_set(in, r, n, &i), 0);
+    }
+}
+
+START_TEST(decoded_fields_are_columns_and_absent_ones_read_null)
+{
+    const char *vals[] = {"{}", "{}", "{}"};
+    add_records(vals, 3);
+    decode_fields();
+    void *st = compile_ok("SELECT Subject, n * 2 AS n2, \"tier\" AS tier WHERE n > 0");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_string(out, 0, "Subject", LOAMS_T_STRING, "subject 1");
+    assert_int(out, 0, "n2", 20);
+    assert_null(out, 0, "tier");
+    assert_origin(1, 102);
+    /* the next batch has no decoded fields at all: they read NULL */
+    loams_batch_free(in);
+    loams_batch_free(out);
+    ck_assert_int_eq(loams_batch_create(&in), 0);
+    ck_assert_int_eq(loams_batch_create(&out), 0);
+    add_records(vals, 1);
+    void *st2 = compile_ok("SELECT Subject, offset AS o");
+    run_ok(st2);
+    ck_assert_uint_eq(loams_batch_rows(out), 1);
+    assert_null(out, 0, "Subject");
+    assert_int(out, 0, "o", 100);
+    vt->close(st);
+    vt->close(st2);
+}
+END_TEST
+
+START_TEST(a_failing_row_is_marked_and_the_rest_of_the_batch_continues)
+{
+    const char *vals[] = {"{\"n\":1}",     "{\"n\":\"two\"}", "{\"n\":3}", "{\"n\":",
+                          "{\"n\":4.5}",  "{\"n\":6}",       "[1,2]"};
+    add_records(vals, 7);
+    void *st = compile_ok("SELECT json_get_int(value, '$.n') AS n");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 4);
+    assert_int(out, 0, "n", 1);
+    assert_int(out, 1, "n", 3);
+    assert_int(out, 2, "n", 6);
+    assert_null(out, 3, "n"); /* $.n of an array: missing, not an error */
+    assert_origin(1, 102);
+    assert_origin(2, 105);
+    assert_origin(3, 106);
+    ck_assert_uint_eq(loams_batch_failed_count(in), 3);
+    const char *m = failure(1, LOAMS_EINPUT);
+    ck_assert_msg(strstr(m, "partition 3 offset 101") &&
+                      strstr(m, "json_get_int('$.n'): expected a number, found a string at "
+                                "byte 5"),
+                  "%s", m);
+    m = failure(3, LOAMS_EINPUT);
+    ck_assert_msg(strstr(m, "malformed JSON at byte 5"), "%s", m);
+    m = failure(4, LOAMS_EINPUT);
+    ck_assert_msg(strstr(m, "fraction"), "%s", m);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(rows_failed_by_an_earlier_stage_are_skipped)
+{
+    const char *vals[] = {"{}", "{}", "{}"};
+    add_records(vals, 3);
+    ck_assert_int_eq(loams_batch_row_fail(in, 1, LOAMS_EINPUT, "bad record"), 0);
+    void *st = compile_ok("SELECT offset");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_int(out, 0, "offset", 100);
+    assert_int(out, 1, "offset", 102);
+    vt->close(st);
+}
+END_TEST
+
+static int shout(loams_ctx *c, void *ud, const loams_value *args, size_t nargs, loams_value *res)
+{
+    static __thread char buf[64];
+    (void)ud;
+    (void)nargs;
+    if (args[0].type == LOAMS_T_NULL) {
+        res->type = LOAMS_T_NULL;
+        return 0;
+    }
+    if (args[0].type != LOAMS_T_STRING || args[0].u.s.len >= sizeof(buf) ||
+        (args[0].u.s.len == 3 && memcmp(args[0].u.s.ptr, "bad", 3) == 0)) {
+        loams_host_api_get()->set_error(c, "shout() wants a short string");
+        return LOAMS_EINPUT;
+    }
+    for (size_t i = 0; i < args[0].u.s.len; i++) {
+        char ch = args[0].u.s.ptr[i];
+        buf[i] = (ch >= 'a' && ch <= 'z') ? (char)(ch - 32) : ch;
+    }
+    res->type = LOAMS_T_STRING;
+    res->u.s.ptr = buf;
+    res->u.s.len = args[0].u.s.len;
+    return 0;
+}
+
+static int is_positive(loams_ctx *c, void *ud, const loams_value *args, size_t nargs,
+                       loams_value *res)
+{
+    (void)c;
+    (void)nargs;
+    res->type = LOAMS_T_BOOL;
+    res->u.b = args[0].type == LOAMS_T_INT64 && args[0].u.i > *(int64_t *)ud;
+    return 0;
+}
+
+START_TEST(udfs_from_the_host_registry_are_bound)
+{
+    static int64_t zero = 0;
+    const char *vals[] = {"{\"w\":\"hello\",\"n\":3}", "{\"w\":\"bad\",\"n\":-1}",
+                          "{\"w\":\"ok\",\"n\":0}"};
+    loams_udf_clear();
+    ck_assert_int_eq(loams_udf_register(NULL, "shout", 1, shout, NULL), 0);
+    ck_assert_int_eq(loams_udf_register(NULL, "is_positive", 1, is_positive, &zero), 0);
+    add_records(vals, 3);
+    void *st = compile_ok("SELECT SHOUT(json_get_str(value, '$.w')) AS w,\n"
+                          "       is_positive(json_get_int(value, '$.n')) AS pos");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_string(out, 0, "w", LOAMS_T_STRING, "HELLO");
+    loams_value pos = cell(out, 0, "pos");
+    ck_assert(pos.type == LOAMS_T_BOOL && pos.u.b == 1);
+    assert_string(out, 1, "w", LOAMS_T_STRING, "OK");
+    pos = cell(out, 1, "pos");
+    ck_assert(pos.type == LOAMS_T_BOOL && pos.u.b == 0);
+    const char *m = failure(1, LOAMS_EINPUT);
+    ck_assert_msg(strstr(m, "shout() failed"), "%s", m);
+    /* wrong arity is a compile error */
+    const char *e = compile_err("SELECT shout(key, key) AS x");
+    ck_assert_msg(strstr(e, "wrong number of arguments"), "%s", e);
+    vt->close(st);
+    loams_udf_clear();
+}
+END_TEST
+
+START_TEST(output_types_stay_stable_and_int_widens_to_float)
+{
+    const char *vals[] = {"{}", "{}", "{}", "{}", "{}"};
+    add_records(vals, 5);
+    /* v: 1, NULL, 'x', 2.5 (widened), 3 (written as FLOAT64 now) */
+    void *st = compile_ok("SELECT CASE offset WHEN 100 THEN 1 WHEN 101 THEN NULL\n"
+                          "  WHEN 102 THEN 'x' WHEN 103 THEN 2.5 ELSE 3 END AS v");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 4);
+    assert_int(out, 0, "v", 1);
+    assert_null(out, 1, "v");
+    loams_value v = cell(out, 2, "v");
+    ck_assert(v.type == LOAMS_T_FLOAT64 && v.u.f == 2.5);
+    v = cell(out, 3, "v");
+    ck_assert(v.type == LOAMS_T_FLOAT64 && v.u.f == 3.0);
+    const char *m = failure(2, LOAMS_ESCHEMA);
+    ck_assert_msg(strstr(m, "output column 'v' changed type from INT64 to STRING"), "%s", m);
+    /* the recorded type outlives the batch */
+    loams_batch_free(in);
+    loams_batch_free(out);
+    ck_assert_int_eq(loams_batch_create(&in), 0);
+    ck_assert_int_eq(loams_batch_create(&out), 0);
+    add_records(vals, 3);
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    v = cell(out, 0, "v");
+    ck_assert(v.type == LOAMS_T_FLOAT64 && v.u.f == 1.0);
+    m = failure(2, LOAMS_ESCHEMA);
+    ck_assert_msg(strstr(m, "from FLOAT64 to STRING"), "%s", m);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(an_empty_batch_gives_the_columns_and_no_rows)
+{
+    void *st = compile_ok("SELECT key AS k, offset AS o");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 0);
+    ck_assert_int_ge(loams_batch_column_find(out, "k"), 0);
+    ck_assert_int_ge(loams_batch_column_find(out, "o"), 0);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(a_cancelled_run_stops)
+{
+    static int flag = 1;
+    const char *vals[] = {"{}", "{}"};
+    add_records(vals, 2);
+    void *st = compile_ok("SELECT key");
+    loams_ctx_set_cancel_flag(ctx, &flag);
+    ck_assert_int_eq(vt->run(st, in, out), LOAMS_ECANCELLED);
+    loams_ctx_set_cancel_flag(ctx, NULL);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(the_statement_is_reused_across_many_batches)
+{
+    void *st = compile_ok("SELECT json_get_str(value, '$.a') AS a WHERE offset % 2 = 0");
+    for (int b = 0; b < 20; b++) {
+        char v0[32], v1[32];
+        snprintf(v0, sizeof(v0), "{\"a\":\"x%d\"}", b);
+        snprintf(v1, sizeof(v1), "{\"a\":\"y%d\"}", b);
+        const char *vals[] = {v0, v1};
+        loams_batch_reset(in);
+        loams_batch_reset(out);
+        add_records(vals, 2);
+        run_ok(st);
+        ck_assert_uint_eq(loams_batch_rows(out), 1);
+        char want[16];
+        snprintf(want, sizeof(want), "x%d", b);
+        assert_string(out, 0, "a", LOAMS_T_STRING, want);
+        assert_origin(0, 100);
+    }
+    vt->close(st);
+    /* everything the plugin allocated through the host is given back */
+    uint64_t in_use, peak;
+    loams_ctx_memory(ctx, &in_use, &peak);
+    ck_assert_uint_eq(in_use, 0);
+    ck_assert_uint_gt(peak, 0);
+}
+END_TEST
+
+static Suite *transform_sql_suite(void)
+{
+    Suite *s = suite_create("transform_sql");
+    TCase *tc = tcase_create("plugin");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, record_columns_are_projected_with_their_types_and_origin);
+    tcase_add_test(tc, where_filters_and_each_output_row_keeps_its_origin);
+    tcase_add_test(tc, cast_converts_through_sqlite);
+    tcase_add_test(tc, json_getters_read_every_kind);
+    tcase_add_test(tc, the_seed_select_without_embed_runs);
+    tcase_add_test(tc, embed_is_refused_at_compile_with_its_position);
+    tcase_add_test(tc, compile_errors_name_line_and_column);
+    tcase_add_test(tc, decoded_fields_are_columns_and_absent_ones_read_null);
+    tcase_add_test(tc, a_failing_row_is_marked_and_the_rest_of_the_batch_continues);
+    tcase_add_test(tc, rows_failed_by_an_earlier_stage_are_skipped);
+    tcase_add_test(tc, udfs_from_the_host_registry_are_bound);
+    tcase_add_test(tc, output_types_stay_stable_and_int_widens_to_float);
+    tcase_add_test(tc, an_empty_batch_gives_the_columns_and_no_rows);
+    tcase_add_test(tc, a_cancelled_run_stops);
+    tcase_add_test(tc, the_statement_is_reused_across_many_batches);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    load_plugin();
+    SRunner *sr = srunner_create(transform_sql_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    lt_dlclose(handle);
+    lt_dlexit();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
