@@ -301,6 +301,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
     switch (v.type) {
     case LOAMS_T_BOOL:
         sqlite3_result_int(ctx, v.u.b ? 1 : 0);
+        sqlite3_result_subtype(ctx, LOAMS__SQL_SUBTYPE_BOOL);
         break;
     case LOAMS_T_INT64:
     case LOAMS_T_TIMESTAMP:
@@ -316,6 +317,9 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
             return SQLITE_TOOBIG;
         }
         sqlite3_result_text(ctx, v.u.s.len ? v.u.s.ptr : "", (int)v.u.s.len, SQLITE_STATIC);
+        if (v.type == LOAMS_T_JSON) {
+            sqlite3_result_subtype(ctx, LOAMS__SQL_SUBTYPE_JSON);
+        }
         loams__sql_note_stable(st, v.u.s.ptr);
         break;
     case LOAMS_T_BYTES:

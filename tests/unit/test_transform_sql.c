@@ -201,7 +201,7 @@ START_TEST(record_columns_are_projected_with_their_types_and_origin)
         assert_int(out, r, "offset", 100 + (int64_t)r);
         assert_origin(r, 100 + (int64_t)r);
     }
-    assert_string(out, 0, "headers", LOAMS_T_STRING, "{\"h\":0}");
+    assert_string(out, 0, "headers", LOAMS_T_JSON, "{\"h\":0}");
     assert_null(out, 1, "headers");
     vt->close(st);
 }
@@ -370,6 +370,33 @@ static void decode_fields(void)
         ck_assert_int_eq(loams_batch_set(in, r, n, &i), 0);
     }
 }
+
+START_TEST(bool_and_json_cells_keep_their_type_through_the_select)
+{
+    const char *vals[] = {"{}", "{}"};
+    size_t flag, obj;
+    add_records(vals, 2);
+    ck_assert_int_eq(loams_batch_add_column(in, "flag", &flag), 0);
+    ck_assert_int_eq(loams_batch_add_column(in, "obj", &obj), 0);
+    loams_value t = {.type = LOAMS_T_BOOL, .u.b = 1};
+    loams_value j = {.type = LOAMS_T_JSON, .u.s = {"{\"a\":[1]}", 9}};
+    ck_assert_int_eq(loams_batch_set(in, 0, flag, &t), 0);
+    ck_assert_int_eq(loams_batch_set(in, 0, obj, &j), 0);
+    void *st = compile_ok("SELECT flag, obj, headers, json_get_int(obj, '$.a[0]') AS a0,\n"
+                          "  NOT flag AS nflag");
+    run_ok(st);
+    loams_value v = cell(out, 0, "flag");
+    ck_assert(v.type == LOAMS_T_BOOL && v.u.b == 1);
+    assert_string(out, 0, "obj", LOAMS_T_JSON, "{\"a\":[1]}");
+    /* headers are a JSON column of every input batch */
+    assert_string(out, 0, "headers", LOAMS_T_JSON, "{\"h\":0}");
+    assert_int(out, 0, "a0", 1);
+    /* an expression over a BOOL is SQLite's INTEGER */
+    assert_int(out, 0, "nflag", 0);
+    assert_null(out, 1, "flag");
+    vt->close(st);
+}
+END_TEST
 
 START_TEST(decoded_fields_are_columns_and_absent_ones_read_null)
 {
@@ -601,6 +628,7 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, the_seed_select_without_embed_runs);
     tcase_add_test(tc, embed_is_refused_at_compile_with_its_position);
     tcase_add_test(tc, compile_errors_name_line_and_column);
+    tcase_add_test(tc, bool_and_json_cells_keep_their_type_through_the_select);
     tcase_add_test(tc, decoded_fields_are_columns_and_absent_ones_read_null);
     tcase_add_test(tc, a_failing_row_is_marked_and_the_rest_of_the_batch_continues);
     tcase_add_test(tc, rows_failed_by_an_earlier_stage_are_skipped);
