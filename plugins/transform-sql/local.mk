@@ -60,14 +60,16 @@ EXTRA_DIST += tests/fuzz/corpus/fuzz-json-path/ticket \
 	tests/fuzz/corpus/fuzz-sql-program/seed-select \
 	tests/fuzz/corpus/fuzz-sql-program/unbalanced
 
-# The plugin itself, loaded as a .so against the real host library.
+# The plugin itself, loaded as a module against the real host library
+# (tests/unit/plugin_loader.c), with decoder-json in front of it.
 check_PROGRAMS += tests/unit/test_transform_sql
 TESTS += tests/unit/test_transform_sql
-tests_unit_test_transform_sql_SOURCES = tests/unit/test_transform_sql.c
-tests_unit_test_transform_sql_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_transform_sql_LDADD = core/libloams-core.la $(CHECK_LIBS)
+tests_unit_test_transform_sql_SOURCES = tests/unit/test_transform_sql.c \
+	$(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_transform_sql_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_transform_sql_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_transform_sql_DEPENDENCIES = core/libloams-core.la \
-	plugins/transform-sql/transform-sql.la
+	plugins/transform-sql/transform-sql.la plugins/decoder-json/decoder-json.la
 
 # Benchmark: the transform stage alone on 1,000,000 support tickets, with
 # SQLite's json_extract as the reference.

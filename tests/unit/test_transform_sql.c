@@ -3,7 +3,6 @@
  * against the real host library (batches, contexts, the UDF registry).
  */
 #include <check.h>
-#include <ltdl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,29 +12,20 @@
 #include "batch.h"
 #include "host_api.h"
 #include "plugin_ctx.h"
+#include "plugin_loader.h"
 #include "udf.h"
 
-static lt_dlhandle handle;
 static const loams_plugin_descriptor *desc;
 static const loams_transform_vtable *vt;
+static const loams_plugin_descriptor *json_desc;
 
-/* Loads the built plugin once for the whole run (the forked tests inherit
- * it). */
-static void load_plugin(void)
+/* Loads the built plugins once for the whole run (the forked tests
+ * inherit them). */
+static void load_plugins(void)
 {
-    const char *top = getenv("top_builddir");
-    char path[4096];
-    loams_plugin_entry_fn entry;
-
-    snprintf(path, sizeof(path), "%s/plugins/transform-sql/transform-sql.la", top ? top : ".");
-    if (lt_dlinit() != 0 || !(handle = lt_dlopen(path))) {
-        fprintf(stderr, "cannot load %s: %s\n", path, lt_dlerror());
-        exit(EXIT_FAILURE);
-    }
-    entry = (loams_plugin_entry_fn)lt_dlsym(handle, LOAMS_PLUGIN_ENTRY_NAME);
-    desc = entry ? entry(loams_host_api_get()) : NULL;
-    if (!desc || desc->kind != LOAMS_KIND_TRANSFORM) {
-        fprintf(stderr, "%s: no transform descriptor\n", path);
+    desc = test_plugin_load("transform-sql");
+    json_desc = test_plugin_load("decoder-json");
+    if (!desc || desc->kind != LOAMS_KIND_TRANSFORM || !json_desc) {
         exit(EXIT_FAILURE);
     }
     vt = desc->vtable;
@@ -616,6 +606,43 @@ START_TEST(the_statement_is_reused_across_many_batches)
 }
 END_TEST
 
+START_TEST(decoder_json_output_feeds_the_select)
+{
+    const char *vals[] = {
+        "{\"subject\":\"Login\",\"priority\":\"high\",\"customer\":{\"name\":\"Ada\"},"
+        "\"vip\":true}",
+        "{\"subject\":\"Spam\",\"priority\":\"low\"}",
+        "{\"subject\":",
+        "{\"subject\":\"Invoice\",\"priority\":\"normal\",\"customer\":{\"name\":\"Alan\"}}"};
+    const loams_decoder_vtable *dvt = json_desc->vtable;
+    loams_ctx *dctx;
+    void *dstate;
+    add_records(vals, 4);
+    ck_assert_int_eq(loams_ctx_create(json_desc, NULL, 0, &dctx, errbuf, sizeof(errbuf)), 0);
+    ck_assert_int_eq(dvt->open(dctx, &dstate), 0);
+    ck_assert_int_eq(dvt->decode(dstate, in), 0);
+    dvt->close(dstate);
+    loams_ctx_free(dctx);
+    ck_assert(loams_batch_row_failed(in, 2)); /* the decoder refused it */
+
+    void *st = compile_ok("SELECT key AS _pk, subject, json_get_str(customer, '$.name') AS name,\n"
+                          "       vip\n"
+                          "WHERE priority <> 'low'");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_string(out, 0, "_pk", LOAMS_T_BYTES, "k0");
+    assert_string(out, 0, "subject", LOAMS_T_STRING, "Login");
+    assert_string(out, 0, "name", LOAMS_T_STRING, "Ada");
+    loams_value vip = cell(out, 0, "vip");
+    ck_assert(vip.type == LOAMS_T_BOOL && vip.u.b == 1);
+    assert_string(out, 1, "name", LOAMS_T_STRING, "Alan");
+    assert_null(out, 1, "vip");
+    assert_origin(1, 103);
+    ck_assert_uint_eq(loams_batch_failed_count(in), 1);
+    vt->close(st);
+}
+END_TEST
+
 static Suite *transform_sql_suite(void)
 {
     Suite *s = suite_create("transform_sql");
@@ -637,18 +664,17 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, an_empty_batch_gives_the_columns_and_no_rows);
     tcase_add_test(tc, a_cancelled_run_stops);
     tcase_add_test(tc, the_statement_is_reused_across_many_batches);
+    tcase_add_test(tc, decoder_json_output_feeds_the_select);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    load_plugin();
+    load_plugins();
     SRunner *sr = srunner_create(transform_sql_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    lt_dlclose(handle);
-    lt_dlexit();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
