@@ -27,4 +27,9 @@ int loams_cmd_stream(int argc, char **argv);
 /* Prints the full usage (every subcommand and option) to `out`. */
 void loams_cli_usage(void *out);
 
+/* The commands (one file each, core/cmd_<name>.c). */
+int loams_cmd_help(int argc, char **argv);          /* --help (main.c) */
+int loams_cmd_version(int argc, char **argv);       /* --version */
+int loams_cmd_list_plugins(int argc, char **argv);  /* --list-plugins */
+
 #endif

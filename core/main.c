@@ -1,5 +1,6 @@
 /*
- * main.c - loams-host entry point: dispatches to a subcommand (cli.h).
+ * main.c - loams-host entry point: the table of subcommands (cli.h), the
+ * usage text that comes from it, and the dispatch.
  */
 #include "config.h"
 
@@ -7,7 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 
+/* One row per command.  The description's first line is the summary; the
+ * lines after it document the command's own options, one per line. */
 static const loams_cmd commands[] = {
     {"sql", "sql [--data-dir DIR] [--json] \"STATEMENT; ...\" | -f FILE.sql",
      "run DDL statements (CREATE STREAM, DROP STREAM, ... see docs/LINKS.md)", loams_cmd_sql},
@@ -18,17 +22,60 @@ static const loams_cmd commands[] = {
      "stream read NS.STREAM [--partition P] [--from O] [--limit N] [--json] | list | describe "
      "NS.STREAM",
      "print a stream's records, the streams, or a stream's partitions", loams_cmd_stream},
+    {"--list-plugins",
+     "--list-plugins [--json] [--verbose] [--plugin-dir DIR]... [--no-default-plugin-dirs]",
+     "List every plugin of the plugin path (name, kind, runtime, version, ABI, path,\n"
+     "description), then every rejected file with the reason; exit status 1 when\n"
+     "any file was rejected.\n"
+     "--json     print the same as one JSON document\n"
+     "--verbose  also list each plugin's options (secret defaults are never shown)",
+     loams_cmd_list_plugins},
+    {"--version", "--version",
+     "Print the version, the plugin ABI (major.minor) and the versions of the\n"
+     "linked libraries.",
+     loams_cmd_version},
+    {"--help", "--help", "Print this help.", loams_cmd_help},
     {NULL, NULL, NULL, NULL},
 };
+
+/* Prints each '\n'-separated line of text indented by six columns. */
+static void print_indented(FILE *out, const char *text)
+{
+    for (const char *line = text; *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+        int len = nl != NULL ? (int)(nl - line) : (int)strlen(line);
+        fprintf(out, "      %.*s\n", len, line);
+        line += len + (nl != NULL ? 1 : 0);
+    }
+}
 
 void loams_cli_usage(void *stream)
 {
     FILE *out = stream;
-    fprintf(out, "Usage: loams-host COMMAND [OPTIONS]\n       loams-host --version | --help\n\n"
-                 "Commands:\n");
+    fprintf(out, "Usage: loams-host COMMAND [OPTIONS]\n\nCommands:\n");
     for (const loams_cmd *c = commands; c->name != NULL; c++) {
-        fprintf(out, "  %-s\n      %s\n", c->synopsis, c->description);
+        fprintf(out, "  %s\n", c->synopsis);
+        print_indented(out, c->description);
     }
+    fprintf(out, "\nOptions of every command that loads plugins:\n");
+    for (const loams_cli_option_help *o = loams_cli_shared_options; o->option != NULL; o++) {
+        fprintf(out, "  %s\n", o->option);
+        print_indented(out, o->help);
+    }
+    fprintf(out, "\nEnvironment:\n"
+                 "  LOAMS_PLUGIN_PATH  colon-separated plugin directories, searched after the\n"
+                 "                     --plugin-dir ones and before the installed directory\n"
+                 "  LOAMS_LOG_LEVEL    error, warn, info (default) or debug\n"
+                 "\nInstalled plugin directory: %s\n",
+            LOAMS_PLUGIN_DIR);
+}
+
+int loams_cmd_help(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    loams_cli_usage(stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -37,16 +84,9 @@ int main(int argc, char **argv)
         loams_cli_usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        loams_cli_usage(stdout);
-        return 0;
-    }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("loams-host %s\n", PACKAGE_VERSION);
-        return 0;
-    }
+    const char *name = strcmp(argv[1], "-h") == 0 ? "--help" : argv[1];
     for (const loams_cmd *c = commands; c->name != NULL; c++) {
-        if (strcmp(argv[1], c->name) == 0) {
+        if (strcmp(name, c->name) == 0) {
             return c->run(argc - 1, argv + 1);
         }
     }

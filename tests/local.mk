@@ -115,3 +115,17 @@ tests_unit_test_decoder_raw_SOURCES = tests/unit/test_decoder_raw.c \
 	tests/unit/decoder_harness.h $(LOAMS_PLUGIN_TEST_SOURCES)
 tests_unit_test_decoder_raw_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_decoder_raw_LDADD = $(LOAMS_UNIT_LDADD)
+
+# The plugin registry: bad test plugins, unit tests, the CLI, the example.
+include $(srcdir)/tests/plugins/local.mk
+
+check_PROGRAMS += tests/unit/test_registry
+TESTS += tests/unit/test_registry
+tests_unit_test_registry_SOURCES = tests/unit/test_registry.c
+tests_unit_test_registry_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_registry_LDADD = $(LOAMS_UNIT_LDADD)
+TESTS += tests/integration/list-plugins.sh
+EXTRA_DIST += tests/integration/list-plugins.sh
+TESTS += tests/integration/example-plugin.sh
+EXTRA_DIST += tests/integration/example-plugin.sh \
+	docs/examples/decoder-kv/decoder-kv.c docs/examples/decoder-kv/Makefile

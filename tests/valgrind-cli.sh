@@ -1,6 +1,9 @@
 #!/bin/bash
 # valgrind-cli.sh BUILD_DIR - the CLI paths that load plugins run
-# valgrind-clean (no errors, no definite leaks).
+# valgrind-clean (no errors, no definite leaks): --version, --help, and
+# --list-plugins (table and JSON) over every plugin built in BUILD_DIR plus
+# the bad test plugins (when `make check` built them), so that loading,
+# rejecting and unloading are all covered.
 set -euo pipefail
 build=${1:?usage: valgrind-cli.sh BUILD_DIR}
 host="$build/core/loams-host"
@@ -9,9 +12,18 @@ vg() {
     --leak-check=full --errors-for-leak-kinds=definite "$@"
 }
 vg "$host" --version >/dev/null
-if "$host" --help 2>/dev/null | grep -q -- --list-plugins; then
-  out=$(vg "$host" --list-plugins --plugin-dir "$build/plugins" 2>&1) || rc=$?
-  rc=${rc:-0}
-  [ "$rc" -eq 99 ] && { echo "$out"; echo "valgrind found errors"; exit 1; }
-fi
-echo "valgrind clean"
+vg "$host" --help >/dev/null
+dirs=()
+for d in "$build"/plugins/*/.libs "$build"/tests/plugins/*/.libs; do
+  [ -d "$d" ] && dirs+=(--plugin-dir "$d")
+done
+for mode in "" --json; do
+  rc=0
+  out=$(vg "$host" --list-plugins $mode --no-default-plugin-dirs "${dirs[@]}" 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+    echo "$out"
+    echo "valgrind found errors in --list-plugins $mode (exit status $rc)"
+    exit 1
+  fi
+done
+echo "valgrind clean (${#dirs[@]} plugin dir arguments)"

@@ -1,0 +1,64 @@
+# tests/plugins: small test plugins built by `make check`, each wrong in
+# the one way its folder is named for (ok-decoder is the valid one).  They
+# link like real plugins, with -rpath /nowhere to force a shared object, and
+# each exports what its case needs.  tests/unit/test_registry.c loads them.
+
+LOAMS_TEST_PLUGIN_LINK = -module -avoid-version -shared -rpath /nowhere $(SAN_LDFLAGS)
+LOAMS_TEST_PLUGIN_EXPORT_ENTRY = -export-symbols-regex '^loams_plugin_entry_v[0-9]+$$'
+EXTRA_DIST += tests/plugins/bad-common.h
+
+check_LTLIBRARIES += tests/plugins/ok-decoder/ok-decoder.la
+tests_plugins_ok_decoder_ok_decoder_la_SOURCES = tests/plugins/ok-decoder/ok-decoder.c
+tests_plugins_ok_decoder_ok_decoder_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-major/bad-major.la
+tests_plugins_bad_major_bad_major_la_SOURCES = tests/plugins/bad-major/bad-major.c
+tests_plugins_bad_major_bad_major_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-entry-v2/bad-entry-v2.la
+tests_plugins_bad_entry_v2_bad_entry_v2_la_SOURCES = tests/plugins/bad-entry-v2/bad-entry-v2.c
+tests_plugins_bad_entry_v2_bad_entry_v2_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-minor/bad-minor.la
+tests_plugins_bad_minor_bad_minor_la_SOURCES = tests/plugins/bad-minor/bad-minor.c
+tests_plugins_bad_minor_bad_minor_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-no-entry/bad-no-entry.la
+tests_plugins_bad_no_entry_bad_no_entry_la_SOURCES = tests/plugins/bad-no-entry/bad-no-entry.c
+tests_plugins_bad_no_entry_bad_no_entry_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) -export-symbols-regex '^loams_plugin_entry$$'
+
+check_LTLIBRARIES += tests/plugins/bad-null-descriptor/bad-null-descriptor.la
+tests_plugins_bad_null_descriptor_bad_null_descriptor_la_SOURCES = tests/plugins/bad-null-descriptor/bad-null-descriptor.c
+tests_plugins_bad_null_descriptor_bad_null_descriptor_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-small-descriptor/bad-small-descriptor.la
+tests_plugins_bad_small_descriptor_bad_small_descriptor_la_SOURCES = tests/plugins/bad-small-descriptor/bad-small-descriptor.c
+tests_plugins_bad_small_descriptor_bad_small_descriptor_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-kind/bad-kind.la
+tests_plugins_bad_kind_bad_kind_la_SOURCES = tests/plugins/bad-kind/bad-kind.c
+tests_plugins_bad_kind_bad_kind_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-no-name/bad-no-name.la
+tests_plugins_bad_no_name_bad_no_name_la_SOURCES = tests/plugins/bad-no-name/bad-no-name.c
+tests_plugins_bad_no_name_bad_no_name_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-no-vtable/bad-no-vtable.la
+tests_plugins_bad_no_vtable_bad_no_vtable_la_SOURCES = tests/plugins/bad-no-vtable/bad-no-vtable.c
+tests_plugins_bad_no_vtable_bad_no_vtable_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-vtable-size/bad-vtable-size.la
+tests_plugins_bad_vtable_size_bad_vtable_size_la_SOURCES = tests/plugins/bad-vtable-size/bad-vtable-size.c
+tests_plugins_bad_vtable_size_bad_vtable_size_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-vtable-func/bad-vtable-func.la
+tests_plugins_bad_vtable_func_bad_vtable_func_la_SOURCES = tests/plugins/bad-vtable-func/bad-vtable-func.c
+tests_plugins_bad_vtable_func_bad_vtable_func_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-options/bad-options.la
+tests_plugins_bad_options_bad_options_la_SOURCES = tests/plugins/bad-options/bad-options.c
+tests_plugins_bad_options_bad_options_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+check_LTLIBRARIES += tests/plugins/bad-undefined/bad-undefined.la
+tests_plugins_bad_undefined_bad_undefined_la_SOURCES = tests/plugins/bad-undefined/bad-undefined.c
+tests_plugins_bad_undefined_bad_undefined_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
