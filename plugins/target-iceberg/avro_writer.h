@@ -68,14 +68,14 @@ typedef struct loams__avro_kv {
 } loams__avro_kv;
 
 typedef struct loams__avro_options {
-    const char *schema_json;      /* required; valid JSON, stored verbatim */
-    loams__avro_codec codec;      /* default NULL */
-    int deflate_level;            /* default 6 (zlib 1..9) */
-    size_t block_bytes;           /* default 64 KiB */
+    const char *schema_json;        /* required; valid JSON, stored verbatim */
+    loams__avro_codec codec;        /* default NULL */
+    int deflate_level;              /* default 6 (zlib 1..9) */
+    size_t block_bytes;             /* default 64 KiB */
     const loams__avro_kv *metadata; /* extra header metadata (copied into the header) */
     size_t nmetadata;
-    const uint8_t *sync;          /* 16 bytes; NULL: random */
-    const loams__mem *mem;        /* default libc */
+    const uint8_t *sync;   /* 16 bytes; NULL: random */
+    const loams__mem *mem; /* default libc */
 } loams__avro_options;
 
 void loams__avro_options_init(loams__avro_options *o);

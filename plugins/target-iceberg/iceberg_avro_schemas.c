@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The schemas read best one field a line: */
+/* clang-format off */
+
 /* An optional map<int, V> with key id K and value id V, field id F. */
 #define INT_MAP(name, fid, kid, vid, vtype)                                                        \
     "{\"name\":\"" name "\",\"type\":[\"null\",{\"type\":\"array\",\"logicalType\":\"map\","     \
@@ -78,6 +81,8 @@ const char loams__iceberg_manifest_file_schema[] =
     "]},\"element-id\":508}],\"default\":null,\"field-id\":507},"
     OPT("key_metadata", 519, "bytes")
     "]}";
+
+/* clang-format on */
 
 int loams__iceberg_manifest_entry_schema(const char *partition_fields_json, const loams__mem *mem,
                                          char **out)

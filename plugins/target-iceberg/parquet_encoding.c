@@ -167,8 +167,7 @@ int loams__pq_rle_encode_u8(loams__bytebuf *out, const uint8_t *values, size_t n
     return loams__pq_rle_finish(&e);
 }
 
-int loams__pq_rle_encode_u32(loams__bytebuf *out, const uint32_t *values, size_t n,
-                             int bit_width)
+int loams__pq_rle_encode_u32(loams__bytebuf *out, const uint32_t *values, size_t n, int bit_width)
 {
     loams__pq_rle e;
     int rc = loams__pq_rle_init(&e, out, bit_width);

@@ -54,8 +54,7 @@ int loams__pq_rle_finish(loams__pq_rle *e);
 
 /* One-call forms over arrays.  0, -ENOMEM or -EINVAL. */
 int loams__pq_rle_encode_u8(loams__bytebuf *out, const uint8_t *values, size_t n, int bit_width);
-int loams__pq_rle_encode_u32(loams__bytebuf *out, const uint32_t *values, size_t n,
-                             int bit_width);
+int loams__pq_rle_encode_u32(loams__bytebuf *out, const uint32_t *values, size_t n, int bit_width);
 
 /* Decodes n values of bit_width bits from in[0..len) into values[].
  * *used gets the bytes consumed (may be NULL).  0 or LOAMS_ECORRUPT (the
@@ -73,13 +72,13 @@ int loams__pq_pack_bools(loams__bytebuf *out, const uint8_t *bits, size_t n);
 /* Entries are kept in PLAIN encoding (4-byte little-endian length, then
  * the bytes), which is exactly the dictionary page's content. */
 typedef struct loams__pq_dict {
-    loams__bytebuf plain;  /* the dictionary page body */
-    size_t *offsets;       /* entry i starts at plain.data + offsets[i] (its length prefix) */
-    uint32_t *hashes;      /* low 32 bits of entry i's hash */
-    uint32_t *slots;       /* open addressing: entry index + 1, 0 = empty */
+    loams__bytebuf plain; /* the dictionary page body */
+    size_t *offsets;      /* entry i starts at plain.data + offsets[i] (its length prefix) */
+    uint32_t *hashes;     /* low 32 bits of entry i's hash */
+    uint32_t *slots;      /* open addressing: entry index + 1, 0 = empty */
     size_t count;
     size_t cap_entries;
-    size_t nslots;         /* a power of two */
+    size_t nslots; /* a power of two */
     const loams__mem *mem;
 } loams__pq_dict;
 

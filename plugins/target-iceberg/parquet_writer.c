@@ -79,20 +79,20 @@ typedef struct column {
     int can_dict; /* string/binary with the dictionary option on */
 
     /* the page being filled */
-    loams__bytebuf values;  /* PLAIN values; booleans one byte each */
-    loams__bytebuf indices; /* uint32 dictionary indices (dictionary pages) */
+    loams__bytebuf values;                 /* PLAIN values; booleans one byte each */
+    loams__bytebuf indices;                /* uint32 dictionary indices (dictionary pages) */
     loams__bytebuf def_levels, rep_levels; /* one byte per level entry */
-    size_t page_values;     /* level entries in the page */
-    size_t page_plain_bytes; /* the page's values as PLAIN would store them */
-    int page_dict;          /* the page holds dictionary indices */
+    size_t page_values;                    /* level entries in the page */
+    size_t page_plain_bytes;               /* the page's values as PLAIN would store them */
+    int page_dict;                         /* the page holds dictionary indices */
 
     /* the column chunk (row group) being filled */
     loams__pq_dict dict;
-    int dict_active;        /* new values still go to the dictionary */
-    int dict_used;          /* a page of this chunk uses the dictionary */
+    int dict_active; /* new values still go to the dictionary */
+    int dict_used;   /* a page of this chunk uses the dictionary */
     uint64_t dict_index_bytes, dict_plain_equiv;
-    uint64_t dict_values;   /* values of the chunk sent to the dictionary */
-    loams__bytebuf pages;   /* finished data pages: header + body */
+    uint64_t dict_values; /* values of the chunk sent to the dictionary */
+    loams__bytebuf pages; /* finished data pages: header + body */
     chunk_meta chunk;
     minmax chunk_mm;
 
@@ -110,16 +110,16 @@ struct loams__pq_writer {
     char *created_by;
     column *cols;
     size_t ncols;
-    uint64_t offset;        /* bytes written to the sink */
-    uint64_t rows;          /* rows appended */
-    uint64_t group_rows;    /* rows in the current row group */
+    uint64_t offset;     /* bytes written to the sink */
+    uint64_t rows;       /* rows appended */
+    uint64_t group_rows; /* rows in the current row group */
     rowgroup_meta *groups;
     size_t ngroups, cap_groups;
     loams__bytebuf scratch; /* page bodies */
     loams__bytebuf compressed;
     loams__bytebuf header;
     ZSTD_CCtx *zstd;
-    int status;             /* sticky failure */
+    int status; /* sticky failure */
     int closed;
     loams__pq_column_stats *stats_cols;
     int64_t *splits;
@@ -488,8 +488,8 @@ static int sink_write(loams__pq_writer *w, const void *p, size_t n)
     }
     int rc = w->sink.write(w->sink.ud, p, n);
     if (rc) {
-        set_error(w, rc, "parquet writer: the sink refused %zu bytes at offset %llu (status %d)",
-                  n, (unsigned long long)w->offset, rc);
+        set_error(w, rc, "parquet writer: the sink refused %zu bytes at offset %llu (status %d)", n,
+                  (unsigned long long)w->offset, rc);
         return fail(w, rc, "writing");
     }
     w->offset += n;
@@ -513,8 +513,8 @@ static int compress_body(loams__pq_writer *w, const uint8_t *body, size_t n, con
         if ((rc = loams__bytebuf_reserve(&w->compressed, bound))) {
             return rc;
         }
-        size_t got = ZSTD_compressCCtx(w->zstd, w->compressed.data, bound, body, n,
-                                       w->opt.zstd_level);
+        size_t got =
+            ZSTD_compressCCtx(w->zstd, w->compressed.data, bound, body, n, w->opt.zstd_level);
         if (ZSTD_isError(got)) {
             set_error(w, -EIO, "parquet writer: zstd compression failed: %s",
                       ZSTD_getErrorName(got));
@@ -531,8 +531,7 @@ static int compress_body(loams__pq_writer *w, const uint8_t *body, size_t n, con
             return rc;
         }
         size_t got = bound;
-        if (snappy_compress((const char *)body, n, (char *)w->compressed.data, &got) !=
-            SNAPPY_OK) {
+        if (snappy_compress((const char *)body, n, (char *)w->compressed.data, &got) != SNAPPY_OK) {
             set_error(w, -EIO, "parquet writer: snappy compression failed");
             return -EIO;
         }
@@ -552,7 +551,8 @@ static int put_levels(loams__bytebuf *out, const loams__bytebuf *levels, int max
         return rc;
     }
     size_t at = out->len;
-    rc = loams__pq_rle_encode_u8(out, levels->data, levels->len, loams__pq_bit_width((uint32_t)max_level));
+    rc = loams__pq_rle_encode_u8(out, levels->data, levels->len,
+                                 loams__pq_bit_width((uint32_t)max_level));
     if (rc) {
         return rc;
     }
@@ -609,8 +609,7 @@ static int cut_page(loams__pq_writer *w, column *c)
         return rc;
     }
     if (body->len > INT32_MAX || comp_len > INT32_MAX) {
-        set_error(w, -EINVAL, "parquet writer: a page of column '%s' is over 2 GiB",
-                  c->def.name);
+        set_error(w, -EINVAL, "parquet writer: a page of column '%s' is over 2 GiB", c->def.name);
         return -EINVAL;
     }
 
@@ -906,8 +905,8 @@ static int append_bytes(loams__pq_writer *w, column *c, const void *p, size_t n)
              * dictionary: check every 1024 values instead of waiting for
              * the page to end, and go PLAIN from the next page on. */
             if (++c->dict_values % 1024 == 0) {
-                uint64_t est = c->dict.plain.len +
-                               (c->dict_values * (uint64_t)dict_index_width(c) + 7) / 8;
+                uint64_t est =
+                    c->dict.plain.len + (c->dict_values * (uint64_t)dict_index_width(c) + 7) / 8;
                 if (est >= c->dict_plain_equiv + c->page_plain_bytes) {
                     c->dict_active = 0;
                     return cut_page(w, c);
@@ -1029,8 +1028,7 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                         rc = append_bytes(w, c, v->u.bin.ptr, v->u.bin.len);
                     }
                     break;
-                case LOAMS__PQ_FLOAT_LIST:
-                    break;
+                case LOAMS__PQ_FLOAT_LIST: break;
                 }
             }
         }
@@ -1230,9 +1228,7 @@ static void write_schema(loams__pq_writer *w, loams__thrift_writer *t)
             loams__thrift_struct_end(t);
             loams__thrift_struct_end(t);
             break;
-        default:
-            loams__thrift_field_i32(t, 9, c->def.field_id);
-            break;
+        default: loams__thrift_field_i32(t, 9, c->def.field_id); break;
         }
         loams__thrift_struct_end(t);
     }
@@ -1408,8 +1404,8 @@ static int make_bounds(loams__pq_writer *w, column *c, loams__pq_column_stats *s
     }
     if (is_bytes_type(c) && w->opt.bounds_truncate) {
         int utf8 = c->def.type == LOAMS__PQ_STRING;
-        c->lower.len = prefix_len(c->lower.data, c->lower.len, utf8, w->opt.bounds_truncate,
-                                  SIZE_MAX);
+        c->lower.len =
+            prefix_len(c->lower.data, c->lower.len, utf8, w->opt.bounds_truncate, SIZE_MAX);
         size_t plen =
             prefix_len(c->upper.data, c->upper.len, utf8, w->opt.bounds_truncate, SIZE_MAX);
         if (plen < c->upper.len) {
@@ -1458,8 +1454,8 @@ int loams__pq_writer_close(loams__pq_writer *w)
     for (size_t i = 0; i < w->ncols; i++) {
         column *c = &w->cols[i];
         loams__pq_column_stats *s = &w->stats_cols[i];
-        s->field_id = c->def.type == LOAMS__PQ_FLOAT_LIST ? c->def.element_field_id
-                                                          : c->def.field_id;
+        s->field_id =
+            c->def.type == LOAMS__PQ_FLOAT_LIST ? c->def.element_field_id : c->def.field_id;
         s->column_size = c->f_size;
         s->value_count = c->f_values;
         s->null_count = c->f_nulls;
@@ -1579,7 +1575,8 @@ static int check_options(const loams__pq_options *o, char *err, size_t errlen)
 {
     if (o->codec != LOAMS__PQ_CODEC_NONE && o->codec != LOAMS__PQ_CODEC_SNAPPY &&
         o->codec != LOAMS__PQ_CODEC_ZSTD) {
-        return open_error(err, errlen, "parquet writer: unknown codec %d (use none, snappy or zstd)",
+        return open_error(err, errlen,
+                          "parquet writer: unknown codec %d (use none, snappy or zstd)",
                           (int)o->codec);
     }
     if (o->codec == LOAMS__PQ_CODEC_ZSTD &&
@@ -1606,8 +1603,8 @@ static int check_options(const loams__pq_options *o, char *err, size_t errlen)
 }
 
 int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
-                          const loams__pq_options *opt, loams__sink sink,
-                          loams__pq_writer **out, char *err, size_t errlen)
+                          const loams__pq_options *opt, loams__sink sink, loams__pq_writer **out,
+                          char *err, size_t errlen)
 {
     loams__pq_options defaults;
     if (!opt) {
@@ -1616,7 +1613,8 @@ int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
     }
     *out = NULL;
     if (ncols == 0 || ncols > INT32_MAX / 4 || !sink.write) {
-        return open_error(err, errlen, "parquet writer: a file needs at least one column and a sink");
+        return open_error(err, errlen,
+                          "parquet writer: a file needs at least one column and a sink");
     }
     int rc = check_options(opt, err, errlen);
     if (rc) {

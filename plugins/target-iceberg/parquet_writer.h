@@ -55,11 +55,11 @@ typedef enum loams__pq_type {
     LOAMS__PQ_INT64,
     LOAMS__PQ_FLOAT,
     LOAMS__PQ_DOUBLE,
-    LOAMS__PQ_STRING,     /* UTF-8, validated */
+    LOAMS__PQ_STRING, /* UTF-8, validated */
     LOAMS__PQ_BINARY,
-    LOAMS__PQ_TIMESTAMP,  /* microseconds since the epoch, UTC */
-    LOAMS__PQ_DATE,       /* days since 1970-01-01 */
-    LOAMS__PQ_FLOAT_LIST  /* list<float> (vectors); elements are never null */
+    LOAMS__PQ_TIMESTAMP, /* microseconds since the epoch, UTC */
+    LOAMS__PQ_DATE,      /* days since 1970-01-01 */
+    LOAMS__PQ_FLOAT_LIST /* list<float> (vectors); elements are never null */
 } loams__pq_type;
 
 /* Compression codecs; the numbers are Parquet's CompressionCodec. */
@@ -70,7 +70,7 @@ typedef enum loams__pq_codec {
 } loams__pq_codec;
 
 typedef struct loams__pq_column_def {
-    const char *name;         /* UTF-8, not empty */
+    const char *name; /* UTF-8, not empty */
     loams__pq_type type;
     int optional;             /* non-zero: the column may hold nulls */
     int32_t field_id;         /* Iceberg field id of the column (>= 0) */
@@ -83,20 +83,20 @@ typedef struct loams__pq_kv {
 } loams__pq_kv;
 
 typedef struct loams__pq_options {
-    loams__pq_codec codec;      /* default ZSTD */
-    int zstd_level;             /* default 1 */
-    size_t row_group_bytes;     /* default 128 MiB: cut a row group past this */
-    size_t page_bytes;          /* default 1 MiB: cut a data page past this (max 256 MiB) */
-    size_t page_max_values;     /* default 20000 level entries per page */
-    int dictionary;             /* default 1: dictionary-encode string/binary columns */
-    size_t dictionary_bytes;    /* default 1 MiB: fall back to PLAIN past this */
-    size_t stats_max_bytes;     /* default 4096: longer string min/max are truncated */
-    size_t bounds_truncate;     /* default 16: Iceberg string/binary bounds length
-                                   (code points / bytes); 0 = keep whole values */
+    loams__pq_codec codec;        /* default ZSTD */
+    int zstd_level;               /* default 1 */
+    size_t row_group_bytes;       /* default 128 MiB: cut a row group past this */
+    size_t page_bytes;            /* default 1 MiB: cut a data page past this (max 256 MiB) */
+    size_t page_max_values;       /* default 20000 level entries per page */
+    int dictionary;               /* default 1: dictionary-encode string/binary columns */
+    size_t dictionary_bytes;      /* default 1 MiB: fall back to PLAIN past this */
+    size_t stats_max_bytes;       /* default 4096: longer string min/max are truncated */
+    size_t bounds_truncate;       /* default 16: Iceberg string/binary bounds length
+                                     (code points / bytes); 0 = keep whole values */
     const loams__pq_kv *metadata; /* file key/value metadata (copied) */
     size_t nmetadata;
-    const char *created_by;     /* default "loams-host version <VERSION>" */
-    const loams__mem *mem;      /* default libc */
+    const char *created_by; /* default "loams-host version <VERSION>" */
+    const loams__mem *mem;  /* default libc */
 } loams__pq_options;
 
 /* Fills *o with the defaults above. */
@@ -106,29 +106,29 @@ void loams__pq_options_init(loams__pq_options *o);
 typedef struct loams__pq_value {
     int is_null;
     union {
-        int b;          /* BOOLEAN: 0 or 1 */
-        int32_t i32;    /* INT32, DATE */
-        int64_t i64;    /* INT64, TIMESTAMP */
-        float f32;      /* FLOAT */
-        double f64;     /* DOUBLE */
+        int b;       /* BOOLEAN: 0 or 1 */
+        int32_t i32; /* INT32, DATE */
+        int64_t i64; /* INT64, TIMESTAMP */
+        float f32;   /* FLOAT */
+        double f64;  /* DOUBLE */
         struct {
             const void *ptr;
             size_t len;
-        } bin;          /* STRING, BINARY (at most 1 GiB) */
+        } bin; /* STRING, BINARY (at most 1 GiB) */
         struct {
             const float *ptr;
             size_t n;
-        } list;         /* FLOAT_LIST */
+        } list; /* FLOAT_LIST */
     } u;
 } loams__pq_value;
 
 /* Per-column statistics of the whole file, for Iceberg manifests. */
 typedef struct loams__pq_column_stats {
-    int32_t field_id;      /* the column's id, or the element id of a list */
-    uint64_t column_size;  /* bytes of all its column chunks (compressed, with headers) */
-    uint64_t value_count;  /* values including nulls (for a list: level entries) */
+    int32_t field_id;     /* the column's id, or the element id of a list */
+    uint64_t column_size; /* bytes of all its column chunks (compressed, with headers) */
+    uint64_t value_count; /* values including nulls (for a list: level entries) */
     uint64_t null_count;
-    int has_nan_count;     /* float, double and list<float> columns */
+    int has_nan_count; /* float, double and list<float> columns */
     uint64_t nan_count;
     /* Iceberg single-value serialization (spec appendix D); strings and
      * binary truncated to bounds_truncate (the upper bound rounded up).
@@ -147,7 +147,7 @@ typedef struct loams__pq_file_stats {
     size_t ncolumns;
     const loams__pq_column_stats *columns; /* in schema order */
     size_t nsplits;
-    const int64_t *split_offsets;          /* row group start offsets, ascending */
+    const int64_t *split_offsets; /* row group start offsets, ascending */
 } loams__pq_file_stats;
 
 typedef struct loams__pq_writer loams__pq_writer;
@@ -159,8 +159,8 @@ typedef struct loams__pq_writer loams__pq_writer;
  * unknown type or codec, page_bytes above 256 MiB, a zero size option),
  * -ENOMEM, or the sink's error. */
 int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
-                          const loams__pq_options *opt, loams__sink sink,
-                          loams__pq_writer **out, char *err, size_t errlen);
+                          const loams__pq_options *opt, loams__sink sink, loams__pq_writer **out,
+                          char *err, size_t errlen);
 
 /* Appends one row: row[i] is the value of column i.
  * Errors: LOAMS_EINPUT (null in a required column, invalid UTF-8 in a

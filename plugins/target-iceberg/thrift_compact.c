@@ -430,20 +430,17 @@ static int skip_depth(loams__thrift_reader *r, uint8_t type, int depth)
         /* As a field, the value was in the header: nothing to skip.  As a
          * list element the caller skips the byte (see the LIST case). */
         return 0;
-    case LOAMS__THRIFT_I8:
-        return get_byte(r, &b);
+    case LOAMS__THRIFT_I8: return get_byte(r, &b);
     case LOAMS__THRIFT_I16:
     case LOAMS__THRIFT_I32:
-    case LOAMS__THRIFT_I64:
-        return get_zigzag(r, &ignored, INT64_MIN, INT64_MAX);
+    case LOAMS__THRIFT_I64: return get_zigzag(r, &ignored, INT64_MIN, INT64_MAX);
     case LOAMS__THRIFT_DOUBLE:
         if (r->end - r->p < 8) {
             return fail(r);
         }
         r->p += 8;
         return 0;
-    case LOAMS__THRIFT_BINARY:
-        return loams__thrift_read_binary(r, &p, &n);
+    case LOAMS__THRIFT_BINARY: return loams__thrift_read_binary(r, &p, &n);
     case LOAMS__THRIFT_LIST:
     case LOAMS__THRIFT_SET: {
         uint8_t et;
@@ -506,8 +503,7 @@ static int skip_depth(loams__thrift_reader *r, uint8_t type, int depth)
             }
         }
     }
-    default:
-        return fail(r);
+    default: return fail(r);
     }
 }
 

@@ -33,27 +33,36 @@
 enum { BATCH = 10000, NCOLS = 5 };
 
 static const loams__pq_column_def cols[NCOLS] = {
-    {"subject", LOAMS__PQ_STRING, 1, 1, 0},   {"body", LOAMS__PQ_STRING, 1, 2, 0},
-    {"priority", LOAMS__PQ_INT32, 1, 3, 0},   {"customer", LOAMS__PQ_STRING, 1, 4, 0},
+    {"subject", LOAMS__PQ_STRING, 1, 1, 0}, {"body", LOAMS__PQ_STRING, 1, 2, 0},
+    {"priority", LOAMS__PQ_INT32, 1, 3, 0}, {"customer", LOAMS__PQ_STRING, 1, 4, 0},
     {"ts", LOAMS__PQ_TIMESTAMP, 1, 5, 0},
 };
 
 static const char *words[] = {
-    "the", "printer", "does", "not", "work", "after", "update", "please", "help", "order",
-    "invoice", "missing", "refund", "account", "locked", "password", "reset", "delivery",
-    "late", "package", "damaged", "screen", "broken", "battery", "drains", "quickly", "app",
-    "crashes", "when", "opening", "settings", "error", "code", "shown", "on", "login", "page",
-    "customer", "since", "yesterday", "urgent", "thanks", "regards", "hello", "team", "we",
-    "have", "tried", "restarting", "device", "but", "problem", "persists", "subscription",
-    "charged", "twice", "cancel", "upgrade", "plan", "support", "ticket", "waiting", "reply",
-    "email", "phone", "number", "changed", "address", "wrong", "shipping", "label", "return",
-    "exchange", "size", "color", "warranty", "claim", "serial", "firmware", "version",
+    "the",     "printer",  "does",     "not",      "work",         "after",    "update",
+    "please",  "help",     "order",    "invoice",  "missing",      "refund",   "account",
+    "locked",  "password", "reset",    "delivery", "late",         "package",  "damaged",
+    "screen",  "broken",   "battery",  "drains",   "quickly",      "app",      "crashes",
+    "when",    "opening",  "settings", "error",    "code",         "shown",    "on",
+    "login",   "page",     "customer", "since",    "yesterday",    "urgent",   "thanks",
+    "regards", "hello",    "team",     "we",       "have",         "tried",    "restarting",
+    "device",  "but",      "problem",  "persists", "subscription", "charged",  "twice",
+    "cancel",  "upgrade",  "plan",     "support",  "ticket",       "waiting",  "reply",
+    "email",   "phone",    "number",   "changed",  "address",      "wrong",    "shipping",
+    "label",   "return",   "exchange", "size",     "color",        "warranty", "claim",
+    "serial",  "firmware", "version",
 };
 #define NWORDS (sizeof(words) / sizeof(words[0]))
 static const char *subjects[] = {
-    "Printer not working after update", "Refund for order", "Account locked",
-    "Delivery is late", "App crashes on startup", "Charged twice this month",
-    "Cannot reset my password", "Damaged package received", "Question about warranty",
+    "Printer not working after update",
+    "Refund for order",
+    "Account locked",
+    "Delivery is late",
+    "App crashes on startup",
+    "Charged twice this month",
+    "Cannot reset my password",
+    "Damaged package received",
+    "Question about warranty",
     "Change of shipping address",
 };
 

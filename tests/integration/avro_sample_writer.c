@@ -298,14 +298,14 @@ static int write_iceberg(const char *dir)
     } else {
         loams__bytebuf *b = loams__avro_writer_datum(aw);
         int e = 0;
-        e |= loams__avro_put_int(b, 1);                       /* status ADDED */
-        e |= loams__avro_put_union(b, 1);                     /* snapshot_id */
+        e |= loams__avro_put_int(b, 1);   /* status ADDED */
+        e |= loams__avro_put_union(b, 1); /* snapshot_id */
         e |= loams__avro_put_long(b, 4242424242424242LL);
-        e |= loams__avro_put_union(b, 0);                     /* sequence_number: inherited */
-        e |= loams__avro_put_union(b, 0);                     /* file_sequence_number */
-        e |= loams__avro_put_int(b, 0);                       /* content DATA */
-        e |= loams__avro_put_string(b, abs, strlen(abs));     /* file_path */
-        e |= loams__avro_put_string(b, "PARQUET", 7);         /* file_format */
+        e |= loams__avro_put_union(b, 0);                 /* sequence_number: inherited */
+        e |= loams__avro_put_union(b, 0);                 /* file_sequence_number */
+        e |= loams__avro_put_int(b, 0);                   /* content DATA */
+        e |= loams__avro_put_string(b, abs, strlen(abs)); /* file_path */
+        e |= loams__avro_put_string(b, "PARQUET", 7);     /* file_format */
         /* partition: an empty record encodes as nothing */
         e |= loams__avro_put_long(b, (int64_t)st->row_count);
         e |= loams__avro_put_long(b, (int64_t)st->file_size);
@@ -378,7 +378,7 @@ static int write_iceberg(const char *dir)
         e |= loams__avro_put_long(b, 1); /* sequence_number */
         e |= loams__avro_put_long(b, 1); /* min_sequence_number */
         e |= loams__avro_put_long(b, 4242424242424242LL);
-        e |= loams__avro_put_int(b, 1);  /* added files */
+        e |= loams__avro_put_int(b, 1); /* added files */
         e |= loams__avro_put_int(b, 0);
         e |= loams__avro_put_int(b, 0);
         e |= loams__avro_put_long(b, (int64_t)st->row_count);
@@ -407,13 +407,15 @@ static int write_iceberg(const char *dir)
     if (!x) {
         rc = 1;
     } else {
-        fprintf(x, "{\"file_path\":\"%s\",\"manifest_path\":\"%s\",\"manifest_length\":%" PRIu64
-                   ",\"record_count\":%" PRIu64 ",\"file_size\":%" PRIu64 ",\"columns\":[",
+        fprintf(x,
+                "{\"file_path\":\"%s\",\"manifest_path\":\"%s\",\"manifest_length\":%" PRIu64
+                ",\"record_count\":%" PRIu64 ",\"file_size\":%" PRIu64 ",\"columns\":[",
                 abs, mabs, manifest_len, st->row_count, st->file_size);
         for (size_t i = 0; i < st->ncolumns; i++) {
             const loams__pq_column_stats *c = &st->columns[i];
-            fprintf(x, "%s{\"id\":%d,\"size\":%" PRIu64 ",\"values\":%" PRIu64 ",\"nulls\":%" PRIu64
-                       ",\"nans\":%" PRIu64 ",\"lower\":",
+            fprintf(x,
+                    "%s{\"id\":%d,\"size\":%" PRIu64 ",\"values\":%" PRIu64 ",\"nulls\":%" PRIu64
+                    ",\"nans\":%" PRIu64 ",\"lower\":",
                     i ? "," : "", c->field_id, c->column_size, c->value_count, c->null_count,
                     c->nan_count);
             if (c->lower) {

@@ -32,11 +32,11 @@
 #define NCOLS 11
 
 static const loams__pq_column_def columns[NCOLS] = {
-    {"b", LOAMS__PQ_BOOLEAN, 1, 1, 0},    {"i32", LOAMS__PQ_INT32, 0, 2, 0},
-    {"i64", LOAMS__PQ_INT64, 1, 3, 0},    {"f32", LOAMS__PQ_FLOAT, 0, 4, 0},
-    {"f64", LOAMS__PQ_DOUBLE, 1, 5, 0},   {"cust", LOAMS__PQ_STRING, 1, 6, 0},
-    {"body", LOAMS__PQ_STRING, 0, 7, 0},  {"bin", LOAMS__PQ_BINARY, 1, 8, 0},
-    {"ts", LOAMS__PQ_TIMESTAMP, 0, 9, 0}, {"d", LOAMS__PQ_DATE, 1, 10, 0},
+    {"b", LOAMS__PQ_BOOLEAN, 1, 1, 0},        {"i32", LOAMS__PQ_INT32, 0, 2, 0},
+    {"i64", LOAMS__PQ_INT64, 1, 3, 0},        {"f32", LOAMS__PQ_FLOAT, 0, 4, 0},
+    {"f64", LOAMS__PQ_DOUBLE, 1, 5, 0},       {"cust", LOAMS__PQ_STRING, 1, 6, 0},
+    {"body", LOAMS__PQ_STRING, 0, 7, 0},      {"bin", LOAMS__PQ_BINARY, 1, 8, 0},
+    {"ts", LOAMS__PQ_TIMESTAMP, 0, 9, 0},     {"d", LOAMS__PQ_DATE, 1, 10, 0},
     {"vec", LOAMS__PQ_FLOAT_LIST, 1, 11, 12},
 };
 
@@ -142,8 +142,8 @@ static int write_file(const char *dir, const char *name, uint64_t rows,
         fprintf(stderr, "%s: %s\n", name, loams__pq_writer_error(w));
     } else {
         const loams__pq_file_stats *s = loams__pq_writer_stats(w);
-        printf("%s rows=%llu size=%llu row_groups=%zu\n", name,
-               (unsigned long long)s->row_count, (unsigned long long)s->file_size, s->nsplits);
+        printf("%s rows=%llu size=%llu row_groups=%zu\n", name, (unsigned long long)s->row_count,
+               (unsigned long long)s->file_size, s->nsplits);
     }
     loams__pq_writer_free(w);
     if (fclose(f) != 0) {

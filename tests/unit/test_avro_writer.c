@@ -59,8 +59,8 @@ START_TEST(test_record_string_array_union_match_spec_examples)
     loams__avro_put_union(&out, 0);
     loams__avro_put_union(&out, 1);
     loams__avro_put_string(&out, "a", 1);
-    static const uint8_t want[] = {0x36, 0x06, 'f', 'o', 'o', 0x04, 0x06, 0x36,
-                                   0x00, 0x00, 0x02, 0x02, 'a'};
+    static const uint8_t want[] = {0x36, 0x06, 'f',  'o',  'o',  0x04, 0x06,
+                                   0x36, 0x00, 0x00, 0x02, 0x02, 'a'};
     assert_out(want, sizeof(want));
 }
 END_TEST
@@ -74,9 +74,9 @@ START_TEST(test_fixed_width_and_float_types)
     loams__avro_put_double(&out, -2.0);
     loams__avro_put_fixed(&out, "\x01\x02\x03", 3);
     loams__avro_put_bytes(&out, "", 0);
-    static const uint8_t want[] = {0x01, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00, 0x00,
-                                   0x80, 0x3f, 0,    0,    0,    0,    0,    0,    0x00,
-                                   0xc0, 0x01, 0x02, 0x03, 0x00};
+    static const uint8_t want[] = {0x01, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00,
+                                   0x00, 0x80, 0x3f, 0,    0,    0,    0,    0,
+                                   0,    0x00, 0xc0, 0x01, 0x02, 0x03, 0x00};
     assert_out(want, sizeof(want));
     ck_assert_int_eq(loams__avro_put_block_count(&out, 0), -EINVAL);
 }
@@ -107,18 +107,18 @@ START_TEST(test_container_file_bytes)
     ck_assert_int_eq(loams__avro_writer_close(w), 0);
     ck_assert_uint_eq(loams__avro_writer_count(w), 2);
     ck_assert_uint_eq(loams__avro_writer_bytes(w), out.len);
-    static const uint8_t want[] = {
-        'O', 'b', 'j', 1,
-        0x06,                                                     /* 3 metadata entries */
-        0x16, 'a', 'v', 'r', 'o', '.', 's', 'c', 'h', 'e', 'm', 'a', 0x0c, '"', 'l', 'o', 'n',
-        'g', '"',
-        0x14, 'a', 'v', 'r', 'o', '.', 'c', 'o', 'd', 'e', 'c', 0x08, 'n', 'u', 'l', 'l',
-        0x02, 'k', 0x02, 'v',
-        0x00,                                                     /* end of map */
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,     /* sync */
-        0x04, 0x04, 0x02, 0x01,                                   /* block: 2 objects, 2 bytes */
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-    };
+    static const uint8_t want[] =
+        {
+            'O',  'b',  'j',  1,    0x06, /* 3 metadata entries */
+            0x16, 'a',  'v',  'r',  'o',  '.',  's', 'c',  'h', 'e',  'm', 'a',  0x0c, '"',
+            'l',  'o',  'n',  'g',  '"',  0x14, 'a', 'v',  'r', 'o',  '.', 'c',  'o',  'd',
+            'e',  'c',  0x08, 'n',  'u',  'l',  'l', 0x02, 'k', 0x02, 'v', 0x00, /* end of map */
+            0,    1,    2,    3,    4,    5,    6,   7,    8,   9,    10,  11,   12,   13,
+            14,   15,               /* sync */
+            0x04, 0x04, 0x02, 0x01, /* block: 2 objects, 2 bytes */
+            0,    1,    2,    3,    4,    5,    6,   7,    8,   9,    10,  11,   12,   13,
+            14,   15,
+        };
     assert_out(want, sizeof(want));
     ck_assert_int_eq(loams__avro_writer_end_datum(w), -EINVAL);
     loams__avro_writer_free(w);
@@ -274,6 +274,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("avro_writer");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* valgrind on a loaded machine */
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_long_zigzag_matches_spec_table);
     tcase_add_test(tc, test_record_string_array_union_match_spec_examples);

@@ -166,8 +166,7 @@ START_TEST(test_decoder_rejects_truncated_and_oversized)
 {
     static const uint8_t trunc[] = {0x05, 0x88}; /* two groups announced, one byte */
     uint32_t back[16];
-    ck_assert_int_eq(loams__pq_rle_decode(trunc, sizeof(trunc), 3, back, 16, NULL),
-                     LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__pq_rle_decode(trunc, sizeof(trunc), 3, back, 16, NULL), LOAMS_ECORRUPT);
     static const uint8_t wide[] = {0x04, 0x09}; /* value 9 does not fit 3 bits */
     ck_assert_int_eq(loams__pq_rle_decode(wide, sizeof(wide), 3, back, 2, NULL), LOAMS_ECORRUPT);
     static const uint8_t empty_run[] = {0x00, 0x01};
@@ -227,6 +226,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("parquet_encoding");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* valgrind on a loaded machine */
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_bit_width_of_max_values);
     tcase_add_test(tc, test_bit_packed_run_matches_encodings_md);

@@ -41,10 +41,10 @@ static int mem_write(void *ud, const void *p, size_t n)
 typedef struct tnode {
     uint8_t type;
     int16_t id;
-    int64_t i;              /* integers, bools (1/0) */
-    const uint8_t *bin;     /* binary */
+    int64_t i;          /* integers, bools (1/0) */
+    const uint8_t *bin; /* binary */
     size_t len;
-    struct tnode *kids;     /* struct fields or list elements */
+    struct tnode *kids; /* struct fields or list elements */
     size_t nkids;
 } tnode;
 
@@ -91,12 +91,9 @@ static int parse_value(loams__thrift_reader *r, uint8_t type, tnode *n)
         return 0;
     }
     case LOAMS__THRIFT_I16:
-    case LOAMS__THRIFT_I64:
-        return loams__thrift_read_i64(r, &n->i);
-    case LOAMS__THRIFT_BINARY:
-        return loams__thrift_read_binary(r, &n->bin, &n->len);
-    case LOAMS__THRIFT_STRUCT:
-        return parse_struct(r, n);
+    case LOAMS__THRIFT_I64: return loams__thrift_read_i64(r, &n->i);
+    case LOAMS__THRIFT_BINARY: return loams__thrift_read_binary(r, &n->bin, &n->len);
+    case LOAMS__THRIFT_STRUCT: return parse_struct(r, n);
     case LOAMS__THRIFT_LIST: {
         uint8_t et;
         uint32_t count;
@@ -112,8 +109,7 @@ static int parse_value(loams__thrift_reader *r, uint8_t type, tnode *n)
         }
         return 0;
     }
-    default:
-        return loams__thrift_skip(r, type);
+    default: return loams__thrift_skip(r, type);
     }
 }
 
@@ -243,11 +239,11 @@ static loams__pq_value vstr(const char *s)
 START_TEST(test_footer_has_schema_with_field_ids_and_types)
 {
     static const loams__pq_column_def cols[] = {
-        {"flag", LOAMS__PQ_BOOLEAN, 0, 10, 0},  {"n", LOAMS__PQ_INT32, 1, 11, 0},
-        {"big", LOAMS__PQ_INT64, 0, 12, 0},     {"f", LOAMS__PQ_FLOAT, 0, 13, 0},
-        {"d", LOAMS__PQ_DOUBLE, 0, 14, 0},      {"s", LOAMS__PQ_STRING, 1, 15, 0},
-        {"raw", LOAMS__PQ_BINARY, 1, 16, 0},    {"ts", LOAMS__PQ_TIMESTAMP, 0, 17, 0},
-        {"day", LOAMS__PQ_DATE, 0, 18, 0},      {"vec", LOAMS__PQ_FLOAT_LIST, 1, 19, 20},
+        {"flag", LOAMS__PQ_BOOLEAN, 0, 10, 0}, {"n", LOAMS__PQ_INT32, 1, 11, 0},
+        {"big", LOAMS__PQ_INT64, 0, 12, 0},    {"f", LOAMS__PQ_FLOAT, 0, 13, 0},
+        {"d", LOAMS__PQ_DOUBLE, 0, 14, 0},     {"s", LOAMS__PQ_STRING, 1, 15, 0},
+        {"raw", LOAMS__PQ_BINARY, 1, 16, 0},   {"ts", LOAMS__PQ_TIMESTAMP, 0, 17, 0},
+        {"day", LOAMS__PQ_DATE, 0, 18, 0},     {"vec", LOAMS__PQ_FLOAT_LIST, 1, 19, 20},
     };
     loams__pq_writer *w;
     static const loams__pq_kv kv[] = {{"k", "v"}};
@@ -537,7 +533,7 @@ START_TEST(test_statistics_follow_type_order)
     ck_assert(get(ss, 1) == NULL && get(ss, 2) == NULL); /* no signed-order legacy fields */
     ck_assert_int_eq(geti(ss, 3), 1);
     const tnode *sz = get(chunk_meta(0, 3), 12);
-    ck_assert(signbit(stat_double(sz, 6)) && stat_double(sz, 6) == 0.0); /* -0.0 */
+    ck_assert(signbit(stat_double(sz, 6)) && stat_double(sz, 6) == 0.0);  /* -0.0 */
     ck_assert(!signbit(stat_double(sz, 5)) && stat_double(sz, 5) == 0.0); /* +0.0 */
 
     /* Iceberg: counts and single-value bounds. */
@@ -569,7 +565,8 @@ START_TEST(test_iceberg_string_bounds_are_truncated_and_rounded_up)
     loams__pq_writer *w;
     ck_assert_int_eq(loams__pq_writer_open(cols, 3, &o, sink(), &w, NULL, 0), 0);
     /* code points: a b c d e / a b c U+10FFFF f */
-    static const char *s[] = {"abcde", "abc\xf4\x8f\xbf\xbf" "f"};
+    static const char *s[] = {"abcde", "abc\xf4\x8f\xbf\xbf"
+                                       "f"};
     static const uint8_t b0[] = {1, 2, 3, 0xff, 0xff, 9}, b1[] = {0, 9};
     const uint8_t *bins[] = {b0, b1};
     size_t blen[] = {6, 2};

@@ -47,8 +47,8 @@ START_TEST(test_struct_fields_use_short_and_long_headers)
     loams__thrift_elem_i32(&w, 2);
     loams__thrift_field_bool(&w, 22, 0);
     loams__thrift_struct_end(&w);
-    static const uint8_t want[] = {0x15, 0x0a, 0x11, 0x18, 0x02, 'a', 'b', 0x06, 0x28, 0x01,
-                                   0x19, 0x35, 0x02, 0x01, 0x04, 0x12, 0x00};
+    static const uint8_t want[] = {0x15, 0x0a, 0x11, 0x18, 0x02, 'a',  'b',  0x06, 0x28,
+                                   0x01, 0x19, 0x35, 0x02, 0x01, 0x04, 0x12, 0x00};
     assert_bytes(want, sizeof(want));
 }
 END_TEST
@@ -98,8 +98,8 @@ START_TEST(test_double_and_i64_extremes)
     loams__thrift_field_double(&w, 1, 1.0);
     loams__thrift_field_i64(&w, 2, INT64_MIN);
     loams__thrift_struct_end(&w);
-    static const uint8_t want[] = {0x17, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x16, 0xff, 0xff,
-                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
+    static const uint8_t want[] = {0x17, 0,    0,    0,    0,    0,    0,    0xf0, 0x3f, 0x16, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
     assert_bytes(want, sizeof(want));
 }
 END_TEST
@@ -218,8 +218,8 @@ START_TEST(test_reader_rejects_truncated_input)
         ck_assert_int_eq(loams__thrift_skip(&r, LOAMS__THRIFT_STRUCT), LOAMS_ECORRUPT);
     }
     /* A varint that never ends. */
-    static const uint8_t bad[] = {0x15, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                  0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t bad[] = {0x15, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                  0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     loams__thrift_reader r;
     loams__thrift_reader_init(&r, bad, sizeof(bad));
     uint8_t type;
@@ -237,6 +237,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("thrift_compact");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* valgrind on a loaded machine */
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_struct_fields_use_short_and_long_headers);
     tcase_add_test(tc, test_nested_struct_restarts_field_deltas);
