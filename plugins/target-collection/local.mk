@@ -65,3 +65,11 @@ tests_bench_bench_collection_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(SQLITE_CFLA
 	-I$(top_srcdir)/plugins/target-collection -I$(top_srcdir)/tests/bench
 tests_bench_bench_collection_LDADD = plugins/target-collection/libcollection.la \
 	$(CJSON_LIBS) $(SQLITE_LIBS)
+
+# end to end: the plugin module and store-fs loaded like the host loads them
+check_PROGRAMS += tests/unit/test_target_collection
+TESTS += tests/unit/test_target_collection
+tests_unit_test_target_collection_SOURCES = tests/unit/test_target_collection.c \
+	$(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_target_collection_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_target_collection_LDADD = core/libloams-core.la $(CHECK_LIBS) $(CJSON_LIBS)

@@ -275,7 +275,7 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
     } else {
         /* Documents finished before the field existed have no vector. */
         size_t n = w->n_docs;
-        rc = loams__bbuf_reserve(&f->vec, n * dim * sizeof(float));
+        rc = loams__bbuf_reserve(&f->vec, n * dim * sizeof(float) + 1);
         if (rc == 0) {
             memset(f->vec.data, 0, n * dim * sizeof(float));
             f->vec.len = n * dim * sizeof(float);

@@ -1,0 +1,691 @@
+/*
+ * test_target_collection.c - the target-collection plugin end to end: the
+ * real plugin module and store-fs loaded like the host loads them, driven
+ * through the target vtable with host batches, simulated commits, queries,
+ * upserts, deletes, merges and damaged objects.
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <loams/plugin.h>
+
+#include "batch.h"
+#include "buf.h"
+#include "keylist.h"
+#include "offsets.h"
+#include "plugin_ctx.h"
+#include "plugin_loader.h"
+#include "store.h"
+
+static const loams_plugin_descriptor *coll_desc;
+static const loams_target_vtable *vt;
+static char root[256];
+static loams_store *store;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void setup(void)
+{
+    const loams_plugin_descriptor *fs = test_plugin_load("store-fs");
+    coll_desc = test_plugin_load("target-collection");
+    ck_assert_ptr_nonnull(fs);
+    ck_assert_ptr_nonnull(coll_desc);
+    ck_assert_int_eq(coll_desc->kind, LOAMS_KIND_TARGET);
+    vt = coll_desc->vtable;
+    snprintf(root, sizeof root, "/tmp/test-target-collection-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    loams_option_kv opts[] = {{"root", root}, {"fsync", "false"}};
+    char err[512];
+    ck_assert_msg(loams_store_open(fs, opts, 2, &store, err, sizeof err) == 0, "%s", err);
+}
+
+static void teardown(void)
+{
+    loams_store_close(store);
+    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- a target instance ---- */
+
+typedef struct tgt {
+    loams_ctx *ctx;
+    void *state;
+    char ref[1200]; /* the "pointer": newest committed manifest, "" for none */
+} tgt;
+
+static void tgt_open(tgt *t, const loams_option_kv *opts, size_t n)
+{
+    char err[512];
+    memset(t, 0, sizeof *t);
+    ck_assert_msg(loams_ctx_create(coll_desc, opts, n, &t->ctx, err, sizeof err) == 0, "%s", err);
+    loams_target_spec spec = {sizeof spec, 0, "default", "tickets", "default.l", 1};
+    int rc = vt->open(t->ctx, &spec, store, &t->state);
+    loams_ctx_error(t->ctx, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+}
+
+static void tgt_close(tgt *t)
+{
+    vt->close(t->state);
+    loams_ctx_free(t->ctx);
+}
+
+static const char *ctx_err(tgt *t)
+{
+    static char err[4096];
+    loams_ctx_error(t->ctx, err, sizeof err);
+    return err;
+}
+
+/* resume from t->ref; returns the applied offset of partition 0 (-1: none) */
+static int64_t tgt_resume(tgt *t)
+{
+    loams_offsets *o;
+    ck_assert_int_eq(loams_offsets_create(&o), 0);
+    int rc = vt->resume(t->state, t->ref[0] ? t->ref : NULL, o);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    int64_t next = -1;
+    loams_offsets_get(o, 0, &next);
+    loams_offsets_free(o);
+    return next;
+}
+
+/* prepare + committed with applied offset `next` for partition 0 */
+static void tgt_commit(tgt *t, int64_t next, loams_keylist *written)
+{
+    loams_offsets *o;
+    ck_assert_int_eq(loams_offsets_create(&o), 0);
+    loams_offsets_set(o, 0, next);
+    loams_keylist *w = written;
+    if (w == NULL) {
+        ck_assert_int_eq(loams_keylist_create(&w), 0);
+    }
+    const char *ref;
+    int rc = vt->prepare(t->state, o, &ref, w);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    ck_assert_ptr_nonnull(ref);
+    snprintf(t->ref, sizeof t->ref, "%s", ref);
+    vt->committed(t->state, t->ref);
+    if (written == NULL) {
+        loams_keylist_free(w);
+    }
+    loams_offsets_free(o);
+}
+
+/* ---- batches ---- */
+
+typedef struct row {
+    const char *pk; /* NULL: no _pk */
+    const char *subject;
+    const char *body;
+    int deleted;
+    const char *tag;
+    const float *vec; /* 3 floats or NULL */
+    int64_t n;
+} row;
+
+static loams_batch *make_batch(const row *rows, size_t nrows, int64_t first_offset)
+{
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t cpk, csub, cbody, cdel, ctags, cvec, cn;
+    ck_assert_int_eq(loams_batch_add_column(b, "_pk", &cpk), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "subject", &csub), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "body", &cbody), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "_deleted", &cdel), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "tags", &ctags), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "vec", &cvec), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "n", &cn), 0);
+    for (size_t i = 0; i < nrows; i++) {
+        size_t r;
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        loams_batch_set_origin(b, r, 0, first_offset + (int64_t)i);
+        loams_value v;
+        if (rows[i].pk != NULL) {
+            v = (loams_value){.type = LOAMS_T_STRING};
+            v.u.s.ptr = rows[i].pk;
+            v.u.s.len = strlen(rows[i].pk);
+            ck_assert_int_eq(loams_batch_set(b, r, cpk, &v), 0);
+        }
+        if (rows[i].subject != NULL) {
+            v = (loams_value){.type = LOAMS_T_STRING};
+            v.u.s.ptr = rows[i].subject;
+            v.u.s.len = strlen(rows[i].subject);
+            ck_assert_int_eq(loams_batch_set(b, r, csub, &v), 0);
+        }
+        if (rows[i].body != NULL) {
+            v = (loams_value){.type = LOAMS_T_STRING};
+            v.u.s.ptr = rows[i].body;
+            v.u.s.len = strlen(rows[i].body);
+            ck_assert_int_eq(loams_batch_set(b, r, cbody, &v), 0);
+        }
+        if (rows[i].deleted) {
+            v = (loams_value){.type = LOAMS_T_BOOL, .u.b = 1};
+            ck_assert_int_eq(loams_batch_set(b, r, cdel, &v), 0);
+        }
+        if (rows[i].tag != NULL) {
+            loams_value item = {.type = LOAMS_T_STRING};
+            item.u.s.ptr = rows[i].tag;
+            item.u.s.len = strlen(rows[i].tag);
+            v = (loams_value){.type = LOAMS_T_LIST};
+            v.u.list.items = &item;
+            v.u.list.n = 1;
+            ck_assert_int_eq(loams_batch_set(b, r, ctags, &v), 0);
+        }
+        if (rows[i].vec != NULL) {
+            v = (loams_value){.type = LOAMS_T_VECTOR};
+            v.u.vec.ptr = rows[i].vec;
+            v.u.vec.n = 3;
+            ck_assert_int_eq(loams_batch_set(b, r, cvec, &v), 0);
+        }
+        if (!rows[i].deleted && rows[i].pk != NULL) {
+            v = (loams_value){.type = LOAMS_T_INT64, .u.i = rows[i].n};
+            ck_assert_int_eq(loams_batch_set(b, r, cn, &v), 0);
+        }
+    }
+    return b;
+}
+
+static void write_rows(tgt *t, const row *rows, size_t n, int64_t first_offset)
+{
+    loams_batch *b = make_batch(rows, n, first_offset);
+    int rc = vt->write(t->state, b);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    ck_assert_uint_eq(loams_batch_failed_count(b), 0);
+    loams_batch_free(b);
+}
+
+/* ---- queries ---- */
+
+static cJSON *query_rc(tgt *t, const char *ref, const char *req, int *rc)
+{
+    loams_buf *out;
+    ck_assert_int_eq(loams_buf_create(&out), 0);
+    *rc = vt->query(t->state, ref && ref[0] ? ref : NULL, req, out);
+    cJSON *a = NULL;
+    if (*rc == 0) {
+        size_t len;
+        const char *d = loams_buf_data(out, &len);
+        a = cJSON_ParseWithLength(d, len);
+        ck_assert_msg(a != NULL, "answer is not JSON: %.*s", (int)len, d);
+    }
+    loams_buf_free(out);
+    return a;
+}
+
+static cJSON *query(tgt *t, const char *ref, const char *req)
+{
+    int rc;
+    cJSON *a = query_rc(t, ref, req, &rc);
+    ck_assert_msg(rc == 0, "query %s: %s", req, ctx_err(t));
+    return a;
+}
+
+/* "pk1,pk2,..." of the answer's hits */
+static const char *hit_pks(cJSON *a)
+{
+    static char buf[1024];
+    size_t n = 0;
+    buf[0] = '\0';
+    const cJSON *h;
+    cJSON_ArrayForEach(h, cJSON_GetObjectItem(a, "hits"))
+    {
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? "," : "",
+                              cJSON_GetObjectItem(h, "_pk")->valuestring);
+    }
+    return buf;
+}
+
+static int live_docs(cJSON *a)
+{
+    return cJSON_GetObjectItem(a, "live_docs")->valueint;
+}
+
+static const float v1[3] = {1, 0, 0}, v2[3] = {0, 1, 0}, v3[3] = {0.8f, 0.6f, 0};
+
+static const row first_rows[] = {
+    {"t-1", "Printer jam on floor 3", "The printer jams every morning", 0, "hardware", v1, 1},
+    {"t-2", "VPN is down", "Cannot reach the VPN from home", 0, "network", v2, 2},
+    {"t-3", "Toner empty", "Printer toner is empty again", 0, "hardware", v3, 3},
+};
+
+START_TEST(written_documents_are_found_after_the_commit)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    ck_assert_int_eq(tgt_resume(&t), -1);
+    /* an empty collection answers with no hits */
+    cJSON *a = query(&t, NULL, "{\"q\":\"printer\"}");
+    ck_assert_str_eq(hit_pks(a), "");
+    cJSON_Delete(a);
+    write_rows(&t, first_rows, 3, 0);
+    loams_keylist *written;
+    ck_assert_int_eq(loams_keylist_create(&written), 0);
+    tgt_commit(&t, 3, written);
+    ck_assert_uint_eq(loams_keylist_count(written), 2); /* a split and the manifest */
+    ck_assert_ptr_nonnull(strstr(loams_keylist_at(written, 0), "default/tickets/splits/"));
+    ck_assert_str_eq(loams_keylist_at(written, 1), t.ref);
+    loams_keylist_free(written);
+
+    a = query(&t, t.ref, "{\"q\":\"printer\",\"k\":5}");
+    ck_assert_str_eq(hit_pks(a), "t-1,t-3"); /* t-1 has it in both fields */
+    ck_assert_int_eq(live_docs(a), 3);
+    cJSON *h0 = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "hits"), 0);
+    cJSON *doc = cJSON_GetObjectItem(h0, "doc");
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "subject")->valuestring, "Printer jam on floor 3");
+    ck_assert_int_eq(cJSON_GetObjectItem(doc, "n")->valueint, 1);
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "tags"), 0)->valuestring,
+                     "hardware");
+    ck_assert_ptr_null(cJSON_GetObjectItem(doc, "vec")); /* vectors are not stored */
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "splits")), 1);
+    cJSON_Delete(a);
+    /* list fields are searchable, fields restrict */
+    a = query(&t, t.ref, "{\"q\":\"network\"}");
+    ck_assert_str_eq(hit_pks(a), "t-2");
+    cJSON_Delete(a);
+    a = query(&t, t.ref, "{\"q\":\"printer\",\"fields\":[\"subject\"]}");
+    ck_assert_str_eq(hit_pks(a), "t-1");
+    cJSON_Delete(a);
+    /* vectors */
+    a = query(&t, t.ref, "{\"vector\":[1,0,0],\"k\":2}");
+    ck_assert_str_eq(hit_pks(a), "t-1,t-3");
+    cJSON_Delete(a);
+    /* a bad request is LOAMS_EINPUT with the reason */
+    int rc;
+    a = query_rc(&t, t.ref, "{\"q\":\"x\",\"fields\":[\"nope\"]}", &rc);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(ctx_err(&t), "no field 'nope'"));
+    tgt_close(&t);
+
+    /* a new state resumes at the committed offsets and sees the same data */
+    tgt u;
+    tgt_open(&u, NULL, 0);
+    snprintf(u.ref, sizeof u.ref, "%s", t.ref);
+    ck_assert_int_eq(tgt_resume(&u), 3);
+    a = query(&u, u.ref, "{\"q\":\"vpn\"}");
+    ck_assert_str_eq(hit_pks(a), "t-2");
+    cJSON_Delete(a);
+    tgt_close(&u);
+}
+END_TEST
+
+START_TEST(upserts_replace_and_deletes_remove)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    write_rows(&t, first_rows, 3, 0);
+    tgt_commit(&t, 3, NULL);
+    char first_ref[1200];
+    snprintf(first_ref, sizeof first_ref, "%s", t.ref);
+    /* t-1 rewritten twice in one batch (the last wins), t-2 deleted */
+    row second[] = {
+        {"t-1", "Scanner broken", "The scanner does not start", 0, NULL, NULL, 10},
+        {"t-1", "Scanner fixed", "The scanner works now", 0, NULL, NULL, 11},
+        {"t-2", NULL, NULL, 1, NULL, NULL, 0},
+        {"t-9", "Delete me later", "temporary", 0, NULL, NULL, 9},
+        {"t-9", NULL, NULL, 1, NULL, NULL, 0},
+    };
+    write_rows(&t, second, 5, 3);
+    tgt_commit(&t, 8, NULL);
+    cJSON *a = query(&t, t.ref, "{\"q\":\"printer jam scanner vpn temporary\",\"k\":10}");
+    ck_assert_str_eq(hit_pks(a), "t-1,t-3");
+    ck_assert_int_eq(live_docs(a), 2);
+    cJSON *doc = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "hits"), 0), "doc");
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "subject")->valuestring, "Scanner fixed");
+    cJSON_Delete(a);
+    a = query(&t, t.ref, "{\"q\":\"broken\"}");
+    ck_assert_str_eq(hit_pks(a), "");
+    cJSON_Delete(a);
+    /* the vector of the replaced t-1 is gone with it */
+    a = query(&t, t.ref, "{\"vector\":[1,0,0],\"k\":5}");
+    ck_assert_str_eq(hit_pks(a), "t-3");
+    cJSON_Delete(a);
+    /* the older commit still reads as it was */
+    a = query(&t, first_ref, "{\"q\":\"vpn\"}");
+    ck_assert_str_eq(hit_pks(a), "t-2");
+    ck_assert_int_eq(live_docs(a), 3);
+    cJSON_Delete(a);
+    /* delete the rest: the first split leaves the manifest */
+    row third[] = {{"t-3", NULL, NULL, 1, NULL, NULL, 0}};
+    write_rows(&t, third, 1, 8);
+    tgt_commit(&t, 9, NULL);
+    a = query(&t, t.ref, "{\"q\":\"toner scanner\"}");
+    ck_assert_str_eq(hit_pks(a), "t-1");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "splits")), 1);
+    cJSON_Delete(a);
+    ck_assert_int_eq(tgt_resume(&t), 9);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(a_row_without_pk_fails_alone)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    row rows[] = {
+        {"t-1", "ok one", "", 0, NULL, NULL, 1},
+        {NULL, "no key", "", 0, NULL, NULL, 2},
+        {"t-3", "ok three", "", 0, NULL, NULL, 3},
+    };
+    loams_batch *b = make_batch(rows, 3, 100);
+    ck_assert_int_eq(vt->write(t.state, b), 0);
+    ck_assert_uint_eq(loams_batch_failed_count(b), 1);
+    ck_assert(loams_batch_row_failed(b, 1));
+    int status;
+    const char *msg;
+    ck_assert_int_eq(loams_batch_row_error(b, 1, &status, &msg), 0);
+    ck_assert_int_eq(status, LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(msg, "partition 0 offset 101"));
+    ck_assert_ptr_nonnull(strstr(msg, "_pk"));
+    loams_batch_free(b);
+    tgt_commit(&t, 103, NULL);
+    cJSON *a = query(&t, t.ref, "{\"q\":\"ok no key\"}");
+    ck_assert_str_eq(hit_pks(a), "t-1,t-3");
+    cJSON_Delete(a);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(an_incompatible_type_is_eschema_and_abort_forgets_the_staging)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    write_rows(&t, first_rows, 3, 0);
+    tgt_commit(&t, 3, NULL);
+    /* staged, prepared, then the core's commit fails: abort */
+    row more[] = {{"t-4", "Keyboard sticky", "", 0, NULL, NULL, 4}};
+    write_rows(&t, more, 1, 3);
+    loams_offsets *o;
+    loams_offsets_create(&o);
+    loams_offsets_set(o, 0, 4);
+    loams_keylist *w;
+    loams_keylist_create(&w);
+    const char *ref;
+    ck_assert_int_eq(vt->prepare(t.state, o, &ref, w), 0);
+    ck_assert_uint_eq(loams_keylist_count(w), 2);
+    vt->abort(t.state);
+    loams_keylist_free(w);
+    loams_offsets_free(o);
+    ck_assert_int_eq(tgt_resume(&t), 3);
+    cJSON *a = query(&t, t.ref, "{\"q\":\"keyboard\"}");
+    ck_assert_str_eq(hit_pks(a), "");
+    cJSON_Delete(a);
+    /* subject as a vector: ESCHEMA naming field and types */
+    loams_batch *b;
+    loams_batch_create(&b);
+    size_t cpk, csub, r;
+    loams_batch_add_column(b, "_pk", &cpk);
+    loams_batch_add_column(b, "subject", &csub);
+    loams_batch_append_row(b, NULL, 0, &r);
+    loams_value v = {.type = LOAMS_T_STRING};
+    v.u.s.ptr = "t-5";
+    v.u.s.len = 3;
+    loams_batch_set(b, r, cpk, &v);
+    float f[2] = {1, 2};
+    v = (loams_value){.type = LOAMS_T_VECTOR};
+    v.u.vec.ptr = f;
+    v.u.vec.n = 2;
+    loams_batch_set(b, r, csub, &v);
+    ck_assert_int_eq(vt->write(t.state, b), LOAMS_ESCHEMA);
+    ck_assert_ptr_nonnull(strstr(ctx_err(&t), "field 'subject' is text"));
+    ck_assert_ptr_nonnull(strstr(ctx_err(&t), "vector(2)"));
+    loams_batch_free(b);
+    vt->abort(t.state);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(a_new_field_joins_the_mapping)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    write_rows(&t, first_rows, 3, 0);
+    tgt_commit(&t, 3, NULL);
+    loams_batch *b;
+    loams_batch_create(&b);
+    size_t cpk, cnote, r;
+    loams_batch_add_column(b, "_pk", &cpk);
+    loams_batch_add_column(b, "note", &cnote);
+    loams_batch_append_row(b, NULL, 0, &r);
+    loams_value v = {.type = LOAMS_T_STRING};
+    v.u.s.ptr = "t-7";
+    v.u.s.len = 3;
+    loams_batch_set(b, r, cpk, &v);
+    v.u.s.ptr = "escalated to vendor";
+    v.u.s.len = strlen(v.u.s.ptr);
+    loams_batch_set(b, r, cnote, &v);
+    ck_assert_int_eq(vt->write(t.state, b), 0);
+    loams_batch_free(b);
+    tgt_commit(&t, 4, NULL);
+    cJSON *a = query(&t, t.ref, "{\"q\":\"vendor\",\"fields\":[\"note\"]}");
+    ck_assert_str_eq(hit_pks(a), "t-7");
+    cJSON_Delete(a);
+    /* the manifest object records it */
+    loams_buf *m;
+    loams_buf_create(&m);
+    ck_assert_int_eq(loams_store_get(store, t.ref, 0, 0, m), 0);
+    ck_assert_ptr_nonnull(strstr(loams_buf_data(m, NULL), "\"name\":\t\"note\""));
+    loams_buf_free(m);
+    tgt_close(&t);
+}
+END_TEST
+
+static char *answers(tgt *t, const char *ref)
+{
+    static const char *const reqs[] = {
+        "{\"q\":\"printer\",\"k\":20}",
+        "{\"q\":\"ticket number common\",\"k\":7}",
+        "{\"q\":\"hardware network scanner\",\"k\":20}",
+        "{\"vector\":[1,0.5,0],\"k\":6}",
+        "{\"vector\":[0,1,0],\"k\":6,\"metric\":\"l2\"}",
+    };
+    char *out = calloc(1, 65536);
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        cJSON *a = query(t, ref, reqs[i]);
+        const cJSON *h;
+        cJSON_ArrayForEach(h, cJSON_GetObjectItem(a, "hits"))
+        {
+            n += (size_t)snprintf(out + n, 65536 - n, "%s=%.17g ",
+                                  cJSON_GetObjectItem(h, "_pk")->valuestring,
+                                  cJSON_GetObjectItem(h, "score")->valuedouble);
+        }
+        n += (size_t)snprintf(out + n, 65536 - n, "| live %d\n", live_docs(a));
+        cJSON_Delete(a);
+    }
+    return out;
+}
+
+START_TEST(a_merge_gives_identical_answers)
+{
+    loams_option_kv opts[] = {{"merge_min_splits", "2"}};
+    tgt t;
+    tgt_open(&t, opts, 1);
+    tgt_resume(&t);
+    /* five commits of overlapping _pk ranges, with deletes */
+    int64_t off = 0;
+    for (int c = 0; c < 5; c++) {
+        row rows[12];
+        char pks[12][16], subj[12][64];
+        float vecs[12][3];
+        for (int i = 0; i < 12; i++) {
+            int id = c * 7 + i;
+            snprintf(pks[i], sizeof pks[i], "t-%02d", id);
+            snprintf(subj[i], sizeof subj[i], "ticket number %d common %s", id,
+                     id % 3 ? "printer" : "scanner");
+            vecs[i][0] = (float)(id % 5);
+            vecs[i][1] = (float)(id % 3);
+            vecs[i][2] = (float)c;
+            rows[i] = (row){pks[i], subj[i], id % 2 ? "body text" : "other body",
+                            (id % 11) == 4, id % 2 ? "hardware" : "network", vecs[i], id};
+        }
+        write_rows(&t, rows, 12, off);
+        off += 12;
+        tgt_commit(&t, off, NULL);
+    }
+    char *before = answers(&t, t.ref);
+    loams_keylist *written, *obsolete;
+    loams_keylist_create(&written);
+    loams_keylist_create(&obsolete);
+    /* maintenance runs on a state of its own */
+    tgt m;
+    tgt_open(&m, opts, 1);
+    const char *new_ref = NULL;
+    int rc = vt->maintain(m.state, t.ref, &new_ref, written, obsolete);
+    ck_assert_msg(rc == 0, "%s", ctx_err(&m));
+    ck_assert_ptr_nonnull(new_ref);
+    char merged[1200];
+    snprintf(merged, sizeof merged, "%s", new_ref);
+    ck_assert_uint_eq(loams_keylist_count(written), 2);
+    ck_assert_uint_ge(loams_keylist_count(obsolete), 5); /* 5 splits + deletion sets */
+    char *after = answers(&m, merged);
+    ck_assert_str_eq(before, after);
+    cJSON *a = query(&m, merged, "{\"q\":\"printer\"}");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "splits")), 1);
+    cJSON_Delete(a);
+    /* the merged commit keeps the applied offsets */
+    snprintf(m.ref, sizeof m.ref, "%s", merged);
+    ck_assert_int_eq(tgt_resume(&m), off);
+    /* nothing more to merge */
+    loams_keylist_clear(written);
+    ck_assert_int_eq(vt->maintain(m.state, merged, &new_ref, written, obsolete), 0);
+    ck_assert_ptr_null(new_ref);
+    /* deleting the obsolete objects leaves the merged commit whole */
+    for (size_t i = 0; i < loams_keylist_count(obsolete); i++) {
+        ck_assert_int_eq(loams_store_delete(store, loams_keylist_at(obsolete, i)), 0);
+    }
+    tgt fresh;
+    tgt_open(&fresh, opts, 1);
+    char *again = answers(&fresh, merged);
+    ck_assert_str_eq(before, again);
+    free(before);
+    free(after);
+    free(again);
+    loams_keylist_free(written);
+    loams_keylist_free(obsolete);
+    tgt_close(&fresh);
+    tgt_close(&m);
+    tgt_close(&t);
+}
+END_TEST
+
+static void flip_byte(const char *key, long from_end)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", root, key);
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t at = from_end >= 0 ? size - 1 - from_end : -from_end;
+    unsigned char c;
+    ck_assert_int_eq(pread(fd, &c, 1, at), 1);
+    c ^= 0x20;
+    ck_assert_int_eq(pwrite(fd, &c, 1, at), 1);
+    close(fd);
+}
+
+START_TEST(a_damaged_split_is_reported_as_corrupt)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    loams_keylist *written;
+    loams_keylist_create(&written);
+    write_rows(&t, first_rows, 3, 0);
+    tgt_commit(&t, 3, written);
+    char split[1200];
+    snprintf(split, sizeof split, "%s", loams_keylist_at(written, 0));
+    loams_keylist_free(written);
+    tgt_close(&t);
+
+    /* a byte of the first document block: the hit's document fails */
+    flip_byte(split, -20);
+    tgt u;
+    tgt_open(&u, NULL, 0);
+    int rc;
+    cJSON *a = query_rc(&u, t.ref, "{\"q\":\"printer\"}", &rc);
+    ck_assert_ptr_null(a);
+    ck_assert_int_eq(rc, LOAMS_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(ctx_err(&u), split));
+    ck_assert_ptr_nonnull(strstr(ctx_err(&u), "document block fails its checksum"));
+    tgt_close(&u);
+    flip_byte(split, -20);
+
+    /* the footer: opening the split fails */
+    flip_byte(split, 3);
+    tgt_open(&u, NULL, 0);
+    a = query_rc(&u, t.ref, "{\"q\":\"printer\"}", &rc);
+    ck_assert_int_eq(rc, LOAMS_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(ctx_err(&u), "footer"));
+    tgt_close(&u);
+    flip_byte(split, 3);
+
+    /* and a damaged manifest */
+    flip_byte(t.ref, -1);
+    tgt_open(&u, NULL, 0);
+    snprintf(u.ref, sizeof u.ref, "%s", t.ref);
+    loams_offsets *o;
+    loams_offsets_create(&o);
+    ck_assert_int_eq(vt->resume(u.state, u.ref, o), LOAMS_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(ctx_err(&u), "manifest"));
+    /* a missing one is -ENOENT */
+    ck_assert_int_eq(vt->resume(u.state, "default/tickets/manifest/nope.json", o), -ENOENT);
+    loams_offsets_free(o);
+    tgt_close(&u);
+}
+END_TEST
+
+START_TEST(bad_options_are_refused_at_open)
+{
+    char err[512];
+    loams_ctx *ctx;
+    loams_option_kv opts[] = {{"token_min_bytes", "10"}, {"token_max_bytes", "5"}};
+    ck_assert_int_eq(loams_ctx_create(coll_desc, opts, 2, &ctx, err, sizeof err), 0);
+    loams_target_spec spec = {sizeof spec, 0, "default", "tickets", NULL, 0};
+    void *state;
+    ck_assert_int_eq(vt->open(ctx, &spec, store, &state), -EINVAL);
+    loams_ctx_error(ctx, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "token_min_bytes"));
+    loams_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("target_collection");
+    TCase *tc = tcase_create("plugin");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, written_documents_are_found_after_the_commit);
+    tcase_add_test(tc, upserts_replace_and_deletes_remove);
+    tcase_add_test(tc, a_row_without_pk_fails_alone);
+    tcase_add_test(tc, an_incompatible_type_is_eschema_and_abort_forgets_the_staging);
+    tcase_add_test(tc, a_new_field_joins_the_mapping);
+    tcase_add_test(tc, a_merge_gives_identical_answers);
+    tcase_add_test(tc, a_damaged_split_is_reported_as_corrupt);
+    tcase_add_test(tc, bad_options_are_refused_at_open);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
