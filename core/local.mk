@@ -53,7 +53,7 @@ core_loams_host_SOURCES += core/cmd_sql.c core/cmd_produce.c core/cmd_stream.c
 core_libloams_core_la_SOURCES += \
 	core/registry.c core/registry.h \
 	core/cli_args.c core/cli_args.h \
-	core/cmd_list_plugins.c core/cmd_version.c
+	core/cmd_list_plugins.c core/cmd_version.c core/cmd_selfcheck.c
 core_libloams_core_la_CFLAGS += $(LUA_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) \
 	$(ZSTD_CFLAGS) $(MHD_CFLAGS)
 core_libloams_core_la_LIBADD += $(LUA_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) $(ZSTD_LIBS) \

@@ -30,6 +30,11 @@ static const loams_cmd commands[] = {
      "--json     print the same as one JSON document\n"
      "--verbose  also list each plugin's options (secret defaults are never shown)",
      loams_cmd_list_plugins},
+    {"selfcheck", "selfcheck [--plugin-dir DIR]... [--no-default-plugin-dirs]",
+     "Check that the host and its plugins work together: store-fs writes, reads,\n"
+     "lists and deletes objects in a fresh temporary directory, and decoder-json\n"
+     "decodes a good record and fails a bad one alone; exit status 1 on any failure.",
+     loams_cmd_selfcheck},
     {"--version", "--version",
      "Print the version, the plugin ABI (major.minor) and the versions of the\n"
      "linked libraries.",

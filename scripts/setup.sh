@@ -62,9 +62,16 @@ deps)
   ;;
 run)
   install_missing $build_pkgs
-  build build
+  # The main job runs the *installed* host, from a prefix inside build/.
+  prefix="$here/build/prefix"
+  if [ -f build/Makefile ] && ! grep -qx "prefix = $prefix" build/Makefile; then
+    rm -f build/Makefile # configured for another prefix: configure again
+  fi
+  build build --prefix="$prefix"
+  say "make install (prefix $prefix)"
+  make -C build install >/dev/null
   say "main job"
-  exec "$here/scripts/main-job.sh" "$here/build"
+  exec "$here/scripts/main-job.sh" "$prefix"
   ;;
 test)
   install_missing $build_pkgs $test_pkgs

@@ -129,3 +129,5 @@ EXTRA_DIST += tests/integration/list-plugins.sh
 TESTS += tests/integration/example-plugin.sh
 EXTRA_DIST += tests/integration/example-plugin.sh \
 	docs/examples/decoder-kv/decoder-kv.c docs/examples/decoder-kv/Makefile
+TESTS += tests/integration/selfcheck.sh
+EXTRA_DIST += tests/integration/selfcheck.sh

@@ -26,4 +26,8 @@ for mode in "" --json; do
     exit 1
   fi
 done
+vg "$host" selfcheck --no-default-plugin-dirs "${dirs[@]}" >/dev/null || {
+  echo "selfcheck failed or valgrind found errors (exit status $?)"
+  exit 1
+}
 echo "valgrind clean (${#dirs[@]} plugin dir arguments)"
