@@ -26,10 +26,18 @@ loams_duckdb_install() {
     return 0
   fi
   mkdir -p "$loams_duckdb_dir" || return 1
-  [ -f "$loams_duckdb_dir/package.json" ] ||
-    echo '{"name":"loams-test-npm","private":true}' >"$loams_duckdb_dir/package.json"
-  echo "installing @duckdb/node-api into $loams_duckdb_dir" >&2
-  if ! (cd "$loams_duckdb_dir" && npm install --no-audit --no-fund '@duckdb/node-api@1' >&2); then
+  # Tests run in parallel: one installs while the others wait for it.
+  (
+    command -v flock >/dev/null 2>&1 && flock 9
+    if [ -f "$loams_duckdb_dir/node_modules/@duckdb/node-api/package.json" ]; then
+      exit 0
+    fi
+    [ -f "$loams_duckdb_dir/package.json" ] ||
+      echo '{"name":"loams-test-npm","private":true}' >"$loams_duckdb_dir/package.json"
+    echo "installing @duckdb/node-api into $loams_duckdb_dir" >&2
+    cd "$loams_duckdb_dir" && npm install --no-audit --no-fund '@duckdb/node-api@1.5.6-r.1' >&2
+  ) 9>"$loams_duckdb_dir/.install-lock"
+  if [ ! -f "$loams_duckdb_dir/node_modules/@duckdb/node-api/package.json" ]; then
     echo "FAIL: npm install @duckdb/node-api failed in $loams_duckdb_dir (see above)." >&2
     echo "      The npm registry must be reachable; set LOAMS_TEST_NPM_DIR to use another folder." >&2
     return 1
