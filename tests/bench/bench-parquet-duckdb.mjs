@@ -4,7 +4,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { statSync, unlinkSync } from 'node:fs';
 
-const [jsonl, dir, rows] = process.argv.slice(2);
+const [jsonl, dir, rows, ours] = process.argv.slice(2);
 const inst = await DuckDBInstance.create(':memory:');
 const con = await inst.connect();
 await con.run('SET threads = 1');
@@ -34,7 +34,7 @@ const line = (label, t, file) =>
 line('JSON lines -> zstd', tJson, out1);
 line('table -> zstd', tTable, out2);
 // Check that DuckDB reads our zstd file back whole.
-const r = await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${dir}/bench-zstd-1.parquet')`);
+const r = await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${ours}')`);
 console.log(`duckdb reads the loams zstd file: ${r.getRowObjectsJson()[0].n} rows`);
 unlinkSync(out1);
 unlinkSync(out2);

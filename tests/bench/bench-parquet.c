@@ -2,7 +2,7 @@
  * bench-parquet.c - how fast the Parquet writer turns support-ticket rows
  * into a Parquet file, next to DuckDB writing the same rows in the same run.
  *
- *   bench-parquet [ROWS] [WORKDIR]     (default 1000000 rows, /tmp)
+ *   bench-parquet [ROWS] [WORKDIR] [ZSTD_LEVEL]   (default 1000000 rows, /tmp, 1)
  *
  * Rows: subject (~50 bytes, few distinct templates), body (~300 bytes of
  * words), priority (int 1..5), customer (one of 5000 names), ts (UTC
@@ -67,6 +67,7 @@ static const char *subjects[] = {
 };
 
 static uint64_t rng = 88172645463325252ULL;
+static int zstd_level = 1;
 static uint64_t next_rand(void)
 {
     rng ^= rng << 13;
@@ -188,7 +189,7 @@ static int run(const char *dir, uint64_t rows, loams__pq_codec codec, const char
     loams__pq_options o;
     loams__pq_options_init(&o);
     o.codec = codec;
-    o.zstd_level = 1;
+    o.zstd_level = zstd_level;
     loams__pq_writer *w;
     char err[256];
     rng = 88172645463325252ULL; /* the same rows for every run */
@@ -224,8 +225,8 @@ static int run(const char *dir, uint64_t rows, loams__pq_codec codec, const char
         const loams__pq_file_stats *s = loams__pq_writer_stats(w);
         printf("loams writer   %-22s %8.0f rows/s %6.1f MB/s  %7.1f MB out  cpu %.2f s  "
                "(wall %.2f s: %.0f rows/s)  %zu row groups\n",
-               label, (double)rows / cpu, (double)raw / 1e6 / cpu, (double)s->file_size / 1e6,
-               cpu, t, (double)rows / t, s->nsplits);
+               label, (double)rows / cpu, (double)raw / 1e6 / cpu, (double)s->file_size / 1e6, cpu,
+               t, (double)rows / t, s->nsplits);
     }
     loams__pq_writer_free(w);
     fclose(f);
@@ -237,7 +238,8 @@ static int run(const char *dir, uint64_t rows, loams__pq_codec codec, const char
     return rc ? 1 : 0;
 }
 
-static int duckdb_reference(const char *dir, const char *json_path, uint64_t rows)
+static int duckdb_reference(const char *dir, const char *json_path, uint64_t rows,
+                            const char *zlabel)
 {
     const char *npm = getenv("LOAMS_TEST_NPM_DIR");
     char npmdir[1024], mod[1200], script[1300], cmd[8192];
@@ -256,9 +258,10 @@ static int duckdb_reference(const char *dir, const char *json_path, uint64_t row
     }
     snprintf(script, sizeof(script), "%s/run-bench-%d.mjs", npmdir, (int)getpid());
     snprintf(cmd, sizeof(cmd),
-             "cp '%s/tests/bench/bench-parquet-duckdb.mjs' '%s' && node '%s' '%s' '%s' %llu; "
-             "rc=$?; rm -f '%s'; exit $rc",
-             LOAMS_SRCDIR, script, script, json_path, dir, (unsigned long long)rows, script);
+             "cp '%s/tests/bench/bench-parquet-duckdb.mjs' '%s' && node '%s' '%s' '%s' %llu "
+             "'%s/bench-%s.parquet'; rc=$?; rm -f '%s'; exit $rc",
+             LOAMS_SRCDIR, script, script, json_path, dir, (unsigned long long)rows, dir, zlabel,
+             script);
     fflush(stdout);
     int rc = system(cmd);
     return rc == 0 ? 0 : 1;
@@ -268,20 +271,23 @@ int main(int argc, char **argv)
 {
     uint64_t rows = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     const char *dir = argc > 2 ? argv[2] : "/tmp";
+    zstd_level = argc > 3 ? atoi(argv[3]) : 1;
+    char zlabel[32];
+    snprintf(zlabel, sizeof(zlabel), "zstd-%d", zstd_level);
     char json_path[4096];
     snprintf(json_path, sizeof(json_path), "%s/bench-tickets.jsonl", dir);
     printf("bench-parquet: %llu ticket rows (subject, body ~300 B, priority, customer, ts), "
            "one thread; rates on CPU time\n",
            (unsigned long long)rows);
     int failed = 0;
-    failed |= run(dir, rows, LOAMS__PQ_CODEC_ZSTD, "zstd-1", json_path);
+    failed |= run(dir, rows, LOAMS__PQ_CODEC_ZSTD, zlabel, json_path);
     failed |= run(dir, rows, LOAMS__PQ_CODEC_SNAPPY, "snappy", NULL);
     if (!failed) {
-        failed |= duckdb_reference(dir, json_path, rows);
+        failed |= duckdb_reference(dir, json_path, rows, zlabel);
     }
     char path[4200];
     unlink(json_path);
-    snprintf(path, sizeof(path), "%s/bench-zstd-1.parquet", dir);
+    snprintf(path, sizeof(path), "%s/bench-%s.parquet", dir, zlabel);
     unlink(path);
     snprintf(path, sizeof(path), "%s/bench-snappy.parquet", dir);
     unlink(path);
