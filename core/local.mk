@@ -21,7 +21,10 @@ core_loams_host_LDADD = core/libloams-core.la
 # The worker: scheduler, task runner, config and the serve daemon.
 core_libloams_core_la_SOURCES += \
 	core/scheduler.c core/scheduler.h \
-	core/node_config.c core/node_config.h
+	core/node_config.c core/node_config.h \
+	core/worker.c core/worker.h \
+	core/test_tasks.c core/test_tasks.h \
+	core/cmd_serve.c
 
 # The host side of the plugin ABI: batches, options, stores, the API table.
 core_libloams_core_la_SOURCES += \

@@ -22,6 +22,12 @@ static const loams_cmd commands[] = {
      "stream read NS.STREAM [--partition P] [--from O] [--limit N] [--json] | list | describe "
      "NS.STREAM",
      "print a stream's records, the streams, or a stream's partitions", loams_cmd_stream},
+    {"serve",
+     "serve --data-dir DIR [--plugin-dir DIR]... [--config FILE] [--node-id ID] "
+     "[--lease-ttl T] [--poll-interval T] [--stop-timeout T] [--max-concurrent N] "
+     "[--max-per-namespace N] [--log-level L] [--print-config]",
+     "Run the node's worker (leased background tasks) until SIGTERM or SIGINT",
+     loams_cmd_serve},
     {"--list-plugins",
      "--list-plugins [--json] [--verbose] [--plugin-dir DIR]... [--no-default-plugin-dirs]",
      "List every plugin of the plugin path (name, kind, runtime, version, ABI, path,\n"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "units.h"
 
 typedef enum key_type {
     KT_STRING,   /* char * */
@@ -149,79 +150,33 @@ static int parse_u64_prefix(const char *text, uint64_t *v, const char **end)
     return 0;
 }
 
-int loams_parse_duration_ms(const char *text, int64_t *ms)
+/* A duration in whole milliseconds (units.h syntax).  -EINVAL otherwise. */
+static int parse_duration_ms(const char *text, int64_t *ms)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mult;
-    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
-    uint64_t v;
-    const char *rest;
-    if (text == NULL || parse_u64_prefix(text, &v, &rest) < 0) {
+    int64_t us;
+    if (loams_duration_parse(text, &us, NULL, 0) != 0 || us < 0 || us % 1000 != 0) {
         return -EINVAL;
     }
-    if (*rest == '\0') {
-        if (v != 0) {
-            return -EINVAL;
-        }
-        *ms = 0;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(rest, units[i].unit) == 0) {
-            if (v > (uint64_t)INT64_MAX / units[i].mult) {
-                return -EINVAL;
-            }
-            *ms = (int64_t)(v * units[i].mult);
-            return 0;
-        }
-    }
-    return -EINVAL;
+    *ms = us / 1000;
+    return 0;
 }
 
-int loams_parse_size(const char *text, int per_second, uint64_t *bytes)
+/* A size (units.h syntax), with an optional "/s" when per_second. */
+static int parse_size(const char *text, int per_second, uint64_t *bytes)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mult;
-    } units[] = {{"", 1},
-                 {"B", 1},
-                 {"KiB", 1ull << 10},
-                 {"MiB", 1ull << 20},
-                 {"GiB", 1ull << 30},
-                 {"TiB", 1ull << 40},
-                 {"KB", 1000ull},
-                 {"MB", 1000000ull},
-                 {"GB", 1000000000ull},
-                 {"TB", 1000000000000ull}};
-    uint64_t v;
-    const char *rest;
-    if (text == NULL || parse_u64_prefix(text, &v, &rest) < 0) {
+    char buf[64];
+    size_t n = strlen(text);
+    if (n >= sizeof buf) {
         return -EINVAL;
     }
-    char unit[16];
-    size_t n = strlen(rest);
-    if (per_second && n >= 2 && strcmp(rest + n - 2, "/s") == 0) {
-        n -= 2;
+    memcpy(buf, text, n + 1);
+    if (per_second && n >= 2 && strcmp(buf + n - 2, "/s") == 0) {
+        buf[n - 2] = '\0';
     }
-    if (n >= sizeof unit) {
+    if (loams_size_parse(buf, bytes, NULL, 0) != 0 || *bytes > (UINT64_C(1) << 62)) {
         return -EINVAL;
     }
-    memcpy(unit, rest, n);
-    unit[n] = '\0';
-    while (n > 0 && (unit[n - 1] == ' ' || unit[n - 1] == '\t')) {
-        unit[--n] = '\0';
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(unit, units[i].unit) == 0) {
-            if (v > (UINT64_C(1) << 62) / units[i].mult) {
-                return -EINVAL;
-            }
-            *bytes = v * units[i].mult;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    return 0;
 }
 
 static int valid_ns_name(const char *name, size_t len)
@@ -282,6 +237,25 @@ static int set_dirlist(loams_config *c, const char *value)
     return 0;
 }
 
+int loams_config_set_plugin_dirs(loams_config *c, const char *const *dirs, size_t n)
+{
+    char **copy = calloc(n ? n : 1, sizeof *copy);
+    if (copy == NULL) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        copy[i] = strdup(dirs[i]);
+        if (copy[i] == NULL) {
+            free_dirs(copy, i);
+            return -ENOMEM;
+        }
+    }
+    free_dirs(c->plugin_dirs, c->n_plugin_dirs);
+    c->plugin_dirs = copy;
+    c->n_plugin_dirs = n;
+    return 0;
+}
+
 static int ns_slot(loams_config *c, const char *name, size_t len, loams_ns_setting **out)
 {
     for (size_t i = 0; i < c->n_namespaces; i++) {
@@ -331,7 +305,7 @@ static int set_namespace_key(loams_config *c, const char *key, const char *value
             return -EINVAL;
         }
     } else if (is_rate || strcmp(sub, "byte_burst") == 0) {
-        if (loams_parse_size(value, is_rate, &v) < 0) {
+        if (parse_size(value, is_rate, &v) < 0) {
             errf(err, errlen,
                  "%s: key '%s': '%s' is not a byte %s (write e.g. 1048576, 512KiB, 10MiB%s)",
                  where, key, value, is_rate ? "rate" : "size",
@@ -436,10 +410,10 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
     }
     case KT_DURATION: {
         int64_t ms;
-        if (loams_parse_duration_ms(value, &ms) < 0) {
+        if (parse_duration_ms(value, &ms) < 0) {
             errf(err, errlen,
-                 "%s: key '%s': '%s' is not a duration (write a number with a unit: 500ms, "
-                 "30s, 5m, 2h, 1d)",
+                 "%s: key '%s': '%s' is not a duration in whole milliseconds (write a "
+                 "number with a unit: 500ms, 30s, 1.5s, 5m, 2h, 1d)",
                  where, key, value);
             return -EINVAL;
         }
@@ -702,33 +676,16 @@ const loams_ns_setting *loams_config_namespace(const loams_config *c, const char
 
 static void print_duration(FILE *out, const char *key, int64_t ms)
 {
-    static const struct {
-        const char *unit;
-        int64_t mult;
-    } units[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (ms != 0 && ms % units[i].mult == 0) {
-            fprintf(out, "%s = %" PRId64 "%s\n", key, ms / units[i].mult, units[i].unit);
-            return;
-        }
-    }
-    fprintf(out, "%s = %" PRId64 "ms\n", key, ms);
+    char text[64];
+    loams_duration_format(ms * 1000, text, sizeof text);
+    fprintf(out, "%s = %s\n", key, text);
 }
 
 static void print_size(FILE *out, const char *key, uint64_t b, const char *suffix)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mult;
-    } units[] = {{"TiB", 1ull << 40}, {"GiB", 1ull << 30}, {"MiB", 1ull << 20}, {"KiB", 1024}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (b != 0 && b % units[i].mult == 0) {
-            fprintf(out, "%s = %" PRIu64 "%s%s\n", key, b / units[i].mult, units[i].unit,
-                    suffix);
-            return;
-        }
-    }
-    fprintf(out, "%s = %" PRIu64 "%s\n", key, b, b ? suffix : "");
+    char text[64];
+    loams_size_format(b, text, sizeof text);
+    fprintf(out, "%s = %s%s\n", key, text, suffix);
 }
 
 void loams_config_dump(const loams_config *c, FILE *out)

@@ -14,10 +14,10 @@
  *
  * Keys before any section or under [host] are node settings; a
  * [namespace.NAME] section sets one namespace's fair-share weight and
- * byte-rate cap.  Values may be wrapped in double quotes.  Durations take a
- * unit (ms, s, m, h, d); sizes take an optional unit (B, KiB, MiB, GiB, TiB
- * in powers of 1024; KB, MB, GB, TB in powers of 1000), and a rate may end
- * in "/s".
+ * byte-rate cap.  Values may be wrapped in double quotes.  Durations and
+ * sizes are written as units.h reads them ('500ms', '30s', '1h30m';
+ * '10MiB', '1GB', '1000'); durations are whole milliseconds, and a byte rate
+ * may end in "/s".
  *
  * Environment: LOAMS_<KEY> for each node key (LOAMS_DATA_DIR,
  * LOAMS_LEASE_TTL, ...), LOAMS_NAMESPACE_WEIGHTS="a=3,b=1",
@@ -85,6 +85,10 @@ void loams_config_free(loams_config *c);
 int loams_config_set(loams_config *c, const char *key, const char *value, const char *where,
                      char *err, size_t errlen);
 
+/* Replaces the plugin dirs with copies of dirs[0..n) (--plugin-dir options
+ * replace the file's list).  -ENOMEM (the old list is then kept). */
+int loams_config_set_plugin_dirs(loams_config *c, const char *const *dirs, size_t n);
+
 /* Reads a config file over *c.  Errors: -ENOENT, -EACCES or -EIO when the
  * file cannot be read (err names it), -EINVAL for a syntax error, an
  * unknown key or a bad value (err: "FILE:LINE: key 'K': ..."), -ENOMEM.
@@ -102,12 +106,5 @@ const loams_ns_setting *loams_config_namespace(const loams_config *c, const char
 /* Prints the effective settings in the file format (so the output can be
  * used as a config file). */
 void loams_config_dump(const loams_config *c, FILE *out);
-
-/* "250ms", "30s", "5m", "2h", "7d" -> milliseconds.  -EINVAL for anything
- * else (a bare number has no unit and is refused, except "0"). */
-int loams_parse_duration_ms(const char *text, int64_t *ms);
-/* "1000", "64KiB", "10MiB", "1GB" (and with "/s" when per_second) ->
- * bytes.  -EINVAL for anything else or a value above 2^62. */
-int loams_parse_size(const char *text, int per_second, uint64_t *bytes);
 
 #endif /* LOAMS_CORE_NODE_CONFIG_H */

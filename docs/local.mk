@@ -6,3 +6,4 @@ EXTRA_DIST += docs/TRANSFORM-SQL.md
 EXTRA_DIST += docs/PLUGINS.md
 dist_man_MANS += docs/loams-host.1
 EXTRA_DIST += docs/ICEBERG.md
+EXTRA_DIST += docs/OPERATIONS.md

@@ -142,11 +142,11 @@ static const char *load_error(const char *text, int expect_rc)
 START_TEST(file_errors_name_file_line_and_key)
 {
     ck_assert_str_eq(load_error("data_dir = /d\n\nlease_ttl = 3x\n", -EINVAL),
-                     "bad.conf:3: key 'lease_ttl': '3x' is not a duration (write a number "
-                     "with a unit: 500ms, 30s, 5m, 2h, 1d)");
+                     "bad.conf:3: key 'lease_ttl': '3x' is not a duration in whole "
+                     "milliseconds (write a number with a unit: 500ms, 30s, 1.5s, 5m, 2h, 1d)");
     ck_assert_str_eq(load_error("lease_ttl = 30\n", -EINVAL),
-                     "bad.conf:1: key 'lease_ttl': '30' is not a duration (write a number "
-                     "with a unit: 500ms, 30s, 5m, 2h, 1d)");
+                     "bad.conf:1: key 'lease_ttl': '30' is not a duration in whole "
+                     "milliseconds (write a number with a unit: 500ms, 30s, 1.5s, 5m, 2h, 1d)");
     ck_assert_str_eq(load_error("poll_interval = 1ms\n", -EINVAL),
                      "bad.conf:1: key 'poll_interval': 1ms is out of range (from 10ms to "
                      "3600000ms)");
@@ -237,7 +237,8 @@ START_TEST(env_overrides_file_and_options_override_env)
                                       sizeof err),
                      -EINVAL);
     ck_assert_str_eq(err, "option --lease-ttl: key 'lease_ttl': 'forever' is not a duration "
-                          "(write a number with a unit: 500ms, 30s, 5m, 2h, 1d)");
+                          "in whole milliseconds (write a number with a unit: 500ms, 30s, "
+                          "1.5s, 5m, 2h, 1d)");
     ck_assert_int_eq(c.lease_ttl_ms, 1000); /* unchanged by the failed set */
     loams_config_free(&c);
 }
@@ -251,8 +252,8 @@ START_TEST(env_errors_name_the_variable)
     ck_assert_int_eq(loams_config_init(&c), 0);
     ck_assert_int_eq(loams_config_load_env(&c, bad_ttl, err, sizeof err), -EINVAL);
     ck_assert_str_eq(err, "environment variable LOAMS_LEASE_TTL: key 'lease_ttl': 'soon' is "
-                          "not a duration (write a number with a unit: 500ms, 30s, 5m, 2h, "
-                          "1d)");
+                          "not a duration in whole milliseconds (write a number with a unit: "
+                          "500ms, 30s, 1.5s, 5m, 2h, 1d)");
     char *bad_list[] = {"LOAMS_NAMESPACE_WEIGHTS=a=1,b", NULL};
     ck_assert_int_eq(loams_config_load_env(&c, bad_list, err, sizeof err), -EINVAL);
     ck_assert_str_eq(err, "environment variable LOAMS_NAMESPACE_WEIGHTS: entry 'b' is not "
@@ -266,54 +267,55 @@ START_TEST(env_errors_name_the_variable)
 }
 END_TEST
 
-START_TEST(durations_parse_with_units)
+/* Sets key = value on fresh defaults; returns the status. */
+static int set_one(loams_config *c, const char *key, const char *value)
 {
-    int64_t ms = -1;
-    ck_assert_int_eq(loams_parse_duration_ms("250ms", &ms), 0);
-    ck_assert_int_eq(ms, 250);
-    ck_assert_int_eq(loams_parse_duration_ms("30s", &ms), 0);
-    ck_assert_int_eq(ms, 30000);
-    ck_assert_int_eq(loams_parse_duration_ms("5m", &ms), 0);
-    ck_assert_int_eq(ms, 300000);
-    ck_assert_int_eq(loams_parse_duration_ms("2h", &ms), 0);
-    ck_assert_int_eq(ms, 7200000);
-    ck_assert_int_eq(loams_parse_duration_ms("7d", &ms), 0);
-    ck_assert_int_eq(ms, 604800000);
-    ck_assert_int_eq(loams_parse_duration_ms("0", &ms), 0);
-    ck_assert_int_eq(ms, 0);
-    ck_assert_int_eq(loams_parse_duration_ms("1 s", &ms), 0);
-    ck_assert_int_eq(ms, 1000);
-    ck_assert_int_eq(loams_parse_duration_ms("10", &ms), -EINVAL);
-    ck_assert_int_eq(loams_parse_duration_ms("-1s", &ms), -EINVAL);
-    ck_assert_int_eq(loams_parse_duration_ms("1.5s", &ms), -EINVAL);
-    ck_assert_int_eq(loams_parse_duration_ms("s", &ms), -EINVAL);
-    ck_assert_int_eq(loams_parse_duration_ms("", &ms), -EINVAL);
-    ck_assert_int_eq(loams_parse_duration_ms("99999999999999999999d", &ms), -EINVAL);
-    ck_assert_int_eq(loams_parse_duration_ms("9999999999999999d", &ms), -EINVAL);
+    char err[512];
+    ck_assert_int_eq(loams_config_init(c), 0);
+    return loams_config_set(c, key, value, "t", err, sizeof err);
 }
-END_TEST
 
-START_TEST(sizes_parse_with_units)
+START_TEST(durations_and_sizes_use_the_shared_units)
 {
-    uint64_t b = 0;
-    ck_assert_int_eq(loams_parse_size("1000", 0, &b), 0);
-    ck_assert_uint_eq(b, 1000);
-    ck_assert_int_eq(loams_parse_size("64KiB", 0, &b), 0);
-    ck_assert_uint_eq(b, 65536);
-    ck_assert_int_eq(loams_parse_size("10 MiB", 0, &b), 0);
-    ck_assert_uint_eq(b, 10485760);
-    ck_assert_int_eq(loams_parse_size("1GB", 0, &b), 0);
-    ck_assert_uint_eq(b, 1000000000);
-    ck_assert_int_eq(loams_parse_size("3B", 0, &b), 0);
-    ck_assert_uint_eq(b, 3);
-    ck_assert_int_eq(loams_parse_size("2TiB", 0, &b), 0);
-    ck_assert_uint_eq(b, 2ull << 40);
-    ck_assert_int_eq(loams_parse_size("5MiB/s", 1, &b), 0);
-    ck_assert_uint_eq(b, 5u << 20);
-    ck_assert_int_eq(loams_parse_size("5MiB/s", 0, &b), -EINVAL);
-    ck_assert_int_eq(loams_parse_size("5mib", 0, &b), -EINVAL);
-    ck_assert_int_eq(loams_parse_size("MiB", 0, &b), -EINVAL);
-    ck_assert_int_eq(loams_parse_size("9999999TiB", 0, &b), -EINVAL);
+    static const struct {
+        const char *text;
+        int64_t ms; /* -1: refused */
+    } durations[] = {{"250ms", 250}, {"30s", 30000},  {"1.5s", 1500}, {"5m", 300000},
+                     {"1m30s", 90000}, {"1 s", 1000}, {"10", -1},   {"-1s", -1},
+                     {"1500us", -1}, {"s", -1},       {"", -1},     {"2x", -1}};
+    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        loams_config c;
+        int rc = set_one(&c, "stop_timeout", durations[i].text);
+        if (durations[i].ms < 0) {
+            ck_assert_msg(rc == -EINVAL, "'%s' accepted", durations[i].text);
+        } else {
+            ck_assert_msg(rc == 0, "'%s' refused", durations[i].text);
+            ck_assert_int_eq(c.stop_timeout_ms, durations[i].ms);
+        }
+        loams_config_free(&c);
+    }
+    static const struct {
+        const char *text;
+        int64_t bytes; /* -1: refused */
+    } rates[] = {{"1000", 1000},         {"64KiB", 65536},      {"10 MiB", 10485760},
+                 {"1GB", 1000000000},    {"5MiB/s", 5242880},   {"1.5KiB", 1536},
+                 {"MiB", -1},            {"12XB", -1},          {"9999999TiB", -1}};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        loams_config c;
+        int rc = set_one(&c, "namespace.n.byte_rate", rates[i].text);
+        if (rates[i].bytes < 0) {
+            ck_assert_msg(rc == -EINVAL, "'%s' accepted", rates[i].text);
+        } else {
+            ck_assert_msg(rc == 0, "'%s' refused", rates[i].text);
+            ck_assert_uint_eq(loams_config_namespace(&c, "n")->byte_rate,
+                              (uint64_t)rates[i].bytes);
+        }
+        loams_config_free(&c);
+    }
+    /* "/s" belongs to rates only. */
+    loams_config c;
+    ck_assert_int_eq(set_one(&c, "namespace.n.byte_burst", "5MiB/s"), -EINVAL);
+    loams_config_free(&c);
 }
 END_TEST
 
@@ -364,8 +366,7 @@ int main(void)
     tcase_add_test(tc, missing_file_is_named);
     tcase_add_test(tc, env_overrides_file_and_options_override_env);
     tcase_add_test(tc, env_errors_name_the_variable);
-    tcase_add_test(tc, durations_parse_with_units);
-    tcase_add_test(tc, sizes_parse_with_units);
+    tcase_add_test(tc, durations_and_sizes_use_the_shared_units);
     tcase_add_test(tc, dump_reads_back_as_the_same_config);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
