@@ -60,11 +60,12 @@ tests_unit_test_collection_search_LDADD = $(COLLECTION_TEST_LIBS) -lm
 # benchmark (prints figures and the SQLite FTS5 reference; not a test)
 noinst_PROGRAMS += tests/bench/bench-collection
 tests_bench_bench_collection_SOURCES = tests/bench/bench-collection.c \
-	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h $(LOAMS_PLUGIN_TEST_SOURCES)
 tests_bench_bench_collection_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(SQLITE_CFLAGS) \
-	-I$(top_srcdir)/plugins/target-collection -I$(top_srcdir)/tests/bench
+	-I$(top_srcdir)/plugins/target-collection -I$(top_srcdir)/tests/bench \
+	-I$(top_srcdir)/tests/unit
 tests_bench_bench_collection_LDADD = plugins/target-collection/libcollection.la \
-	$(CJSON_LIBS) $(SQLITE_LIBS)
+	core/libloams-core.la $(CJSON_LIBS) $(SQLITE_LIBS)
 
 # end to end: the plugin module and store-fs loaded like the host loads them
 check_PROGRAMS += tests/unit/test_target_collection

@@ -766,7 +766,7 @@ int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk
 }
 
 int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len,
-                                uint32_t *doc, loams__cerr *e)
+                                size_t *cursor, uint32_t *doc, loams__cerr *e)
 {
     int rc;
     if (r->pkidx_raw == NULL && (rc = load_section(r, r->pkidx_sec, &r->pkidx_raw, e)) != 0) {
@@ -776,14 +776,20 @@ int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t l
         return rc;
     }
     uint64_t h = loams__pk_hash(pk, len);
-    size_t lo = 0, hi = r->n_docs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (loams__le64_get(r->pkidx_raw + mid * LOAMS__PKIDX_ENTRY_BYTES) < h) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+    size_t lo;
+    if (*cursor == 0) {
+        size_t hi = r->n_docs;
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (loams__le64_get(r->pkidx_raw + mid * LOAMS__PKIDX_ENTRY_BYTES) < h) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+    } else {
+        lo = *cursor;
     }
     for (size_t i = lo; i < r->n_docs; i++) {
         const unsigned char *ent = r->pkidx_raw + i * LOAMS__PKIDX_ENTRY_BYTES;
@@ -799,9 +805,11 @@ int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t l
         loams__split_reader_pk(r, d, &p, &pl, e);
         if (pl == len && memcmp(p, pk, len) == 0) {
             *doc = d;
+            *cursor = i + 1;
             return 1;
         }
     }
+    *cursor = r->n_docs + 1; /* exhausted: later calls return 0 at once */
     return 0;
 }
 

@@ -83,10 +83,13 @@ int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint
 int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk, size_t *len,
                            loams__cerr *e);
 
-/* Looks pk up: 1 and *doc when present, 0 when not, or a negative status.
- * When the split holds the _pk several times the lowest doc id is found. */
+/* Looks pk up.  A split may hold several copies of a _pk (versions
+ * replaced within one commit, all but one deleted); this finds them one at
+ * a time, doc ids ascending: set *cursor = 0 before the first call and pass
+ * it back unchanged.  Returns 1 with *doc set, 0 when there is no (further)
+ * copy, or a negative status (LOAMS_ECORRUPT, -ENOMEM, read errors). */
 int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len,
-                                uint32_t *doc, loams__cerr *e);
+                                size_t *cursor, uint32_t *doc, loams__cerr *e);
 
 /* The stored JSON of doc; valid until the next call of this function on r. */
 int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json,

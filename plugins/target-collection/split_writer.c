@@ -85,6 +85,8 @@ struct loams__split_writer {
     uint32_t *pk_off; /* n_docs + 1 */
     uint64_t *pk_hash;
     size_t cap_pk;
+    uint64_t *sorted_hash; /* after finish: PK_INDEX order */
+    uint32_t *sorted_doc;
 
     /* stored documents */
     loams__bbuf block;      /* raw JSON of the open block */
@@ -704,6 +706,25 @@ uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t f
     return w->fields[fid].doclen[doc];
 }
 
+void loams__split_writer_pk(const loams__split_writer *w, uint32_t doc, const char **pk,
+                            size_t *len)
+{
+    *pk = (const char *)w->pk_blob.data + w->pk_off[doc];
+    *len = w->pk_off[doc + 1] - w->pk_off[doc];
+}
+
+int loams__split_writer_pk_index(const loams__split_writer *w, const uint64_t **hash,
+                                 const uint32_t **doc, size_t *n)
+{
+    if (!w->finished) {
+        return -EINVAL;
+    }
+    *hash = w->sorted_hash;
+    *doc = w->sorted_doc;
+    *n = w->n_docs;
+    return 0;
+}
+
 size_t loams__split_writer_memory(const loams__split_writer *w)
 {
     size_t m = sizeof *w + w->pk_blob.cap + w->cap_pk * 12 + w->block.cap + w->block_offs.cap +
@@ -872,26 +893,62 @@ static int finish_vector_field(loams__split_writer *w, uint32_t fid, loams__cerr
     return section_end(w, LOAMS__SEC_VECTORS, fid, e);
 }
 
-typedef struct pk_sort {
-    uint64_t hash;
-    uint32_t doc;
-} pk_sort;
-
-static int cmp_pk(const void *a, const void *b)
+/* Sorts (hash, doc) pairs by hash, keeping doc order within a hash (LSD
+ * radix, 16 bits a pass, stable): the PK_INDEX order.  -ENOMEM. */
+static int sort_pk(const uint64_t *hash, size_t n, uint64_t **sorted_hash, uint32_t **sorted_doc)
 {
-    const pk_sort *x = a;
-    const pk_sort *y = b;
-    if (x->hash != y->hash) {
-        return x->hash < y->hash ? -1 : 1;
+    uint64_t *h = malloc((n ? n : 1) * sizeof *h);
+    uint64_t *h2 = malloc((n ? n : 1) * sizeof *h2);
+    uint32_t *d = malloc((n ? n : 1) * sizeof *d);
+    uint32_t *d2 = malloc((n ? n : 1) * sizeof *d2);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (h == NULL || h2 == NULL || d == NULL || d2 == NULL || count == NULL) {
+        free(h);
+        free(h2);
+        free(d);
+        free(d2);
+        free(count);
+        return -ENOMEM;
     }
-    return (x->doc > y->doc) - (x->doc < y->doc);
+    memcpy(h, hash, n * sizeof *h);
+    for (size_t i = 0; i < n; i++) {
+        d[i] = (uint32_t)i;
+    }
+    for (unsigned shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++) {
+            count[(h[i] >> shift) & 0xFFFF]++;
+        }
+        size_t sum = 0;
+        for (size_t k = 0; k < 65536; k++) {
+            size_t c = count[k];
+            count[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t at = count[(h[i] >> shift) & 0xFFFF]++;
+            h2[at] = h[i];
+            d2[at] = d[i];
+        }
+        uint64_t *th = h;
+        h = h2;
+        h2 = th;
+        uint32_t *td = d;
+        d = d2;
+        d2 = td;
+    }
+    free(h2);
+    free(d2);
+    free(count);
+    *sorted_hash = h;
+    *sorted_doc = d;
+    return 0;
 }
 
 static int finish_pk(loams__split_writer *w, loams__cerr *e)
 {
     int rc = 0;
     loams__bbuf b = LOAMS__BBUF_INIT;
-    pk_sort *s = NULL;
     size_t n = w->n_docs;
     /* PK: u32 n, u32 offsets[n + 1], blob */
     if (loams__bbuf_reserve(&b, 4 + (n + 1) * 4) != 0) {
@@ -907,23 +964,17 @@ static int finish_pk(loams__split_writer *w, loams__cerr *e)
         (rc = section_end(w, LOAMS__SEC_PK, LOAMS__SEC_NO_FIELD, e)) != 0) {
         goto out;
     }
-    /* PK_INDEX: (hash, doc) sorted */
-    s = malloc((n ? n : 1) * sizeof *s);
-    if (s == NULL) {
+    /* PK_INDEX: (hash, doc) sorted; kept for loams__split_writer_pk_index */
+    if (sort_pk(w->pk_hash, n, &w->sorted_hash, &w->sorted_doc) != 0) {
         goto nomem;
     }
-    for (size_t i = 0; i < n; i++) {
-        s[i].hash = w->pk_hash[i];
-        s[i].doc = (uint32_t)i;
-    }
-    qsort(s, n, sizeof *s, cmp_pk);
     b.len = 0;
     if (loams__bbuf_reserve(&b, n * LOAMS__PKIDX_ENTRY_BYTES) != 0) {
         goto nomem;
     }
     for (size_t i = 0; i < n; i++) {
-        loams__le64_put(b.data + b.len, s[i].hash);
-        loams__le32_put(b.data + b.len + 8, s[i].doc);
+        loams__le64_put(b.data + b.len, w->sorted_hash[i]);
+        loams__le32_put(b.data + b.len + 8, w->sorted_doc[i]);
         b.len += LOAMS__PKIDX_ENTRY_BYTES;
     }
     rc = emit_bbuf_section(w, &b, LOAMS__SEC_PK_INDEX, LOAMS__SEC_NO_FIELD, e);
@@ -931,7 +982,6 @@ static int finish_pk(loams__split_writer *w, loams__cerr *e)
 nomem:
     rc = loams__cerr_set(e, -ENOMEM, "out of memory writing the _pk table");
 out:
-    free(s);
     loams__bbuf_free(&b);
     return rc;
 }
@@ -1088,6 +1138,8 @@ void loams__split_writer_free(loams__split_writer *w)
     free(w->touch);
     free(w->pk_off);
     free(w->pk_hash);
+    free(w->sorted_hash);
+    free(w->sorted_doc);
     free(w->dir);
     loams__bbuf_free(&w->pk_blob);
     loams__bbuf_free(&w->block);

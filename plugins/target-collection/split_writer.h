@@ -103,6 +103,15 @@ void loams__split_writer_field_info(const loams__split_writer *w, size_t i,
 /* Tokens of finished doc `doc` in text field fid (0 when out of range). */
 uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t fid,
                                         uint32_t doc);
+/* The _pk of finished document doc (< docs()), not NUL-terminated; valid
+ * until the writer is freed. */
+void loams__split_writer_pk(const loams__split_writer *w, uint32_t doc, const char **pk,
+                            size_t *len);
+/* After finish: the PK_INDEX entries, (loams__pk_hash of the _pk, doc id)
+ * sorted by hash and, within a hash, by doc id; n = docs().  Valid until the
+ * writer is freed.  -EINVAL before finish. */
+int loams__split_writer_pk_index(const loams__split_writer *w, const uint64_t **hash,
+                                 const uint32_t **doc, size_t *n);
 /* Approximate bytes of memory the writer holds now. */
 size_t loams__split_writer_memory(const loams__split_writer *w);
 

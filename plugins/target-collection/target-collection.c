@@ -44,7 +44,6 @@ static const loams_host_api *host;
 
 #define KEY_MAX 1100
 #define PK_MAX_BYTES 1024
-#define TOMBSTONE UINT32_MAX
 
 /* ---- options ---- */
 
@@ -81,13 +80,15 @@ typedef struct opts {
 
 /* ---- the state ---- */
 
-typedef struct pk_slot {
+/* A _deleted row staged since the last commit: its _pk (in tomb_arena) and
+ * how many documents the new split had when it came, so that a later
+ * upsert of the same _pk wins over it and an earlier one loses. */
+typedef struct tomb {
     uint64_t hash;
     uint32_t off;
     uint32_t len;
-    uint32_t doc; /* doc id in the new split, or TOMBSTONE */
-    uint32_t used;
-} pk_slot;
+    uint32_t pos;
+} tomb;
 
 typedef struct cached {
     char *key;
@@ -118,10 +119,11 @@ typedef struct coll {
     loams__split_writer *w;
     loams_store_writer *sw;
     char split_key[KEY_MAX];
-    pk_slot *slots;
-    size_t slot_mask, n_staged;
-    loams__bbuf pk_arena;
-    uint32_t *dead; /* new-split docs replaced within the staging */
+    uint64_t split_bytes; /* size of the finished split */
+    tomb *tombs;
+    size_t n_tombs, cap_tombs;
+    loams__bbuf tomb_arena;
+    uint32_t *dead; /* new-split docs replaced within the staging (prepare) */
     size_t n_dead, cap_dead;
     loams__bbuf doc; /* one row's stored JSON */
 
@@ -469,11 +471,10 @@ static void staging_clear(coll *c)
     drop_writer(c);
     loams__coll_manifest_free(c->work);
     c->work = NULL;
-    free(c->slots);
-    c->slots = NULL;
-    c->slot_mask = 0;
-    c->n_staged = 0;
-    loams__bbuf_free(&c->pk_arena);
+    free(c->tombs);
+    c->tombs = NULL;
+    c->n_tombs = c->cap_tombs = 0;
+    loams__bbuf_free(&c->tomb_arena);
     free(c->dead);
     c->dead = NULL;
     c->n_dead = c->cap_dead = 0;
@@ -494,65 +495,32 @@ static int dead_push(coll *c, uint32_t doc)
     return 0;
 }
 
-static int slots_grow(coll *c)
+/* Stages a _deleted row.  Upserts need no staging of their own: the split
+ * writer keeps every document's _pk, and prepare() sorts them. */
+static int stage_tomb(coll *c, const char *pk, size_t len)
 {
-    size_t n = c->slot_mask ? (c->slot_mask + 1) * 2 : 1024;
-    pk_slot *s = calloc(n, sizeof *s);
-    if (s == NULL) {
-        return -ENOMEM;
-    }
-    for (size_t i = 0; c->slots != NULL && i <= c->slot_mask; i++) {
-        if (c->slots[i].used) {
-            size_t j = c->slots[i].hash & (n - 1);
-            while (s[j].used) {
-                j = (j + 1) & (n - 1);
-            }
-            s[j] = c->slots[i];
+    if (c->n_tombs == c->cap_tombs) {
+        size_t cap = c->cap_tombs ? c->cap_tombs * 2 : 64;
+        tomb *p = realloc(c->tombs, cap * sizeof *p);
+        if (p == NULL) {
+            return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging deletes");
         }
+        c->tombs = p;
+        c->cap_tombs = cap;
     }
-    free(c->slots);
-    c->slots = s;
-    c->slot_mask = n - 1;
-    return 0;
-}
-
-/* Records that pk's newest staged state is `doc` (or TOMBSTONE); a doc it
- * replaces in the new split becomes dead. */
-static int stage_pk(coll *c, const char *pk, size_t len, uint32_t doc)
-{
-    if ((c->n_staged + 1) * 2 > c->slot_mask + 1 && slots_grow(c) != 0) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging documents");
+    if (c->tomb_arena.len + len > UINT32_MAX) {
+        return loams__cerr_set(&c->err, -ENOMEM, "staged _deleted keys exceed 4 GiB: commit "
+                                                 "more often");
     }
-    uint64_t h = loams__pk_hash(pk, len);
-    size_t i = h & c->slot_mask;
-    while (c->slots[i].used) {
-        pk_slot *s = &c->slots[i];
-        if (s->hash == h && s->len == len && memcmp(c->pk_arena.data + s->off, pk, len) == 0) {
-            if (s->doc != TOMBSTONE) {
-                int rc = dead_push(c, s->doc);
-                if (rc != 0) {
-                    return rc;
-                }
-            }
-            s->doc = doc;
-            return 0;
-        }
-        i = (i + 1) & c->slot_mask;
+    tomb *t = &c->tombs[c->n_tombs];
+    t->hash = loams__pk_hash(pk, len);
+    t->off = (uint32_t)c->tomb_arena.len;
+    t->len = (uint32_t)len;
+    t->pos = c->w ? loams__split_writer_docs(c->w) : 0;
+    if (loams__bbuf_append(&c->tomb_arena, pk, len) != 0) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging deletes");
     }
-    if (c->pk_arena.len + len > UINT32_MAX) {
-        return loams__cerr_set(&c->err, -ENOMEM, "staged _pk values exceed 4 GiB: commit more often");
-    }
-    uint32_t off = (uint32_t)c->pk_arena.len;
-    if (loams__bbuf_append(&c->pk_arena, pk, len) != 0) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging documents");
-    }
-    pk_slot *s = &c->slots[i];
-    s->hash = h;
-    s->off = off;
-    s->len = (uint32_t)len;
-    s->doc = doc;
-    s->used = 1;
-    c->n_staged++;
+    c->n_tombs++;
     return 0;
 }
 
@@ -761,7 +729,7 @@ static int do_write(coll *c, loams_batch *b)
             continue;
         }
         if (del) {
-            if ((rc = stage_pk(c, pk, pk_len, TOMBSTONE)) != 0) {
+            if ((rc = stage_tomb(c, pk, pk_len)) != 0) {
                 goto out;
             }
             continue;
@@ -805,6 +773,7 @@ static int do_write(coll *c, loams_batch *b)
             goto out;
         }
         uint32_t doc;
+        (void)doc;
         if ((rc = loams__split_writer_begin_doc(c->w, pk, pk_len, &doc, &c->err)) != 0) {
             goto out;
         }
@@ -833,8 +802,7 @@ static int do_write(coll *c, loams_batch *b)
             }
         }
         if ((rc = loams__split_writer_end_doc(c->w, (const char *)c->doc.data, c->doc.len,
-                                              &c->err)) != 0 ||
-            (rc = stage_pk(c, pk, pk_len, doc)) != 0) {
+                                              &c->err)) != 0) {
             goto out;
         }
     }
@@ -920,26 +888,20 @@ static void drop_writer(coll *c)
     }
 }
 
-/* Finishes the staged split into a manifest entry (added to m). */
-static int finish_split(coll *c, loams__coll_manifest *m, loams_keylist *written, int *added)
+/* Finishes the open split writer and publishes the split object (its key
+ * goes to written).  Nothing to do without a writer; a writer without
+ * documents (only tombstones were staged) is dropped. */
+static int finish_writer(coll *c, loams_keylist *written)
 {
-    *added = 0;
     if (c->w == NULL) {
         return 0;
     }
-    uint32_t docs = loams__split_writer_docs(c->w);
-    if (docs == 0) {
-        drop_writer(c); /* only tombstones were staged */
+    if (loams__split_writer_docs(c->w) == 0) {
+        drop_writer(c);
         return 0;
     }
-    int rc;
-    uint64_t bytes;
-    loams__delset *del = NULL;
-    loams__bbuf enc = LOAMS__BBUF_INIT;
-    char del_key[KEY_MAX];
-    loams__coll_split s;
-    memset(&s, 0, sizeof s);
-    if ((rc = loams__split_writer_finish(c->w, &bytes, &c->err)) != 0) {
+    int rc = loams__split_writer_finish(c->w, &c->split_bytes, &c->err);
+    if (rc != 0) {
         return rc;
     }
     rc = host->store_writer_commit(c->sw);
@@ -952,6 +914,25 @@ static int finish_split(coll *c, loams__coll_manifest *m, loams_keylist *written
     if (host->keylist_add(written, c->split_key) != 0) {
         return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
     }
+    return 0;
+}
+
+/* Adds the finished split (c->w, with c->dead replaced within the staging)
+ * to m, writing its deletion set when it has dead documents, then frees the
+ * writer.  *added = 0 when there was no split or no document of it is live. */
+static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *written, int *added)
+{
+    *added = 0;
+    if (c->w == NULL) {
+        return 0;
+    }
+    int rc = 0;
+    uint32_t docs = loams__split_writer_docs(c->w);
+    loams__delset *del = NULL;
+    loams__bbuf enc = LOAMS__BBUF_INIT;
+    char del_key[KEY_MAX];
+    loams__coll_split s;
+    memset(&s, 0, sizeof s);
     size_t nf = loams__split_writer_fields(c->w);
     s.fields = calloc(nf ? nf : 1, sizeof *s.fields);
     if (s.fields == NULL) {
@@ -979,7 +960,7 @@ static int finish_split(coll *c, loams__coll_manifest *m, loams_keylist *written
     s.seq = m->seq;
     s.docs = docs;
     s.live = docs - (uint32_t)c->n_dead;
-    s.bytes = bytes;
+    s.bytes = c->split_bytes;
     s.created_us = wall_us();
     if (s.live == 0) {
         /* every document was replaced or deleted within the staging */
@@ -1019,6 +1000,147 @@ out:
     return rc;
 }
 
+static int cmp_tomb(const void *a, const void *b)
+{
+    const tomb *x = a, *y = b;
+    if (x->hash != y->hash) {
+        return x->hash < y->hash ? -1 : 1;
+    }
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Marks every live copy of pk in the base's splits deleted. */
+static int supersede(coll *c, loams__coll_manifest *m, view *vw, touched_split *ts, size_t n_base,
+                     const char *pk, size_t len, uint64_t *superseded)
+{
+    for (size_t s = 0; s < n_base; s++) {
+        uint32_t doc;
+        size_t cursor = 0;
+        int found;
+        while ((found = loams__split_reader_find_pk(vw->readers[s], pk, len, &cursor, &doc,
+                                                    &c->err)) == 1) {
+            if (loams__delset_has(vw->dels[s], doc) || loams__delset_has(ts[s].del, doc)) {
+                continue; /* an older version, deleted already */
+            }
+            int rc = delete_doc(c, m, s, ts, vw->readers[s], vw->dels[s], doc);
+            if (rc != 0) {
+                return rc;
+            }
+            (*superseded)++;
+        }
+        if (found < 0) {
+            return found;
+        }
+    }
+    return 0;
+}
+
+/* The staged _pk values, each once, with its newest state: walks the new
+ * split's sorted PK index and the sorted tombstones together.  For every
+ * _pk: all its documents in the new split but the last are dead, and the
+ * last too when a tombstone came after it; every older copy in the base
+ * is superseded. */
+static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_split *ts,
+                          size_t n_base, uint64_t *superseded)
+{
+    const uint64_t *H = NULL;
+    const uint32_t *D = NULL;
+    size_t n = 0;
+    if (c->w != NULL && loams__split_writer_pk_index(c->w, &H, &D, &n) != 0) {
+        return loams__cerr_set(&c->err, -EINVAL, "internal: the split is not finished");
+    }
+    qsort(c->tombs, c->n_tombs, sizeof *c->tombs, cmp_tomb);
+    unsigned char small[64];
+    unsigned char *grouped = small;
+    size_t i = 0, j = 0;
+    int rc = 0;
+    while (i < n || j < c->n_tombs) {
+        uint64_t h = i < n ? H[i] : c->tombs[j].hash;
+        if (j < c->n_tombs && c->tombs[j].hash < h) {
+            h = c->tombs[j].hash;
+        }
+        size_t i2 = i, j2 = j;
+        while (i2 < n && H[i2] == h) {
+            i2++;
+        }
+        while (j2 < c->n_tombs && c->tombs[j2].hash == h) {
+            j2++;
+        }
+        size_t run = (i2 - i) + (j2 - j);
+        if (run > sizeof small) {
+            grouped = calloc(run, 1);
+            if (grouped == NULL) {
+                return loams__cerr_set(&c->err, -ENOMEM, "out of memory resolving _pk values");
+            }
+        } else {
+            memset(small, 0, run);
+        }
+        /* group the run by _pk string (one group unless hashes collide) */
+        for (size_t k = 0; k < run && rc == 0; k++) {
+            if (grouped[k]) {
+                continue;
+            }
+            const char *pk;
+            size_t len;
+            if (k < i2 - i) {
+                loams__split_writer_pk(c->w, D[i + k], &pk, &len);
+            } else {
+                const tomb *t = &c->tombs[j + k - (i2 - i)];
+                pk = (const char *)c->tomb_arena.data + t->off;
+                len = t->len;
+            }
+            int64_t last_doc = -1, last_pos = -1;
+            for (size_t q = k; q < run && rc == 0; q++) {
+                const char *qp;
+                size_t ql;
+                int is_doc = q < i2 - i;
+                if (grouped[q]) {
+                    continue;
+                }
+                if (is_doc) {
+                    loams__split_writer_pk(c->w, D[i + q], &qp, &ql);
+                } else {
+                    const tomb *t = &c->tombs[j + q - (i2 - i)];
+                    qp = (const char *)c->tomb_arena.data + t->off;
+                    ql = t->len;
+                }
+                if (ql != len || memcmp(qp, pk, len) != 0) {
+                    continue;
+                }
+                grouped[q] = 1;
+                if (is_doc) {
+                    if (last_doc >= 0) {
+                        rc = dead_push(c, (uint32_t)last_doc); /* an older version */
+                    }
+                    last_doc = D[i + q]; /* ascending within the run */
+                } else {
+                    const tomb *t = &c->tombs[j + q - (i2 - i)];
+                    if ((int64_t)t->pos > last_pos) {
+                        last_pos = t->pos;
+                    }
+                }
+            }
+            /* a tombstone at pos came after documents < pos */
+            if (rc == 0 && last_doc >= 0 && last_pos > last_doc) {
+                rc = dead_push(c, (uint32_t)last_doc);
+            }
+            if (rc == 0 && n_base > 0) {
+                rc = supersede(c, m, vw, ts, n_base, pk, len, superseded);
+            }
+        }
+        if (grouped != small) {
+            free(grouped);
+            grouped = small;
+        }
+        if (rc != 0) {
+            return rc;
+        }
+        i = i2;
+        j = j2;
+    }
+    return 0;
+}
+
 static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
                       loams_keylist *written)
 {
@@ -1043,38 +1165,21 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
         free(m->dropped[i]);
     }
     m->n_dropped = 0;
+    c->n_dead = 0;
     if ((rc = loams__coll_manifest_set_parent(m, c->base_ref, &c->err)) != 0 ||
         (rc = loams__coll_manifest_set_link(m, c->link, &c->err)) != 0) {
         goto out;
     }
-    /* older copies of every staged _pk: deleted in their splits */
-    if (c->n_staged > 0 && n_base > 0) {
-        if ((rc = view_open(c, c->base, &vw)) != 0) {
-            goto out;
-        }
-        for (size_t i = 0; i <= c->slot_mask; i++) {
-            const pk_slot *sl = &c->slots[i];
-            if (!sl->used) {
-                continue;
-            }
-            const char *pk = (const char *)c->pk_arena.data + sl->off;
-            for (size_t s = 0; s < n_base; s++) {
-                uint32_t doc;
-                int found = loams__split_reader_find_pk(vw.readers[s], pk, sl->len, &doc, &c->err);
-                if (found < 0) {
-                    rc = found;
-                    goto out;
-                }
-                if (found == 0 || loams__delset_has(vw.dels[s], doc) ||
-                    loams__delset_has(ts[s].del, doc)) {
-                    continue;
-                }
-                if ((rc = delete_doc(c, m, s, ts, vw.readers[s], vw.dels[s], doc)) != 0) {
-                    goto out;
-                }
-                superseded++;
-            }
-        }
+    /* the new split first: its sorted _pk index drives the rest */
+    uint32_t new_docs = c->w ? loams__split_writer_docs(c->w) : 0;
+    if ((rc = finish_writer(c, written)) != 0) {
+        goto out;
+    }
+    if ((c->w != NULL || c->n_tombs > 0) && n_base > 0 && (rc = view_open(c, c->base, &vw)) != 0) {
+        goto out;
+    }
+    if ((rc = resolve_staged(c, m, &vw, ts, n_base, &superseded)) != 0) {
+        goto out;
     }
     /* new deletion sets; splits left without live documents leave the manifest */
     for (size_t s = n_base; s-- > 0;) {
@@ -1082,7 +1187,8 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
             continue;
         }
         loams__coll_split *sp = &m->splits[s];
-        if (sp->deletes != NULL && (rc = loams__coll_manifest_add_dropped(m, sp->deletes, &c->err)) != 0) {
+        if (sp->deletes != NULL &&
+            (rc = loams__coll_manifest_add_dropped(m, sp->deletes, &c->err)) != 0) {
             goto out;
         }
         if (sp->live == 0) {
@@ -1093,7 +1199,8 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
             continue;
         }
         char key[KEY_MAX];
-        if ((rc = loams__coll_key(key, sizeof key, c->ns, c->name, "deletes", m->seq, ".del")) != 0) {
+        if ((rc = loams__coll_key(key, sizeof key, c->ns, c->name, "deletes", m->seq, ".del")) !=
+            0) {
             rc = loams__cerr_set(&c->err, rc, "cannot make a deletion-set key");
             goto out;
         }
@@ -1108,8 +1215,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
         }
     }
     int added = 0;
-    uint32_t new_docs = c->w ? loams__split_writer_docs(c->w) : 0;
-    if ((rc = finish_split(c, m, written, &added)) != 0) {
+    if ((rc = add_new_split(c, m, written, &added)) != 0) {
         goto out;
     }
     for (size_t i = 0; i < host->offsets_count(applied); i++) {
@@ -1121,7 +1227,8 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
         }
     }
     char mkey[KEY_MAX];
-    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", m->seq, ".json")) != 0) {
+    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", m->seq, ".json")) !=
+        0) {
         rc = loams__cerr_set(&c->err, rc, "cannot make a manifest key");
         goto out;
     }
@@ -1141,15 +1248,13 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     c->work = NULL;
     *ref = c->pending_ref;
     host->log(c->ctx, LOAMS_LOG_DEBUG,
-              "collection %s.%s: prepared seq %" PRIu64 ": %u new documents%s, %" PRIu64
+              "collection %s.%s: prepared seq %" PRIu64 ": %u new documents%s, %zu deletes, %" PRIu64
               " older versions deleted, %zu splits",
-              c->ns, c->name, m->seq, new_docs, added ? "" : " (no split)", superseded,
-              m->n_splits);
+              c->ns, c->name, m->seq, new_docs, added ? "" : " (no split)", c->n_tombs,
+              superseded, m->n_splits);
 out:
-    if (ts != NULL) {
-        for (size_t s = 0; s < n_base; s++) {
-            loams__delset_free(ts[s].del);
-        }
+    for (size_t s = 0; s < n_base; s++) {
+        loams__delset_free(ts[s].del);
     }
     free(ts);
     view_free(&vw);
@@ -1279,7 +1384,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
                        loams_keylist *obsolete)
 {
     *new_ref = NULL;
-    if (c->w != NULL || c->n_staged > 0 || c->pending != NULL) {
+    if (c->w != NULL || c->n_tombs > 0 || c->pending != NULL) {
         return loams__cerr_set(&c->err, -EBUSY,
                                "collection %s.%s: maintain() was called on a state with a staged "
                                "or prepared commit; run maintenance on a state of its own",
@@ -1367,7 +1472,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     }
     c->n_dead = 0;
     int added;
-    if ((rc = finish_split(c, nm, written, &added)) != 0) {
+    if ((rc = finish_writer(c, written)) != 0 || (rc = add_new_split(c, nm, written, &added)) != 0) {
         goto out;
     }
     char mkey[KEY_MAX];

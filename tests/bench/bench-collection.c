@@ -3,8 +3,10 @@
  * split format, next to SQLite FTS5 measured in the same run.
  *
  *   bench-collection [-n DOCS] [-s DOCS_PER_SPLIT] [-d DIR] [-q QUERIES] [-R] [-z LEVEL|none]
+ *                    [-c DOCS_PER_COMMIT]
  *
  * -z sets the document-block codec (zstd level, default 1, or none).
+ * -c sets the documents per commit in the plugin run (default 100000).
  * -R skips the FTS5 reference (for profiling the collection side alone).
  *
  * Documents are the shared benchmark tickets (ticket_gen.h, ~400 bytes of
@@ -16,6 +18,10 @@
  *           written to a file in DIR (what prepare() does, minus the store);
  *   search  BM25 top-10 queries of one to three words over all splits
  *           (cold: first query after opening; warm: the rest);
+ *   plugin  the same documents as host batches of 10,000 rows through the
+ *           real target-collection plugin and store-fs (write() per batch,
+ *           prepare() + committed() every -c documents): the target's whole
+ *           share of a link apply, batch building not counted;
  *   FTS5    the same fields bulk-inserted into an FTS5 table (one
  *           transaction, prepared statement, journal off) and the same
  *           queries with ORDER BY rank LIMIT 10.
@@ -31,6 +37,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <loams/plugin.h>
+
+#include "batch.h"
+#include "buf.h"
+#include "keylist.h"
+#include "offsets.h"
+#include "plugin_ctx.h"
+#include "plugin_loader.h"
+#include "store.h"
 
 #include "byte_buffer.h"
 #include "collection_manifest.h"
@@ -111,11 +127,11 @@ static void die(const char *what, const char *msg)
 
 int main(int argc, char **argv)
 {
-    size_t n = 1000000, per_split = 250000, nq = 200;
+    size_t n = 1000000, per_split = 250000, nq = 200, per_commit = 100000;
     const char *dir = NULL;
     int opt, reference = 1;
     const char *zlevel = "1";
-    while ((opt = getopt(argc, argv, "n:s:d:q:Rz:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:d:q:Rz:c:")) != -1) {
         switch (opt) {
         case 'n': n = strtoul(optarg, NULL, 10); break;
         case 's': per_split = strtoul(optarg, NULL, 10); break;
@@ -123,9 +139,10 @@ int main(int argc, char **argv)
         case 'q': nq = strtoul(optarg, NULL, 10); break;
         case 'R': reference = 0; break;
         case 'z': zlevel = optarg; break;
+        case 'c': per_commit = strtoul(optarg, NULL, 10); break;
         default:
             fprintf(stderr, "usage: bench-collection [-n DOCS] [-s DOCS_PER_SPLIT] [-d DIR] "
-                            "[-q QUERIES] [-R] [-z LEVEL|none]\n");
+                            "[-q QUERIES] [-R] [-z LEVEL|none] [-c DOCS_PER_COMMIT]\n");
             return 2;
         }
     }
@@ -309,6 +326,113 @@ int main(int argc, char **argv)
     }
     warm /= (double)(nq > 1 ? nq - 1 : 1);
 
+    /* ---- the plugin through the host API and store-fs ---- */
+    double t_plugin = 0, c_plugin = 0;
+    uint64_t plugin_bytes = 0;
+    {
+        const loams_plugin_descriptor *fsd = test_plugin_load("store-fs");
+        const loams_plugin_descriptor *cd = test_plugin_load("target-collection");
+        if (fsd == NULL || cd == NULL) {
+            die("plugins", "cannot load store-fs or target-collection (set top_builddir)");
+        }
+        const loams_target_vtable *vt = cd->vtable;
+        char sroot[600], msg[1024];
+        snprintf(sroot, sizeof sroot, "%s/store", dir);
+        mkdir(sroot, 0700);
+        loams_option_kv sopts[] = {{"root", sroot}, {"fsync", "true"}};
+        loams_option_kv copts[] = {{"zstd_level", strcmp(zlevel, "none") ? zlevel : "1"},
+                                   {"compression", strcmp(zlevel, "none") ? "zstd" : "none"}};
+        loams_store *fs;
+        loams_ctx *ctx;
+        void *state;
+        loams_target_spec spec = {sizeof spec, 0, "bench", "tickets", "bench.l", 1};
+        if (loams_store_open(fsd, sopts, 2, &fs, msg, sizeof msg) != 0 ||
+            loams_ctx_create(cd, copts, 2, &ctx, msg, sizeof msg) != 0) {
+            die("plugin setup", msg);
+        }
+        if (vt->open(ctx, &spec, fs, &state) != 0) {
+            loams_ctx_error(ctx, msg, sizeof msg);
+            die("open", msg);
+        }
+        loams_offsets *off;
+        loams_keylist *written;
+        loams_offsets_create(&off);
+        loams_keylist_create(&written);
+        vt->resume(state, NULL, off);
+        const size_t per_batch = 10000;
+        size_t since_commit = 0;
+        for (size_t first = 0; first < n; first += per_batch) {
+            size_t end = first + per_batch < n ? first + per_batch : n;
+            loams_batch *b;
+            size_t cpk, cs, cb, cp, ct, cc;
+            loams_batch_create(&b);
+            loams_batch_add_column(b, "_pk", &cpk);
+            loams_batch_add_column(b, "subject", &cs);
+            loams_batch_add_column(b, "body", &cb);
+            loams_batch_add_column(b, "priority", &cp);
+            loams_batch_add_column(b, "tags", &ct);
+            loams_batch_add_column(b, "customer", &cc);
+            loams_batch_append_rows(b, end - first);
+            for (size_t i = first; i < end; i++) {
+                doc *d = &docs[i];
+                size_t row = i - first;
+                loams_batch_set_origin(b, row, 0, (int64_t)i);
+                const char *cols[] = {d->pk, d->subject, d->body, d->priority, NULL,
+                                      d->customer};
+                size_t idx[] = {cpk, cs, cb, cp, ct, cc};
+                for (size_t k = 0; k < 6; k++) {
+                    loams_value cell = {.type = LOAMS_T_STRING};
+                    loams_value items[2];
+                    if (cols[k] == NULL) {
+                        for (size_t t = 0; t < d->ntags; t++) {
+                            items[t] = (loams_value){.type = LOAMS_T_STRING};
+                            items[t].u.s.ptr = d->tags[t];
+                            items[t].u.s.len = strlen(d->tags[t]);
+                        }
+                        cell.type = LOAMS_T_LIST;
+                        cell.u.list.items = items;
+                        cell.u.list.n = d->ntags;
+                    } else {
+                        cell.u.s.ptr = cols[k];
+                        cell.u.s.len = strlen(cols[k]);
+                    }
+                    loams_batch_set(b, row, idx[k], &cell);
+                }
+            }
+            double w0 = now(), wc = cpu();
+            if (vt->write(state, b) != 0) {
+                loams_ctx_error(ctx, msg, sizeof msg);
+                die("write", msg);
+            }
+            since_commit += end - first;
+            if (since_commit >= per_commit || end == n) {
+                const char *ref;
+                loams_offsets_set(off, 0, (int64_t)end);
+                loams_keylist_clear(written);
+                if (vt->prepare(state, off, &ref, written) != 0) {
+                    loams_ctx_error(ctx, msg, sizeof msg);
+                    die("prepare", msg);
+                }
+                vt->committed(state, ref);
+                since_commit = 0;
+                for (size_t k = 0; k < loams_keylist_count(written); k++) {
+                    loams_object_info info;
+                    if (loams_store_head(fs, loams_keylist_at(written, k), &info) == 0) {
+                        plugin_bytes += info.size;
+                    }
+                }
+            }
+            t_plugin += now() - w0;
+            c_plugin += cpu() - wc;
+            loams_batch_free(b);
+        }
+        vt->close(state);
+        loams_ctx_free(ctx);
+        loams_store_close(fs);
+        loams_offsets_free(off);
+        loams_keylist_free(written);
+    }
+
     /* ---- reference: SQLite FTS5 ---- */
     char dbpath[600];
     snprintf(dbpath, sizeof dbpath, "%s/fts5.db", dir);
@@ -387,11 +511,14 @@ int main(int argc, char **argv)
            "output MB");
     printf("%-36s %10.0f %12.0f %10.1f %10.1f\n", "collection index + split write", n / t_index,
            n / c_index, json_bytes / 1e6 / c_index, split_bytes / 1e6);
+    printf("%-36s %10.0f %12.0f %10.1f %10.1f\n", "plugin write+prepare via store-fs", n / t_plugin,
+           n / c_plugin, json_bytes / 1e6 / c_plugin, plugin_bytes / 1e6);
     if (reference) {
         printf("%-36s %10.0f %12.0f %10.1f %10.1f\n", "SQLite FTS5 bulk insert (reference)",
                n / t_fts, n / c_fts, json_bytes / 1e6 / c_fts, st.st_size / 1e6);
-        printf("%-36s %10.2fx %11.2fx\n", "collection vs FTS5", t_fts / t_index,
+        printf("%-36s %10.2fx %11.2fx\n", "split writer vs FTS5", t_fts / t_index,
                c_fts / c_index);
+        printf("%-36s %10.2fx %11.2fx\n", "plugin vs FTS5", t_fts / t_plugin, c_fts / c_plugin);
     }
     printf("\nindex: %.2f s (%.2f CPU s) for %zu splits, documents %s%s, peak RSS %ld MiB\n",
            t_index, c_index, n_splits, o.codec == LOAMS__CODEC_NONE ? "uncompressed" : "zstd level ",

@@ -67,15 +67,20 @@ typedef struct tgt {
     char ref[1200]; /* the "pointer": newest committed manifest, "" for none */
 } tgt;
 
-static void tgt_open(tgt *t, const loams_option_kv *opts, size_t n)
+static void tgt_open_named(tgt *t, const char *name, const loams_option_kv *opts, size_t n)
 {
     char err[512];
     memset(t, 0, sizeof *t);
     ck_assert_msg(loams_ctx_create(coll_desc, opts, n, &t->ctx, err, sizeof err) == 0, "%s", err);
-    loams_target_spec spec = {sizeof spec, 0, "default", "tickets", "default.l", 1};
+    loams_target_spec spec = {sizeof spec, 0, "default", name, "default.l", 1};
     int rc = vt->open(t->ctx, &spec, store, &t->state);
     loams_ctx_error(t->ctx, err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
+}
+
+static void tgt_open(tgt *t, const loams_option_kv *opts, size_t n)
+{
+    tgt_open_named(t, "tickets", opts, n);
 }
 
 static void tgt_close(tgt *t)
@@ -339,21 +344,32 @@ START_TEST(upserts_replace_and_deletes_remove)
         {"t-2", NULL, NULL, 1, NULL, NULL, 0},
         {"t-9", "Delete me later", "temporary", 0, NULL, NULL, 9},
         {"t-9", NULL, NULL, 1, NULL, NULL, 0},
+        /* deleted, then written again: the new version lives */
+        {"t-3", NULL, NULL, 1, NULL, NULL, 0},
+        {"t-3", "Toner refilled", "printer toner replaced", 0, NULL, NULL, 33},
     };
-    write_rows(&t, second, 5, 3);
-    tgt_commit(&t, 8, NULL);
-    cJSON *a = query(&t, t.ref, "{\"q\":\"printer jam scanner vpn temporary\",\"k\":10}");
-    ck_assert_str_eq(hit_pks(a), "t-1,t-3");
+    write_rows(&t, second, 7, 3);
+    tgt_commit(&t, 10, NULL);
+    cJSON *a = query(&t, t.ref, "{\"q\":\"scanner jam vpn temporary\",\"k\":10}");
+    ck_assert_str_eq(hit_pks(a), "t-1");
     ck_assert_int_eq(live_docs(a), 2);
     cJSON *doc = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "hits"), 0), "doc");
     ck_assert_str_eq(cJSON_GetObjectItem(doc, "subject")->valuestring, "Scanner fixed");
     cJSON_Delete(a);
+    a = query(&t, t.ref, "{\"q\":\"toner empty refilled\",\"k\":10}");
+    ck_assert_str_eq(hit_pks(a), "t-3");
+    doc = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "hits"), 0), "doc");
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "subject")->valuestring, "Toner refilled");
+    cJSON_Delete(a);
+    a = query(&t, t.ref, "{\"q\":\"empty\"}");
+    ck_assert_str_eq(hit_pks(a), "");
+    cJSON_Delete(a);
     a = query(&t, t.ref, "{\"q\":\"broken\"}");
     ck_assert_str_eq(hit_pks(a), "");
     cJSON_Delete(a);
-    /* the vector of the replaced t-1 is gone with it */
+    /* the vectors of the replaced versions are gone with them */
     a = query(&t, t.ref, "{\"vector\":[1,0,0],\"k\":5}");
-    ck_assert_str_eq(hit_pks(a), "t-3");
+    ck_assert_str_eq(hit_pks(a), "");
     cJSON_Delete(a);
     /* the older commit still reads as it was */
     a = query(&t, first_ref, "{\"q\":\"vpn\"}");
@@ -361,14 +377,15 @@ START_TEST(upserts_replace_and_deletes_remove)
     ck_assert_int_eq(live_docs(a), 3);
     cJSON_Delete(a);
     /* delete the rest: the first split leaves the manifest */
-    row third[] = {{"t-3", NULL, NULL, 1, NULL, NULL, 0}};
-    write_rows(&t, third, 1, 8);
-    tgt_commit(&t, 9, NULL);
+    row third[] = {{"t-1", NULL, NULL, 1, NULL, NULL, 0}, {"t-3", NULL, NULL, 1, NULL, NULL, 0}};
+    write_rows(&t, third, 2, 10);
+    tgt_commit(&t, 12, NULL);
     a = query(&t, t.ref, "{\"q\":\"toner scanner\"}");
-    ck_assert_str_eq(hit_pks(a), "t-1");
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "splits")), 1);
+    ck_assert_str_eq(hit_pks(a), "");
+    ck_assert_int_eq(live_docs(a), 0);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "splits")), 0);
     cJSON_Delete(a);
-    ck_assert_int_eq(tgt_resume(&t), 9);
+    ck_assert_int_eq(tgt_resume(&t), 12);
     tgt_close(&t);
 }
 END_TEST
@@ -653,6 +670,152 @@ START_TEST(a_damaged_split_is_reported_as_corrupt)
 }
 END_TEST
 
+/* Every word of the test vocabulary, then a few vector queries: the pks
+ * and exact scores of each answer, one line per query. */
+static char *all_answers(tgt *t, const char *ref)
+{
+    static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
+                                        "golf", "hotel", "india", "juliet", "kilo", "lima"};
+    char *out = calloc(1, 1 << 20);
+    size_t n = 0;
+    for (size_t w = 0; w < 12 + 3; w++) {
+        char req[128];
+        if (w < 12) {
+            snprintf(req, sizeof req, "{\"q\":\"%s\",\"k\":1000}", words[w]);
+        } else {
+            snprintf(req, sizeof req, "{\"vector\":[%zu,1,%zu],\"k\":1000,\"metric\":\"%s\"}",
+                     w, w % 3, w == 12 ? "cosine" : w == 13 ? "l2" : "dot");
+        }
+        cJSON *a = query(t, ref, req);
+        const cJSON *h;
+        n += (size_t)snprintf(out + n, (1 << 20) - n, "%s:", w < 12 ? words[w] : "vec");
+        cJSON_ArrayForEach(h, cJSON_GetObjectItem(a, "hits"))
+        {
+            n += (size_t)snprintf(out + n, (1 << 20) - n, " %s=%.17g",
+                                  cJSON_GetObjectItem(h, "_pk")->valuestring,
+                                  cJSON_GetObjectItem(h, "score")->valuedouble);
+        }
+        n += (size_t)snprintf(out + n, (1 << 20) - n, " | live %d\n", live_docs(a));
+        cJSON_Delete(a);
+    }
+    return out;
+}
+
+/* Asserts got == want, showing the first line that differs (Check cannot
+ * carry whole answers in its messages). */
+static void same_answers(const char *got, const char *want, const char *what)
+{
+    const char *g = got, *w = want;
+    while (*g != '\0' || *w != '\0') {
+        const char *ge = strchr(g, '\n'), *we = strchr(w, '\n');
+        size_t gl = ge ? (size_t)(ge - g) : strlen(g), wl = we ? (size_t)(we - w) : strlen(w);
+        ck_assert_msg(gl == wl && memcmp(g, w, gl) == 0, "%s: got '%.300s' want '%.300s'", what,
+                      g, w);
+        g += gl + (ge != NULL);
+        w += wl + (we != NULL);
+    }
+}
+
+START_TEST(random_upserts_and_deletes_match_a_fresh_index_of_the_survivors)
+{
+    static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
+                                        "golf", "hotel", "india", "juliet", "kilo", "lima"};
+    enum { PKS = 40, ROUNDS = 8, ROWS = 30 };
+    char subj[PKS][64], body[PKS][64];
+    float vecs[PKS][3];
+    int live[PKS] = {0};
+    int merges = 0;
+    uint64_t rnd = 42;
+    loams_option_kv opts[] = {{"merge_min_splits", "2"}};
+    tgt t;
+    tgt_open(&t, opts, 1);
+    tgt_resume(&t);
+    int64_t off = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        row rows[ROWS];
+        char pks[ROWS][16], rs[ROWS][64], rb[ROWS][64];
+        float rv[ROWS][3];
+        for (int i = 0; i < ROWS; i++) {
+            rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+            int pk = (int)((rnd >> 33) % PKS);
+            int del = ((rnd >> 20) % 5) == 0;
+            snprintf(pks[i], sizeof pks[i], "p%02d", pk);
+            snprintf(rs[i], sizeof rs[i], "%s %s %s", words[(rnd >> 40) % 12],
+                     words[(rnd >> 44) % 12], words[(rnd >> 48) % 12]);
+            snprintf(rb[i], sizeof rb[i], "%s %s", words[(rnd >> 52) % 12],
+                     words[(rnd >> 56) % 12]);
+            rv[i][0] = (float)((rnd >> 8) % 4);
+            rv[i][1] = (float)((rnd >> 12) % 4);
+            rv[i][2] = (float)((rnd >> 16) % 4) + 1;
+            rows[i] = (row){pks[i], rs[i], rb[i], del, NULL, rv[i], i};
+            if (del) {
+                live[pk] = 0;
+            } else {
+                live[pk] = 1;
+                memcpy(subj[pk], rs[i], sizeof subj[pk]);
+                memcpy(body[pk], rb[i], sizeof body[pk]);
+                memcpy(vecs[pk], rv[i], sizeof vecs[pk]);
+            }
+        }
+        write_rows(&t, rows, ROWS, off);
+        off += ROWS;
+        tgt_commit(&t, off, NULL);
+        if (round % 3 != 2) {
+            continue;
+        }
+        /* the model's survivors, written once into a fresh collection */
+        char name[32];
+        snprintf(name, sizeof name, "fresh%d", round);
+        tgt f;
+        tgt_open_named(&f, name, NULL, 0);
+        tgt_resume(&f);
+        row frows[PKS];
+        char fpk[PKS][16];
+        size_t nf = 0;
+        for (int p = 0; p < PKS; p++) {
+            if (live[p]) {
+                snprintf(fpk[nf], sizeof fpk[nf], "p%02d", p);
+                frows[nf] = (row){fpk[nf], subj[p], body[p], 0, NULL, vecs[p], 0};
+                nf++;
+            }
+        }
+        write_rows(&f, frows, nf, 0);
+        tgt_commit(&f, (int64_t)nf, NULL);
+        char *want = all_answers(&f, f.ref);
+        char *got = all_answers(&t, t.ref);
+        same_answers(got, want, "after the commits");
+        /* and after merging everything */
+        tgt m;
+        tgt_open(&m, opts, 1);
+        loams_keylist *written, *obsolete;
+        loams_keylist_create(&written);
+        loams_keylist_create(&obsolete);
+        const char *new_ref;
+        ck_assert_msg(vt->maintain(m.state, t.ref, &new_ref, written, obsolete) == 0, "%s",
+                      ctx_err(&m));
+        if (new_ref != NULL) {
+            char merged[1200];
+            snprintf(merged, sizeof merged, "%s", new_ref);
+            char *after = all_answers(&m, merged);
+            same_answers(after, want, "after a merge");
+            merges++;
+            free(after);
+            /* the link carries on from the merged commit */
+            snprintf(t.ref, sizeof t.ref, "%s", merged);
+            ck_assert_int_eq(tgt_resume(&t), off);
+        }
+        free(want);
+        free(got);
+        loams_keylist_free(written);
+        loams_keylist_free(obsolete);
+        tgt_close(&m);
+        tgt_close(&f);
+    }
+    ck_assert_int_ge(merges, 2);
+    tgt_close(&t);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused_at_open)
 {
     char err[512];
@@ -681,6 +844,7 @@ int main(void)
     tcase_add_test(tc, a_new_field_joins_the_mapping);
     tcase_add_test(tc, a_merge_gives_identical_answers);
     tcase_add_test(tc, a_damaged_split_is_reported_as_corrupt);
+    tcase_add_test(tc, random_upserts_and_deletes_match_a_fresh_index_of_the_survivors);
     tcase_add_test(tc, bad_options_are_refused_at_open);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
