@@ -371,10 +371,54 @@ static int table_grow(field *f)
     return 0;
 }
 
+/* The in-memory term table's hash (not stored anywhere): 8 bytes at a
+ * time, multiply-xorshift mixing.  Inline because it runs once per token. */
+static inline uint64_t term_hash(const unsigned char *p, size_t len)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (len * 0xff51afd7ed558ccdull);
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+        p += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < len; i++) {
+        w |= (uint64_t)p[i] << (8 * i);
+    }
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+}
+
+static inline int bytes_equal(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) {
+            return 0;
+        }
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    while (n-- > 0) {
+        if (*a++ != *b++) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The entry of term t in f, created when new; NULL on -ENOMEM. */
 static term_entry *term_lookup(field *f, const char *t, size_t len)
 {
-    uint64_t h = loams__pk_hash(t, len);
+    uint64_t h = term_hash((const unsigned char *)t, len);
     size_t s = h & f->slot_mask;
     for (;;) {
         uint32_t idx = f->slots[s];
@@ -383,7 +427,7 @@ static term_entry *term_lookup(field *f, const char *t, size_t len)
         }
         term_entry *te = &f->terms[idx - 1];
         if (te->hash == h && te->term_len == len &&
-            memcmp(f->arena.data + te->term_off, t, len) == 0) {
+            bytes_equal(f->arena.data + te->term_off, (const unsigned char *)t, len)) {
             return te;
         }
         s = (s + 1) & f->slot_mask;

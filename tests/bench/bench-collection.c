@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,14 @@ static int file_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cer
     return 0;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 static void die(const char *what, const char *msg)
 {
     fprintf(stderr, "bench-collection: %s: %s\n", what, msg);
@@ -146,6 +155,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     char tmpl[] = "/tmp/bench-collection-XXXXXX";
     if (dir == NULL && (dir = mkdtemp(tmpl)) == NULL) {
         die("mkdtemp", strerror(errno));
@@ -539,6 +549,9 @@ int main(int argc, char **argv)
         unlink(paths[s]);
     }
     unlink(dbpath);
+    char sdir[600];
+    snprintf(sdir, sizeof sdir, "%s/store", dir);
+    nftw(sdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (dir == tmpl) {
         rmdir(dir);
     }
