@@ -242,29 +242,37 @@ static int duckdb_reference(const char *dir, const char *json_path, uint64_t row
                             const char *zlabel)
 {
     const char *npm = getenv("LOAMS_TEST_NPM_DIR");
-    char npmdir[1024], mod[1200], script[1300], cmd[8192];
-    if (npm && *npm) {
-        snprintf(npmdir, sizeof(npmdir), "%s", npm);
-    } else {
-        snprintf(npmdir, sizeof(npmdir), "%s/.cache/loams-test-npm",
-                 getenv("HOME") ? getenv("HOME") : "/nonexistent");
+    const char *home = getenv("HOME") ? getenv("HOME") : "/nonexistent";
+    char *npmdir = NULL, *mod = NULL, *script = NULL, *cmd = NULL;
+    int rc = 1;
+    if ((npm && *npm ? asprintf(&npmdir, "%s", npm)
+                     : asprintf(&npmdir, "%s/.cache/loams-test-npm", home)) < 0 ||
+        asprintf(&mod, "%s/node_modules/@duckdb/node-api/package.json", npmdir) < 0 ||
+        asprintf(&script, "%s/run-bench-%d.mjs", npmdir, (int)getpid()) < 0) {
+        goto out;
     }
-    snprintf(mod, sizeof(mod), "%s/node_modules/@duckdb/node-api/package.json", npmdir);
     struct stat st;
     if (stat(mod, &st) != 0) {
         printf("duckdb reference: not installed (run tests/integration/parquet-duckdb.sh, or set "
                "LOAMS_TEST_NPM_DIR)\n");
-        return 0;
+        rc = 0;
+        goto out;
     }
-    snprintf(script, sizeof(script), "%s/run-bench-%d.mjs", npmdir, (int)getpid());
-    snprintf(cmd, sizeof(cmd),
-             "cp '%s/tests/bench/bench-parquet-duckdb.mjs' '%s' && node '%s' '%s' '%s' %llu "
-             "'%s/bench-%s.parquet'; rc=$?; rm -f '%s'; exit $rc",
-             LOAMS_SRCDIR, script, script, json_path, dir, (unsigned long long)rows, dir, zlabel,
-             script);
+    if (asprintf(&cmd,
+                 "cp '%s/tests/bench/bench-parquet-duckdb.mjs' '%s' && node '%s' '%s' '%s' %llu "
+                 "'%s/bench-%s.parquet'; rc=$?; rm -f '%s'; exit $rc",
+                 LOAMS_SRCDIR, script, script, json_path, dir, (unsigned long long)rows, dir,
+                 zlabel, script) < 0) {
+        goto out;
+    }
     fflush(stdout);
-    int rc = system(cmd);
-    return rc == 0 ? 0 : 1;
+    rc = system(cmd) == 0 ? 0 : 1;
+out:
+    free(npmdir);
+    free(mod);
+    free(script);
+    free(cmd);
+    return rc;
 }
 
 int main(int argc, char **argv)
