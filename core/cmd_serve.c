@@ -1,10 +1,11 @@
 /*
  * cmd_serve.c - `loams-host serve`: the daemon.  Reads the settings
  * (node_config.h: defaults < config file < LOAMS_* < options), opens the
- * metastore in the data dir, starts the worker (worker.h) with its task
- * sources, and runs until SIGTERM or SIGINT; then it stops claiming, cancels
- * the running tasks, waits at most stop_timeout for them, releases every
- * lease and exits 0 (docs/OPERATIONS.md).
+ * data dir (metastore and stream log, datadir.h) and the plugin registry,
+ * starts the worker (worker.h) with its task sources (retention, and the
+ * test source when enabled), and runs until SIGTERM or SIGINT; then it
+ * stops claiming, cancels the running tasks, waits at most stop_timeout for
+ * them, releases every lease and exits 0 (docs/OPERATIONS.md).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,13 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_args.h"
+#include "datadir.h"
 #include "log.h"
-#include "metastore.h"
 #include "node_config.h"
+#include "registry.h"
+#include "retention_source.h"
 #include "status.h"
 #include "test_tasks.h"
 #include "worker.h"
@@ -48,8 +51,7 @@ static const struct {
 
 typedef struct serve_args {
     const char *config;
-    const char **plugin_dirs;
-    size_t n_plugin_dirs;
+    loams_cli_args shared; /* --plugin-dir, --no-default-plugin-dirs */
     struct {
         const char *option;
         const char *key;
@@ -63,7 +65,8 @@ typedef struct serve_args {
 static void serve_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]... [--config FILE]\n"
+            "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]...\n"
+            "                        [--no-default-plugin-dirs] [--config FILE]\n"
             "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
             "                        [--poll-interval T] [--stop-timeout T]\n"
             "                        [--max-concurrent N] [--max-per-namespace N]\n"
@@ -101,6 +104,13 @@ static int parse_args(serve_args *a, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         int missing = 0;
         const char *v;
+        int taken = loams_cli_take_shared(&a->shared, "serve", argc, argv, &i);
+        if (taken < 0) {
+            return taken;
+        }
+        if (taken > 0) {
+            continue;
+        }
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             a->help = 1;
             continue;
@@ -111,17 +121,6 @@ static int parse_args(serve_args *a, int argc, char **argv)
         }
         if ((v = take_value("--config", argc, argv, &i, &missing)) != NULL) {
             a->config = v;
-            continue;
-        }
-        if ((v = take_value("--plugin-dir", argc, argv, &i, &missing)) != NULL) {
-            const char **grown =
-                realloc(a->plugin_dirs, (a->n_plugin_dirs + 1) * sizeof *grown);
-            if (grown == NULL) {
-                fprintf(stderr, "%s: out of memory\n", CMD);
-                return -ENOMEM;
-            }
-            a->plugin_dirs = grown;
-            a->plugin_dirs[a->n_plugin_dirs++] = v;
             continue;
         }
         size_t k = 0;
@@ -184,8 +183,8 @@ static int load_settings(const serve_args *a, loams_config *cfg)
             return rc;
         }
     }
-    if (a->n_plugin_dirs > 0) {
-        rc = loams_config_set_plugin_dirs(cfg, a->plugin_dirs, a->n_plugin_dirs);
+    if (a->shared.n_plugin_dirs > 0) {
+        rc = loams_config_set_plugin_dirs(cfg, a->shared.plugin_dirs, a->shared.n_plugin_dirs);
         if (rc != 0) {
             fprintf(stderr, "%s: out of memory\n", CMD);
             return rc;
@@ -201,27 +200,44 @@ static int load_settings(const serve_args *a, loams_config *cfg)
     return 0;
 }
 
-/* Creates the data dir when missing (one level, mode 0700). */
-static int ensure_data_dir(const char *dir)
+/* Loads the plugins of the plugin path: the configured plugin dirs, then
+ * (unless --no-default-plugin-dirs) LOAMS_PLUGIN_PATH and the installed
+ * dir.  Rejected files are logged, not fatal. */
+static int open_registry(const serve_args *a, const loams_config *cfg, loams_registry **out)
 {
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "%s: data dir %s is not a directory\n", CMD, dir);
-            return -ENOTDIR;
-        }
-        return 0;
+    loams_registry_config rc;
+    loams_registry_config_defaults(&rc);
+    rc.plugin_dirs = (const char *const *)cfg->plugin_dirs;
+    rc.n_plugin_dirs = cfg->n_plugin_dirs;
+    if (a->shared.no_default_plugin_dirs) {
+        rc.path_env = NULL;
+        rc.installed_dir = NULL;
     }
-    if (errno != ENOENT || mkdir(dir, 0700) != 0) {
-        int rc = -errno;
-        fprintf(stderr, "%s: cannot create the data dir %s: %s (create it or fix its parent)\n",
-                CMD, dir, strerror(errno));
-        return rc;
+    int status = loams_registry_open(&rc, out);
+    if (status != 0) {
+        fprintf(stderr, "%s: cannot load plugins: %s\n", CMD, loams_strerror(status));
+        return status;
     }
+    loams_registry_log_rejections(*out);
+    LOAMS_INFO(COMPONENT, "%zu plugin(s) loaded from %zu dir(s), %zu file(s) rejected",
+               loams_registry_count(*out), loams_registry_dir_count(*out),
+               loams_registry_rejected_count(*out));
     return 0;
 }
 
-static int build_worker(const loams_config *cfg, loams_meta *meta, loams_worker **out)
+/* Adds `src` to the worker, destroying it when that fails. */
+static int add_source(loams_worker *w, loams_task_source *src)
+{
+    int rc = loams_worker_add_source(w, src);
+    if (rc != 0) {
+        src->destroy(src->userdata);
+        fprintf(stderr, "%s: cannot add the %s task source: %s\n", CMD, src->name,
+                loams_strerror(rc));
+    }
+    return rc;
+}
+
+static int build_worker(const loams_config *cfg, loams_datadir *dd, loams_worker **out)
 {
     int rc = 0;
     char err[512] = "";
@@ -236,7 +252,7 @@ static int build_worker(const loams_config *cfg, loams_meta *meta, loams_worker 
                                         cfg->namespaces[i].byte_burst};
     }
     loams_worker_options o = {
-        .meta = meta,
+        .meta = dd->meta,
         .node_id = cfg->node_id,
         .clock = NULL,
         .lease_ttl_ms = cfg->lease_ttl_ms,
@@ -251,26 +267,33 @@ static int build_worker(const loams_config *cfg, loams_meta *meta, loams_worker 
         fprintf(stderr, "%s: %s\n", CMD, err[0] ? err : loams_strerror(rc));
         return rc;
     }
-    if (cfg->test_tasks > 0) {
+    loams_retention_source_options ro = {dd->log, dd->meta, NULL, cfg->retention_interval_ms};
+    loams_task_source src;
+    rc = loams_retention_source(&ro, &src, err, sizeof err);
+    if (rc == 0) {
+        rc = add_source(w, &src);
+    } else {
+        fprintf(stderr, "%s: %s\n", CMD, err);
+    }
+    if (rc == 0 && cfg->test_tasks > 0) {
         loams_test_tasks_options to = {cfg->test_tasks, cfg->test_journal, cfg->test_task_ms,
                                        cfg->test_write_ms};
-        loams_task_source src;
         rc = loams_test_tasks_source(&to, &src, err, sizeof err);
         if (rc == 0) {
-            rc = loams_worker_add_source(w, &src);
-            if (rc != 0) {
-                src.destroy(src.userdata);
-            }
+            rc = add_source(w, &src);
+        } else {
+            fprintf(stderr, "%s: %s\n", CMD, err);
         }
-        if (rc != 0) {
-            fprintf(stderr, "%s: %s\n", CMD, err[0] ? err : loams_strerror(rc));
-            loams_worker_free(w);
-            return rc;
+        if (rc == 0) {
+            LOAMS_WARN(COMPONENT,
+                       "TEST task source enabled (%" PRIu32
+                       " tasks, test_tasks / LOAMS_TEST_TASKS): for tests only",
+                       cfg->test_tasks);
         }
-        LOAMS_WARN(COMPONENT,
-                   "TEST task source enabled (%" PRIu32
-                   " tasks, test_tasks / LOAMS_TEST_TASKS): for tests only",
-                   cfg->test_tasks);
+    }
+    if (rc != 0) {
+        loams_worker_free(w);
+        return rc;
     }
     *out = w;
     return 0;
@@ -283,9 +306,10 @@ int loams_cmd_serve(int argc, char **argv)
     memset(&a, 0, sizeof a);
     loams_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    loams_meta *meta = NULL;
+    loams_datadir *dd = NULL;
+    loams_registry *reg = NULL;
     loams_worker *w = NULL;
-    loams_meta_err merr = {{0}};
+    char err[1024];
     sigset_t stop_signals;
     int rc, sig = 0;
 
@@ -308,16 +332,12 @@ int loams_cmd_serve(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : 1;
         goto out;
     }
-    if (ensure_data_dir(cfg.data_dir) != 0) {
-        goto out;
-    }
-    rc = loams_meta_open(cfg.data_dir, NULL, &meta, &merr);
+    rc = loams_datadir_open(cfg.data_dir, 1, &dd, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "%s: cannot open the metastore in %s: %s\n", CMD, cfg.data_dir,
-                merr.msg[0] ? merr.msg : loams_strerror(rc));
+        fprintf(stderr, "%s: cannot open the data dir %s: %s\n", CMD, cfg.data_dir, err);
         goto out;
     }
-    if (build_worker(&cfg, meta, &w) != 0) {
+    if (open_registry(&a, &cfg, &reg) != 0 || build_worker(&cfg, dd, &w) != 0) {
         goto out;
     }
 
@@ -355,10 +375,9 @@ int loams_cmd_serve(int argc, char **argv)
     status = 0;
 out:
     loams_worker_free(w);
-    if (meta != NULL) {
-        loams_meta_close(meta);
-    }
+    loams_registry_close(reg);
+    loams_datadir_close(dd);
     loams_config_free(&cfg);
-    free(a.plugin_dirs);
+    loams_cli_args_free(&a.shared);
     return status;
 }

@@ -24,6 +24,7 @@ core_libloams_core_la_SOURCES += \
 	core/node_config.c core/node_config.h \
 	core/worker.c core/worker.h \
 	core/test_tasks.c core/test_tasks.h \
+	core/retention_source.c core/retention_source.h \
 	core/cmd_serve.c
 
 # The host side of the plugin ABI: batches, options, stores, the API table.

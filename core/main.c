@@ -23,10 +23,15 @@ static const loams_cmd commands[] = {
      "NS.STREAM",
      "print a stream's records, the streams, or a stream's partitions", loams_cmd_stream},
     {"serve",
-     "serve --data-dir DIR [--plugin-dir DIR]... [--config FILE] [--node-id ID] "
-     "[--lease-ttl T] [--poll-interval T] [--stop-timeout T] [--max-concurrent N] "
-     "[--max-per-namespace N] [--log-level L] [--print-config]",
-     "Run the node's worker (leased background tasks) until SIGTERM or SIGINT",
+     "serve --data-dir DIR [--plugin-dir DIR]... [--no-default-plugin-dirs] [--config FILE]\n"
+     "      [--node-id ID] [--listen HOST:PORT] [--lease-ttl T] [--poll-interval T]\n"
+     "      [--stop-timeout T] [--max-concurrent N] [--max-per-namespace N]\n"
+     "      [--log-level LEVEL] [--print-config]",
+     "Run the node's worker (leased background tasks: retention, ...) until SIGTERM or\n"
+     "SIGINT, then stop claiming, cancel, release every lease and exit 0 within\n"
+     "stop_timeout.  Settings: defaults < config file (--config or LOAMS_CONFIG) <\n"
+     "LOAMS_* variables < options; every key is in docs/OPERATIONS.md.\n"
+     "--print-config  print the effective settings as a config file and exit",
      loams_cmd_serve},
     {"--list-plugins",
      "--list-plugins [--json] [--verbose] [--plugin-dir DIR]... [--no-default-plugin-dirs]",

@@ -62,6 +62,7 @@ typedef struct loams_config {
     loams_ns_setting *namespaces;
     size_t n_namespaces;
     loams_log_level log_level; /* default info */
+    int64_t retention_interval_ms; /* default 5 min: how often retention runs */
     /* Test-only task source (docs/OPERATIONS.md); off when test_tasks is 0. */
     uint32_t test_tasks;
     char *test_journal;

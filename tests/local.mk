@@ -138,6 +138,11 @@ TESTS += tests/unit/test_worker
 tests_unit_test_worker_SOURCES = tests/unit/test_worker.c
 tests_unit_test_worker_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_worker_LDADD = $(LOAMS_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_retention_source
+TESTS += tests/unit/test_retention_source
+tests_unit_test_retention_source_SOURCES = tests/unit/test_retention_source.c
+tests_unit_test_retention_source_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_retention_source_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Three serve processes with the test task source; the journal checker.
 check_PROGRAMS += tests/integration/task-journal-check

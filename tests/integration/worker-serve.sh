@@ -71,7 +71,7 @@ pick() {
   for try in 1 2 3 4 5 6 7 8 9 10; do
     picked=$(busiest "$@")
     if [ -n "$picked" ]; then
-      "$check" held "$data" "$picked" >"$work/held"
+      "$check" held "$data" "$picked" | grep '^test/' >"$work/held"
       [ -s "$work/held" ] && return 0
     fi
     sleep 0.2
@@ -94,7 +94,9 @@ grep -q "INFO  worker task=test/[0-9]* epoch=[0-9]* claimed" "$work"/node-*.log 
   die "no 'claimed' log line"
 grep -q "INFO  worker task=test/[0-9]* epoch=[0-9]* finished in" "$work"/node-*.log ||
   die "no 'finished' log line"
-ok "three nodes running, claimed and finished runs logged"
+grep -q "INFO  retention task=retention epoch=[0-9]* pass done" "$work"/node-*.log ||
+  die "no node ran the retention task"
+ok "three nodes running, claimed and finished runs logged, retention ran"
 
 # --- 2. SIGKILL the busiest node ---
 pick node-a node-b node-c

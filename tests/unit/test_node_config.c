@@ -54,6 +54,7 @@ START_TEST(defaults_work_without_any_config)
     ck_assert_uint_eq(c.max_per_namespace, 4);
     ck_assert_uint_eq(c.default_weight, 1);
     ck_assert_int_eq(c.log_level, LOAMS_LOG_INFO);
+    ck_assert_int_eq(c.retention_interval_ms, 300000);
     ck_assert_uint_eq(c.test_tasks, 0);
     loams_config_free(&c);
 }
@@ -75,6 +76,7 @@ START_TEST(file_sets_every_key_and_namespace_sections)
                                             "max_per_namespace = 2\n"
                                             "default_weight = 2\n"
                                             "log_level = debug\n"
+                                            "retention_interval = 1m\n"
                                             "[namespace.analytics]\n"
                                             "weight = 3\n"
                                             "byte_rate = 10MiB/s\n"
@@ -103,6 +105,7 @@ START_TEST(file_sets_every_key_and_namespace_sections)
     ck_assert_uint_eq(c.max_per_namespace, 2);
     ck_assert_uint_eq(c.default_weight, 2);
     ck_assert_int_eq(c.log_level, LOAMS_LOG_DEBUG);
+    ck_assert_int_eq(c.retention_interval_ms, 60000);
     ck_assert_uint_eq(c.test_tasks, 4);
     ck_assert_str_eq(c.test_journal, "/tmp/j");
     ck_assert_int_eq(c.test_task_ms, 3000);
@@ -156,8 +159,8 @@ START_TEST(file_errors_name_file_line_and_key)
     ck_assert_str_eq(load_error("leas_ttl = 3s\n", -EINVAL),
                      "bad.conf:1: unknown key 'leas_ttl' (known keys: data_dir, plugin_dirs, "
                      "node_id, listen, lease_ttl, poll_interval, stop_timeout, max_concurrent, "
-                     "max_per_namespace, default_weight, log_level, test_tasks, test_journal, "
-                     "test_task_duration, test_write_interval)");
+                     "max_per_namespace, default_weight, log_level, retention_interval, "
+                     "test_tasks, test_journal, test_task_duration, test_write_interval)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");
