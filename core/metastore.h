@@ -77,7 +77,7 @@ typedef struct loams_meta_options {
 } loams_meta_options;
 
 /* Opens (creating when missing) the metastore in `dir` (a directory; the
- * LMDB backend keeps meta.mdb and meta.mdb-lock there).  opts may be NULL.
+ * LMDB backend keeps meta.mdb, meta.mdb-lock and meta.mdb-gate there).  opts may be NULL.
  * *out is the caller's, freed by loams_meta_close.  Opening the same dir
  * twice in one process shares one environment (the options of the first
  * open apply while it stays open).

@@ -22,6 +22,18 @@
  * process-wide registry keyed by the dir's (device, inode) and shared by
  * every handle of that dir.
  *
+ * The gate (<dir>/meta.mdb-gate): LMDB's robust mutexes can lose a wakeup
+ * when a process is SIGKILLed while contending for one: if the waiter the
+ * kernel woke dies before it takes the lock, the FUTEX_WAITERS mark dies
+ * with it, the next owner releases without waking anyone, and the other
+ * waiters sleep forever (seen in metastore-multiprocess.sh).  So LMDB's
+ * mutexes are never made to wait: writers first queue on an in-process
+ * mutex and an OFD fcntl lock on byte 0 of the gate file, which the kernel
+ * drops reliably when its holder dies; then LMDB's writer mutex is free,
+ * or owned by a dead process (which LMDB recovers).  Readers reuse reset
+ * read transactions from a pool, which keep their reader slot, so only a
+ * slot's first use takes LMDB's reader mutex, behind byte 1 of the gate.
+ *
  * Map growth: when a write fills the map, the environment is grown
  * (doubling, at most map_max) with mdb_env_set_mapsize, which LMDB allows
  * only while this process has no transaction on the environment: every
@@ -31,6 +43,7 @@
  * open, before growing, and when the reader table is full.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <lmdb.h>
@@ -56,6 +69,15 @@
 #define DEFAULT_MAP_MAX (sizeof(size_t) >= 8 ? (size_t)64 << 30 : (size_t)2 << 30)
 #define MAX_READERS 1024
 #define MAX_ATTEMPTS 64
+#define READ_POOL_MAX 64
+#define GATE_SUFFIX "-gate"
+
+#ifndef F_OFD_SETLKW /* before Linux 3.15: process-owned locks */
+#define F_OFD_SETLKW F_SETLKW
+#define F_OFD_SETLK F_SETLK
+#endif
+
+enum { GATE_WRITE = 0, GATE_READER_SLOT = 1 };
 
 typedef struct lmdb_env {
     struct lmdb_env *next; /* registry list */
@@ -69,6 +91,11 @@ typedef struct lmdb_env {
     pthread_rwlock_t resize; /* shared: a transaction; exclusive: set_mapsize */
     size_t mapsize;          /* this process's map size; changed under resize */
     size_t map_max;
+    int gate_fd;                  /* <file>-gate; see the top of this file */
+    pthread_mutex_t gate_mu[2];   /* GATE_WRITE, GATE_READER_SLOT */
+    pthread_mutex_t pool_mu;      /* guards read_pool */
+    MDB_txn *read_pool[READ_POOL_MAX]; /* reset read transactions */
+    int read_pool_len;
     char dir[PATH_MAX];
     char file[PATH_MAX];
 } lmdb_env;
@@ -195,6 +222,99 @@ static int disk_looks_full(const lmdb_env *e, char *why, size_t size)
     return 0;
 }
 
+/* ---- the gate and the read pool ---- */
+
+static int gate_lock(lmdb_env *e, int which)
+{
+    pthread_mutex_lock(&e->gate_mu[which]);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = which, .l_len = 1};
+    int rc;
+    do {
+        rc = fcntl(e->gate_fd, F_OFD_SETLKW, &fl);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        int en = errno;
+        pthread_mutex_unlock(&e->gate_mu[which]);
+        return en;
+    }
+    return 0;
+}
+
+static void gate_unlock(lmdb_env *e, int which)
+{
+    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = which, .l_len = 1};
+    fcntl(e->gate_fd, F_OFD_SETLK, &fl);
+    pthread_mutex_unlock(&e->gate_mu[which]);
+}
+
+/* Clears reader slots of dead processes (LMDB takes its reader mutex when
+ * it finds one, so this goes through the gate).  Returns how many. */
+static int clear_dead_readers(lmdb_env *e)
+{
+    int dead = 0;
+    if (gate_lock(e, GATE_READER_SLOT) == 0) {
+        mdb_reader_check(e->env, &dead);
+        gate_unlock(e, GATE_READER_SLOT);
+    }
+    if (dead > 0) {
+        LOAMS_INFO("metastore", "%s: cleared %d reader slot(s) of crashed processes", e->file,
+                   dead);
+    }
+    return dead;
+}
+
+/* A read transaction: a pooled one renewed, or a new one. */
+static int read_txn_begin(lmdb_env *e, MDB_txn **txn)
+{
+    *txn = NULL;
+    pthread_mutex_lock(&e->pool_mu);
+    if (e->read_pool_len > 0) {
+        *txn = e->read_pool[--e->read_pool_len];
+    }
+    pthread_mutex_unlock(&e->pool_mu);
+    if (*txn != NULL) {
+        int mrc = mdb_txn_renew(*txn);
+        if (mrc != 0) {
+            mdb_txn_abort(*txn);
+            *txn = NULL;
+        }
+        return mrc;
+    }
+    int mrc = gate_lock(e, GATE_READER_SLOT);
+    if (mrc != 0) {
+        return mrc;
+    }
+    mrc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, txn);
+    gate_unlock(e, GATE_READER_SLOT);
+    return mrc;
+}
+
+/* Ends a read transaction, keeping it (and its reader slot) for reuse. */
+static void read_txn_end(lmdb_env *e, MDB_txn *txn)
+{
+    mdb_txn_reset(txn);
+    pthread_mutex_lock(&e->pool_mu);
+    if (e->read_pool_len < READ_POOL_MAX) {
+        e->read_pool[e->read_pool_len++] = txn;
+        txn = NULL;
+    }
+    pthread_mutex_unlock(&e->pool_mu);
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+}
+
+/* Frees every pooled read transaction (before the map changes size, and
+ * at close: LMDB wants no transaction alive then). */
+static void read_pool_drain(lmdb_env *e)
+{
+    pthread_mutex_lock(&e->pool_mu);
+    while (e->read_pool_len > 0) {
+        mdb_txn_abort(e->read_pool[--e->read_pool_len]);
+    }
+    pthread_mutex_unlock(&e->pool_mu);
+}
+
 /* ---- transactions with map growth ---- */
 
 /* A transaction body: returns 0 or a status for an outcome it decided
@@ -206,6 +326,7 @@ static int adopt_mapsize(lmdb_env *e, size_t grow_from, loams_meta_err *err)
 {
     int rc = 0;
     pthread_rwlock_wrlock(&e->resize);
+    read_pool_drain(e);
     if (grow_from == 0) {
         /* Another process grew the map: take its size. */
         int mrc = mdb_env_set_mapsize(e->env, 0);
@@ -215,11 +336,8 @@ static int adopt_mapsize(lmdb_env *e, size_t grow_from, loams_meta_err *err)
     } else if (e->mapsize == grow_from) { /* not grown by another thread meanwhile */
         /* A crashed process's reader slot pins old pages: clearing it may
          * free enough room, so retry before growing. */
-        int dead = 0;
-        mdb_reader_check(e->env, &dead);
-        if (dead > 0) {
-            LOAMS_INFO("metastore", "%s: cleared %d reader slot(s) of crashed processes",
-                       e->file, dead);
+        if (clear_dead_readers(e) > 0) {
+            /* retry before growing */
         } else if (e->mapsize >= e->map_max) {
             rc = map_error(e, NULL, MDB_MAP_FULL, "write", err);
         } else {
@@ -250,15 +368,30 @@ static int run_txn(lmdb_env *e, int write, const char *what, txn_body body, void
         size_t mapsize = e->mapsize;
         MDB_txn *txn = NULL;
         int rc = 0;
-        int mrc = mdb_txn_begin(e->env, NULL, write ? 0 : MDB_RDONLY, &txn);
-        if (mrc == 0) {
-            rc = body(e, txn, arg, &mrc, err);
-            if (rc == 0 && mrc == 0 && write) {
-                mrc = mdb_txn_commit(txn); /* frees txn, even when it fails */
-                txn = NULL;
+        int mrc;
+        if (write) {
+            mrc = gate_lock(e, GATE_WRITE);
+            if (mrc == 0) {
+                mrc = mdb_txn_begin(e->env, NULL, 0, &txn);
+                if (mrc == 0) {
+                    rc = body(e, txn, arg, &mrc, err);
+                    if (rc == 0 && mrc == 0) {
+                        mrc = mdb_txn_commit(txn); /* frees txn, even when it fails */
+                    } else {
+                        mdb_txn_abort(txn);
+                    }
+                }
+                gate_unlock(e, GATE_WRITE);
             }
-            if (txn != NULL) {
-                mdb_txn_abort(txn);
+        } else {
+            mrc = read_txn_begin(e, &txn);
+            if (mrc == 0) {
+                rc = body(e, txn, arg, &mrc, err);
+                if (mrc == 0) {
+                    read_txn_end(e, txn);
+                } else {
+                    mdb_txn_abort(txn);
+                }
             }
         }
         pthread_rwlock_unlock(&e->resize);
@@ -277,8 +410,7 @@ static int run_txn(lmdb_env *e, int write, const char *what, txn_body body, void
             continue;
         }
         if (mrc == MDB_READERS_FULL && !reader_checked) {
-            int dead = 0;
-            mdb_reader_check(e->env, &dead);
+            clear_dead_readers(e);
             reader_checked = 1;
             continue;
         }
@@ -427,8 +559,15 @@ static int setup_body(lmdb_env *e, MDB_txn *txn, void *arg, int *mrc, loams_meta
 static void env_free(lmdb_env *e)
 {
     if (e->env != NULL) {
+        read_pool_drain(e);
         mdb_env_close(e->env);
     }
+    if (e->gate_fd >= 0) {
+        close(e->gate_fd);
+    }
+    pthread_mutex_destroy(&e->gate_mu[GATE_WRITE]);
+    pthread_mutex_destroy(&e->gate_mu[GATE_READER_SLOT]);
+    pthread_mutex_destroy(&e->pool_mu);
     pthread_rwlock_destroy(&e->resize);
     free(e);
 }
@@ -451,6 +590,10 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
         free(e);
         return loams__meta_fail(err, -prc, "metastore open %s: %s", dir, strerror(prc));
     }
+    e->gate_fd = -1;
+    pthread_mutex_init(&e->gate_mu[GATE_WRITE], NULL);
+    pthread_mutex_init(&e->gate_mu[GATE_READER_SLOT], NULL);
+    pthread_mutex_init(&e->pool_mu, NULL);
     e->dev = st->st_dev;
     e->ino = st->st_ino;
     e->pid = getpid();
@@ -471,6 +614,14 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     if (n < 0 || (size_t)n >= sizeof e->dir) {
         rc = loams__meta_fail(err, -ENAMETOOLONG, "metastore open: data directory path too long: %s",
                               dir);
+        goto fail;
+    }
+    char gate[PATH_MAX + 8];
+    snprintf(gate, sizeof gate, "%s%s", e->file, GATE_SUFFIX);
+    e->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+    if (e->gate_fd < 0) {
+        int en = errno;
+        rc = map_error(e, gate, en, "open", err);
         goto fail;
     }
     int mrc = mdb_env_create(&e->env);
@@ -494,12 +645,7 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
         rc = map_error(e, NULL, mrc, "open", err);
         goto fail;
     }
-    int dead = 0;
-    mdb_reader_check(e->env, &dead);
-    if (dead > 0) {
-        LOAMS_INFO("metastore", "%s: cleared %d reader slot(s) of crashed processes", e->file,
-                   dead);
-    }
+    clear_dead_readers(e);
     MDB_envinfo info;
     if ((mrc = mdb_env_info(e->env, &info)) != 0) {
         rc = map_error(e, NULL, mrc, "open", err);

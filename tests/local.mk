@@ -80,6 +80,22 @@ tests_unit_test_lease_SOURCES = tests/unit/test_lease.c
 tests_unit_test_lease_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_lease_LDADD = $(LOAMS_UNIT_LDADD)
 
+# metastore shared by several processes (a client program + a script)
+check_PROGRAMS += tests/integration/meta-counter
+tests_integration_meta_counter_SOURCES = tests/integration/meta-counter.c
+tests_integration_meta_counter_CFLAGS = $(AM_CFLAGS) $(LMDB_CFLAGS)
+tests_integration_meta_counter_LDADD = core/libloams-core.la $(LMDB_LIBS)
+TESTS += tests/integration/metastore-multiprocess.sh
+EXTRA_DIST += tests/integration/metastore-multiprocess.sh
+
+# metastore benchmark (run by hand; make check runs a tiny smoke pass)
+noinst_PROGRAMS += tests/bench/bench-metastore
+tests_bench_bench_metastore_SOURCES = tests/bench/bench-metastore.c
+tests_bench_bench_metastore_CFLAGS = $(AM_CFLAGS) $(LMDB_CFLAGS)
+tests_bench_bench_metastore_LDADD = core/libloams-core.la $(LMDB_LIBS)
+TESTS += tests/bench/bench-metastore-smoke.sh
+EXTRA_DIST += tests/bench/bench-metastore-smoke.sh
+
 check_PROGRAMS += tests/unit/test_streamlog tests/unit/test_retention
 TESTS += tests/unit/test_streamlog tests/unit/test_retention
 tests_unit_test_streamlog_SOURCES = tests/unit/test_streamlog.c

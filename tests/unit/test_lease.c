@@ -57,6 +57,8 @@ static void teardown(void)
     unlink(p);
     snprintf(p, sizeof p, "%s/meta.mdb-lock", dir);
     unlink(p);
+    snprintf(p, sizeof p, "%s/meta.mdb-gate", dir);
+    unlink(p);
     rmdir(dir);
 }
 
