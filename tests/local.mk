@@ -56,20 +56,37 @@ tests_unit_test_ddl_SOURCES = tests/unit/test_ddl.c
 tests_unit_test_ddl_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 
-# libFuzzer target of the DDL parser (configure --enable-fuzzers CC=clang);
-# the parser is compiled into it with the fuzzer's instrumentation.
+# Fuzzers (libFuzzer): built by `make` after configure --enable-fuzzers
+# CC=clang, run by tests/fuzz/run-fuzzers.sh BUILD_DIR [SECONDS], each from
+# its seed corpus tests/fuzz/corpus/fuzz-NAME/ (distributed whole).  A
+# fuzzer is three lines; the code under test goes into its SOURCES so that
+# it is instrumented (the flags also link libFuzzer's main):
+#   LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-NAME
+#   tests_fuzz_fuzz_NAME_SOURCES = tests/fuzz/fuzz-NAME.c core/thing.c
+#   tests_fuzz_fuzz_NAME_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+# and a fourth when it needs the rest of the host (batches, host API table):
+#   tests_fuzz_fuzz_NAME_LDADD = $(LOAMS_FUZZ_LDADD)
+LOAMS_FUZZ_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
+LOAMS_FUZZ_LDADD = core/libloams-core.la
+LOAMS_FUZZ_TARGETS =
+EXTRA_PROGRAMS = $(LOAMS_FUZZ_TARGETS)
 if FUZZERS
-noinst_PROGRAMS += tests/fuzz/fuzz-ddl
+noinst_PROGRAMS += $(LOAMS_FUZZ_TARGETS)
 endif
+EXTRA_DIST += tests/fuzz/corpus
+
+# The DDL parser.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-ddl
 tests_fuzz_fuzz_ddl_SOURCES = tests/fuzz/fuzz-ddl.c core/ddl.c core/objname.c
-tests_fuzz_fuzz_ddl_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
-tests_fuzz_fuzz_ddl_LDFLAGS = -fsanitize=fuzzer,address,undefined
-EXTRA_DIST += tests/fuzz/run-fuzzers.sh \
-	tests/fuzz/corpus/fuzz-ddl/seed-link.sql \
-	tests/fuzz/corpus/fuzz-ddl/stream.sql \
-	tests/fuzz/corpus/fuzz-ddl/link-forms.sql \
-	tests/fuzz/corpus/fuzz-ddl/table-misc.sql \
-	tests/fuzz/corpus/fuzz-ddl/error-expected.sql
+tests_fuzz_fuzz_ddl_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+
+# decoder-json, through the real host; cJSON is its reference.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-decoder-json
+tests_fuzz_fuzz_decoder_json_SOURCES = tests/fuzz/fuzz-decoder-json.c \
+	plugins/decoder-json/decoder_json.c
+tests_fuzz_fuzz_decoder_json_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
+tests_fuzz_fuzz_decoder_json_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS)
+EXTRA_DIST += tests/fuzz/run-fuzzers.sh
 # metastore and leases (core/metastore*.c, core/lease.c)
 check_PROGRAMS += tests/unit/test_metastore tests/unit/test_lease
 TESTS += tests/unit/test_metastore tests/unit/test_lease
