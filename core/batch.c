@@ -5,6 +5,9 @@
  * Layout: one loams_value per cell in a per-column array whose capacity is
  * the batch's row capacity (all columns grow together); payloads live in an
  * arena of chunks that grow geometrically, so a cell never costs a malloc.
+ * Cells past the last row are garbage: a new row is zeroed (NULL) in every
+ * column when it is appended, a new column for the existing rows only.
+ * Reset keeps the cell arrays as spares for the next batch's columns.
  * Column names are found through a small open-addressing hash table.
  */
 #include "batch.h"
@@ -28,7 +31,7 @@ typedef struct arena_chunk {
 typedef struct batch_column {
     char *name;
     uint32_t hash;
-    loams_value *cells; /* row_cap entries; rows past n_rows are NULL cells */
+    loams_value *cells; /* row_cap entries; rows past n_rows are garbage */
 } batch_column;
 
 typedef struct batch_failure {
@@ -49,6 +52,10 @@ struct loams_batch {
     size_t col_cap;
     int32_t *slots; /* hash table of column indexes, -1 = empty */
     size_t n_slots; /* power of two, >= 2 * n_cols */
+
+    loams_value **spare; /* cell arrays of row_cap entries, for new columns */
+    size_t n_spare;
+    size_t spare_cap;
 
     batch_failure *failures; /* sorted by row */
     size_t n_failures;
@@ -129,11 +136,24 @@ int loams_batch_create(loams_batch **out)
     return 0;
 }
 
-static void free_columns(loams_batch *b)
+static void free_spares(loams_batch *b)
+{
+    for (size_t i = 0; i < b->n_spare; i++) {
+        free(b->spare[i]);
+    }
+    b->n_spare = 0;
+}
+
+/* Frees the columns; their cell arrays become spares when keep_cells. */
+static void free_columns(loams_batch *b, int keep_cells)
 {
     for (size_t i = 0; i < b->n_cols; i++) {
         free(b->cols[i].name);
-        free(b->cols[i].cells);
+        if (keep_cells && b->cols[i].cells != NULL && b->n_spare < b->spare_cap) {
+            b->spare[b->n_spare++] = b->cols[i].cells;
+        } else {
+            free(b->cols[i].cells);
+        }
     }
     b->n_cols = 0;
     free(b->slots);
@@ -146,7 +166,9 @@ void loams_batch_free(loams_batch *b)
     if (b == NULL) {
         return;
     }
-    free_columns(b);
+    free_columns(b, 0);
+    free_spares(b);
+    free(b->spare);
     free(b->cols);
     free(b->origin_partition);
     free(b->origin_offset);
@@ -161,7 +183,15 @@ void loams_batch_free(loams_batch *b)
 
 void loams_batch_reset(loams_batch *b)
 {
-    free_columns(b);
+    if (b->spare_cap < b->n_cols + b->n_spare) {
+        size_t cap = b->n_cols + b->n_spare;
+        loams_value **spare = realloc(b->spare, cap * sizeof *spare);
+        if (spare != NULL) {
+            b->spare = spare;
+            b->spare_cap = cap;
+        }
+    }
+    free_columns(b, 1);
     if (b->n_rows > 0) {
         memset(b->failed, 0, b->n_rows);
     }
@@ -213,14 +243,14 @@ static int grow_rows(loams_batch *b, size_t need)
     b->failed = failed;
     for (size_t i = 0; i < b->n_cols; i++) {
         loams_value *cells = realloc(b->cols[i].cells, cap * sizeof *cells);
-        if (cap > 0 && cells == NULL) {
+        if (cells == NULL) {
             /* Columns before i are bigger already; that is harmless: only
              * row_cap entries are ever used. */
             return -ENOMEM;
         }
-        memset(cells + b->row_cap, 0, (cap - b->row_cap) * sizeof *cells);
         b->cols[i].cells = cells;
     }
+    free_spares(b); /* too small now */
     b->row_cap = cap;
     return 0;
 }
@@ -327,11 +357,18 @@ int loams_batch_add_column(loams_batch *b, const char *name, size_t *col)
     }
     batch_column *c = &b->cols[b->n_cols];
     c->name = strdup(name);
-    c->cells = b->row_cap > 0 ? calloc(b->row_cap, sizeof *c->cells) : NULL;
+    c->cells = NULL;
+    if (b->row_cap > 0) {
+        c->cells = b->n_spare > 0 ? b->spare[--b->n_spare]
+                                  : malloc(b->row_cap * sizeof *c->cells);
+    }
     if (c->name == NULL || (b->row_cap > 0 && c->cells == NULL)) {
         free(c->name);
         free(c->cells);
         return -ENOMEM;
+    }
+    if (b->n_rows > 0) {
+        memset(c->cells, 0, b->n_rows * sizeof *c->cells);
     }
     c->hash = h;
     size_t s = h & (b->n_slots - 1);
@@ -474,6 +511,32 @@ int loams_batch_set(loams_batch *b, size_t row, size_t col, const loams_value *v
     if (row >= b->n_rows || col >= b->n_cols || v == NULL) {
         return -EINVAL;
     }
+    loams_value *cell = &b->cols[col].cells[row];
+    /* Fast paths for the common types; value_check/value_copy do the rest. */
+    switch (v->type) {
+    case LOAMS_T_NULL: *cell = (loams_value){.type = LOAMS_T_NULL}; return 0;
+    case LOAMS_T_INT64:
+    case LOAMS_T_TIMESTAMP:
+    case LOAMS_T_FLOAT64:
+        *cell = (loams_value){.type = v->type, .u = v->u};
+        b->payload_bytes += 8;
+        return 0;
+    case LOAMS_T_STRING:
+    case LOAMS_T_BYTES:
+    case LOAMS_T_JSON: {
+        if (v->u.s.ptr == NULL && v->u.s.len > 0) {
+            return -EINVAL;
+        }
+        const char *p = arena_copy(b, v->u.s.ptr, v->u.s.len, 1);
+        if (p == NULL) {
+            return -ENOMEM;
+        }
+        *cell = (loams_value){.type = v->type, .u.s = {p, v->u.s.len}};
+        b->payload_bytes += v->u.s.len;
+        return 0;
+    }
+    default: break;
+    }
     size_t need = 0;
     int rc = value_check(v, 0, &need);
     if (rc != 0) {
@@ -504,6 +567,9 @@ int loams_batch_append_rows(loams_batch *b, size_t n)
         b->origin_partition[r] = -1;
         b->origin_offset[r] = -1;
     }
+    for (size_t c = 0; c < b->n_cols; c++) {
+        memset(b->cols[c].cells + b->n_rows, 0, n * sizeof(loams_value));
+    }
     b->n_rows += n;
     return 0;
 }
@@ -519,6 +585,9 @@ int loams_batch_append_row(loams_batch *b, const loams_batch *from, size_t from_
         return rc;
     }
     size_t r = b->n_rows++;
+    for (size_t c = 0; c < b->n_cols; c++) {
+        b->cols[c].cells[r] = (loams_value){.type = LOAMS_T_NULL};
+    }
     b->origin_partition[r] = from != NULL ? from->origin_partition[from_row] : -1;
     b->origin_offset[r] = from != NULL ? from->origin_offset[from_row] : -1;
     if (row != NULL) {
@@ -547,7 +616,7 @@ int loams_batch_append_records(loams_batch *b, const loams_record *recs, size_t 
         for (size_t i = 0; i < LOAMS_BATCH_INPUT_COLUMNS; i++) {
             rc = loams_batch_add_column(b, input_names[i], NULL);
             if (rc != 0) {
-                free_columns(b);
+                free_columns(b, 0);
                 return rc;
             }
         }
@@ -591,43 +660,41 @@ int loams_batch_append_records(loams_batch *b, const loams_record *recs, size_t 
     loams_value *part = b->cols[LOAMS_BATCH_COL_PARTITION].cells;
     loams_value *off = b->cols[LOAMS_BATCH_COL_OFFSET].cells;
     loams_value *hdr = b->cols[LOAMS_BATCH_COL_HEADERS].cells;
+    for (size_t c = LOAMS_BATCH_INPUT_COLUMNS; c < b->n_cols; c++) {
+        memset(b->cols[c].cells + b->n_rows, 0, n * sizeof(loams_value));
+    }
     for (size_t i = 0; i < n; i++) {
         const loams_record *r = &recs[i];
         size_t row = b->n_rows + i;
         if (r->key != NULL) {
-            key[row].type = LOAMS_T_BYTES;
-            key[row].u.s.ptr = r->key_len > 0 ? p : empty_text;
-            key[row].u.s.len = r->key_len;
+            key[row] = (loams_value){.type = LOAMS_T_BYTES,
+                                     .u.s = {r->key_len > 0 ? p : empty_text, r->key_len}};
             if (r->key_len > 0) {
                 memcpy(p, r->key, r->key_len);
                 p += r->key_len;
             }
         } else {
-            key[row].type = LOAMS_T_NULL;
+            key[row] = (loams_value){.type = LOAMS_T_NULL};
         }
-        value[row].type = LOAMS_T_BYTES;
-        value[row].u.s.ptr = r->value_len > 0 ? p : empty_text;
-        value[row].u.s.len = r->value_len;
+        value[row] = (loams_value){.type = LOAMS_T_BYTES,
+                                   .u.s = {r->value_len > 0 ? p : empty_text, r->value_len}};
         if (r->value_len > 0) {
             memcpy(p, r->value, r->value_len);
             p += r->value_len;
         }
-        ts[row].type = LOAMS_T_TIMESTAMP;
-        ts[row].u.i = r->timestamp_us;
-        part[row].type = LOAMS_T_INT64;
-        part[row].u.i = r->partition;
-        off[row].type = LOAMS_T_INT64;
-        off[row].u.i = r->offset;
+        ts[row] = (loams_value){.type = LOAMS_T_TIMESTAMP, .u.i = r->timestamp_us};
+        part[row] = (loams_value){.type = LOAMS_T_INT64, .u.i = r->partition};
+        off[row] = (loams_value){.type = LOAMS_T_INT64, .u.i = r->offset};
         if (r->headers != NULL) {
-            hdr[row].type = LOAMS_T_JSON;
-            hdr[row].u.s.ptr = r->headers_len > 0 ? p : empty_text;
-            hdr[row].u.s.len = r->headers_len;
+            hdr[row] = (loams_value){.type = LOAMS_T_JSON,
+                                     .u.s = {r->headers_len > 0 ? p : empty_text,
+                                             r->headers_len}};
             if (r->headers_len > 0) {
                 memcpy(p, r->headers, r->headers_len);
                 p += r->headers_len;
             }
         } else {
-            hdr[row].type = LOAMS_T_NULL;
+            hdr[row] = (loams_value){.type = LOAMS_T_NULL};
         }
         b->origin_partition[row] = r->partition;
         b->origin_offset[row] = r->offset;
@@ -751,7 +818,8 @@ uint64_t loams_batch_payload_bytes(const loams_batch *b)
 
 uint64_t loams_batch_memory_bytes(const loams_batch *b)
 {
-    return b->arena_bytes + (uint64_t)b->row_cap * (b->n_cols * sizeof(loams_value) + 13) +
+    return b->arena_bytes +
+           (uint64_t)b->row_cap * ((b->n_cols + b->n_spare) * sizeof(loams_value) + 13) +
            b->col_cap * sizeof(batch_column) + b->n_slots * sizeof(int32_t) +
            b->failure_cap * sizeof(batch_failure);
 }

@@ -185,3 +185,14 @@ TESTS += tests/integration/worker-serve.sh
 EXTRA_DIST += tests/integration/worker-serve.sh
 TESTS += tests/integration/task-journal-check-selftest.sh
 EXTRA_DIST += tests/integration/task-journal-check-selftest.sh
+
+# Benchmarks of the batch and decoder-json (print their figures and a
+# reference measured in the same run).
+noinst_PROGRAMS += tests/bench/bench-batch tests/bench/bench-decoder-json
+tests_bench_bench_batch_SOURCES = tests/bench/bench-batch.c
+tests_bench_bench_batch_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_batch_LDADD = core/libloams-core.la
+tests_bench_bench_decoder_json_SOURCES = tests/bench/bench-decoder-json.c \
+	plugins/decoder-json/decoder_json.c tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_decoder_json_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_bench_bench_decoder_json_LDADD = core/libloams-core.la $(CJSON_LIBS)

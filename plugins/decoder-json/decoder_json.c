@@ -28,10 +28,12 @@
  * Why not cJSON here: cJSON builds a whole tree per record, accepts things
  * RFC 8259 forbids (leading zeros, "1.", raw control characters in strings),
  * rounds integers above 2^53 through double, and reports error positions
- * through a process-wide pointer.  This decoder parses in one strict pass
- * that only validates, then a second that extracts the top-level members,
- * allocating nothing per record beyond a reused scratch buffer.  cJSON is
- * the reference the fuzzer compares it with (tests/fuzz).
+ * through a process-wide pointer.  This decoder parses each record in one
+ * strict pass that validates it and collects its top-level members (nested
+ * values are validated and kept as text); the cells are set only when the
+ * whole document is valid, so a bad record adds no column.  Nothing is
+ * allocated per record beyond reused scratch buffers.  cJSON is the
+ * reference the fuzzer compares it with (tests/fuzz).
  *
  * Threads: decode() on one state is never called from two threads at once
  * (loams/decoder.h); states share nothing.
@@ -55,10 +57,12 @@ typedef struct json_state {
     loams_ctx *ctx;
     int max_depth;
     locale_t c_locale; /* strtod_l: numbers always use '.' */
-    char *scratch;     /* unescaped strings */
+    char *scratch;     /* unescaped member names and strings of one record */
     size_t scratch_cap;
-    char *name; /* unescaped member name */
-    size_t name_cap;
+    char *number; /* a number's text, NUL-terminated, for strtod_l */
+    size_t number_cap;
+    struct json_member *members; /* top-level members of one record */
+    size_t members_cap;
 } json_state;
 
 /* The parser's cursor over one value. */
@@ -203,6 +207,20 @@ static int hex4(const unsigned char *p, unsigned *out)
     return 0;
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Non-zero when one of the 8 bytes of w is '"', '\\' or below 0x20 (the
+ * bytes that end a plain run inside a string).  Exact: bytes >= 0x80 never
+ * match (the usual zero-byte test, masked with ~w). */
+static uint64_t has_special_byte(uint64_t w)
+{
+    uint64_t quote = w ^ (ONES * '"');
+    uint64_t slash = w ^ (ONES * '\\');
+    uint64_t z = ((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) | (w - ONES * 0x20);
+    return z & ~w & HIGHS;
+}
+
 /* Parses a string at c->i (which is '"').  When out != NULL, writes the
  * unescaped bytes there (room: the raw length is enough) and their count
  * to *out_len. */
@@ -212,8 +230,16 @@ static int parse_string(json_cursor *c, char *out, size_t *out_len)
     size_t o = 0;
     c->i++;
     for (;;) {
-        /* copy a run of plain bytes */
+        /* copy a run of plain bytes, 8 at a time while none is special */
         size_t run = c->i;
+        while (c->i + 8 <= c->n) {
+            uint64_t w;
+            memcpy(&w, c->p + c->i, 8);
+            if (has_special_byte(w)) {
+                break;
+            }
+            c->i += 8;
+        }
         while (c->i < c->n) {
             unsigned char ch = c->p[c->i];
             if (ch == '"' || ch == '\\' || ch < 0x20) {
@@ -505,18 +531,28 @@ static int parse_value(json_cursor *c)
     }
 }
 
-/* ---- extraction (on a validated document) ---- */
+/* ---- one pass: validate the document and collect its members ---- */
 
-static int scratch_reserve(json_state *s, char **buf, size_t *cap, size_t need)
+/* A top-level member found while parsing; its cells are set only when the
+ * whole document is valid, so a bad record adds no column. */
+typedef struct json_member {
+    size_t name_off; /* unescaped name in the scratch buffer */
+    size_t name_len;
+    size_t name_at; /* byte position of the name in the value */
+    size_t str_off;  /* STRING values: unescaped bytes in the scratch */
+    loams_value v;
+} json_member;
+
+static int grow(json_state *s, void **buf, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) {
         return 0;
     }
-    size_t ncap = *cap < 256 ? 256 : *cap;
+    size_t ncap = *cap < 64 ? 64 : *cap;
     while (ncap < need) {
         ncap *= 2;
     }
-    char *n = host->realloc(s->ctx, *buf, ncap);
+    void *n = host->realloc(s->ctx, *buf, ncap * elem);
     if (n == NULL) {
         return -ENOMEM;
     }
@@ -553,74 +589,170 @@ static int number_value(json_state *s, const unsigned char *p, size_t len, int i
             return 0;
         }
     }
-    int rc = scratch_reserve(s, &s->scratch, &s->scratch_cap, len + 1);
+    int rc = grow(s, (void **)&s->number, &s->number_cap, len + 1, 1);
     if (rc != 0) {
         return rc;
     }
-    memcpy(s->scratch, p, len);
-    s->scratch[len] = '\0';
+    memcpy(s->number, p, len);
+    s->number[len] = '\0';
     v->type = LOAMS_T_FLOAT64;
-    v->u.f = strtod_l(s->scratch, NULL, s->c_locale); /* +-HUGE_VAL beyond double */
+    v->u.f = strtod_l(s->number, NULL, s->c_locale); /* +-HUGE_VAL beyond double */
     return 0;
+}
+
+/* Parses the value of a top-level member into m (nested values are only
+ * validated and kept as their text).  -1 with c's error, or -ENOMEM. */
+static int member_value(json_state *s, json_cursor *c, json_member *m, size_t *o)
+{
+    size_t start = c->i;
+    unsigned char ch = c->p[c->i];
+    m->v = (loams_value){.type = LOAMS_T_NULL};
+    if (ch == '"') {
+        size_t len;
+        if (parse_string(c, s->scratch + *o, &len) != 0) {
+            return -1;
+        }
+        m->v.type = LOAMS_T_STRING;
+        m->v.u.s.len = len;
+        m->str_off = *o;
+        *o += len;
+        return 0;
+    }
+    if (ch == '{' || ch == '[') {
+        if ((ch == '{' ? parse_object(c) : parse_array(c)) != 0) {
+            return -1;
+        }
+        m->v.type = LOAMS_T_JSON;
+        m->v.u.s.ptr = (const char *)c->p + start;
+        m->v.u.s.len = c->i - start;
+        return 0;
+    }
+    if (ch == 't' || ch == 'f') {
+        if (parse_literal(c, ch == 't' ? "true" : "false") != 0) {
+            return -1;
+        }
+        m->v.type = LOAMS_T_BOOL;
+        m->v.u.b = ch == 't';
+        return 0;
+    }
+    if (ch == 'n') {
+        return parse_literal(c, "null");
+    }
+    if (ch == '-' || is_digit(ch)) {
+        int is_int;
+        if (parse_number(c, &is_int) != 0) {
+            return -1;
+        }
+        return number_value(s, c->p + start, c->i - start, is_int, &m->v);
+    }
+    return unexpected(c, "a value (object, array, string, number, true, false or null)");
+}
+
+/* Parses a top-level object, collecting its members into s->members. */
+static int collect_object(json_state *s, json_cursor *c, size_t *n_members)
+{
+    size_t o = 0; /* next free byte of the scratch */
+    *n_members = 0;
+    if (enter(c) != 0) {
+        return -1;
+    }
+    c->i++; /* '{' */
+    skip_ws(c);
+    if (c->i < c->n && c->p[c->i] == '}') {
+        c->i++;
+        c->depth--;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(c);
+        if (c->i >= c->n || c->p[c->i] != '"') {
+            return unexpected(c, "a member name (a string)");
+        }
+        int rc = grow(s, (void **)&s->members, &s->members_cap, *n_members + 1,
+                      sizeof *s->members);
+        if (rc != 0) {
+            return rc;
+        }
+        json_member *m = &s->members[*n_members];
+        m->name_at = c->i;
+        m->name_off = o;
+        if (parse_string(c, s->scratch + o, &m->name_len) != 0) {
+            return -1;
+        }
+        o += m->name_len;
+        s->scratch[o++] = '\0';
+        skip_ws(c);
+        if (c->i >= c->n || c->p[c->i] != ':') {
+            return unexpected(c, "':' after a member name");
+        }
+        c->i++;
+        skip_ws(c);
+        if (c->i >= c->n) {
+            return unexpected(c, "a value");
+        }
+        rc = member_value(s, c, m, &o);
+        if (rc != 0) {
+            return rc;
+        }
+        (*n_members)++;
+        skip_ws(c);
+        if (c->i < c->n && c->p[c->i] == ',') {
+            c->i++;
+            continue;
+        }
+        if (c->i < c->n && c->p[c->i] == '}') {
+            c->i++;
+            c->depth--;
+            return 0;
+        }
+        return unexpected(c, "',' or '}' after an object member");
+    }
 }
 
 static const char *const input_columns[] = {"key", "value", "timestamp",
                                             "partition", "offset", "headers"};
 
-/* Sets the column for one member whose value starts at c->i. */
-static int extract_member(json_state *s, loams_batch *batch, size_t row, json_cursor *c,
-                          const char *name)
+/* Sets the cells of the collected members of a valid object. */
+static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n_members)
 {
-    char renamed[16];
-    for (size_t k = 0; k < sizeof input_columns / sizeof input_columns[0]; k++) {
-        if (strcmp(name, input_columns[k]) == 0) {
-            snprintf(renamed, sizeof renamed, "json_%s", name);
-            name = renamed;
-            break;
+    for (size_t k = 0; k < n_members; k++) {
+        json_member *m = &s->members[k];
+        const char *name = s->scratch + m->name_off;
+        if (m->name_len == 0 || memchr(name, '\0', m->name_len) != NULL) {
+            return host->batch_row_fail(batch, row, LOAMS_EINPUT,
+                                        "the member name at byte %zu %s, so it cannot be a "
+                                        "column name",
+                                        m->name_at,
+                                        m->name_len == 0 ? "is empty" : "contains \\u0000");
         }
     }
-    size_t col;
-    int rc = host->batch_add_column(batch, name, &col);
-    if (rc != 0) {
-        return rc;
-    }
-    loams_value v = {.type = LOAMS_T_NULL};
-    size_t start = c->i;
-    unsigned char ch = c->p[c->i];
-    if (ch == '"') {
-        rc = scratch_reserve(s, &s->scratch, &s->scratch_cap, c->n - c->i + 1);
+    for (size_t k = 0; k < n_members; k++) {
+        json_member *m = &s->members[k];
+        const char *name = s->scratch + m->name_off;
+        char renamed[16];
+        if (strchr("kvtpoh", name[0]) != NULL) {
+            for (size_t i = 0; i < sizeof input_columns / sizeof input_columns[0]; i++) {
+                if (strcmp(name, input_columns[i]) == 0) {
+                    snprintf(renamed, sizeof renamed, "json_%s", name);
+                    name = renamed;
+                    break;
+                }
+            }
+        }
+        size_t col;
+        int rc = host->batch_add_column(batch, name, &col);
         if (rc != 0) {
             return rc;
         }
-        size_t len;
-        parse_string(c, s->scratch, &len);
-        v.type = LOAMS_T_STRING;
-        v.u.s.ptr = s->scratch;
-        v.u.s.len = len;
-    } else if (ch == '{' || ch == '[') {
-        if (ch == '{') {
-            parse_object(c);
-        } else {
-            parse_array(c);
+        if (m->v.type == LOAMS_T_STRING) {
+            m->v.u.s.ptr = s->scratch + m->str_off;
         }
-        v.type = LOAMS_T_JSON;
-        v.u.s.ptr = (const char *)c->p + start;
-        v.u.s.len = c->i - start;
-    } else if (ch == 't' || ch == 'f') {
-        parse_literal(c, ch == 't' ? "true" : "false");
-        v.type = LOAMS_T_BOOL;
-        v.u.b = ch == 't';
-    } else if (ch == 'n') {
-        parse_literal(c, "null");
-    } else {
-        int is_int;
-        parse_number(c, &is_int);
-        rc = number_value(s, c->p + start, c->i - start, is_int, &v);
+        rc = host->batch_set(batch, row, col, &m->v);
         if (rc != 0) {
             return rc;
         }
     }
-    return host->batch_set(batch, row, col, &v);
+    return 0;
 }
 
 /* Decodes one record; returns 0 (also when the record failed), or -ENOMEM
@@ -637,6 +769,14 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
         return host->batch_row_fail(batch, row, LOAMS_EINPUT,
                                     "value is not UTF-8 at byte %zu (byte 0x%02x)", ok, p[ok]);
     }
+    /* Unescaped names and strings (plus one NUL per name) fit in 2n. */
+    if (n > (SIZE_MAX - 16) / 2) {
+        return -ENOMEM;
+    }
+    int rc = grow(s, (void **)&s->scratch, &s->scratch_cap, 2 * n + 16, 1);
+    if (rc != 0) {
+        return rc;
+    }
     json_cursor c = {.p = p, .n = n, .max_depth = s->max_depth};
     if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) {
         c.i = 3; /* byte order mark */
@@ -647,7 +787,11 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
                                     "value has no JSON document (only whitespace)");
     }
     size_t doc = c.i;
-    int bad = parse_value(&c);
+    size_t n_members = 0;
+    int bad = p[doc] == '{' ? collect_object(s, &c, &n_members) : parse_value(&c);
+    if (bad == -ENOMEM) {
+        return bad;
+    }
     if (bad == 0) {
         skip_ws(&c);
         if (c.i < n) {
@@ -666,60 +810,23 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
         return host->batch_row_fail(batch, row, LOAMS_EINPUT, "invalid JSON at byte %zu: %s",
                                     c.err_pos, c.err);
     }
+    if (p[doc] == '{') {
+        return store_members(s, batch, row, n_members);
+    }
     size_t end = c.i;
     while (end > doc && (p[end - 1] == ' ' || p[end - 1] == '\t' || p[end - 1] == '\n' ||
                          p[end - 1] == '\r')) {
         end--;
     }
-    if (p[doc] != '{') {
-        size_t col;
-        int rc = host->batch_add_column(batch, "json", &col);
-        if (rc != 0) {
-            return rc;
-        }
-        loams_value v = {.type = LOAMS_T_JSON};
-        v.u.s.ptr = (const char *)p + doc;
-        v.u.s.len = end - doc;
-        return host->batch_set(batch, row, col, &v);
+    size_t col;
+    rc = host->batch_add_column(batch, "json", &col);
+    if (rc != 0) {
+        return rc;
     }
-    /* Second pass over the valid object: one column per member. */
-    c.i = doc + 1;
-    c.depth = 1;
-    skip_ws(&c);
-    if (c.p[c.i] == '}') {
-        return 0;
-    }
-    for (;;) {
-        skip_ws(&c);
-        size_t name_at = c.i;
-        int rc = scratch_reserve(s, &s->name, &s->name_cap, n - c.i + 1);
-        if (rc != 0) {
-            return rc;
-        }
-        size_t name_len;
-        parse_string(&c, s->name, &name_len);
-        s->name[name_len] = '\0';
-        if (name_len == 0 || memchr(s->name, '\0', name_len) != NULL) {
-            return host->batch_row_fail(batch, row, LOAMS_EINPUT,
-                                        "the member name at byte %zu %s, so it cannot be a "
-                                        "column name",
-                                        name_at,
-                                        name_len == 0 ? "is empty" : "contains \\u0000");
-        }
-        skip_ws(&c);
-        c.i++; /* ':' */
-        skip_ws(&c);
-        rc = extract_member(s, batch, row, &c, s->name);
-        if (rc != 0) {
-            return rc;
-        }
-        skip_ws(&c);
-        if (c.p[c.i] == ',') {
-            c.i++;
-            continue;
-        }
-        return 0; /* '}' */
-    }
+    loams_value v = {.type = LOAMS_T_JSON};
+    v.u.s.ptr = (const char *)p + doc;
+    v.u.s.len = end - doc;
+    return host->batch_set(batch, row, col, &v);
 }
 
 /* ---- the vtable ---- */
@@ -800,7 +907,8 @@ static void json_close(void *state)
     loams_ctx *ctx = s->ctx;
     freelocale(s->c_locale);
     host->free(ctx, s->scratch);
-    host->free(ctx, s->name);
+    host->free(ctx, s->number);
+    host->free(ctx, s->members);
     host->free(ctx, s);
 }
 

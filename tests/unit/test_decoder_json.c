@@ -216,6 +216,23 @@ START_TEST(test_each_bad_record_fails_alone_with_its_position)
 }
 END_TEST
 
+START_TEST(test_a_bad_record_adds_no_column)
+{
+    decoder_run run;
+    decoder_open(&run, desc, NULL, 0);
+    add(&run, 0, "{\"good\":1}");
+    add(&run, 1, "{\"only_in_bad\":1,\"x\":}");
+    ck_assert_int_eq(decoder_decode(&run), 0);
+    ck_assert_int_eq(loams_batch_column_find(run.batch, "only_in_bad"), -1);
+    ck_assert_int_eq(loams_batch_column_find(run.batch, "x"), -1);
+    ck_assert_uint_eq(loams_batch_columns(run.batch), LOAMS_BATCH_INPUT_COLUMNS + 1);
+    ck_assert_str_eq(row_error(&run, 1), "partition 0 offset 1: invalid JSON at byte 21: "
+                                         "expected a value (object, array, string, number, "
+                                         "true, false or null), found '}'");
+    decoder_close(&run);
+}
+END_TEST
+
 START_TEST(test_nesting_limit_and_option)
 {
     char deep[200], ok[200];
@@ -354,6 +371,7 @@ int main(void)
     tcase_add_test(tc, test_documents_that_are_not_objects_go_to_column_json);
     tcase_add_test(tc, test_members_named_like_input_columns_are_renamed_and_last_duplicate_wins);
     tcase_add_test(tc, test_each_bad_record_fails_alone_with_its_position);
+    tcase_add_test(tc, test_a_bad_record_adds_no_column);
     tcase_add_test(tc, test_nesting_limit_and_option);
     tcase_add_test(tc, test_rows_failed_before_decoding_are_left_alone);
     tcase_add_test(tc, test_cancellation_stops_a_long_batch);
