@@ -131,7 +131,7 @@ TESTS += tests/integration/stream-cli.sh
 EXTRA_DIST += tests/integration/stream-cli.sh
 
 # The first real plugins, loaded as modules and run through the real host.
-# (tests/unit/plugin_loader.c loads them until the registry can.)
+# (tests/unit/plugin_loader.c loads them through the registry.)
 LOAMS_PLUGIN_UNIT_TESTS = tests/unit/test_store_fs tests/unit/test_decoder_json \
 	tests/unit/test_decoder_raw
 check_PROGRAMS += $(LOAMS_PLUGIN_UNIT_TESTS)

@@ -1,11 +1,13 @@
 /*
- * plugin_loader.h - loads a built plugin module for a unit test, the way
- * the host does (libltdl, entry symbol, the real host API table), until the
- * tests can use core/registry.h.
+ * plugin_loader.h - loads a built plugin module for a unit test through
+ * the real plugin registry (core/registry.h): the same checks, the same
+ * libltdl loading and the real host API table as loams-host.
  *
- * test_plugin_load("store-fs") loads $top_builddir/plugins/store-fs/store-fs
- * (.la, through libltdl) and returns its descriptor, or NULL with a message
- * on stderr.  The module stays loaded until the process exits.
+ * test_plugin_load("store-fs") opens a registry on the build directory of
+ * that plugin ($top_builddir/plugins/store-fs/.libs) and returns the
+ * descriptor of the plugin called "store-fs", or NULL with the registry's
+ * rejection lines on stderr.  The registry stays open (and the module
+ * loaded) until the process exits.
  * Threads: call from the test's main thread only.
  */
 #ifndef LOAMS_TEST_PLUGIN_LOADER_H
