@@ -1,6 +1,6 @@
 /*
  * host_api.h - the host API table (loams/host.h) this host gives every
- * plugin: ABI 1.0, every member non-NULL.
+ * plugin: ABI LOAMS_ABI_MAJOR.LOAMS_ABI_MINOR, every member non-NULL.
  *
  * The table is static and const: one for the whole process, valid for its
  * lifetime.  The registry passes it to each plugin's entry function.  Its

@@ -7,3 +7,4 @@ EXTRA_DIST += docs/PLUGINS.md
 dist_man_MANS += docs/loams-host.1
 EXTRA_DIST += docs/ICEBERG.md
 EXTRA_DIST += docs/OPERATIONS.md
+EXTRA_DIST += docs/FORMATS.md
