@@ -64,16 +64,15 @@ typedef struct serve_args {
 
 static void serve_usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]...\n"
-            "                        [--no-default-plugin-dirs] [--config FILE]\n"
-            "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
-            "                        [--poll-interval T] [--stop-timeout T]\n"
-            "                        [--max-concurrent N] [--max-per-namespace N]\n"
-            "                        [--log-level LEVEL] [--print-config]\n"
-            "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
-            "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
-            "these options; see docs/OPERATIONS.md.\n");
+    fprintf(out, "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]...\n"
+                 "                        [--no-default-plugin-dirs] [--config FILE]\n"
+                 "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
+                 "                        [--poll-interval T] [--stop-timeout T]\n"
+                 "                        [--max-concurrent N] [--max-per-namespace N]\n"
+                 "                        [--log-level LEVEL] [--print-config]\n"
+                 "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
+                 "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
+                 "these options; see docs/OPERATIONS.md.\n");
 }
 
 /* Takes "--opt VALUE" or "--opt=VALUE" at argv[*i]; returns the value or
@@ -130,8 +129,8 @@ static int parse_args(serve_args *a, int argc, char **argv)
             }
         }
         if (missing) {
-            fprintf(stderr, "%s: option %s needs a value\nRun 'loams-host serve --help'.\n",
-                    CMD, argv[i]);
+            fprintf(stderr, "%s: option %s needs a value\nRun 'loams-host serve --help'.\n", CMD,
+                    argv[i]);
             return -EINVAL;
         }
         if (k == NOPTION_KEYS) {
@@ -247,9 +246,9 @@ static int build_worker(const loams_config *cfg, loams_datadir *dd, loams_worker
         return -ENOMEM;
     }
     for (size_t i = 0; i < cfg->n_namespaces; i++) {
-        ns[i] = (loams_sched_ns_config){cfg->namespaces[i].name, cfg->namespaces[i].weight,
-                                        cfg->namespaces[i].byte_rate,
-                                        cfg->namespaces[i].byte_burst};
+        ns[i] =
+            (loams_sched_ns_config){cfg->namespaces[i].name, cfg->namespaces[i].weight,
+                                    cfg->namespaces[i].byte_rate, cfg->namespaces[i].byte_burst};
     }
     loams_worker_options o = {
         .meta = dd->meta,
@@ -355,8 +354,8 @@ int loams_cmd_serve(int argc, char **argv)
         fprintf(stderr, "%s: cannot start the worker: %s\n", CMD, loams_strerror(rc));
         goto out;
     }
-    LOAMS_INFO(COMPONENT, "node %s serving data dir %s (pid %ld); stop with SIGTERM",
-               cfg.node_id, cfg.data_dir, (long)getpid());
+    LOAMS_INFO(COMPONENT, "node %s serving data dir %s (pid %ld); stop with SIGTERM", cfg.node_id,
+               cfg.data_dir, (long)getpid());
     while (sigwait(&stop_signals, &sig) != 0) {
     }
     LOAMS_INFO(COMPONENT,

@@ -261,8 +261,7 @@ int loams_config_set_plugin_dirs(loams_config *c, const char *const *dirs, size_
 static int ns_slot(loams_config *c, const char *name, size_t len, loams_ns_setting **out)
 {
     for (size_t i = 0; i < c->n_namespaces; i++) {
-        if (strlen(c->namespaces[i].name) == len &&
-            memcmp(c->namespaces[i].name, name, len) == 0) {
+        if (strlen(c->namespaces[i].name) == len && memcmp(c->namespaces[i].name, name, len) == 0) {
             *out = &c->namespaces[i];
             return 0;
         }
@@ -283,8 +282,8 @@ static int ns_slot(loams_config *c, const char *name, size_t len, loams_ns_setti
     return 0;
 }
 
-static int set_namespace_key(loams_config *c, const char *key, const char *value,
-                             const char *where, char *err, size_t errlen)
+static int set_namespace_key(loams_config *c, const char *key, const char *value, const char *where,
+                             char *err, size_t errlen)
 {
     const char *name = key + strlen("namespace.");
     const char *dot = strrchr(name, '.');
@@ -309,15 +308,13 @@ static int set_namespace_key(loams_config *c, const char *key, const char *value
     } else if (is_rate || strcmp(sub, "byte_burst") == 0) {
         if (parse_size(value, is_rate, &v) < 0) {
             errf(err, errlen,
-                 "%s: key '%s': '%s' is not a byte %s (write e.g. 1048576, 512KiB, 10MiB%s)",
-                 where, key, value, is_rate ? "rate" : "size",
-                 is_rate ? " or 10MiB/s; 0 = no cap" : "");
+                 "%s: key '%s': '%s' is not a byte %s (write e.g. 1048576, 512KiB, 10MiB%s)", where,
+                 key, value, is_rate ? "rate" : "size", is_rate ? " or 10MiB/s; 0 = no cap" : "");
             return -EINVAL;
         }
     } else {
-        errf(err, errlen,
-             "%s: unknown namespace key '%s' (known: weight, byte_rate, byte_burst)", where,
-             sub);
+        errf(err, errlen, "%s: unknown namespace key '%s' (known: weight, byte_rate, byte_burst)",
+             where, sub);
         return -EINVAL;
     }
     loams_ns_setting *ns;
@@ -380,8 +377,7 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
             return -EINVAL;
         }
         return set_string((char **)(base + k->offset), value);
-    case KT_DIRLIST:
-        return set_dirlist(c, value);
+    case KT_DIRLIST: return set_dirlist(c, value);
     case KT_NODE_ID: {
         size_t n = strlen(value);
         int bad = n == 0 || n > 127;
@@ -421,8 +417,8 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
         }
         if (ms < k->min || ms > k->max) {
             errf(err, errlen,
-                 "%s: key '%s': %s is out of range (from %" PRId64 "ms to %" PRId64 "ms)",
-                 where, key, value, k->min, k->max);
+                 "%s: key '%s': %s is out of range (from %" PRId64 "ms to %" PRId64 "ms)", where,
+                 key, value, k->min, k->max);
             return -EINVAL;
         }
         *(int64_t *)(base + k->offset) = ms;
@@ -446,8 +442,8 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
         loams_log_level level;
         if (loams_log_level_parse(value, &level) < 0) {
             errf(err, errlen,
-                 "%s: key '%s': '%s' is not a log level (write error, warn, info or debug)",
-                 where, key, value);
+                 "%s: key '%s': '%s' is not a log level (write error, warn, info or debug)", where,
+                 key, value);
             return -EINVAL;
         }
         *(loams_log_level *)(base + k->offset) = level;
@@ -465,8 +461,7 @@ static char *trim(char *s)
         s++;
     }
     size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
-                     s[n - 1] == '\n')) {
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) {
         s[--n] = '\0';
     }
     return s;
@@ -494,8 +489,9 @@ int loams_config_load_file(loams_config *c, const char *path, char *err, size_t 
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         rc = -errno;
-        errf(err, errlen, "cannot read config file %s: %s (check the path given to --config "
-                          "or LOAMS_CONFIG)",
+        errf(err, errlen,
+             "cannot read config file %s: %s (check the path given to --config "
+             "or LOAMS_CONFIG)",
              path, strerror(errno));
         return rc;
     }
@@ -553,8 +549,8 @@ int loams_config_load_file(loams_config *c, const char *path, char *err, size_t 
             value++;
         }
         if (!valid_key_word(key)) {
-            errf(err, errlen, "%s: '%s' is not a key (keys are lower-case words with '_')",
-                 where, key);
+            errf(err, errlen, "%s: '%s' is not a key (keys are lower-case words with '_')", where,
+                 key);
             rc = -EINVAL;
             goto out;
         }
@@ -592,16 +588,15 @@ static int env_ns_list(loams_config *c, const char *var, const char *value, cons
     char where[128];
     snprintf(where, sizeof where, "environment variable %s", var);
     char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item != NULL;
-         item = strtok_r(NULL, ",", &save)) {
+    for (char *item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
         item = trim(item);
         if (*item == '\0') {
             continue;
         }
         char *eq = strchr(item, '=');
         if (eq == NULL) {
-            errf(err, errlen, "%s: entry '%s' is not NAME=VALUE (e.g. %s=analytics=3,web=1)",
-                 where, item, var);
+            errf(err, errlen, "%s: entry '%s' is not NAME=VALUE (e.g. %s=analytics=3,web=1)", where,
+                 item, var);
             rc = -EINVAL;
             goto out;
         }
@@ -653,8 +648,7 @@ int loams_config_load_env(loams_config *c, char *const *envp, char *err, size_t 
         size_t n = strlen(ns_vars[v].var);
         for (char *const *e = envp; *e != NULL; e++) {
             if (strncmp(*e, ns_vars[v].var, n) == 0 && (*e)[n] == '=') {
-                int rc = env_ns_list(c, ns_vars[v].var, *e + n + 1, ns_vars[v].sub, err,
-                                     errlen);
+                int rc = env_ns_list(c, ns_vars[v].var, *e + n + 1, ns_vars[v].sub, err, errlen);
                 if (rc < 0) {
                     return rc;
                 }

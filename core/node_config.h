@@ -48,20 +48,20 @@ typedef struct loams_ns_setting {
 
 /* Every string and array is owned by the config (loams_config_free). */
 typedef struct loams_config {
-    char *data_dir;      /* no default: serve requires it */
-    char **plugin_dirs;  /* searched before LOAMS_PLUGIN_PATH and the installed dir */
+    char *data_dir;     /* no default: serve requires it */
+    char **plugin_dirs; /* searched before LOAMS_PLUGIN_PATH and the installed dir */
     size_t n_plugin_dirs;
-    char *node_id;       /* default "<hostname>:<pid>" */
-    char *listen;        /* default "127.0.0.1:7070" */
-    int64_t lease_ttl_ms;     /* default 30 s */
-    int64_t poll_interval_ms; /* default 1 s */
-    int64_t stop_timeout_ms;  /* default 10 s: how long a stop waits for tasks */
+    char *node_id;              /* default "<hostname>:<pid>" */
+    char *listen;               /* default "127.0.0.1:7070" */
+    int64_t lease_ttl_ms;       /* default 30 s */
+    int64_t poll_interval_ms;   /* default 1 s */
+    int64_t stop_timeout_ms;    /* default 10 s: how long a stop waits for tasks */
     uint32_t max_concurrent;    /* default 16 */
     uint32_t max_per_namespace; /* default 4 */
     uint32_t default_weight;    /* default 1 */
     loams_ns_setting *namespaces;
     size_t n_namespaces;
-    loams_log_level log_level; /* default info */
+    loams_log_level log_level;     /* default info */
     int64_t retention_interval_ms; /* default 5 min: how often retention runs */
     /* Test-only task source (docs/OPERATIONS.md); off when test_tasks is 0. */
     uint32_t test_tasks;

@@ -117,8 +117,9 @@ int loams_retention_source(const loams_retention_source_options *o, loams_task_s
                            char *err, size_t errlen)
 {
     if (o == NULL || o->log == NULL || o->meta == NULL || o->interval_ms <= 0) {
-        snprintf(err, errlen, "retention source: a stream log, a metastore and a positive "
-                              "interval are required");
+        snprintf(err, errlen,
+                 "retention source: a stream log, a metastore and a positive "
+                 "interval are required");
         return -EINVAL;
     }
     retention_source *rs = calloc(1, sizeof *rs);
@@ -129,10 +130,7 @@ int loams_retention_source(const loams_retention_source_options *o, loams_task_s
     rs->meta = o->meta;
     rs->clock = o->clock != NULL ? o->clock : loams_clock_real();
     rs->interval_ms = o->interval_ms;
-    *src = (loams_task_source){.name = "retention",
-                               .userdata = rs,
-                               .propose = propose,
-                               .run = run,
-                               .destroy = destroy};
+    *src = (loams_task_source){
+        .name = "retention", .userdata = rs, .propose = propose, .run = run, .destroy = destroy};
     return 0;
 }

@@ -27,7 +27,7 @@ typedef struct ns_state {
     int64_t tokens_mb; /* may be negative (debt) */
     int64_t last_ms;
     /* Per round. */
-    uint32_t round_count; /* running + started this round */
+    uint32_t round_count;    /* running + started this round */
     size_t grp_cur, grp_end; /* this class's candidates in order[] */
 } ns_state;
 
@@ -52,23 +52,23 @@ struct loams_sched {
     size_t ncand;
     const loams_sched_running *running;
     size_t nrunning;
-    size_t *cand_ns;   /* candidate -> ns index */
-    sort_item *order;  /* candidates by (prio, ns, idx) */
+    size_t *cand_ns;  /* candidate -> ns index */
+    sort_item *order; /* candidates by (prio, ns, idx) */
     size_t class_start[LOAMS_PRIO_COUNT + 1];
-    int cls;           /* current class */
-    size_t *active;    /* ns indexes with candidates in the current class */
+    int cls;        /* current class */
+    size_t *active; /* ns indexes with candidates in the current class */
     size_t nactive;
-    size_t *tried;     /* candidate indexes returned this round */
+    size_t *tried; /* candidate indexes returned this round */
     size_t ntried;
-    uint32_t total;    /* running + started this round */
+    uint32_t total; /* running + started this round */
     int pending;
     size_t pending_idx;
 };
 
 const char *loams_task_priority_name(loams_task_priority prio)
 {
-    static const char *const names[LOAMS_PRIO_COUNT] = {
-        "link-apply", "segmenting", "merge", "hot-build", "maintenance", "gc"};
+    static const char *const names[LOAMS_PRIO_COUNT] = {"link-apply", "segmenting",  "merge",
+                                                        "hot-build",  "maintenance", "gc"};
     if ((int)prio < 0 || prio >= LOAMS_PRIO_COUNT) {
         return "?";
     }
@@ -174,8 +174,8 @@ static void bucket_take(ns_state *n, int64_t bytes)
     n->tokens_mb = t;
 }
 
-int loams_sched_new(const loams_sched_config *cfg, int64_t now_ms, loams_sched **out,
-                    char *err, size_t errlen)
+int loams_sched_new(const loams_sched_config *cfg, int64_t now_ms, loams_sched **out, char *err,
+                    size_t errlen)
 {
     int rc = 0;
     loams_sched_config def = {0};
@@ -187,10 +187,10 @@ int loams_sched_new(const loams_sched_config *cfg, int64_t now_ms, loams_sched *
     if (s == NULL) {
         return -ENOMEM;
     }
-    s->max_concurrent = cfg->max_concurrent ? cfg->max_concurrent
-                                            : LOAMS_SCHED_DEFAULT_MAX_CONCURRENT;
-    s->max_per_namespace = cfg->max_per_namespace ? cfg->max_per_namespace
-                                                  : LOAMS_SCHED_DEFAULT_MAX_PER_NAMESPACE;
+    s->max_concurrent =
+        cfg->max_concurrent ? cfg->max_concurrent : LOAMS_SCHED_DEFAULT_MAX_CONCURRENT;
+    s->max_per_namespace =
+        cfg->max_per_namespace ? cfg->max_per_namespace : LOAMS_SCHED_DEFAULT_MAX_PER_NAMESPACE;
     s->default_weight = cfg->default_weight ? cfg->default_weight : 1;
     if (s->default_weight > LOAMS_SCHED_MAX_WEIGHT) {
         snprintf(err, errlen, "default namespace weight %u is above the maximum %u",
@@ -319,8 +319,7 @@ static void class_enter(loams_sched *s)
 }
 
 int loams_sched_round_begin(loams_sched *s, const loams_sched_candidate *cands, size_t ncand,
-                            const loams_sched_running *running, size_t nrunning,
-                            int64_t now_ms)
+                            const loams_sched_running *running, size_t nrunning, int64_t now_ms)
 {
     int rc = 0;
     if (s->in_round) {

@@ -80,9 +80,9 @@ typedef struct loams_sched_ns_config {
 } loams_sched_ns_config;
 
 typedef struct loams_sched_config {
-    uint32_t max_concurrent;    /* 0 = 16 */
-    uint32_t max_per_namespace; /* 0 = 4 */
-    uint32_t default_weight;    /* 0 = 1 */
+    uint32_t max_concurrent;                 /* 0 = 16 */
+    uint32_t max_per_namespace;              /* 0 = 4 */
+    uint32_t default_weight;                 /* 0 = 1 */
     const loams_sched_ns_config *namespaces; /* the caller's; copied */
     size_t n_namespaces;
 } loams_sched_config;
@@ -108,8 +108,8 @@ typedef struct loams_sched loams_sched;
  * caller's (loams_sched_free).  `now_ms` starts the token buckets full at
  * that time.  Errors: -EINVAL (a weight above LOAMS_SCHED_MAX_WEIGHT, a
  * namespace listed twice or with no name; `err` names it), -ENOMEM. */
-int loams_sched_new(const loams_sched_config *cfg, int64_t now_ms, loams_sched **out,
-                    char *err, size_t errlen);
+int loams_sched_new(const loams_sched_config *cfg, int64_t now_ms, loams_sched **out, char *err,
+                    size_t errlen);
 void loams_sched_free(loams_sched *s);
 
 /* Starts a round: the candidates proposed this poll (duplicates and keys
@@ -120,8 +120,7 @@ void loams_sched_free(loams_sched *s);
  * begin.  Errors: -EINVAL (a candidate without key or namespace, or with a
  * bad priority), -ENOMEM. */
 int loams_sched_round_begin(loams_sched *s, const loams_sched_candidate *cands, size_t ncand,
-                            const loams_sched_running *running, size_t nrunning,
-                            int64_t now_ms);
+                            const loams_sched_running *running, size_t nrunning, int64_t now_ms);
 
 /* The next candidate to try, as an index into the round's array: returns 1
  * and sets *idx, or 0 when nothing more fits (no candidates left, the node

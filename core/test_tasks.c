@@ -26,8 +26,8 @@ static int propose(void *userdata, loams_task_list *out)
     for (uint32_t i = 0; i < tt->ntasks; i++) {
         char key[32];
         snprintf(key, sizeof key, "test/%" PRIu32, i);
-        int rc = loams_task_list_add(out, key, i % 2 ? "test-b" : "test-a",
-                                     LOAMS_PRIO_MAINTENANCE, 0);
+        int rc =
+            loams_task_list_add(out, key, i % 2 ? "test-b" : "test-a", LOAMS_PRIO_MAINTENANCE, 0);
         if (rc != 0) {
             return rc;
         }
@@ -101,8 +101,8 @@ static void destroy(void *userdata)
     free(tt);
 }
 
-int loams_test_tasks_source(const loams_test_tasks_options *o, loams_task_source *src,
-                            char *err, size_t errlen)
+int loams_test_tasks_source(const loams_test_tasks_options *o, loams_task_source *src, char *err,
+                            size_t errlen)
 {
     if (o == NULL || o->ntasks == 0 || o->run_ms <= 0 || o->write_ms <= 0) {
         snprintf(err, errlen, "test tasks: need a task count and positive durations");
@@ -126,10 +126,7 @@ int loams_test_tasks_source(const loams_test_tasks_options *o, loams_task_source
             return rc;
         }
     }
-    *src = (loams_task_source){.name = "test",
-                               .userdata = tt,
-                               .propose = propose,
-                               .run = run,
-                               .destroy = destroy};
+    *src = (loams_task_source){
+        .name = "test", .userdata = tt, .propose = propose, .run = run, .destroy = destroy};
     return 0;
 }

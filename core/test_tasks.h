@@ -39,7 +39,7 @@ typedef struct loams_test_tasks_options {
 /* Fills *src with the test source; its userdata is freed by src->destroy
  * (the worker calls it).  Errors: -EINVAL (ntasks 0, bad durations),
  * -errno when the journal cannot be opened (err names it), -ENOMEM. */
-int loams_test_tasks_source(const loams_test_tasks_options *o, loams_task_source *src,
-                            char *err, size_t errlen);
+int loams_test_tasks_source(const loams_test_tasks_options *o, loams_task_source *src, char *err,
+                            size_t errlen);
 
 #endif /* LOAMS_CORE_TEST_TASKS_H */

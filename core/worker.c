@@ -52,23 +52,23 @@ struct loams_task {
     char ns[LOAMS_TASK_NS_MAX];
     loams_task_priority prio;
     uint64_t est_bytes;
-    uint64_t bytes;     /* atomic */
-    loams_lease fence;  /* the lease as acquired; key and epoch never change */
-    int64_t claimed_ms; /* worker clock */
+    uint64_t bytes;          /* atomic */
+    loams_lease fence;       /* the lease as acquired; key and epoch never change */
+    int64_t claimed_ms;      /* worker clock */
     struct timespec started; /* monotonic, for durations */
 
     pthread_mutex_t m;
     pthread_cond_t c;
-    loams_lease lease; /* under m */
-    int lease_done;    /* under m: released or lost, no more renewals */
+    loams_lease lease;     /* under m */
+    int lease_done;        /* under m: released or lost, no more renewals */
     int64_t next_renew_ms; /* renewer thread only */
 
     int cancelled;     /* atomic */
     int cancel_reason; /* atomic, first reason wins */
     char errmsg[512];
 
-    int state;   /* under w->lock */
-    int refs;    /* under w->lock: the list's + borrowed ones */
+    int state;         /* under w->lock */
+    int refs;          /* under w->lock: the list's + borrowed ones */
     loams_task *next;  /* w->tasks */
     loams_task *qnext; /* pool queue */
 };
@@ -94,9 +94,9 @@ struct loams_worker {
     size_t nsources;
 
     pthread_mutex_t lock;
-    pthread_cond_t done_cond;  /* a task ended */
-    pthread_cond_t poll_cond;  /* wakes the poll and renewer threads on stop */
-    pthread_cond_t job_cond;   /* work for the pool */
+    pthread_cond_t done_cond; /* a task ended */
+    pthread_cond_t poll_cond; /* wakes the poll and renewer threads on stop */
+    pthread_cond_t job_cond;  /* work for the pool */
     loams_task *tasks;
     loams_task *qhead, *qtail;
     size_t pending_jobs; /* queued + running in the pool */
@@ -147,8 +147,7 @@ static int64_t mono_elapsed_ms(const struct timespec *from)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)(now.tv_sec - from->tv_sec) * 1000 +
-           (now.tv_nsec - from->tv_nsec) / 1000000L;
+    return (int64_t)(now.tv_sec - from->tv_sec) * 1000 + (now.tv_nsec - from->tv_nsec) / 1000000L;
 }
 
 static int cond_init_mono(pthread_cond_t *c)
@@ -450,12 +449,11 @@ static void release_lease(loams_worker *w, loams_task *t, const char *why)
         int rc = loams_lease_release(w->meta, &t->lease, &err);
         t->lease_done = 1;
         if (rc == 0) {
-            loams_log_task(LOAMS_LOG_DEBUG, COMPONENT, t->key, t->fence.epoch,
-                           "lease released%s", why);
+            loams_log_task(LOAMS_LOG_DEBUG, COMPONENT, t->key, t->fence.epoch, "lease released%s",
+                           why);
         } else {
             loams_log_task(LOAMS_LOG_WARN, COMPONENT, t->key, t->fence.epoch,
-                           "could not release the lease: %s (it expires within %" PRId64
-                           " ms)",
+                           "could not release the lease: %s (it expires within %" PRId64 " ms)",
                            err.msg[0] ? err.msg : loams_strerror(rc), w->ttl_ms);
         }
     }
@@ -702,8 +700,8 @@ static int claim(loams_worker *w, const list_item *it)
 {
     loams_lease lease, holder;
     loams_meta_err err = {{0}};
-    int rc = loams_lease_acquire(w->meta, w->clock, it->key, w->node_id, w->ttl_ms, &lease,
-                                 &holder, &err);
+    int rc = loams_lease_acquire(w->meta, w->clock, it->key, w->node_id, w->ttl_ms, &lease, &holder,
+                                 &err);
     if (rc == LOAMS_EEXISTS || rc == LOAMS_ECONFLICT) {
         return 0; /* another node has it: the common case, not an event */
     }
@@ -839,8 +837,7 @@ static void *poll_main(void *arg)
 
 /* ---- lifecycle ---- */
 
-int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *err,
-                     size_t errlen)
+int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *err, size_t errlen)
 {
     int rc = 0;
     int inited = 0; /* how many of lock, done_cond, poll_cond, job_cond exist */
@@ -868,8 +865,8 @@ int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *er
     } else if (w->tick_ms > 500) {
         w->tick_ms = 500;
     }
-    w->max_concurrent = o->sched.max_concurrent ? o->sched.max_concurrent
-                                                : LOAMS_SCHED_DEFAULT_MAX_CONCURRENT;
+    w->max_concurrent =
+        o->sched.max_concurrent ? o->sched.max_concurrent : LOAMS_SCHED_DEFAULT_MAX_CONCURRENT;
     w->node_id = strdup(o->node_id);
     w->threads = calloc(w->max_concurrent, sizeof *w->threads);
     if (w->node_id == NULL || w->threads == NULL) {
@@ -961,8 +958,8 @@ int loams_worker_start(loams_worker *w)
     }
     w->started = 1;
     LOAMS_INFO(COMPONENT,
-               "node %s started: %zu task source(s), lease ttl %" PRId64
-               " ms, poll every %" PRId64 " ms, at most %u tasks",
+               "node %s started: %zu task source(s), lease ttl %" PRId64 " ms, poll every %" PRId64
+               " ms, at most %u tasks",
                w->node_id, w->nsources, w->ttl_ms, w->poll_ms, w->max_concurrent);
     return 0;
 }
@@ -1014,8 +1011,8 @@ int loams_worker_stop(loams_worker *w, int64_t timeout_ms)
         }
     }
     if (live > 0) {
-        LOAMS_INFO(COMPONENT, "stopping: cancelled %zu run(s), waiting up to %" PRId64 " ms",
-                   live, timeout_ms);
+        LOAMS_INFO(COMPONENT, "stopping: cancelled %zu run(s), waiting up to %" PRId64 " ms", live,
+                   timeout_ms);
     }
     struct timespec until;
     mono_deadline(&until, timeout_ms > 0 ? timeout_ms : 0);

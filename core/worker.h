@@ -122,8 +122,7 @@ typedef struct loams_worker_options {
 /* Creates a stopped worker.  *out is the caller's (loams_worker_free).
  * Errors: -EINVAL (no meta or node id, a TTL below 30 ms, a bad scheduler
  * config: err says what), -ENOMEM. */
-int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *err,
-                     size_t errlen);
+int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *err, size_t errlen);
 
 /* Adds a source (before loams_worker_start).  -EINVAL (no propose/run, or
  * the worker is started), -ENOMEM. */
@@ -152,8 +151,7 @@ int loams_worker_poll(loams_worker *w);
 
 /* Statistics, safe from any thread. */
 typedef struct loams_worker_stats {
-    uint64_t claimed, finished, failed, cancelled, lost, renewed_after_expiry,
-        fenced_rejects;
+    uint64_t claimed, finished, failed, cancelled, lost, renewed_after_expiry, fenced_rejects;
     size_t running;
 } loams_worker_stats;
 void loams_worker_get_stats(loams_worker *w, loams_worker_stats *out);

@@ -74,8 +74,8 @@ static int load(const char *path)
             }
         }
         line *l = &lines[nlines];
-        if (sscanf(buf, "%127s %" SCNu64 " %127s %" SCNd64 " %" SCNd64, l->task, &l->epoch,
-                   l->node, &l->start, &l->end) != 5 ||
+        if (sscanf(buf, "%127s %" SCNu64 " %127s %" SCNd64 " %" SCNd64, l->task, &l->epoch, l->node,
+                   &l->start, &l->end) != 5 ||
             l->end < l->start) {
             fprintf(stderr, "%s:%zu: malformed line: %s", path, no, buf);
             fclose(f);
@@ -139,8 +139,8 @@ static int check_overlap(void)
     for (size_t i = 0; i < nspans; i++) {
         const span *s = &spans[i];
         if (s->bad_node) {
-            printf("VIOLATION: task %s epoch %" PRIu64 " written by more than one node\n",
-                   s->task, s->epoch);
+            printf("VIOLATION: task %s epoch %" PRIu64 " written by more than one node\n", s->task,
+                   s->epoch);
             bad = 1;
         }
         if (i == 0 || strcmp(spans[i - 1].task, s->task) != 0) {
@@ -150,16 +150,15 @@ static int check_overlap(void)
         const span *p = &spans[i - 1];
         handoffs++;
         if (p->end > s->start) {
-            printf("VIOLATION: task %s: epoch %" PRIu64 " on %s wrote until %" PRId64
-                   ", but epoch %" PRIu64 " on %s started at %" PRId64 " (%" PRId64
-                   " ms overlap)\n",
-                   s->task, p->epoch, p->node, p->end, s->epoch, s->node, s->start,
-                   p->end - s->start);
+            printf(
+                "VIOLATION: task %s: epoch %" PRIu64 " on %s wrote until %" PRId64
+                ", but epoch %" PRIu64 " on %s started at %" PRId64 " (%" PRId64 " ms overlap)\n",
+                s->task, p->epoch, p->node, p->end, s->epoch, s->node, s->start, p->end - s->start);
             bad = 1;
         }
     }
-    printf("overlap: %zu lines, %zu tasks, %zu runs, %zu hand-offs checked: %s\n", nlines,
-           tasks, nspans, handoffs, bad ? "VIOLATED" : "no overlap");
+    printf("overlap: %zu lines, %zu tasks, %zu runs, %zu hand-offs checked: %s\n", nlines, tasks,
+           nspans, handoffs, bad ? "VIOLATED" : "no overlap");
     return bad;
 }
 
@@ -167,8 +166,7 @@ static int check_overlap(void)
  * `node` started before `before` (the node may have finished the held run
  * and claimed the task again just before it was killed or stopped), or
  * NULL. */
-static const span *next_after(const char *task, uint64_t epoch, const char *node,
-                              int64_t before)
+static const span *next_after(const char *task, uint64_t epoch, const char *node, int64_t before)
 {
     const span *best = NULL;
     for (size_t i = 0; i < nspans; i++) {
@@ -190,8 +188,8 @@ static const span *next_after(const char *task, uint64_t epoch, const char *node
  * `held`).  resumed: each ran again on another node, starting at most
  * `limit` ms after AT_MS; moved: starting before `limit` (an absolute
  * time). */
-static int check_handover(const char *held_file, const char *node, int64_t at_ms,
-                          int64_t limit, int resumed)
+static int check_handover(const char *held_file, const char *node, int64_t at_ms, int64_t limit,
+                          int resumed)
 {
     FILE *f = fopen(held_file, "r");
     if (f == NULL) {
@@ -206,14 +204,14 @@ static int check_handover(const char *held_file, const char *node, int64_t at_ms
         held++;
         const span *n = next_after(task, epoch, node, at_ms);
         if (n == NULL) {
-            printf("VIOLATION: task %s (epoch %" PRIu64 " on %s) never ran again\n", task,
-                   epoch, node);
+            printf("VIOLATION: task %s (epoch %" PRIu64 " on %s) never ran again\n", task, epoch,
+                   node);
             bad = 1;
             continue;
         }
         if (strcmp(n->node, node) == 0) {
-            printf("VIOLATION: task %s ran again on %s itself (epoch %" PRIu64 ")\n", task,
-                   node, n->epoch);
+            printf("VIOLATION: task %s ran again on %s itself (epoch %" PRIu64 ")\n", task, node,
+                   n->epoch);
             bad = 1;
             continue;
         }
@@ -259,8 +257,8 @@ static int print_holders(const loams_meta_range_result *r, const char *only)
     for (size_t i = 0; i < r->count; i++) {
         char owner[128];
         int64_t deadline;
-        if (sscanf(r->kvs[i].value, "epoch=%*u deadline=%" SCNd64 " ttl=%*d owner=%127s",
-                   &deadline, owner) != 2) {
+        if (sscanf(r->kvs[i].value, "epoch=%*u deadline=%" SCNd64 " ttl=%*d owner=%127s", &deadline,
+                   owner) != 2) {
             fprintf(stderr, "cannot parse lease %s\n", r->kvs[i].key);
             return 2;
         }
@@ -269,8 +267,7 @@ static int print_holders(const loams_meta_range_result *r, const char *only)
         }
         if (only != NULL) {
             unsigned long long epoch = 0;
-            if (strcmp(owner, only) == 0 &&
-                sscanf(r->kvs[i].value, "epoch=%llu", &epoch) == 1) {
+            if (strcmp(owner, only) == 0 && sscanf(r->kvs[i].value, "epoch=%llu", &epoch) == 1) {
                 printf("%s %llu\n", r->kvs[i].key + strlen("task/"), epoch);
             }
             continue;
@@ -337,8 +334,7 @@ int main(int argc, char **argv)
         return check_leases(argv[2], 1, argv[3]);
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: %s overlap|resumed|moved|leases ARGS (see the source)\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s overlap|resumed|moved|leases ARGS (see the source)\n", argv[0]);
         return 2;
     }
     if (load(argv[2]) != 0 || build_spans() != 0) {
@@ -346,8 +342,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "overlap") == 0 && argc == 3) {
         rc = check_overlap();
-    } else if ((strcmp(argv[1], "resumed") == 0 || strcmp(argv[1], "moved") == 0) &&
-               argc == 7) {
+    } else if ((strcmp(argv[1], "resumed") == 0 || strcmp(argv[1], "moved") == 0) && argc == 7) {
         rc = check_handover(argv[3], argv[4], strtoll(argv[5], NULL, 10),
                             strtoll(argv[6], NULL, 10), argv[1][0] == 'r');
     } else {

@@ -226,19 +226,18 @@ START_TEST(env_overrides_file_and_options_override_env)
     ck_assert_int_eq(loams_config_init(&c), 0);
     ck_assert_int_eq(loams_config_load_file(&c, path, err, sizeof err), 0);
     ck_assert_int_eq(loams_config_load_env(&c, envp, err, sizeof err), 0);
-    ck_assert_int_eq(c.lease_ttl_ms, 1000);    /* env over file */
+    ck_assert_int_eq(c.lease_ttl_ms, 1000);     /* env over file */
     ck_assert_int_eq(c.poll_interval_ms, 2000); /* file */
     ck_assert_uint_eq(c.max_concurrent, 5);
     ck_assert_uint_eq(loams_config_namespace(&c, "a")->weight, 7);
     ck_assert_uint_eq(loams_config_namespace(&c, "b")->weight, 2);
     ck_assert_uint_eq(loams_config_namespace(&c, "b")->byte_rate, 1000000);
-    ck_assert_int_eq(loams_config_set(&c, "max_concurrent", "9", "option --max-concurrent",
-                                      err, sizeof err),
-                     0);
+    ck_assert_int_eq(
+        loams_config_set(&c, "max_concurrent", "9", "option --max-concurrent", err, sizeof err), 0);
     ck_assert_uint_eq(c.max_concurrent, 9); /* option over env */
-    ck_assert_int_eq(loams_config_set(&c, "lease_ttl", "forever", "option --lease-ttl", err,
-                                      sizeof err),
-                     -EINVAL);
+    ck_assert_int_eq(
+        loams_config_set(&c, "lease_ttl", "forever", "option --lease-ttl", err, sizeof err),
+        -EINVAL);
     ck_assert_str_eq(err, "option --lease-ttl: key 'lease_ttl': 'forever' is not a duration "
                           "in whole milliseconds (write a number with a unit: 500ms, 30s, "
                           "1.5s, 5m, 2h, 1d)");
@@ -283,9 +282,9 @@ START_TEST(durations_and_sizes_use_the_shared_units)
     static const struct {
         const char *text;
         int64_t ms; /* -1: refused */
-    } durations[] = {{"250ms", 250}, {"30s", 30000},  {"1.5s", 1500}, {"5m", 300000},
-                     {"1m30s", 90000}, {"1 s", 1000}, {"10", -1},   {"-1s", -1},
-                     {"1500us", -1}, {"s", -1},       {"", -1},     {"2x", -1}};
+    } durations[] = {{"250ms", 250},   {"30s", 30000}, {"1.5s", 1500}, {"5m", 300000},
+                     {"1m30s", 90000}, {"1 s", 1000},  {"10", -1},     {"-1s", -1},
+                     {"1500us", -1},   {"s", -1},      {"", -1},       {"2x", -1}};
     for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         loams_config c;
         int rc = set_one(&c, "stop_timeout", durations[i].text);
@@ -300,9 +299,9 @@ START_TEST(durations_and_sizes_use_the_shared_units)
     static const struct {
         const char *text;
         int64_t bytes; /* -1: refused */
-    } rates[] = {{"1000", 1000},         {"64KiB", 65536},      {"10 MiB", 10485760},
-                 {"1GB", 1000000000},    {"5MiB/s", 5242880},   {"1.5KiB", 1536},
-                 {"MiB", -1},            {"12XB", -1},          {"9999999TiB", -1}};
+    } rates[] = {{"1000", 1000},      {"64KiB", 65536},    {"10 MiB", 10485760},
+                 {"1GB", 1000000000}, {"5MiB/s", 5242880}, {"1.5KiB", 1536},
+                 {"MiB", -1},         {"12XB", -1},        {"9999999TiB", -1}};
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
         loams_config c;
         int rc = set_one(&c, "namespace.n.byte_rate", rates[i].text);
@@ -310,8 +309,7 @@ START_TEST(durations_and_sizes_use_the_shared_units)
             ck_assert_msg(rc == -EINVAL, "'%s' accepted", rates[i].text);
         } else {
             ck_assert_msg(rc == 0, "'%s' refused", rates[i].text);
-            ck_assert_uint_eq(loams_config_namespace(&c, "n")->byte_rate,
-                              (uint64_t)rates[i].bytes);
+            ck_assert_uint_eq(loams_config_namespace(&c, "n")->byte_rate, (uint64_t)rates[i].bytes);
         }
         loams_config_free(&c);
     }
@@ -334,8 +332,8 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.weight", "4", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.byte_rate", "3000", "t", err, sizeof err),
                      0);
-    ck_assert_int_eq(
-        loams_config_set(&a, "namespace.x.byte_burst", "2MiB", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "namespace.x.byte_burst", "2MiB", "t", err, sizeof err),
+                     0);
     char path[300];
     snprintf(path, sizeof path, "%s/dump.conf", tmpdir);
     FILE *f = fopen(path, "w");

@@ -122,8 +122,11 @@ START_TEST(retention_runs_as_a_task_once_per_interval)
 {
     loams_stream *s = old_stream();
     ck_assert_int_eq(low_offset(s), 0);
-    loams_worker_options o = {.meta = meta, .node_id = "node-1", .clock = &fake_clock,
-                              .lease_ttl_ms = 5000, .poll_interval_ms = 20};
+    loams_worker_options o = {.meta = meta,
+                              .node_id = "node-1",
+                              .clock = &fake_clock,
+                              .lease_ttl_ms = 5000,
+                              .poll_interval_ms = 20};
     loams_worker *w = NULL;
     char err[256];
     ck_assert_int_eq(loams_worker_new(&o, &w, err, sizeof err), 0);
@@ -155,8 +158,8 @@ END_TEST
 START_TEST(retention_task_held_elsewhere_is_not_run_here)
 {
     loams_lease other;
-    ck_assert_int_eq(loams_lease_acquire(meta, &fake_clock, LOAMS_RETENTION_TASK, "node-2",
-                                         60000, &other, NULL, NULL),
+    ck_assert_int_eq(loams_lease_acquire(meta, &fake_clock, LOAMS_RETENTION_TASK, "node-2", 60000,
+                                         &other, NULL, NULL),
                      0);
     loams_worker_options o = {.meta = meta, .node_id = "node-1", .clock = &fake_clock};
     loams_worker *w = NULL;

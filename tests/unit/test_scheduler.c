@@ -11,8 +11,14 @@
 
 #include "scheduler.h"
 
-#define C(k, n, p) {(k), (n), (p), 0}
-#define CB(k, n, p, b) {(k), (n), (p), (b)}
+#define C(k, n, p)                                                                                 \
+    {                                                                                              \
+        (k), (n), (p), 0                                                                           \
+    }
+#define CB(k, n, p, b)                                                                             \
+    {                                                                                              \
+        (k), (n), (p), (b)                                                                         \
+    }
 
 static loams_sched *mk(uint32_t max_conc, uint32_t max_ns, const loams_sched_ns_config *ns,
                        size_t nns, int64_t now)
@@ -46,13 +52,12 @@ START_TEST(priority_classes_come_first_then_proposal_order)
 {
     loams_sched *s = mk(16, 16, NULL, 0, 0);
     loams_sched_candidate c[] = {
-        C("gc1", "a", LOAMS_PRIO_GC),          C("m1", "a", LOAMS_PRIO_MAINTENANCE),
-        C("hot1", "a", LOAMS_PRIO_HOT_BUILD),  C("link1", "a", LOAMS_PRIO_LINK_APPLY),
-        C("merge1", "a", LOAMS_PRIO_MERGE),    C("seg1", "a", LOAMS_PRIO_SEGMENTING),
+        C("gc1", "a", LOAMS_PRIO_GC),           C("m1", "a", LOAMS_PRIO_MAINTENANCE),
+        C("hot1", "a", LOAMS_PRIO_HOT_BUILD),   C("link1", "a", LOAMS_PRIO_LINK_APPLY),
+        C("merge1", "a", LOAMS_PRIO_MERGE),     C("seg1", "a", LOAMS_PRIO_SEGMENTING),
         C("link2", "a", LOAMS_PRIO_LINK_APPLY), C("gc2", "a", LOAMS_PRIO_GC),
     };
-    ck_assert_str_eq(order_of(s, c, 8, NULL, 0, 0),
-                     "link1 link2 seg1 merge1 hot1 m1 gc1 gc2");
+    ck_assert_str_eq(order_of(s, c, 8, NULL, 0, 0), "link1 link2 seg1 merge1 hot1 m1 gc1 gc2");
     loams_sched_free(s);
 }
 END_TEST
@@ -75,7 +80,7 @@ START_TEST(round_robin_inside_each_priority_class)
 {
     loams_sched *s = mk(16, 16, NULL, 0, 0);
     loams_sched_candidate c[] = {
-        C("ag", "a", LOAMS_PRIO_GC),         C("bg", "b", LOAMS_PRIO_GC),
+        C("ag", "a", LOAMS_PRIO_GC),          C("bg", "b", LOAMS_PRIO_GC),
         C("al1", "a", LOAMS_PRIO_LINK_APPLY), C("al2", "a", LOAMS_PRIO_LINK_APPLY),
         C("bl1", "b", LOAMS_PRIO_LINK_APPLY),
     };
@@ -116,8 +121,10 @@ START_TEST(running_and_duplicate_keys_are_not_started_again)
     loams_sched *s = mk(16, 16, NULL, 0, 0);
     loams_sched_running r[] = {{"a1", "a"}};
     loams_sched_candidate c[] = {
-        C("a1", "a", LOAMS_PRIO_MERGE), C("a2", "a", LOAMS_PRIO_MERGE),
-        C("a2", "a", LOAMS_PRIO_MERGE), C("a3", "a", LOAMS_PRIO_MERGE),
+        C("a1", "a", LOAMS_PRIO_MERGE),
+        C("a2", "a", LOAMS_PRIO_MERGE),
+        C("a2", "a", LOAMS_PRIO_MERGE),
+        C("a3", "a", LOAMS_PRIO_MERGE),
     };
     ck_assert_str_eq(order_of(s, c, 4, r, 1, 0), "a2 a3");
     loams_sched_free(s);
@@ -128,8 +135,10 @@ START_TEST(unstarted_candidate_is_not_charged)
 {
     loams_sched *s = mk(16, 16, NULL, 0, 0);
     loams_sched_candidate c[] = {
-        C("a1", "a", LOAMS_PRIO_MERGE), C("a2", "a", LOAMS_PRIO_MERGE),
-        C("b1", "b", LOAMS_PRIO_MERGE), C("b2", "b", LOAMS_PRIO_MERGE),
+        C("a1", "a", LOAMS_PRIO_MERGE),
+        C("a2", "a", LOAMS_PRIO_MERGE),
+        C("b1", "b", LOAMS_PRIO_MERGE),
+        C("b2", "b", LOAMS_PRIO_MERGE),
     };
     ck_assert_int_eq(loams_sched_round_begin(s, c, 4, NULL, 0, 0), 0);
     size_t idx;
@@ -269,8 +278,10 @@ START_TEST(idle_namespace_does_not_bank_credit)
 {
     loams_sched *s = mk(16, 16, NULL, 0, 0);
     loams_sched_candidate alone[] = {
-        C("a1", "a", LOAMS_PRIO_MERGE), C("a2", "a", LOAMS_PRIO_MERGE),
-        C("a3", "a", LOAMS_PRIO_MERGE), C("a4", "a", LOAMS_PRIO_MERGE),
+        C("a1", "a", LOAMS_PRIO_MERGE),
+        C("a2", "a", LOAMS_PRIO_MERGE),
+        C("a3", "a", LOAMS_PRIO_MERGE),
+        C("a4", "a", LOAMS_PRIO_MERGE),
     };
     for (int i = 0; i < 25; i++) {
         ck_assert_str_eq(order_of(s, alone, 4, NULL, 0, 0), "a1 a2 a3 a4");
@@ -353,14 +364,15 @@ START_TEST(capped_namespace_keeps_its_fair_share_turn)
     loams_sched *s = mk(16, 16, ns, 1, 0);
     loams_sched_candidate c[] = {
         CB("a1", "a", LOAMS_PRIO_MERGE, 1000), CB("a2", "a", LOAMS_PRIO_MERGE, 1000),
-        C("b1", "b", LOAMS_PRIO_MERGE),       C("b2", "b", LOAMS_PRIO_MERGE),
+        C("b1", "b", LOAMS_PRIO_MERGE),        C("b2", "b", LOAMS_PRIO_MERGE),
         C("b3", "b", LOAMS_PRIO_MERGE),
     };
     ck_assert_str_eq(order_of(s, c, 5, NULL, 0, 0), "a1 b1 b2 b3");
     /* b ran ahead while a was capped; a's tag was not charged, so a goes
      * first once refilled. */
     loams_sched_candidate c2[] = {
-        CB("a2", "a", LOAMS_PRIO_MERGE, 1000), C("b4", "b", LOAMS_PRIO_MERGE),
+        CB("a2", "a", LOAMS_PRIO_MERGE, 1000),
+        C("b4", "b", LOAMS_PRIO_MERGE),
         C("b5", "b", LOAMS_PRIO_MERGE),
     };
     ck_assert_str_eq(order_of(s, c2, 3, NULL, 0, 1000), "a2 b4 b5");
@@ -376,8 +388,7 @@ START_TEST(same_inputs_give_same_order)
     const char *nss[] = {"x", "y", "z"};
     for (int i = 0; i < 20; i++) {
         snprintf(keys[i], sizeof keys[i], "k%d", i);
-        c[i] = (loams_sched_candidate){keys[i], nss[(i * 7) % 3], (loams_task_priority)(i % 3),
-                                       0};
+        c[i] = (loams_sched_candidate){keys[i], nss[(i * 7) % 3], (loams_task_priority)(i % 3), 0};
     }
     char first[4096];
     loams_sched *s1 = mk(12, 5, ns, 2, 0);

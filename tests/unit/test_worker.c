@@ -156,8 +156,7 @@ static int fake_run(void *ud, loams_task *t)
     __atomic_add_fetch(&s->started, 1, __ATOMIC_SEQ_CST);
     int rc = 0;
     switch (s->how) {
-    case B_FINISH:
-        break;
+    case B_FINISH: break;
     case B_UNTIL_CANCEL:
         while (loams_task_sleep(t, 1000) == 0) {
         }
@@ -169,9 +168,7 @@ static int fake_run(void *ud, loams_task *t)
         loams_task_set_error(t, "the disk said no");
         rc = -EIO;
         break;
-    case B_IGNORE_CANCEL:
-        sleep_ms(400);
-        break;
+    case B_IGNORE_CANCEL: sleep_ms(400); break;
     case B_WRITE_LOOP:
         while (loams_task_sleep(t, 20) == 0) {
             if ((rc = fenced_write(s, t)) != 0) {
@@ -218,12 +215,12 @@ static int lease_held(const char *key, loams_lease *out)
 
 START_TEST(claims_in_scheduler_order_runs_and_releases)
 {
-    fake_source s = {.keys = {"gc/1", "link/1", "link/2", "merge/1"},
-                     .ns = {"a", "a", "b", "a"},
-                     .prio = {LOAMS_PRIO_GC, LOAMS_PRIO_LINK_APPLY, LOAMS_PRIO_LINK_APPLY,
-                              LOAMS_PRIO_MERGE},
-                     .nkeys = 4,
-                     .how = B_FINISH};
+    fake_source s = {
+        .keys = {"gc/1", "link/1", "link/2", "merge/1"},
+        .ns = {"a", "a", "b", "a"},
+        .prio = {LOAMS_PRIO_GC, LOAMS_PRIO_LINK_APPLY, LOAMS_PRIO_LINK_APPLY, LOAMS_PRIO_MERGE},
+        .nkeys = 4,
+        .how = B_FINISH};
     loams_worker *w = mk_worker(&s, 3, 1000, &fake_clock);
     /* One thread at a time would hide the order: poll on this thread. */
     ck_assert_int_eq(loams_worker_poll(w), 3);
@@ -424,9 +421,9 @@ START_TEST(renewals_keep_the_lease_on_the_real_clock)
         sleep_ms(100);
         loams_lease l, holder;
         loams_meta_err err;
-        ck_assert_int_eq(loams_lease_acquire(meta, loams_clock_real(), "t/1", "node-2", 1000,
-                                             &l, &holder, &err),
-                         LOAMS_EEXISTS);
+        ck_assert_int_eq(
+            loams_lease_acquire(meta, loams_clock_real(), "t/1", "node-2", 1000, &l, &holder, &err),
+            LOAMS_EEXISTS);
         ck_assert_str_eq(holder.owner, "node-1");
         ck_assert_uint_eq(holder.epoch, 1);
     }
@@ -480,7 +477,7 @@ START_TEST(stop_timeout_releases_leases_of_stuck_runs)
     ck_assert_int_eq(loams_worker_poll(w), 1);
     ck_assert(wait_for(&s.started, 1));
     ck_assert_int_eq(loams_worker_stop(w, 50), -ETIMEDOUT);
-    ck_assert_int_eq(s.ended, 0);      /* still running */
+    ck_assert_int_eq(s.ended, 0);        /* still running */
     ck_assert(!lease_held("t/1", NULL)); /* but its lease is free */
     ck_assert_ptr_nonnull(strstr(log_text(), "task=t/1 epoch=1 the run did not stop within 50 "
                                              "ms: lease released, run abandoned"));
@@ -492,11 +489,8 @@ END_TEST
 
 START_TEST(failing_run_is_retried_after_a_backoff)
 {
-    fake_source s = {.keys = {"t/1"},
-                     .ns = {"a"},
-                     .prio = {LOAMS_PRIO_MERGE},
-                     .nkeys = 1,
-                     .how = B_FAIL};
+    fake_source s = {
+        .keys = {"t/1"}, .ns = {"a"}, .prio = {LOAMS_PRIO_MERGE}, .nkeys = 1, .how = B_FAIL};
     loams_worker *w = mk_worker(&s, 4, 3000, &fake_clock);
     ck_assert_int_eq(loams_worker_poll(w), 1);
     ck_assert(wait_for(&s.ended, 1));
