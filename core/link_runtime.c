@@ -382,7 +382,7 @@ static const part_span *span_of(const link_run *r, int32_t partition)
     return NULL;
 }
 
-/* Appends stream headers as one JSON object to r->headers; *off/*len say
+/* Appends stream headers as one JSON object to r->headers; *off and *len say
  * where it is (len 0: no headers). */
 static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *off,
                            size_t *len)
