@@ -210,7 +210,7 @@ int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *t
         rc = LOAMS_EFENCED;
         if (err != NULL) {
             snprintf(err->msg, sizeof err->msg,
-                     "commit to %s.%s rejected: lease %s epoch %" PRIu64
+                     "commit to %s.%s rejected: lease %.300s epoch %" PRIu64
                      " is stale (another node took the task)",
                      target->ns, target->name, lease->key, lease->epoch);
         }

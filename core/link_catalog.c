@@ -250,7 +250,7 @@ static void corrupt(loams_meta_err *err, const char *key)
 {
     if (err != NULL) {
         snprintf(err->msg, sizeof err->msg,
-                 "link definition %s does not parse: the metastore is damaged", key);
+                 "link definition %.300s does not parse: the metastore is damaged", key);
     }
 }
 

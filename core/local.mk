@@ -9,7 +9,9 @@ core_libloams_core_la_SOURCES = \
 	core/cli.h \
 	core/metastore.c core/metastore.h core/metastore_backend.h \
 	core/metastore_lmdb.c \
-	core/lease.c core/lease.h
+	core/lease.c core/lease.h \
+	core/commit.c core/commit.h \
+	core/link_catalog.c core/link_catalog.h
 core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS)
 core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS)
 

@@ -196,3 +196,10 @@ tests_bench_bench_decoder_json_SOURCES = tests/bench/bench-decoder-json.c \
 	plugins/decoder-json/decoder_json.c tests/bench/ticket_gen.c tests/bench/ticket_gen.h
 tests_bench_bench_decoder_json_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_bench_bench_decoder_json_LDADD = core/libloams-core.la $(CJSON_LIBS)
+# The commit protocol and the link catalog.
+check_PROGRAMS += tests/unit/test_commit tests/unit/test_link_catalog
+TESTS += tests/unit/test_commit tests/unit/test_link_catalog
+tests_unit_test_commit_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_commit_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_link_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)

@@ -1,0 +1,220 @@
+/* test_commit.c - the commit protocol: pointers round-trip, a commit with a
+ * stale fence or a moved pointer is rejected and writes nothing, orphans
+ * are recorded. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commit.h"
+#include "keylist.h"
+#include "lease.h"
+#include "offsets.h"
+
+static char dir[256];
+static loams_meta *meta;
+static int64_t clock_now = 1000000;
+
+static int64_t test_now(void *ud)
+{
+    (void)ud;
+    return clock_now;
+}
+static const loams_clock test_clock = {test_now, NULL};
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/loams-test-commit-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    loams_meta_options o = {.no_sync = 1};
+    ck_assert_int_eq(loams_meta_open(dir, &o, &meta, NULL), 0);
+}
+
+static void teardown(void)
+{
+    loams_meta_close(meta);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void make_pointer(loams_pointer *p, const char *ref, int64_t off0)
+{
+    ck_assert_int_eq(loams_pointer_init(p), 0);
+    snprintf(p->kind, sizeof p->kind, "collection");
+    snprintf(p->link, sizeof p->link, "default.l");
+    ck_assert_int_eq(loams_pointer_set_ref(p, ref), 0);
+    ck_assert_int_eq(loams_offsets_set(p->applied, 0, off0), 0);
+    ck_assert_int_eq(loams_offsets_set(p->applied, 3, 7), 0);
+    p->applied_records = 10;
+    p->skipped_records = 2;
+    p->dead_lettered_records = 1;
+}
+
+START_TEST(missing_pointer_reads_as_version_zero)
+{
+    loams_objname t;
+    loams_objname_parse("ns.c", &t, NULL, 0);
+    loams_pointer p;
+    ck_assert_int_eq(loams_pointer_init(&p), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &p, NULL), 0);
+    ck_assert_uint_eq(p.version, 0);
+    ck_assert_ptr_null(p.ref);
+    ck_assert_uint_eq(loams_offsets_count(p.applied), 0);
+    loams_pointer_clear(&p);
+}
+END_TEST
+
+START_TEST(commit_round_trips_the_pointer)
+{
+    loams_objname t;
+    loams_objname_parse("ns.c", &t, NULL, 0);
+    loams_lease l;
+    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-3", "n1", 30000, &l,
+                                         NULL, NULL),
+                     0);
+    loams_pointer p;
+    make_pointer(&p, "ns/c/manifest/1.json", 42);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
+    ck_assert_uint_gt(p.version, 0);
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    ck_assert_uint_eq(r.version, p.version);
+    ck_assert_str_eq(r.ref, "ns/c/manifest/1.json");
+    ck_assert_str_eq(r.kind, "collection");
+    ck_assert_str_eq(r.link, "default.l");
+    int64_t next = 0;
+    ck_assert_int_eq(loams_offsets_get(r.applied, 0, &next), 0);
+    ck_assert_int_eq(next, 42);
+    ck_assert_int_eq(loams_offsets_get(r.applied, 3, &next), 0);
+    ck_assert_int_eq(next, 7);
+    ck_assert_uint_eq(r.applied_records, 10);
+    ck_assert_uint_eq(r.skipped_records, 2);
+    ck_assert_uint_eq(r.dead_lettered_records, 1);
+    loams_pointer_clear(&r);
+    loams_pointer_clear(&p);
+}
+END_TEST
+
+START_TEST(zombie_commit_is_fenced_and_writes_nothing)
+{
+    loams_objname t;
+    loams_objname_parse("ns.c", &t, NULL, 0);
+    loams_lease old, fresh;
+    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 1000, &old,
+                                         NULL, NULL),
+                     0);
+    clock_now += 5000; /* old expires */
+    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n2", 1000, &fresh,
+                                         NULL, NULL),
+                     0);
+    ck_assert_uint_gt(fresh.epoch, old.epoch);
+    loams_pointer p;
+    make_pointer(&p, "zombie.json", 5);
+    loams_meta_err err;
+    char extra_key[] = "linkstate/ns/l";
+    loams_meta_write extra = {.kind = LOAMS_OP_PUT,
+                              .key = extra_key,
+                              .key_len = strlen(extra_key),
+                              .value = "{}",
+                              .value_len = 2};
+    ck_assert_int_eq(loams_commit(meta, &old, &t, 0, &p, &extra, 1, &err), LOAMS_EFENCED);
+    ck_assert_ptr_nonnull(strstr(err.msg, "is stale"));
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    ck_assert_uint_eq(r.version, 0);
+    loams_meta_kv kv;
+    ck_assert_int_eq(loams_meta_get(meta, extra_key, strlen(extra_key), &kv, NULL),
+                     LOAMS_ENOTFOUND);
+    /* the new holder commits fine */
+    ck_assert_int_eq(loams_commit(meta, &fresh, &t, 0, &p, &extra, 1, NULL), 0);
+    loams_pointer_clear(&r);
+    loams_pointer_clear(&p);
+}
+END_TEST
+
+START_TEST(commit_on_a_moved_pointer_conflicts)
+{
+    loams_objname t;
+    loams_objname_parse("ns.c", &t, NULL, 0);
+    loams_lease l;
+    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 30000, &l,
+                                         NULL, NULL),
+                     0);
+    loams_pointer a, b;
+    make_pointer(&a, "a.json", 1);
+    make_pointer(&b, "b.json", 2);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &a, NULL, 0, NULL), 0);
+    loams_meta_err err;
+    /* b was prepared on version 0, but a moved the pointer */
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &b, NULL, 0, &err), LOAMS_ECONFLICT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "pointer moved"));
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    ck_assert_str_eq(r.ref, "a.json");
+    ck_assert_int_eq(loams_commit(meta, &l, &t, r.version, &b, NULL, 0, NULL), 0);
+    loams_pointer_clear(&r);
+    loams_pointer_clear(&a);
+    loams_pointer_clear(&b);
+}
+END_TEST
+
+START_TEST(orphans_are_recorded_for_gc)
+{
+    loams_keylist *keys;
+    ck_assert_int_eq(loams_keylist_create(&keys), 0);
+    ck_assert_int_eq(loams_keylist_add(keys, "ns/c/splits/1.split"), 0);
+    ck_assert_int_eq(loams_keylist_add(keys, "ns/c/manifest/2.json"), 0);
+    ck_assert_int_eq(loams_orphans_record(meta, keys, 1234, NULL), 0);
+    loams_meta_range_result r;
+    ck_assert_int_eq(loams_meta_range_prefix(meta, "gc/orphan/", NULL, 10, &r, NULL), 0);
+    ck_assert_uint_eq(r.count, 2);
+    int seen_split = 0, seen_manifest = 0;
+    for (size_t i = 0; i < r.count; i++) {
+        ck_assert(strncmp(r.kvs[i].key, "gc/orphan/0000000001234/", 24) == 0);
+        seen_split |= r.kvs[i].value_len == 19 && memcmp(r.kvs[i].value, "ns/c/splits/1.split", 19) == 0;
+        seen_manifest |= r.kvs[i].value_len == 20 && memcmp(r.kvs[i].value, "ns/c/manifest/2.json", 20) == 0;
+    }
+    ck_assert(seen_split && seen_manifest);
+    loams_meta_range_free(&r);
+    loams_keylist_free(keys);
+}
+END_TEST
+
+START_TEST(corrupt_pointer_is_reported)
+{
+    loams_objname t;
+    loams_objname_parse("ns.bad", &t, NULL, 0);
+    const char *key = "target/ns/bad";
+    ck_assert_int_eq(loams_meta_put(meta, key, strlen(key), "not json", 8, NULL, NULL), 0);
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    loams_meta_err err;
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, &err), LOAMS_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "target/ns/bad"));
+    loams_pointer_clear(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("commit");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, missing_pointer_reads_as_version_zero);
+    tcase_add_test(tc, commit_round_trips_the_pointer);
+    tcase_add_test(tc, zombie_commit_is_fenced_and_writes_nothing);
+    tcase_add_test(tc, commit_on_a_moved_pointer_conflicts);
+    tcase_add_test(tc, orphans_are_recorded_for_gc);
+    tcase_add_test(tc, corrupt_pointer_is_reported);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,179 @@
+/* test_link_catalog.c - link definitions: create, get, list, duplicate
+ * create refused, state changes with error and offset, drop. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "link_catalog.h"
+
+static char dir[256];
+static loams_meta *meta;
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/loams-test-links-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    loams_meta_options o = {.no_sync = 1};
+    ck_assert_int_eq(loams_meta_open(dir, &o, &meta, NULL), 0);
+}
+
+static void teardown(void)
+{
+    loams_meta_close(meta);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void make_def(loams_link_def *d, const char *name)
+{
+    loams_link_def_init(d);
+    loams_objname_parse(name, &d->name, NULL, 0);
+    loams_objname_parse("ns.s", &d->stream, NULL, 0);
+    loams_objname_parse("ns.c", &d->target, NULL, 0);
+    loams_objname_parse("ns.dlq", &d->dead_letter_stream, NULL, 0);
+    d->format = strdup("json");
+    d->decoder = strdup("decoder-json");
+    d->transform_kind = strdup("sql");
+    d->transform_text = strdup("SELECT key AS _pk, 'it''s' AS q");
+    d->target_kind = strdup("collection");
+    d->target_plugin = strdup("target-collection");
+    ck_assert_int_eq(loams_link_options_add(&d->target_options, "merge_splits", "8"), 0);
+    d->on_error = LOAMS_ON_ERROR_DEAD_LETTER;
+    d->batch_bytes = 65536;
+    d->batch_interval_ms = 250;
+}
+
+START_TEST(definition_round_trips)
+{
+    loams_link_def d, r;
+    make_def(&d, "ns.l");
+    ck_assert_int_eq(loams_link_create(meta, &d, NULL), 0);
+    ck_assert_uint_gt(d.version, 0);
+    loams_link_def_init(&r);
+    ck_assert_int_eq(loams_link_get(meta, &d.name, &r, NULL), 0);
+    ck_assert_str_eq(r.name.ns, "ns");
+    ck_assert_str_eq(r.name.name, "l");
+    ck_assert_str_eq(r.stream.name, "s");
+    ck_assert_str_eq(r.transform_text, "SELECT key AS _pk, 'it''s' AS q");
+    ck_assert_str_eq(r.target_plugin, "target-collection");
+    ck_assert_uint_eq(r.target_options.count, 1);
+    ck_assert_str_eq(r.target_options.items[0].name, "merge_splits");
+    ck_assert_str_eq(r.target_options.items[0].value, "8");
+    ck_assert_int_eq(r.on_error, LOAMS_ON_ERROR_DEAD_LETTER);
+    ck_assert_uint_eq(r.batch_bytes, 65536);
+    ck_assert_int_eq(r.batch_interval_ms, 250);
+    ck_assert_int_eq(r.state, LOAMS_LINK_RUNNING);
+    ck_assert_ptr_null(r.error);
+    ck_assert_uint_eq(r.version, d.version);
+    loams_link_def_clear(&r);
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+START_TEST(creating_twice_is_refused)
+{
+    loams_link_def d;
+    make_def(&d, "ns.l");
+    ck_assert_int_eq(loams_link_create(meta, &d, NULL), 0);
+    loams_meta_err err;
+    ck_assert_int_eq(loams_link_create(meta, &d, &err), LOAMS_EEXISTS);
+    ck_assert_str_eq(err.msg, "link ns.l already exists");
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+START_TEST(failed_state_keeps_error_and_offset_until_resume)
+{
+    loams_link_def d, r;
+    make_def(&d, "ns.l");
+    ck_assert_int_eq(loams_link_create(meta, &d, NULL), 0);
+    ck_assert_int_eq(loams_link_set_state(meta, &d, LOAMS_LINK_FAILED, "bad json", 2, 99, NULL),
+                     0);
+    loams_link_def_init(&r);
+    ck_assert_int_eq(loams_link_get(meta, &d.name, &r, NULL), 0);
+    ck_assert_int_eq(r.state, LOAMS_LINK_FAILED);
+    ck_assert_str_eq(r.error, "bad json");
+    ck_assert_int_eq(r.error_partition, 2);
+    ck_assert_int_eq(r.error_offset, 99);
+    /* a stale copy still gets its change through (re-read on conflict) */
+    loams_link_def stale;
+    make_def(&stale, "ns.l");
+    stale.version = 1;
+    ck_assert_int_eq(loams_link_set_state(meta, &stale, LOAMS_LINK_RUNNING, NULL, -1, -1, NULL),
+                     0);
+    loams_link_def_clear(&r);
+    loams_link_def_init(&r);
+    ck_assert_int_eq(loams_link_get(meta, &d.name, &r, NULL), 0);
+    ck_assert_int_eq(r.state, LOAMS_LINK_RUNNING);
+    ck_assert_ptr_null(r.error);
+    ck_assert_int_eq(r.error_offset, -1);
+    loams_link_def_clear(&stale);
+    loams_link_def_clear(&r);
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+START_TEST(list_is_in_name_order_and_drop_removes)
+{
+    const char *names[] = {"ns.c3", "a.b", "ns.a1"};
+    for (int i = 0; i < 3; i++) {
+        loams_link_def d;
+        make_def(&d, names[i]);
+        ck_assert_int_eq(loams_link_create(meta, &d, NULL), 0);
+        loams_link_def_clear(&d);
+    }
+    loams_link_def *defs;
+    size_t n;
+    ck_assert_int_eq(loams_link_list(meta, &defs, &n, NULL), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(defs[0].name.ns, "a");
+    ck_assert_str_eq(defs[1].name.name, "a1");
+    ck_assert_str_eq(defs[2].name.name, "c3");
+    loams_link_defs_free(defs, n);
+    loams_objname x;
+    loams_objname_parse("ns.a1", &x, NULL, 0);
+    ck_assert_int_eq(loams_link_drop(meta, &x, NULL), 0);
+    loams_meta_err err;
+    ck_assert_int_eq(loams_link_drop(meta, &x, &err), LOAMS_ENOTFOUND);
+    ck_assert_str_eq(err.msg, "link ns.a1 does not exist");
+    ck_assert_int_eq(loams_link_list(meta, &defs, &n, NULL), 0);
+    ck_assert_uint_eq(n, 2);
+    loams_link_defs_free(defs, n);
+}
+END_TEST
+
+START_TEST(damaged_definition_is_reported)
+{
+    const char *key = "link/ns/bad";
+    ck_assert_int_eq(loams_meta_put(meta, key, strlen(key), "{\"name\":1}", 10, NULL, NULL), 0);
+    loams_objname x;
+    loams_objname_parse("ns.bad", &x, NULL, 0);
+    loams_link_def d;
+    loams_link_def_init(&d);
+    loams_meta_err err;
+    ck_assert_int_eq(loams_link_get(meta, &x, &d, &err), LOAMS_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "link/ns/bad"));
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("link_catalog");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, definition_round_trips);
+    tcase_add_test(tc, creating_twice_is_refused);
+    tcase_add_test(tc, failed_state_keeps_error_and_offset_until_resume);
+    tcase_add_test(tc, list_is_in_name_order_and_drop_removes);
+    tcase_add_test(tc, damaged_definition_is_reported);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
