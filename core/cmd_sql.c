@@ -14,8 +14,26 @@
 #include "ddl_exec.h"
 
 static const char usage[] =
-    "Usage: loams-host sql [--data-dir DIR] [--json] \"STATEMENT; ...\"\n"
-    "       loams-host sql [--data-dir DIR] [--json] -f FILE.sql   (- for stdin)\n";
+    "Usage: loams-host sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\"\n"
+    "       loams-host sql [--data-dir DIR] [--json] [--plugin-dir DIR]... -f FILE.sql\n"
+    "       (-f - reads stdin; link statements load the plugins of the plugin path)\n";
+
+/* 1 when a statement of the script needs the plugins. */
+static int needs_plugins(const loams_ddl_script *script)
+{
+    for (size_t i = 0; i < loams_ddl_script_count(script); i++) {
+        switch (loams_ddl_script_at(script, i)->kind) {
+        case LOAMS_DDL_CREATE_LINK:
+        case LOAMS_DDL_DROP_LINK:
+        case LOAMS_DDL_PAUSE_LINK:
+        case LOAMS_DDL_RESUME_LINK:
+            return 1;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
 
 static char *read_all(FILE *f, size_t *len)
 {
@@ -49,14 +67,26 @@ int loams_cmd_sql(int argc, char **argv)
         {"data-dir", required_argument, NULL, 'd'},
         {"file", required_argument, NULL, 'f'},
         {"json", no_argument, NULL, 'j'},
+        {"plugin-dir", required_argument, NULL, 'p'},
+        {"no-default-plugin-dirs", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *data_dir = NULL, *file = NULL;
-    int json = 0, c;
+    int json = 0, c, no_defaults = 0;
+    const char *dirs[64];
+    size_t ndirs = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "d:f:jh", opts, NULL)) != -1) {
         switch (c) {
+        case 'p':
+            if (ndirs == sizeof dirs / sizeof dirs[0]) {
+                fprintf(stderr, "loams-host sql: at most 64 --plugin-dir options\n");
+                return 2;
+            }
+            dirs[ndirs++] = optarg;
+            break;
+        case 'n': no_defaults = 1; break;
         case 'd': data_dir = optarg; break;
         case 'f': file = optarg; break;
         case 'j': json = 1; break;
@@ -117,7 +147,25 @@ int loams_cmd_sql(int argc, char **argv)
         loams_ddl_script_free(script);
         return 1;
     }
-    loams_ddl_exec_ctx ctx = {.dd = dd, .out = stdout, .json = json};
+    loams_registry *registry = NULL;
+    if (needs_plugins(script)) {
+        loams_registry_config cfg;
+        loams_registry_config_defaults(&cfg);
+        cfg.plugin_dirs = dirs;
+        cfg.n_plugin_dirs = ndirs;
+        if (no_defaults) {
+            cfg.path_env = NULL;
+            cfg.installed_dir = NULL;
+        }
+        if (loams_registry_open(&cfg, &registry) != 0) {
+            fprintf(stderr, "loams-host sql: cannot load plugins\n");
+            loams_datadir_close(dd);
+            loams_ddl_script_free(script);
+            return 1;
+        }
+        loams_registry_log_rejections(registry);
+    }
+    loams_ddl_exec_ctx ctx = {.dd = dd, .registry = registry, .out = stdout, .json = json};
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         status = loams_ddl_execute(&ctx, script, loams_ddl_script_at(script, i), err, sizeof err);
@@ -132,6 +180,7 @@ int loams_cmd_sql(int argc, char **argv)
         }
     }
     fflush(stdout);
+    loams_registry_close(registry);
     loams_datadir_close(dd);
     loams_ddl_script_free(script);
     return rc;

@@ -4,6 +4,9 @@
  */
 #include "ddl_exec.h"
 
+#include "link_ddl.h"
+#include "system_links.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -202,20 +205,34 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         if (strcmp(st->name.name, "streams") == 0) {
             return loams_ddl_print_streams(ctx->dd->log, ctx->out, ctx->json, err, errlen);
         }
-        return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
-                        "SELECT * FROM system.links is parsed but not executable yet: this "
-                        "build has no link runtime (only CREATE STREAM, DROP STREAM and "
-                        "SELECT * FROM system.streams execute)");
+        if (strcmp(st->name.name, "links") == 0) {
+            return loams_system_links_print(ctx->dd->meta, ctx->dd->log, ctx->out, ctx->json,
+                                            err, errlen);
+        }
+        return error_at(script, st->name_pos, LOAMS_ENOTFOUND, err, errlen,
+                        "there is no system table '%s' (try system.links or system.streams)",
+                        st->name.name);
     case LOAMS_DDL_CREATE_LINK:
-    case LOAMS_DDL_CREATE_TABLE:
     case LOAMS_DDL_DROP_LINK:
     case LOAMS_DDL_PAUSE_LINK:
-    case LOAMS_DDL_RESUME_LINK:
+    case LOAMS_DDL_RESUME_LINK: {
+        if (ctx->registry == NULL) {
+            return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
+                            "%s needs the plugins: run it through 'loams-host sql'",
+                            loams_ddl_kind_name(st->kind));
+        }
+        loams_link_ddl_env env = {.meta = ctx->dd->meta,
+                                  .log = ctx->dd->log,
+                                  .registry = ctx->registry,
+                                  .out = ctx->out,
+                                  .json = ctx->json};
+        return loams_link_ddl_execute(&env, script, st, err, errlen);
+    }
+    case LOAMS_DDL_CREATE_TABLE:
         break;
     }
     return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
-                    "%s is parsed but not executable yet: this build has no link runtime "
-                    "(only CREATE STREAM, DROP STREAM and SELECT * FROM system.streams "
-                    "execute)",
+                    "%s is parsed but not executable yet: declared table schemas come with "
+                    "the Iceberg target (a link INTO TABLE will infer its schema)",
                     loams_ddl_kind_name(st->kind));
 }

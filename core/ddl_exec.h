@@ -1,12 +1,11 @@
 /*
  * ddl_exec.h - executes parsed DDL statements (ddl.h) against a data dir.
  *
- * This is the one place that decides what each statement does.  Today it
- * executes CREATE STREAM, DROP STREAM and SELECT * FROM system.streams; the
- * link statements (CREATE LINK, DROP/PAUSE/RESUME LINK, SELECT * FROM
- * system.links) and CREATE TABLE parse but answer LOAMS_EUNSUPPORTED with
- * a message naming the statement, until the link runtime replaces their
- * branch in loams_ddl_execute.
+ * This is the one place that decides what each statement does: stream
+ * statements here, link statements through link_ddl.h (they need the
+ * plugin registry), SELECT * FROM system.streams / system.links.
+ * CREATE TABLE parses but answers LOAMS_EUNSUPPORTED until the Iceberg
+ * target lands.
  *
  * Threads: one context per thread.
  */
@@ -17,10 +16,12 @@
 
 #include "datadir.h"
 #include "ddl.h"
+#include "registry.h"
 #include "streamlog.h"
 
 typedef struct loams_ddl_exec_ctx {
     loams_datadir *dd; /* the caller's, open */
+    const loams_registry *registry; /* plugins, for link statements (NULL: none) */
     FILE *out;         /* where results go (a line per statement, or rows) */
     int json;          /* 1: results as JSON (one document per statement) */
 } loams_ddl_exec_ctx;
