@@ -17,13 +17,16 @@
 #include "streamlog.h"
 
 static const char usage[] =
-    "Usage: loams-host produce NS.STREAM [--data-dir DIR] [--key-field FIELD] [--batch N]\n"
-    "                          [--partition P] [--progress]   < records\n"
+    "Usage: loams-host produce NS.STREAM [--data-dir DIR] [--key-field FIELD]\n"
+    "                          [--value-field FIELD] [--batch N] [--partition P]\n"
+    "                          [--progress]   < records\n"
     "  Each line of stdin is one record (empty lines are skipped).  Without\n"
     "  --key-field the line is the value and the record has no key\n"
     "  (round-robin over the partitions); with --key-field each line must be a\n"
     "  JSON object, the key is that field's value (strings as their text,\n"
-    "  other values as JSON; missing or null: no key) and the value is the line.\n";
+    "  other values as JSON; missing or null: no key) and the value is the line.\n"
+    "  With --value-field the value is that field instead (strings as their\n"
+    "  text, other values as JSON), e.g. to produce records that are not JSON.\n";
 
 static double now_s(void)
 {
@@ -85,21 +88,23 @@ int loams_cmd_produce(int argc, char **argv)
     static const struct option opts[] = {
         {"data-dir", required_argument, NULL, 'd'},
         {"key-field", required_argument, NULL, 'k'},
+        {"value-field", required_argument, NULL, 'v'},
         {"batch", required_argument, NULL, 'b'},
         {"partition", required_argument, NULL, 'p'},
         {"progress", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *data_dir = NULL, *key_field = NULL;
+    const char *data_dir = NULL, *key_field = NULL, *value_field = NULL;
     long batch_size = 10000, partition = -1;
     int progress = isatty(STDERR_FILENO), c;
     char *end;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:k:b:p:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:k:v:b:p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd': data_dir = optarg; break;
         case 'k': key_field = optarg; break;
+        case 'v': value_field = optarg; break;
         case 'b':
             batch_size = strtol(optarg, &end, 10);
             if (*end != '\0' || batch_size < 1 || batch_size > 1000000) {
@@ -176,31 +181,65 @@ int loams_cmd_produce(int argc, char **argv)
                 len--;
             }
             if (len > 0) {
-                char *key = NULL;
+                char *key = NULL, *value = NULL;
                 size_t key_len = 0;
                 int has_key = 0;
-                if (key_field != NULL) {
+                if (key_field != NULL || value_field != NULL) {
                     cJSON *doc = cJSON_ParseWithLength(line, len);
                     if (!cJSON_IsObject(doc)) {
                         cJSON_Delete(doc);
                         fprintf(stderr, "loams-host produce: stdin line %" PRIu64 " is not a JSON "
-                                "object (--key-field needs one per line); the %" PRIu64
-                                " records before it were appended\n", lineno, records);
+                                "object (--key-field and --value-field need one per line); the %"
+                                PRIu64 " records before it were appended\n", lineno, records);
                         goto out;
                     }
-                    cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, key_field);
+                    cJSON *f = key_field != NULL ? cJSON_GetObjectItemCaseSensitive(doc, key_field)
+                                                 : NULL;
                     if (f != NULL && !cJSON_IsNull(f)) {
                         key = cJSON_IsString(f) ? strdup(f->valuestring)
                                                 : cJSON_PrintUnformatted(f);
-                        if (key == NULL) {
-                            cJSON_Delete(doc);
-                            fprintf(stderr, "loams-host produce: out of memory\n");
-                            goto out;
-                        }
-                        key_len = strlen(key);
                         has_key = 1;
                     }
+                    cJSON *v = value_field != NULL
+                                   ? cJSON_GetObjectItemCaseSensitive(doc, value_field)
+                                   : NULL;
+                    if (value_field != NULL && v == NULL) {
+                        cJSON_Delete(doc);
+                        free(key);
+                        fprintf(stderr, "loams-host produce: stdin line %" PRIu64 " has no field "
+                                "'%s' (--value-field); the %" PRIu64 " records before it were "
+                                "appended\n", lineno, value_field, records);
+                        goto out;
+                    }
+                    if (v != NULL) {
+                        value = cJSON_IsString(v) ? strdup(v->valuestring)
+                                                  : cJSON_PrintUnformatted(v);
+                    }
                     cJSON_Delete(doc);
+                    if ((has_key && key == NULL) || (v != NULL && value == NULL)) {
+                        free(key);
+                        free(value);
+                        fprintf(stderr, "loams-host produce: out of memory\n");
+                        goto out;
+                    }
+                    key_len = has_key ? strlen(key) : 0;
+                    if (value != NULL) {
+                        /* the value replaces the line; line's buffer holds it */
+                        len = strlen(value);
+                        if (len + 1 > line_cap) {
+                            char *grown = realloc(line, len + 1);
+                            if (grown == NULL) {
+                                free(key);
+                                free(value);
+                                fprintf(stderr, "loams-host produce: out of memory\n");
+                                goto out;
+                            }
+                            line = grown;
+                            line_cap = len + 1;
+                        }
+                        memcpy(line, value, len + 1);
+                        free(value);
+                    }
                 }
                 if (batch_room(&b, (size_t)batch_size, len + key_len) != 0) {
                     free(key);
