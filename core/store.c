@@ -4,6 +4,8 @@
  */
 #include "store.h"
 
+#include "failpoint.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,7 +151,9 @@ static int finish(loams_store *s, int rc, const char *op, const char *key)
 int loams_store_put(loams_store *s, const char *key, const void *data, size_t len)
 {
     begin();
-    return finish(s, s->vt->put(s->state, key, data, len), "put", key);
+    /* failpoint "store.write": inside a target's file writing (tests) */
+    int rc = loams_failpoint("store.write");
+    return finish(s, rc != 0 ? rc : s->vt->put(s->state, key, data, len), "put", key);
 }
 
 int loams_store_get(loams_store *s, const char *key, uint64_t off, uint64_t len, loams_buf *out)
@@ -213,7 +217,9 @@ int loams_store_writer_open(loams_store *s, const char *key, loams_store_writer 
 int loams_store_writer_write(loams_store_writer *w, const void *data, size_t len)
 {
     begin();
-    return finish(w->store, w->store->vt->writer_write(w->w, data, len), "write", w->key);
+    int rc = loams_failpoint("store.write");
+    return finish(w->store, rc != 0 ? rc : w->store->vt->writer_write(w->w, data, len), "write",
+                  w->key);
 }
 
 int loams_store_writer_commit(loams_store_writer *w)
