@@ -23,6 +23,8 @@ typedef struct loams_cmd {
 int loams_cmd_sql(int argc, char **argv);
 int loams_cmd_produce(int argc, char **argv);
 int loams_cmd_stream(int argc, char **argv);
+int loams_cmd_links(int argc, char **argv);
+int loams_cmd_search(int argc, char **argv);
 
 /* Prints the full usage (every subcommand and option) to `out`. */
 void loams_cli_usage(void *out);

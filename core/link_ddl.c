@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "link_catalog.h"
-#include "link_runtime.h"
 #include "plugin_ctx.h"
 #include "units.h"
 

@@ -64,3 +64,10 @@ core_libloams_core_la_CFLAGS += $(LUA_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) \
 	$(ZSTD_CFLAGS) $(MHD_CFLAGS)
 core_libloams_core_la_LIBADD += $(LUA_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) $(ZSTD_LIBS) \
 	$(MHD_LIBS)
+
+# Links: DDL, system.links, the node handles, links and search commands.
+core_libloams_core_la_SOURCES += \
+	core/link_ddl.c core/link_ddl.h \
+	core/system_links.c core/system_links.h \
+	core/node.c core/node.h \
+	core/cmd_links.c core/cmd_search.c

@@ -13,9 +13,24 @@
 /* One row per command.  The description's first line is the summary; the
  * lines after it document the command's own options, one per line. */
 static const loams_cmd commands[] = {
-    {"sql", "sql [--data-dir DIR] [--json] \"STATEMENT; ...\" | -f FILE.sql",
-     "run DDL statements (CREATE STREAM, DROP STREAM, ... see docs/LINKS.md)", loams_cmd_sql},
-    {"produce", "produce NS.STREAM [--data-dir DIR] [--key-field F] [--batch N] [--progress]",
+    {"sql",
+     "sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\" | -f FILE.sql",
+     "run statements: CREATE/DROP STREAM, CREATE/DROP/PAUSE/RESUME LINK,\n"
+     "SELECT * FROM system.links | system.streams (see docs/LINKS.md)",
+     loams_cmd_sql},
+    {"links", "links [--json] [--data-dir DIR]",
+     "print system.links: state, applied offsets, lag, last commit, records\n"
+     "applied / skipped / dead-lettered per link",
+     loams_cmd_links},
+    {"search",
+     "search NS.COLLECTION \"QUERY\" [--k N] [--field F]... [--vector '[..]'] [--json] "
+     "[--data-dir DIR]",
+     "search a collection (BM25 full text, or exact kNN with --vector) at its newest\n"
+     "commit; prints ranked results with scores and the splits read",
+     loams_cmd_search},
+    {"produce",
+     "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "
+     "[--progress]",
      "append the lines of stdin (text, or JSON keyed by a field) to a stream",
      loams_cmd_produce},
     {"stream",
