@@ -25,6 +25,8 @@
 #include "retention_source.h"
 #include "status.h"
 #include "test_tasks.h"
+#include "link_runtime.h"
+#include "node.h"
 #include "worker.h"
 
 extern char **environ;
@@ -59,6 +61,7 @@ typedef struct serve_args {
     } sets[32];
     size_t nsets;
     int print_config;
+    int no_default_plugin_dirs;
     int help;
 } serve_args;
 
@@ -73,6 +76,17 @@ static void serve_usage(FILE *out)
                  "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
                  "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
                  "these options; see docs/OPERATIONS.md.\n");
+    fprintf(out,
+            "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]...\n"
+            "                        [--no-default-plugin-dirs] [--config FILE]\n"
+            "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
+            "                        [--poll-interval T] [--stop-timeout T]\n"
+            "                        [--max-concurrent N] [--max-per-namespace N]\n"
+            "                        [--log-level LEVEL] [--no-default-plugin-dirs]\n"
+            "                        [--print-config]\n"
+            "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
+            "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
+            "these options; see docs/OPERATIONS.md.\n");
 }
 
 /* Takes "--opt VALUE" or "--opt=VALUE" at argv[*i]; returns the value or
@@ -116,6 +130,10 @@ static int parse_args(serve_args *a, int argc, char **argv)
         }
         if (strcmp(argv[i], "--print-config") == 0) {
             a->print_config = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--no-default-plugin-dirs") == 0) {
+            a->no_default_plugin_dirs = 1;
             continue;
         }
         if ((v = take_value("--config", argc, argv, &i, &missing)) != NULL) {
@@ -309,6 +327,10 @@ int loams_cmd_serve(int argc, char **argv)
     loams_registry *reg = NULL;
     loams_worker *w = NULL;
     char err[1024];
+    loams_node *node = NULL;
+    loams_worker *w = NULL;
+    loams_link_env links;
+    char nerr[1024];
     sigset_t stop_signals;
     int rc, sig = 0;
 
@@ -337,6 +359,32 @@ int loams_cmd_serve(int argc, char **argv)
         goto out;
     }
     if (open_registry(&a, &cfg, &reg) != 0 || build_worker(&cfg, dd, &w) != 0) {
+    if (ensure_data_dir(cfg.data_dir) != 0) {
+        goto out;
+    }
+    loams_registry_config rcfg;
+    loams_registry_config_defaults(&rcfg);
+    rcfg.plugin_dirs = (const char *const *)cfg.plugin_dirs;
+    rcfg.n_plugin_dirs = cfg.n_plugin_dirs;
+    if (a.no_default_plugin_dirs) {
+        rcfg.path_env = NULL;
+        rcfg.installed_dir = NULL;
+    }
+    loams_node_options nopts = {.data_dir = cfg.data_dir, .create = 1, .plugins = &rcfg};
+    rc = loams_node_open(&nopts, &node, nerr, sizeof nerr);
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s\n", CMD, nerr);
+        goto out;
+    }
+    if (build_worker(&cfg, node->dd->meta, &w) != 0) {
+        goto out;
+    }
+    /* Links: one link-apply task per running link. */
+    links = (loams_link_env){node->dd->meta, node->dd->log, node->registry, node->store};
+    loams_task_source link_source;
+    loams_link_source(&links, &link_source);
+    if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
+        fprintf(stderr, "%s: cannot add the link task source: %s\n", CMD, loams_strerror(rc));
         goto out;
     }
 
@@ -376,6 +424,7 @@ out:
     loams_worker_free(w);
     loams_registry_close(reg);
     loams_datadir_close(dd);
+    loams_node_close(node);
     loams_config_free(&cfg);
     loams_cli_args_free(&a.shared);
     return status;

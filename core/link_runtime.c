@@ -306,6 +306,7 @@ static int dlq_resume(link_run *r)
         loams_task_set_error(r->task, "reading %s: %s", key, merr.msg);
         return rc;
     }
+    rc = 0; /* no marks yet: the link never committed a dead letter */
     char link[2 * LOAMS_IDENT_MAX + 2];
     snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
     const loams_stream_def *dd = loams_stream_definition(r->dlq);
@@ -513,30 +514,36 @@ out:
 
 /* ---- on_error ---- */
 
-/* Appends one failed input row to the DLQ (unless a previous attempt did). */
-static int dead_letter(link_run *r, size_t row, const char *message)
+/* The dead letters of one chunk, appended in one atomic log append. */
+typedef struct dlq_batch {
+    loams_stream_record_in *recs;
+    loams_stream_header *headers; /* 4 per record */
+    char (*pos)[2][24];           /* partition and offset as text, per record */
+    size_t n;
+} dlq_batch;
+
+/* Adds one failed input row (unless a previous attempt appended it). */
+static void dlq_add(link_run *r, dlq_batch *d, const char *link, size_t row, const char *message)
 {
     int32_t partition;
     int64_t offset;
     loams_batch_row_origin(r->in, row, &partition, &offset);
     if (dlq_done_has(r, partition, offset)) {
-        return 0;
+        return;
     }
     loams_value key, value, ts;
     loams_batch_get(r->in, row, LOAMS_BATCH_COL_KEY, &key);
     loams_batch_get(r->in, row, LOAMS_BATCH_COL_VALUE, &value);
     loams_batch_get(r->in, row, LOAMS_BATCH_COL_TIMESTAMP, &ts);
-    char link[2 * LOAMS_IDENT_MAX + 2], part[16], off[24];
-    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
-    snprintf(part, sizeof part, "%" PRId32, partition);
-    snprintf(off, sizeof off, "%" PRId64, offset);
-    loams_stream_header h[4] = {
-        {"loams.link", strlen("loams.link"), link, strlen(link)},
-        {"loams.partition", strlen("loams.partition"), part, strlen(part)},
-        {"loams.offset", strlen("loams.offset"), off, strlen(off)},
-        {"loams.error", strlen("loams.error"), message, strlen(message)},
-    };
-    loams_stream_record_in rec = {
+    size_t i = d->n++;
+    snprintf(d->pos[i][0], sizeof d->pos[i][0], "%" PRId32, partition);
+    snprintf(d->pos[i][1], sizeof d->pos[i][1], "%" PRId64, offset);
+    loams_stream_header *h = &d->headers[4 * i];
+    h[0] = (loams_stream_header){"loams.link", 10, link, strlen(link)};
+    h[1] = (loams_stream_header){"loams.partition", 15, d->pos[i][0], strlen(d->pos[i][0])};
+    h[2] = (loams_stream_header){"loams.offset", 12, d->pos[i][1], strlen(d->pos[i][1])};
+    h[3] = (loams_stream_header){"loams.error", 11, message, strlen(message)};
+    d->recs[i] = (loams_stream_record_in){
         .key = key.type == LOAMS_T_NULL ? NULL : key.u.s.ptr,
         .key_len = key.type == LOAMS_T_NULL ? 0 : key.u.s.len,
         .value = value.u.s.ptr,
@@ -546,57 +553,76 @@ static int dead_letter(link_run *r, size_t row, const char *message)
         .nheaders = 4,
         .partition = -1,
     };
-    loams_stream_err serr;
-    int rc = loams_stream_append(r->dlq, &rec, 1, NULL, &serr);
-    if (rc != 0) {
-        loams_task_set_error(r->task, "appending to the dead-letter stream %s.%s: %s",
-                             r->def.dead_letter_stream.ns, r->def.dead_letter_stream.name,
-                             serr.msg);
-    }
-    return rc;
 }
 
 /* Handles the failed rows of the input chunk by the link's on_error.
- * Returns 1 when the link must stop failed (on_error = fail), 0, or a
- * negative status. */
+ * Returns 1 when the link must stop failed (on_error = fail, or an
+ * incompatible schema change), 0, or a negative status. */
 static int handle_failures(link_run *r)
 {
     size_t n = loams_batch_failed_count(r->in);
     if (n == 0) {
         return 0;
     }
+    char link[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
+    dlq_batch d = {0};
+    int rc = 0;
+    if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER &&
+        ((d.recs = calloc(n, sizeof *d.recs)) == NULL ||
+         (d.headers = calloc(4 * n, sizeof *d.headers)) == NULL ||
+         (d.pos = calloc(n, sizeof *d.pos)) == NULL)) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t row;
         int status;
         const char *msg;
         loams_batch_failure_at(r->in, i, &row, &status, &msg);
-        if (r->def.on_error == LOAMS_ON_ERROR_FAIL) {
+        /* An incompatible type change pauses the link whatever on_error
+         * says (DESIGN §8): skipping it would drop every later record. */
+        if (r->def.on_error == LOAMS_ON_ERROR_FAIL || status == LOAMS_ESCHEMA) {
             int32_t partition;
             int64_t offset;
             loams_batch_row_origin(r->in, row, &partition, &offset);
-            run_log(r, LOAMS_LOG_ERROR, "record failed, pausing the link (on_error = fail): %s",
+            run_log(r, LOAMS_LOG_ERROR, "record failed, pausing the link (%s): %s",
+                    status == LOAMS_ESCHEMA ? "incompatible schema change" : "on_error = fail",
                     msg);
             loams_meta_err merr;
-            int rc = loams_link_set_state(r->env->meta, &r->def, LOAMS_LINK_FAILED, msg,
-                                          partition, offset, &merr);
+            rc = loams_link_set_state(r->env->meta, &r->def, LOAMS_LINK_FAILED, msg, partition,
+                                      offset, &merr);
             if (rc != 0) {
                 loams_task_set_error(r->task, "marking the link failed: %s", merr.msg);
-                return rc;
+            } else {
+                rc = 1;
             }
-            return 1;
+            goto out;
         }
         if (r->def.on_error == LOAMS_ON_ERROR_SKIP) {
             run_log(r, LOAMS_LOG_DEBUG, "record skipped: %s", msg);
             r->d_skipped++;
             continue;
         }
-        int rc = dead_letter(r, row, msg);
-        if (rc != 0) {
-            return rc;
-        }
+        dlq_add(r, &d, link, row, msg);
         r->d_dead++;
     }
-    return loams_failpoint("link.after_dead_letter");
+    if (d.n > 0) {
+        loams_stream_err serr;
+        rc = loams_stream_append(r->dlq, d.recs, d.n, NULL, &serr);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "appending to the dead-letter stream %s.%s: %s",
+                                 r->def.dead_letter_stream.ns, r->def.dead_letter_stream.name,
+                                 serr.msg);
+            goto out;
+        }
+    }
+    rc = loams_failpoint("link.after_dead_letter");
+out:
+    free(d.recs);
+    free(d.headers);
+    free(d.pos);
+    return rc;
 }
 
 /* Output rows the target refused fail their source record. */
@@ -805,8 +831,18 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_transform")) != 0) {
         return rc;
     }
-    if (r->def.on_error == LOAMS_ON_ERROR_FAIL && loams_batch_failed_count(r->in) > 0) {
-        return handle_failures(r);
+    if (loams_batch_failed_count(r->in) > 0) {
+        /* on_error = fail (or a schema change) stops before the target
+         * sees the chunk; otherwise the failures are handled after it. */
+        int stop = 0;
+        for (size_t i = 0; i < loams_batch_failed_count(r->in) && !stop; i++) {
+            int status;
+            loams_batch_failure_at(r->in, i, NULL, &status, NULL);
+            stop = r->def.on_error == LOAMS_ON_ERROR_FAIL || status == LOAMS_ESCHEMA;
+        }
+        if (stop) {
+            return handle_failures(r);
+        }
     }
     prev = loams_ctx_set_current(r->target.ctx);
     rc = r->gvt->write(r->target.state, r->out);
@@ -901,6 +937,7 @@ static int run_loop(link_run *r)
             }
         }
         int64_t age = r->first_staged_ms ? now_ms() - r->first_staged_ms : 0;
+        run_log(r, LOAMS_LOG_DEBUG, "read %ld, staged %" PRIu64 " records (%" PRIu64 " bytes, %" PRId64 " ms)", n, r->staged_records, r->staged_bytes, age);
         if (r->staged_records > 0 &&
             (r->staged_bytes >= r->def.batch_bytes || age >= r->def.batch_interval_ms)) {
             rc = commit(r);

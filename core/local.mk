@@ -70,4 +70,5 @@ core_libloams_core_la_SOURCES += \
 	core/link_ddl.c core/link_ddl.h \
 	core/system_links.c core/system_links.h \
 	core/node.c core/node.h \
+	core/link_runtime.c core/link_runtime.h \
 	core/cmd_links.c core/cmd_search.c

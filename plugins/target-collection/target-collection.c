@@ -581,6 +581,31 @@ typedef struct colinfo {
     int has_wid;
 } colinfo;
 
+
+/* 1 when p[0..n) is well-formed UTF-8 without NUL bytes. */
+static int pk_bytes_are_text(const char *p, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (c == 0 || len == 0 || i + len > n || (len == 2 && c < 0xC2)) {
+            return 0;
+        }
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) {
+                return 0;
+            }
+        }
+        if ((len == 3 && c == 0xE0 && s[i + 1] < 0xA0) || (len == 3 && c == 0xED && s[i + 1] >= 0xA0) ||
+            (len == 4 && (c > 0xF4 || (c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90)))) {
+            return 0;
+        }
+        i += len;
+    }
+    return 1;
+}
+
 static const char *row_pk(coll *c, loams_batch *b, size_t row, long pk_col, char *num,
                           size_t *len)
 {
@@ -597,10 +622,14 @@ static const char *row_pk(coll *c, loams_batch *b, size_t row, long pk_col, char
         *len = (size_t)snprintf(num, 32, "%" PRId64, v.u.i);
         return num;
     }
-    if (v.type != LOAMS_T_STRING || v.u.s.len == 0 || v.u.s.len > PK_MAX_BYTES) {
+    /* A stream key (BYTES, as in `key AS _pk`) is taken as text when it is
+     * valid UTF-8 without NUL: a _pk is shown and compared as text. */
+    int text = v.type == LOAMS_T_STRING ||
+               (v.type == LOAMS_T_BYTES && pk_bytes_are_text(v.u.s.ptr, v.u.s.len));
+    if (!text || v.u.s.len == 0 || v.u.s.len > PK_MAX_BYTES) {
         host->batch_row_fail(b, row, LOAMS_EINPUT,
-                             "collection %s.%s: _pk must be a non-empty string of at most %d "
-                             "bytes or an integer",
+                             "collection %s.%s: _pk must be a non-empty string (or a key of "
+                             "UTF-8 text) of at most %d bytes, or an integer",
                              c->ns, c->name, PK_MAX_BYTES);
         return NULL;
     }
