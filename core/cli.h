@@ -25,6 +25,7 @@ int loams_cmd_produce(int argc, char **argv);
 int loams_cmd_stream(int argc, char **argv);
 int loams_cmd_links(int argc, char **argv);
 int loams_cmd_search(int argc, char **argv);
+int loams_cmd_collection(int argc, char **argv);
 
 /* Prints the full usage (every subcommand and option) to `out`. */
 void loams_cli_usage(void *out);

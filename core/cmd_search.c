@@ -14,9 +14,8 @@
 #include "buf.h"
 #include "cli.h"
 #include "cli_args.h"
-#include "commit.h"
 #include "node.h"
-#include "plugin_ctx.h"
+#include "target_query.h"
 
 static void usage(void)
 {
@@ -114,12 +113,7 @@ int loams_cmd_search(int argc, char **argv)
     int json = 0, status = 2;
     loams_node *node = NULL;
     char *request = NULL;
-    loams_ctx *ctx = NULL;
-    void *state = NULL;
-    const loams_target_vtable *vt = NULL;
     loams_buf *out = NULL;
-    loams_pointer ptr;
-    loams_pointer_init(&ptr);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "search", argc, argv, &i);
         if (rc < 0) {
@@ -178,42 +172,10 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    loams_meta_err merr;
-    if (loams_pointer_read(node->dd->meta, &cname, &ptr, &merr) != 0) {
-        fprintf(stderr, "loams-host search: %s\n", merr.msg);
-        goto done;
-    }
-    if (ptr.version == 0) {
-        fprintf(stderr, "loams-host search: collection %s.%s has no commit yet (is a link "
-                        "writing it? see 'loams-host links')\n",
-                cname.ns, cname.name);
-        goto done;
-    }
-    if (strcmp(ptr.kind, "collection") != 0) {
-        fprintf(stderr, "loams-host search: %s.%s is a %s, not a collection\n", cname.ns,
-                cname.name, ptr.kind);
-        goto done;
-    }
-    const loams_plugin *p;
-    if (loams_registry_find(node->registry, LOAMS_KIND_TARGET, "target-collection", &p) != 0) {
-        fprintf(stderr, "loams-host search: the plugin target-collection is not loaded\n");
-        goto done;
-    }
-    vt = p->vtable;
-    if (loams_ctx_create(p->descriptor, NULL, 0, &ctx, err, sizeof err) != 0) {
+    if (loams_buf_create(&out) != 0 ||
+        loams_target_query(node, &cname, "collection", "target-collection", request, out, err,
+                           sizeof err) != 0) {
         fprintf(stderr, "loams-host search: %s\n", err);
-        goto done;
-    }
-    loams_target_spec spec = {.size = sizeof spec, .ns = cname.ns, .name = cname.name};
-    loams_ctx *prev = loams_ctx_set_current(ctx);
-    int rc = vt->open(ctx, &spec, node->store, &state);
-    if (rc == 0 && (rc = loams_buf_create(&out)) == 0) {
-        rc = vt->query(state, ptr.ref, request, out);
-    }
-    loams_ctx_set_current(prev);
-    if (rc != 0) {
-        loams_ctx_error(ctx, err, sizeof err);
-        fprintf(stderr, "loams-host search: %s\n", err[0] ? err : "query failed");
         goto done;
     }
     size_t len;
@@ -226,12 +188,7 @@ int loams_cmd_search(int argc, char **argv)
     }
     status = 0;
 done:
-    if (state != NULL) {
-        vt->close(state);
-    }
     loams_buf_free(out);
-    loams_ctx_free(ctx);
-    loams_pointer_clear(&ptr);
     free(request);
     loams_node_close(node);
     loams_cli_args_free(&args);

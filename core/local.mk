@@ -71,4 +71,5 @@ core_libloams_core_la_SOURCES += \
 	core/system_links.c core/system_links.h \
 	core/node.c core/node.h \
 	core/link_runtime.c core/link_runtime.h \
-	core/cmd_links.c core/cmd_search.c
+	core/target_query.c core/target_query.h \
+	core/cmd_links.c core/cmd_search.c core/cmd_collection.c

@@ -28,6 +28,9 @@ static const loams_cmd commands[] = {
      "search a collection (BM25 full text, or exact kNN with --vector) at its newest\n"
      "commit; prints ranked results with scores and the splits read",
      loams_cmd_search},
+    {"collection", "collection dump NS.COLLECTION [--data-dir DIR]",
+     "print every live document of a collection's newest commit as JSON lines",
+     loams_cmd_collection},
     {"produce",
      "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "
      "[--progress]",
