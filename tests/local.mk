@@ -219,3 +219,8 @@ TESTS += tests/integration/worker-serve.sh
 EXTRA_DIST += tests/integration/worker-serve.sh
 TESTS += tests/integration/task-journal-check-selftest.sh
 EXTRA_DIST += tests/integration/task-journal-check-selftest.sh
+
+# Links end to end: real loams-host processes, crashes at every failpoint.
+TESTS += tests/integration/link-exactly-once.sh
+EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
+	tests/fixtures/support-tickets.jsonl

@@ -56,6 +56,13 @@ PY
   start_node b
   wait_caught_up 90
   stop_node b
+  # the counters of system.links move only with commits: exact too
+  "$host" links --json --data-dir "$data" | /usr/bin/python3 -c '
+import json, sys
+l = json.load(sys.stdin)[0]
+a, d = int(l["applied_records"]), int(l["dead_lettered_records"])
+assert (a, d) == (int(sys.argv[1]), int(sys.argv[2])), "counters %d/%d, want %s/%s" % (a, d, sys.argv[1], sys.argv[2])
+' "$good" "$bad" || die "$fp: system.links counters are not exact"
   "$host" collection dump t.c --data-dir "$data" "${plugin_args[@]}" >"$work/dump.raw" ||
     die "$fp: collection dump failed"
   /usr/bin/python3 - "$work/dump.raw" >"$work/got.jsonl" <<'PY'
