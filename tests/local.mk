@@ -204,22 +204,6 @@ tests_unit_test_commit_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_link_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)
 
-# The worker.
-check_PROGRAMS += tests/unit/test_worker
-TESTS += tests/unit/test_worker
-tests_unit_test_worker_SOURCES = tests/unit/test_worker.c
-tests_unit_test_worker_CFLAGS = $(LOAMS_UNIT_CFLAGS)
-tests_unit_test_worker_LDADD = $(LOAMS_UNIT_LDADD)
-
-# Three serve processes with the test task source; the journal checker.
-check_PROGRAMS += tests/integration/task-journal-check
-tests_integration_task_journal_check_SOURCES = tests/integration/task-journal-check.c
-tests_integration_task_journal_check_LDADD = core/libloams-core.la
-TESTS += tests/integration/worker-serve.sh
-EXTRA_DIST += tests/integration/worker-serve.sh
-TESTS += tests/integration/task-journal-check-selftest.sh
-EXTRA_DIST += tests/integration/task-journal-check-selftest.sh
-
 # Links end to end: real loams-host processes, crashes at every failpoint.
 TESTS += tests/integration/link-exactly-once.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
