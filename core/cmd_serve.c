@@ -370,7 +370,8 @@ int loams_cmd_serve(int argc, char **argv)
         rcfg.path_env = NULL;
         rcfg.installed_dir = NULL;
     }
-    loams_node_options nopts = {.data_dir = cfg.data_dir, .create = 1, .plugins = &rcfg};
+    loams_node_options nopts = {
+        .data_dir = cfg.data_dir, .create = 1, .plugins = &rcfg, .store_optional = 1};
     rc = loams_node_open(&nopts, &node, nerr, sizeof nerr);
     if (rc != 0) {
         fprintf(stderr, "%s: %s\n", CMD, nerr);
@@ -379,13 +380,18 @@ int loams_cmd_serve(int argc, char **argv)
     if (build_worker(&cfg, node->dd->meta, &w) != 0) {
         goto out;
     }
-    /* Links: one link-apply task per running link. */
+    /* Links: one link-apply task per running link (they need a store). */
     links = (loams_link_env){node->dd->meta, node->dd->log, node->registry, node->store};
-    loams_task_source link_source;
-    loams_link_source(&links, &link_source);
-    if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
-        fprintf(stderr, "%s: cannot add the link task source: %s\n", CMD, loams_strerror(rc));
-        goto out;
+    if (node->store != NULL) {
+        loams_task_source link_source;
+        loams_link_source(&links, &link_source);
+        if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
+            fprintf(stderr, "%s: cannot add the link task source: %s\n", CMD,
+                    loams_strerror(rc));
+            goto out;
+        }
+    } else {
+        LOAMS_WARN(COMPONENT, "links will not run on this node: no object store plugin");
     }
 
     /* Signals are taken synchronously by this thread (sigwait); every

@@ -3,6 +3,8 @@
  */
 #include "node.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,14 @@ int loams_node_open(const loams_node_options *o, loams_node **out, char *err, si
     const loams_plugin *sp;
     if (loams_registry_find(n->registry, LOAMS_KIND_STORE, sname, &sp) != 0 ||
         sp->descriptor == NULL) {
+        if (o->store_optional) {
+            loams_log(LOAMS_LOG_WARN, "node",
+                      "the object store plugin '%s' is not loaded: targets cannot be written "
+                      "or read (check --plugin-dir and 'loams-host --list-plugins')",
+                      sname);
+            *out = n;
+            return 0;
+        }
         snprintf(err, errlen,
                  "the object store plugin '%s' is not loaded; check --plugin-dir and "
                  "'loams-host --list-plugins'",

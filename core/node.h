@@ -11,7 +11,7 @@
  * closes everything in the right order).  Errors: those of
  * loams_datadir_open, loams_registry_open and loams_store_open, with the
  * message in err[0..errlen); LOAMS_ENOTFOUND when the store plugin is not
- * loaded.  Threads: a node is shared by the threads of one process.
+ * loaded (unless store_optional: then n->store is NULL).  Threads: a node is shared by the threads of one process.
  */
 #ifndef LOAMS_CORE_NODE_H
 #define LOAMS_CORE_NODE_H
@@ -31,6 +31,8 @@ typedef struct loams_node_options {
     int create;                    /* create the data dir when missing */
     const loams_registry_config *plugins; /* NULL: the defaults */
     const char *store;             /* store plugin name; NULL: "store-fs" */
+    int store_optional;            /* 1: a missing store plugin leaves store NULL
+                                    * (with a warning) instead of failing */
 } loams_node_options;
 
 int loams_node_open(const loams_node_options *o, loams_node **out, char *err, size_t errlen);

@@ -206,5 +206,8 @@ tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Links end to end: real loams-host processes, crashes at every failpoint.
 TESTS += tests/integration/link-exactly-once.sh
-EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
-	tests/fixtures/support-tickets.jsonl
+EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh
+
+# The shipped sample of support tickets (the main job produces it).
+samplesdir = $(pkgdatadir)/samples
+dist_samples_DATA = tests/fixtures/support-tickets.jsonl
