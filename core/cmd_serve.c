@@ -61,7 +61,6 @@ typedef struct serve_args {
     } sets[32];
     size_t nsets;
     int print_config;
-    int no_default_plugin_dirs;
     int help;
 } serve_args;
 
@@ -82,8 +81,7 @@ static void serve_usage(FILE *out)
             "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
             "                        [--poll-interval T] [--stop-timeout T]\n"
             "                        [--max-concurrent N] [--max-per-namespace N]\n"
-            "                        [--log-level LEVEL] [--no-default-plugin-dirs]\n"
-            "                        [--print-config]\n"
+            "                        [--log-level LEVEL] [--print-config]\n"
             "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
             "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
             "these options; see docs/OPERATIONS.md.\n");
@@ -130,10 +128,6 @@ static int parse_args(serve_args *a, int argc, char **argv)
         }
         if (strcmp(argv[i], "--print-config") == 0) {
             a->print_config = 1;
-            continue;
-        }
-        if (strcmp(argv[i], "--no-default-plugin-dirs") == 0) {
-            a->no_default_plugin_dirs = 1;
             continue;
         }
         if ((v = take_value("--config", argc, argv, &i, &missing)) != NULL) {
@@ -325,12 +319,10 @@ int loams_cmd_serve(int argc, char **argv)
     memset(&cfg, 0, sizeof cfg);
     loams_datadir *dd = NULL;
     loams_registry *reg = NULL;
-    loams_worker *w = NULL;
-    char err[1024];
-    loams_node *node = NULL;
+    loams_store *store = NULL;
     loams_worker *w = NULL;
     loams_link_env links;
-    char nerr[1024];
+    char err[1024];
     sigset_t stop_signals;
     int rc, sig = 0;
 
@@ -359,30 +351,13 @@ int loams_cmd_serve(int argc, char **argv)
         goto out;
     }
     if (open_registry(&a, &cfg, &reg) != 0 || build_worker(&cfg, dd, &w) != 0) {
-    if (ensure_data_dir(cfg.data_dir) != 0) {
         goto out;
     }
-    loams_registry_config rcfg;
-    loams_registry_config_defaults(&rcfg);
-    rcfg.plugin_dirs = (const char *const *)cfg.plugin_dirs;
-    rcfg.n_plugin_dirs = cfg.n_plugin_dirs;
-    if (a.no_default_plugin_dirs) {
-        rcfg.path_env = NULL;
-        rcfg.installed_dir = NULL;
-    }
-    loams_node_options nopts = {
-        .data_dir = cfg.data_dir, .create = 1, .plugins = &rcfg, .store_optional = 1};
-    rc = loams_node_open(&nopts, &node, nerr, sizeof nerr);
-    if (rc != 0) {
-        fprintf(stderr, "%s: %s\n", CMD, nerr);
-        goto out;
-    }
-    if (build_worker(&cfg, node->dd->meta, &w) != 0) {
-        goto out;
-    }
-    /* Links: one link-apply task per running link (they need a store). */
-    links = (loams_link_env){node->dd->meta, node->dd->log, node->registry, node->store};
-    if (node->store != NULL) {
+    /* Links: one link-apply task per running link; they need the object
+     * store, without which the node runs its other tasks only. */
+    rc = loams_node_open_store(reg, cfg.data_dir, NULL, &store, err, sizeof err);
+    if (rc == 0) {
+        links = (loams_link_env){dd->meta, dd->log, reg, store};
         loams_task_source link_source;
         loams_link_source(&links, &link_source);
         if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
@@ -391,7 +366,7 @@ int loams_cmd_serve(int argc, char **argv)
             goto out;
         }
     } else {
-        LOAMS_WARN(COMPONENT, "links will not run on this node: no object store plugin");
+        LOAMS_WARN(COMPONENT, "links will not run on this node: %s", err);
     }
 
     /* Signals are taken synchronously by this thread (sigwait); every
@@ -428,9 +403,9 @@ int loams_cmd_serve(int argc, char **argv)
     status = 0;
 out:
     loams_worker_free(w);
+    loams_store_close(store);
     loams_registry_close(reg);
     loams_datadir_close(dd);
-    loams_node_close(node);
     loams_config_free(&cfg);
     loams_cli_args_free(&a.shared);
     return status;

@@ -3,8 +3,6 @@
  */
 #include "node.h"
 
-#include "log.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,29 +30,7 @@ int loams_node_open(const loams_node_options *o, loams_node **out, char *err, si
         goto fail;
     }
     loams_registry_log_rejections(n->registry);
-    const char *sname = o->store != NULL ? o->store : "store-fs";
-    const loams_plugin *sp;
-    if (loams_registry_find(n->registry, LOAMS_KIND_STORE, sname, &sp) != 0 ||
-        sp->descriptor == NULL) {
-        if (o->store_optional) {
-            loams_log(LOAMS_LOG_WARN, "node",
-                      "the object store plugin '%s' is not loaded: targets cannot be written "
-                      "or read (check --plugin-dir and 'loams-host --list-plugins')",
-                      sname);
-            *out = n;
-            return 0;
-        }
-        snprintf(err, errlen,
-                 "the object store plugin '%s' is not loaded; check --plugin-dir and "
-                 "'loams-host --list-plugins'",
-                 sname);
-        rc = LOAMS_ENOTFOUND;
-        goto fail;
-    }
-    char root[4096];
-    snprintf(root, sizeof root, "%s/objects", n->dd->path);
-    loams_option_kv opt = {"root", root};
-    rc = loams_store_open(sp->descriptor, &opt, 1, &n->store, err, errlen);
+    rc = loams_node_open_store(n->registry, n->dd->path, o->store, &n->store, err, errlen);
     if (rc != 0) {
         goto fail;
     }
@@ -74,4 +50,22 @@ void loams_node_close(loams_node *n)
     loams_registry_close(n->registry);
     loams_datadir_close(n->dd);
     free(n);
+}
+
+int loams_node_open_store(const loams_registry *r, const char *data_dir, const char *name,
+                          loams_store **out, char *err, size_t errlen)
+{
+    const char *sname = name != NULL ? name : "store-fs";
+    const loams_plugin *sp;
+    if (loams_registry_find(r, LOAMS_KIND_STORE, sname, &sp) != 0 || sp->descriptor == NULL) {
+        snprintf(err, errlen,
+                 "the object store plugin '%s' is not loaded; check --plugin-dir and "
+                 "'loams-host --list-plugins'",
+                 sname);
+        return LOAMS_ENOTFOUND;
+    }
+    char root[4096];
+    snprintf(root, sizeof root, "%s/objects", data_dir);
+    loams_option_kv opt = {"root", root};
+    return loams_store_open(sp->descriptor, &opt, 1, out, err, errlen);
 }

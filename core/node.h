@@ -11,7 +11,7 @@
  * closes everything in the right order).  Errors: those of
  * loams_datadir_open, loams_registry_open and loams_store_open, with the
  * message in err[0..errlen); LOAMS_ENOTFOUND when the store plugin is not
- * loaded (unless store_optional: then n->store is NULL).  Threads: a node is shared by the threads of one process.
+ * loaded.  Threads: a node is shared by the threads of one process.
  */
 #ifndef LOAMS_CORE_NODE_H
 #define LOAMS_CORE_NODE_H
@@ -31,11 +31,16 @@ typedef struct loams_node_options {
     int create;                    /* create the data dir when missing */
     const loams_registry_config *plugins; /* NULL: the defaults */
     const char *store;             /* store plugin name; NULL: "store-fs" */
-    int store_optional;            /* 1: a missing store plugin leaves store NULL
-                                    * (with a warning) instead of failing */
 } loams_node_options;
 
 int loams_node_open(const loams_node_options *o, loams_node **out, char *err, size_t errlen);
+
+/* Opens the object store plugin `name` (NULL: "store-fs") of registry r,
+ * rooted at <data_dir>/objects.  *out is the caller's (loams_store_close,
+ * before the registry is closed).  LOAMS_ENOTFOUND when the plugin is not
+ * loaded. */
+int loams_node_open_store(const loams_registry *r, const char *data_dir, const char *name,
+                          loams_store **out, char *err, size_t errlen);
 void loams_node_close(loams_node *n);
 
 #endif
