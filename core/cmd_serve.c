@@ -75,16 +75,6 @@ static void serve_usage(FILE *out)
                  "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
                  "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
                  "these options; see docs/OPERATIONS.md.\n");
-    fprintf(out,
-            "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]...\n"
-            "                        [--no-default-plugin-dirs] [--config FILE]\n"
-            "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
-            "                        [--poll-interval T] [--stop-timeout T]\n"
-            "                        [--max-concurrent N] [--max-per-namespace N]\n"
-            "                        [--log-level LEVEL] [--print-config]\n"
-            "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
-            "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
-            "these options; see docs/OPERATIONS.md.\n");
 }
 
 /* Takes "--opt VALUE" or "--opt=VALUE" at argv[*i]; returns the value or
