@@ -205,8 +205,9 @@ tests_unit_test_link_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Links end to end: real loams-host processes, crashes at every failpoint.
-TESTS += tests/integration/link-exactly-once.sh
-EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh
+TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh
+EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
+	tests/integration/link-zombie.sh
 
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples
