@@ -954,7 +954,9 @@ static int sort_pk(const uint64_t *hash, size_t n, uint64_t **sorted_hash, uint3
         free(count);
         return -ENOMEM;
     }
-    memcpy(h, hash, n * sizeof *h);
+    if (n > 0) {
+        memcpy(h, hash, n * sizeof *h);
+    }
     for (size_t i = 0; i < n; i++) {
         d[i] = (uint32_t)i;
     }

@@ -1080,7 +1080,9 @@ static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_sp
     if (c->w != NULL && loams__split_writer_pk_index(c->w, &H, &D, &n) != 0) {
         return loams__cerr_set(&c->err, -EINVAL, "internal: the split is not finished");
     }
-    qsort(c->tombs, c->n_tombs, sizeof *c->tombs, cmp_tomb);
+    if (c->n_tombs > 0) {
+        qsort(c->tombs, c->n_tombs, sizeof *c->tombs, cmp_tomb);
+    }
     unsigned char small[64];
     unsigned char *grouped = small;
     size_t i = 0, j = 0;
