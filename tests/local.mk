@@ -205,9 +205,10 @@ tests_unit_test_link_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Links end to end: real loams-host processes, crashes at every failpoint.
-TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh
+TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh \
+	tests/integration/link-on-error.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
-	tests/integration/link-zombie.sh
+	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
 
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples
