@@ -213,3 +213,4 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples
 dist_samples_DATA = tests/fixtures/support-tickets.jsonl
+EXTRA_DIST += tests/bench/bench-link.sh
