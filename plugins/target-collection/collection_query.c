@@ -52,11 +52,56 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
     }
     r->k = LOAMS__QUERY_DEFAULT_K;
     r->metric = LOAMS__METRIC_COSINE;
+    r->limit = LOAMS__SCAN_DEFAULT_LIMIT;
     if (!cJSON_IsObject(root)) {
         rc = bad(e, "%s", "it is not a JSON object (expected {\"q\": \"...\"} or {\"vector\": [...]})");
         goto out;
     }
     const cJSON *it;
+    const cJSON *scan = cJSON_GetObjectItemCaseSensitive(root, "scan");
+    if (scan != NULL) {
+        if (!cJSON_IsTrue(scan)) {
+            rc = bad(e, "%s", "\"scan\" must be true");
+            goto out;
+        }
+        r->scan = 1;
+        cJSON_ArrayForEach(it, root)
+        {
+            const char *name = it->string;
+            if (strcmp(name, "scan") == 0) {
+                continue;
+            }
+            if (strcmp(name, "limit") == 0) {
+                if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+                    it->valuedouble < 1 || it->valuedouble > LOAMS__SCAN_MAX_LIMIT) {
+                    rc = bad(e, "\"%s\" must be an integer from 1 to 100000", name);
+                    goto out;
+                }
+                r->limit = (size_t)it->valuedouble;
+            } else if (strcmp(name, "after") == 0) {
+                unsigned long long sp, dc;
+                char tail;
+                if (cJSON_IsNull(it)) {
+                    continue;
+                }
+                if (!cJSON_IsString(it) ||
+                    sscanf(it->valuestring, "%llu:%llu%c", &sp, &dc, &tail) != 2) {
+                    rc = bad(e, "\"%s\" must be the \"next\" cursor (\"S:D\") of a previous "
+                                "scan answer",
+                             name);
+                    goto out;
+                }
+                r->after_split = (size_t)sp;
+                r->after_doc = (size_t)dc;
+            } else {
+                char what[160];
+                snprintf(what, sizeof what, "unknown member \"%.64s\"", name);
+                rc = bad(e, "%s in a scan (known: scan, limit, after)", what);
+                goto out;
+            }
+        }
+        goto out;
+    }
     cJSON_ArrayForEach(it, root)
     {
         const char *name = it->string;
@@ -185,10 +230,70 @@ static int putf(loams__bbuf *b, const char *fmt, ...)
     return loams__bbuf_append(b, t, (size_t)n);
 }
 
+/* A page of live documents from (after_split, after_doc) on. */
+static int scan_run(const loams__coll_view *v, const loams__coll_request *req, loams__bbuf *out,
+                    loams__cerr *e)
+{
+    const loams__coll_manifest *m = v->m;
+    size_t start = out->len;
+    size_t split = req->after_split, doc = req->after_doc, emitted = 0;
+    int rc = 0, w = put(out, "{\"docs\":[");
+    for (; split < m->n_splits && w == 0 && emitted < req->limit; split++, doc = 0) {
+        loams__split_reader *r = v->readers[split];
+        uint32_t n = loams__split_reader_docs(r);
+        for (; doc < n && w == 0 && emitted < req->limit; doc++) {
+            if (loams__delset_has(v->dels[split], (uint32_t)doc)) {
+                continue;
+            }
+            const char *pk, *json;
+            size_t pk_len, json_len;
+            if ((rc = loams__split_reader_pk(r, (uint32_t)doc, &pk, &pk_len, e)) != 0 ||
+                (rc = loams__split_reader_doc(r, (uint32_t)doc, &json, &json_len, e)) != 0) {
+                goto fail;
+            }
+            if (json_len < 2 || json[0] != '{' || json[json_len - 1] != '}') {
+                rc = loams__cerr_set(e, LOAMS_ECORRUPT,
+                                     "split %s: stored document %zu is not a JSON object",
+                                     m->splits[split].key, doc);
+                goto fail;
+            }
+            /* {"_pk": ..., then the stored object's members */
+            w |= put(out, emitted ? ",{\"_pk\":" : "{\"_pk\":");
+            w |= loams__json_string(out, pk, pk_len);
+            if (json_len > 2) {
+                w |= put(out, ",");
+                w |= loams__bbuf_append(out, json + 1, json_len - 1);
+            } else {
+                w |= put(out, "}");
+            }
+            emitted++;
+        }
+        if (emitted >= req->limit) {
+            break;
+        }
+    }
+    if (split < m->n_splits) {
+        w |= putf(out, "],\"next\":\"%zu:%zu\"}", split, doc);
+    } else {
+        w |= put(out, "],\"next\":null}");
+    }
+    if (w != 0) {
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory writing a scan answer");
+        goto fail;
+    }
+    return 0;
+fail:
+    out->len = start;
+    return rc;
+}
+
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
                           loams__bbuf *out, loams__cerr *e)
 {
+    if (req->scan) {
+        return scan_run(v, req, out, e);
+    }
     const loams__coll_manifest *m = v->m;
     int64_t t0 = now_us();
     size_t ns = m->n_splits;

@@ -21,6 +21,16 @@
  * "splits" lists every split the query read (all live splits of the
  * manifest); "doc" is the stored document (collection doc_encode.h: no
  * _pk, no vector fields).
+ *
+ * Scan (every live document, a page at a time, e.g. `loams-host collection
+ * dump` and exactly-once checks):
+ *   {"scan": true, "limit": 1000, "after": "S:D"}
+ * limit 1..100000 (default 1000); after is the "next" cursor of the
+ * previous page (absent or null: from the start).  Answer:
+ *   {"docs": [{"_pk": "t-1", <the stored document's members>}, ...],
+ *    "next": "S:D" | null}
+ * Documents come in storage order (split by split, doc id order); the
+ * cursor is only meaningful for the same manifest.
  */
 #ifndef LOAMS_COLLECTION_QUERY_H
 #define LOAMS_COLLECTION_QUERY_H
@@ -33,8 +43,13 @@
 
 #define LOAMS__QUERY_MAX_K 10000
 #define LOAMS__QUERY_DEFAULT_K 10
+#define LOAMS__SCAN_MAX_LIMIT 100000
+#define LOAMS__SCAN_DEFAULT_LIMIT 1000
 
 typedef struct loams__coll_request {
+    int scan;        /* a scan request: only limit, after_split/after_doc */
+    size_t limit;
+    size_t after_split, after_doc;
     char *q;         /* NULL for a vector query */
     size_t k;
     char **fields;   /* NULL: all text fields */
@@ -51,9 +66,9 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                               loams__cerr *e);
 void loams__coll_request_free(loams__coll_request *r);
 
-/* Runs req on the view (ref: the manifest key shown in the answer, may be
- * NULL) and appends the answer JSON to out.  Errors of the search
- * functions, -ENOMEM. */
+/* Runs req (a search or a scan) on the view (ref: the manifest key shown
+ * in a search answer, may be NULL) and appends the answer JSON to out.
+ * Errors of the search functions and of the split readers, -ENOMEM. */
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
                           loams__bbuf *out, loams__cerr *e);

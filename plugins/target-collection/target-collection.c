@@ -21,8 +21,6 @@
  * `cached_splits` most recently used after each call.
  */
 #include <errno.h>
-
-#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1703,110 +1701,6 @@ static void coll_abort(void *state)
     forget_pending(c);
 }
 
-/* Appends s[0..n) as a JSON string literal. */
-static int put_json_string(loams__bbuf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    int rc = loams__bbuf_append(b, "\"", 1);
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
-        if (ch == '"' || ch == '\\') {
-            char two[2] = {'\\', (char)ch};
-            rc = loams__bbuf_append(b, two, 2);
-        } else if (ch < 0x20) {
-            rc = loams__bbuf_append(b, esc, 6);
-        } else {
-            rc = loams__bbuf_append(b, &s[i], 1);
-        }
-    }
-    return rc == 0 ? loams__bbuf_append(b, "\"", 1) : rc;
-}
-
-/* A scan request: {"scan": true, "after": "S:D", "limit": N} pages through
- * every live document of the commit in storage order (split by split, doc
- * by doc), a page at a time; "after" is the cursor of the previous page's
- * answer.  Answer: {"docs": [{"_pk": ..., fields...}], "next": "S:D"|null}.
- * Returns 1 when `request` is not a scan (a search), 0 or a status. */
-static int scan_query(coll *c, const char *ref, const char *request, loams__bbuf *ans)
-{
-    cJSON *req = cJSON_Parse(request);
-    const cJSON *scan = cJSON_GetObjectItemCaseSensitive(req, "scan");
-    if (!cJSON_IsTrue(scan)) {
-        cJSON_Delete(req);
-        return 1;
-    }
-    const cJSON *after = cJSON_GetObjectItemCaseSensitive(req, "after");
-    const cJSON *limit = cJSON_GetObjectItemCaseSensitive(req, "limit");
-    unsigned long split = 0, doc = 0;
-    long max = cJSON_IsNumber(limit) ? (long)limit->valuedouble : 1000;
-    int rc = 0;
-    if ((after != NULL && !cJSON_IsNull(after) &&
-         (!cJSON_IsString(after) || sscanf(after->valuestring, "%lu:%lu", &split, &doc) != 2)) ||
-        max < 1 || max > 100000) {
-        cJSON_Delete(req);
-        return loams__cerr_set(&c->err, LOAMS_EINPUT,
-                               "scan request: \"after\" must be a cursor \"S:D\" from a previous "
-                               "answer and \"limit\" 1..100000");
-    }
-    cJSON_Delete(req);
-    const loams__coll_manifest *m;
-    view vw;
-    memset(&vw, 0, sizeof vw);
-    if ((rc = manifest_for(c, ref, &m)) != 0 || (rc = view_open(c, m, &vw)) != 0) {
-        view_free(&vw);
-        return rc;
-    }
-    long emitted = 0;
-    int first = 1;
-    rc = loams__bbuf_append(ans, "{\"docs\":[", 9);
-    for (; split < m->n_splits && rc == 0 && emitted < max; split++, doc = 0) {
-        loams__split_reader *r = vw.readers[split];
-        uint32_t n = loams__split_reader_docs(r);
-        for (; doc < n && rc == 0 && emitted < max; doc++) {
-            if (vw.dels[split] != NULL && loams__delset_has(vw.dels[split], (uint32_t)doc)) {
-                continue;
-            }
-            const char *pk, *json;
-            size_t pk_len, json_len;
-            if ((rc = loams__split_reader_pk(r, (uint32_t)doc, &pk, &pk_len, &c->err)) != 0 ||
-                (rc = loams__split_reader_doc(r, (uint32_t)doc, &json, &json_len, &c->err)) != 0) {
-                break;
-            }
-            rc = loams__bbuf_append(ans, first ? "{\"_pk\":" : ",{\"_pk\":", first ? 7 : 8);
-            first = 0;
-            if (rc == 0) {
-                rc = put_json_string(ans, pk, pk_len);
-            }
-            /* the stored doc is a JSON object: splice its members in */
-            if (rc == 0 && json_len > 2) {
-                rc = loams__bbuf_append(ans, ",", 1);
-                if (rc == 0) {
-                    rc = loams__bbuf_append(ans, json + 1, json_len - 1);
-                }
-            } else if (rc == 0) {
-                rc = loams__bbuf_append(ans, "}", 1);
-            }
-            emitted++;
-        }
-        if (emitted >= max) {
-            break;
-        }
-    }
-    if (rc == 0) {
-        char next[64];
-        int more = split < m->n_splits;
-        int len = more ? snprintf(next, sizeof next, "],\"next\":\"%lu:%lu\"}", split, doc)
-                       : snprintf(next, sizeof next, "],\"next\":null}");
-        rc = loams__bbuf_append(ans, next, (size_t)len);
-    }
-    view_free(&vw);
-    if (rc == -ENOMEM) {
-        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory answering a scan");
-    }
-    return rc;
-}
-
 static int coll_query(void *state, const char *ref, const char *request, loams_buf *out)
 {
     coll *c = state;
@@ -1815,16 +1709,7 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
     view vw;
     memset(&vw, 0, sizeof vw);
     const loams__coll_manifest *m;
-    int rc = scan_query(c, ref, request, &ans);
-    if (rc != 1) {
-        if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
-            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory answering a scan");
-        }
-        loams__bbuf_free(&ans);
-        cache_trim(c);
-        return rc ? fail(c, rc) : 0;
-    }
-    rc = loams__coll_request_parse(request, strlen(request), &req, &c->err);
+    int rc = loams__coll_request_parse(request, strlen(request), &req, &c->err);
     if (rc == 0) {
         rc = manifest_for(c, ref, &m);
     }

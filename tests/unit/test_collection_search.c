@@ -538,6 +538,65 @@ START_TEST(the_answer_is_json_with_hits_docs_and_splits)
 }
 END_TEST
 
+START_TEST(a_scan_pages_through_every_live_document_once)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, 3);
+    tcoll_add_split(&t, corpus + 3, NCORPUS - 3);
+    tcoll_delete(&t, 0, 1); /* t-2 */
+    tcoll_delete(&t, 1, 3); /* t-7 */
+    loams__coll_view v = tcoll_view(&t);
+    char seen[256] = "";
+    char cursor[64] = "";
+    int pages = 0;
+    for (;;) {
+        char req[128];
+        if (cursor[0]) {
+            snprintf(req, sizeof req, "{\"scan\":true,\"limit\":2,\"after\":\"%s\"}", cursor);
+        } else {
+            snprintf(req, sizeof req, "{\"scan\":true,\"limit\":2}");
+        }
+        loams__coll_request *r;
+        ck_assert_int_eq(loams__coll_request_parse(req, strlen(req), &r, &err), 0);
+        ck_assert(r->scan);
+        loams__bbuf out = LOAMS__BBUF_INIT;
+        ck_assert_int_eq(loams__coll_query_run(&v, NULL, r, NULL, &out, &err), 0);
+        loams__coll_request_free(r);
+        cJSON *a = cJSON_ParseWithLength((const char *)out.data, out.len);
+        ck_assert_ptr_nonnull(a);
+        const cJSON *d;
+        ck_assert_int_le(cJSON_GetArraySize(cJSON_GetObjectItem(a, "docs")), 2);
+        cJSON_ArrayForEach(d, cJSON_GetObjectItem(a, "docs"))
+        {
+            strcat(seen, cJSON_GetObjectItem(d, "_pk")->valuestring);
+            strcat(seen, " ");
+            /* the stored members come with the _pk */
+            ck_assert_ptr_nonnull(cJSON_GetObjectItem(d, "subject"));
+        }
+        const cJSON *next = cJSON_GetObjectItem(a, "next");
+        pages++;
+        if (cJSON_IsNull(next)) {
+            cJSON_Delete(a);
+            loams__bbuf_free(&out);
+            break;
+        }
+        snprintf(cursor, sizeof cursor, "%s", next->valuestring);
+        cJSON_Delete(a);
+        loams__bbuf_free(&out);
+        ck_assert_int_lt(pages, 10);
+    }
+    ck_assert_str_eq(seen, "t-1 t-3 t-4 t-5 t-6 ");
+    ck_assert_int_ge(pages, 3);
+    bad_request("{\"scan\":true,\"limit\":0}", "\"limit\" must be an integer");
+    bad_request("{\"scan\":true,\"after\":\"x\"}", "\"after\" must be the \"next\" cursor");
+    bad_request("{\"scan\":true,\"after\":\"1:2x\"}", "\"after\"");
+    bad_request("{\"scan\":true,\"q\":\"x\"}", "unknown member \"q\" in a scan");
+    bad_request("{\"scan\":false}", "\"scan\" must be true");
+    tcoll_free(&t);
+}
+END_TEST
+
 static int never(void *ud)
 {
     (void)ud;
@@ -636,6 +695,7 @@ int main(void)
     tcase_add_test(tc, requests_parse_and_bad_ones_explain_themselves);
     tcase_add_test(tc, the_answer_is_json_with_hits_docs_and_splits);
     tcase_add_test(tc, a_merge_keeps_every_answer);
+    tcase_add_test(tc, a_scan_pages_through_every_live_document_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

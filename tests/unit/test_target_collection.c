@@ -371,6 +371,23 @@ START_TEST(upserts_replace_and_deletes_remove)
     a = query(&t, t.ref, "{\"vector\":[1,0,0],\"k\":5}");
     ck_assert_str_eq(hit_pks(a), "");
     cJSON_Delete(a);
+    /* a scan lists each live document once, newest versions */
+    a = query(&t, t.ref, "{\"scan\":true}");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(a, "next")));
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "docs")), 2);
+    {
+        char got[64] = "";
+        const cJSON *d;
+        cJSON_ArrayForEach(d, cJSON_GetObjectItem(a, "docs"))
+        {
+            strcat(got, cJSON_GetObjectItem(d, "_pk")->valuestring);
+            strcat(got, "=");
+            strcat(got, cJSON_GetObjectItem(d, "subject")->valuestring);
+            strcat(got, ";");
+        }
+        ck_assert_str_eq(got, "t-1=Scanner fixed;t-3=Toner refilled;");
+    }
+    cJSON_Delete(a);
     /* the older commit still reads as it was */
     a = query(&t, first_ref, "{\"q\":\"vpn\"}");
     ck_assert_str_eq(hit_pks(a), "t-2");
