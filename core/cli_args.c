@@ -14,9 +14,8 @@
 #include "status.h"
 
 const loams_cli_option_help loams_cli_shared_options[] = {
-    {"--plugin-dir DIR",
-     "look for plugins in DIR (repeatable; searched in the order given,\n"
-     "before LOAMS_PLUGIN_PATH and the installed plugin directory)"},
+    {"--plugin-dir DIR", "look for plugins in DIR (repeatable; searched in the order given,\n"
+                         "before LOAMS_PLUGIN_PATH and the installed plugin directory)"},
     {"--no-default-plugin-dirs",
      "search only the --plugin-dir directories: ignore LOAMS_PLUGIN_PATH\n"
      "and the installed plugin directory"},

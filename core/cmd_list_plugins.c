@@ -99,8 +99,8 @@ static void print_text(FILE *out, const loams_registry *r, int verbose)
     if (n == 0) {
         fprintf(out, "No plugins loaded.\n");
     } else {
-        fprintf(out, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wname, "NAME", wkind, "KIND",
-                wrt, "RUNTIME", wver, "VERSION", wabi, "ABI", wpath, "PATH", "DESCRIPTION");
+        fprintf(out, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wname, "NAME", wkind, "KIND", wrt,
+                "RUNTIME", wver, "VERSION", wabi, "ABI", wpath, "PATH", "DESCRIPTION");
     }
     for (size_t i = 0; i < n; i++) {
         const loams_plugin *p = loams_registry_at(r, i);
@@ -196,12 +196,11 @@ static int print_json(FILE *out, const loams_registry *r)
             add_str(o, "kind", loams_plugin_kind_name(p->kind)) != 0 ||
             add_str(o, "runtime", loams_plugin_runtime_name(p->runtime)) != 0 ||
             add_str(o, "version", p->version) != 0 ||
-            (p->runtime == LOAMS_RUNTIME_NATIVE ? add_str(o, "abi", abi)
-                                                : (cJSON_AddNullToObject(o, "abi") != NULL
-                                                       ? 0
-                                                       : -ENOMEM)) != 0 ||
-            add_str(o, "path", p->path) != 0 ||
-            add_str(o, "description", p->description) != 0 || json_options(o, p) != 0) {
+            (p->runtime == LOAMS_RUNTIME_NATIVE
+                 ? add_str(o, "abi", abi)
+                 : (cJSON_AddNullToObject(o, "abi") != NULL ? 0 : -ENOMEM)) != 0 ||
+            add_str(o, "path", p->path) != 0 || add_str(o, "description", p->description) != 0 ||
+            json_options(o, p) != 0) {
             goto out;
         }
     }

@@ -137,8 +137,7 @@ static int check_store(const loams_registry *r, const char *dir)
         goto out;
     }
     if ((rc = loams_store_put(s, "../escape", text, 1)) != -EINVAL) {
-        step_failed(step, "put ../escape returned %s, expected a refused key",
-                    loams_strerror(rc));
+        step_failed(step, "put ../escape returned %s, expected a refused key", loams_strerror(rc));
         goto out;
     }
     printf("selfcheck: store-fs: put, head, get (whole and a range), streamed write, list, "
@@ -258,15 +257,15 @@ int loams_cmd_selfcheck(int argc, char **argv)
         printf("%s%s", i == 0 ? " " : ":", loams_registry_dir_at(r, i));
     }
     printf("%s (%zu loaded, %zu rejected: see loams-host --list-plugins)\n",
-           loams_registry_dir_count(r) == 0 ? " (no directory)" : "",
-           loams_registry_count(r), loams_registry_rejected_count(r));
+           loams_registry_dir_count(r) == 0 ? " (no directory)" : "", loams_registry_count(r),
+           loams_registry_rejected_count(r));
 
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/loams-selfcheck-XXXXXX",
              tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
     if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "loams-host %s: cannot create a temporary directory %s: %s\n", argv[0],
-                dir, strerror(errno));
+        fprintf(stderr, "loams-host %s: cannot create a temporary directory %s: %s\n", argv[0], dir,
+                strerror(errno));
         dir[0] = '\0';
         goto out;
     }

@@ -66,7 +66,10 @@ typedef struct kind_info {
     vt_func required[12];
 } kind_info;
 
-#define VF(type, m) {#m, offsetof(type, m)}
+#define VF(type, m)                                                                                \
+    {                                                                                              \
+#m, offsetof(type, m)                                                                      \
+    }
 
 static const kind_info kinds[] = {
     {LOAMS_KIND_DECODER,
@@ -262,8 +265,8 @@ static int fail(char *what, size_t what_len, char *detail, size_t detail_len, co
 
 /* ---- descriptor checks ---- */
 
-static int check_options(const loams_option_spec *opts, char *what, size_t what_len,
-                         char *detail, size_t detail_len)
+static int check_options(const loams_option_spec *opts, char *what, size_t what_len, char *detail,
+                         size_t detail_len)
 {
     static const char fix[] = "Use a LOAMS_OPT_* type of <loams/plugin.h> and end the table "
                               "with an entry whose name is NULL.";
@@ -292,8 +295,7 @@ static int check_options(const loams_option_spec *opts, char *what, size_t what_
         }
         if (loams_option_type_name((loams_option_type)o->type) == NULL) {
             return fail(what, what_len, detail, detail_len, w,
-                        "Option %zu (\"%s\") has unknown type %u. %s", i + 1, shown, o->type,
-                        fix);
+                        "Option %zu (\"%s\") has unknown type %u. %s", i + 1, shown, o->type, fix);
         }
         if (o->type == LOAMS_OPT_ENUM && (o->choices == NULL || o->choices[0] == '\0')) {
             return fail(what, what_len, detail, detail_len, w,
@@ -313,8 +315,8 @@ static int check_options(const loams_option_spec *opts, char *what, size_t what_
     return 0;
 }
 
-int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *what,
-                                     size_t what_len, char *detail, size_t detail_len)
+int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *what, size_t what_len,
+                                     char *detail, size_t detail_len)
 {
     const unsigned hmaj = LOAMS_ABI_MAJOR, hmin = LOAMS_ABI_MINOR;
     if (d == NULL) {
@@ -337,8 +339,7 @@ int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *wha
                     "Host ABI is %u.%u, plugin ABI is %u.%u. Upgrade loams-host to one with "
                     "ABI %u.%u or later, or rebuild the plugin against loams-plugin %u.%u "
                     "headers.",
-                    hmaj, hmin, d->abi_major, d->abi_minor, d->abi_major, d->abi_minor, hmaj,
-                    hmin);
+                    hmaj, hmin, d->abi_major, d->abi_minor, d->abi_major, d->abi_minor, hmaj, hmin);
     }
     if (d->size < DESCRIPTOR_SIZE_1_0) {
         return fail(what, what_len, detail, detail_len, "descriptor is too small",
@@ -400,8 +401,8 @@ int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *wha
             char w[96];
             snprintf(w, sizeof w, "%s vtable lacks required function %s", k->name, f->name);
             return fail(what, what_len, detail, detail_len, w,
-                        "%s.%s is NULL. A %s plugin must implement %s.", k->vtable_type,
-                        f->name, k->name, k->required_text);
+                        "%s.%s is NULL. A %s plugin must implement %s.", k->vtable_type, f->name,
+                        k->name, k->required_text);
         }
     }
     return check_options(d->options, what, what_len, detail, detail_len);
@@ -536,8 +537,7 @@ static int load_native(loams_registry *r, const char *path)
     void *probe = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (probe == NULL) {
         const char *err = dlerror();
-        return reject(r, path, -ENOEXEC, "not a loadable shared object",
-                      "The loader says: %s. %s",
+        return reject(r, path, -ENOEXEC, "not a loadable shared object", "The loader says: %s. %s",
                       err != NULL ? strip_path_prefix(err, path) : "unknown error",
                       not_loadable_fix);
     }
@@ -644,8 +644,7 @@ static int lua_header(int fd, char **description, char **version)
     ssize_t n;
     *description = NULL;
     *version = NULL;
-    while (len < LUA_HEADER_MAX &&
-           (n = read(fd, buf + len, LUA_HEADER_MAX - len)) != 0) {
+    while (len < LUA_HEADER_MAX && (n = read(fd, buf + len, LUA_HEADER_MAX - len)) != 0) {
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -781,8 +780,8 @@ static int load_file(loams_registry *r, const dir_rec *dir, mode_t dir_mode, con
 {
     bool lua = has_suffix(file, ".lua");
     char path[PATH_MAX];
-    int n = snprintf(path, sizeof path, "%s/%s", strcmp(dir->path, "/") == 0 ? "" : dir->path,
-                     file);
+    int n =
+        snprintf(path, sizeof path, "%s/%s", strcmp(dir->path, "/") == 0 ? "" : dir->path, file);
     if (n < 0 || (size_t)n >= sizeof path) {
         return 0; /* cannot name it: the kernel could not open it either */
     }
@@ -790,13 +789,11 @@ static int load_file(loams_registry *r, const dir_rec *dir, mode_t dir_mode, con
     if (stat(path, &st) != 0) {
         int err = errno;
         return reject(r, path, -err, "cannot be read",
-                      "stat: %s. Fix or remove the file in the plugin directory.",
-                      strerror(err));
+                      "stat: %s. Fix or remove the file in the plugin directory.", strerror(err));
     }
     if (!S_ISREG(st.st_mode)) {
         return reject(r, path, -EINVAL, "not a regular file",
-                      "A plugin directory holds plugin files only. Remove \"%s\" from it.",
-                      path);
+                      "A plugin directory holds plugin files only. Remove \"%s\" from it.", path);
     }
     /* Nothing of a file runs before these checks: anyone who can write the
      * file or its directory could make the host run their code. */
@@ -880,8 +877,7 @@ static int add_dir(loams_registry *r, const char *dir, const char *source, bool 
         }
         char message[PATH_MAX + 64];
         char detail[TEXT_LEN];
-        snprintf(message, sizeof message, "plugin directory \"%s\" skipped: cannot be read",
-                 dir);
+        snprintf(message, sizeof message, "plugin directory \"%s\" skipped: cannot be read", dir);
         snprintf(detail, sizeof detail,
                  "DETAIL: %s. It is in the plugin path through %s; fix the path or create "
                  "the directory.",

@@ -64,11 +64,11 @@ typedef enum loams_plugin_runtime {
  * registry-owned (or points into the loaded .so) and valid until
  * loams_registry_close(). */
 typedef struct loams_plugin {
-    const char *name;        /* unique in the registry, e.g. "decoder-json" */
+    const char *name; /* unique in the registry, e.g. "decoder-json" */
     loams_plugin_kind kind;
     loams_plugin_runtime runtime;
-    const char *version;     /* the plugin's own version, "" when it gives none */
-    unsigned abi_major;      /* ABI the plugin was built for (0.0 for Lua scripts) */
+    const char *version; /* the plugin's own version, "" when it gives none */
+    unsigned abi_major;  /* ABI the plugin was built for (0.0 for Lua scripts) */
     unsigned abi_minor;
     const char *path;        /* absolute path of the file */
     const char *description; /* one line, "" when none */
@@ -162,7 +162,7 @@ const char *loams_option_type_name(loams_option_type type);
  * wrong (the part after "rejected: ") to what[what_len] and the detail line
  * (starting "DETAIL: ") to detail[detail_len].
  */
-int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *what,
-                                     size_t what_len, char *detail, size_t detail_len);
+int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *what, size_t what_len,
+                                     char *detail, size_t detail_len);
 
 #endif

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "registry.h"
 
 /* The host's ABI as text ("1.1"): the messages name it. */
@@ -76,8 +77,7 @@ static void write_file(const char *path, const void *data, size_t len, mode_t mo
 
 /* Copies test plugin `name` into dir as file_name with `mode`; returns the
  * path of the copy (static buffer). */
-static const char *install_as(const char *name, const char *dir, const char *file_name,
-                              mode_t mode)
+static const char *install_as(const char *name, const char *dir, const char *file_name, mode_t mode)
 {
     static char dst[PATH_MAX];
     char src[PATH_MAX];
@@ -232,10 +232,8 @@ START_TEST(file_that_is_not_elf_is_rejected_with_loader_reason)
                                "to have an ELF header's size.\n";
     write_file(path, text, sizeof text - 1, 0644);
     loams_registry *r = open_dir(dir);
-    snprintf(message, sizeof message, "plugin \"%s\" rejected: not a loadable shared object",
-             path);
-    assert_only_rejection(r,
-                          message,
+    snprintf(message, sizeof message, "plugin \"%s\" rejected: not a loadable shared object", path);
+    assert_only_rejection(r, message,
                           "DETAIL: The loader says: invalid ELF header. Build it as a shared "
                           "object with the flags of pkg-config --cflags --libs loams-plugin, "
                           "linking every library it uses, or remove it from the plugin "
@@ -251,8 +249,8 @@ START_TEST(group_writable_file_is_rejected_before_loading)
     char path[PATH_MAX], message[PATH_MAX + 64], detail[PATH_MAX + 128];
     snprintf(path, sizeof path, "%s", install_as("ok-decoder", dir, "ok-decoder.so", 0664));
     loams_registry *r = open_dir(dir);
-    snprintf(message, sizeof message,
-             "plugin \"%s\" rejected: file is writable by group or others", path);
+    snprintf(message, sizeof message, "plugin \"%s\" rejected: file is writable by group or others",
+             path);
     snprintf(detail, sizeof detail,
              "DETAIL: Its mode is 0664, so others could replace the code loams-host runs. Run: "
              "chmod go-w \"%s\"",
@@ -269,8 +267,8 @@ START_TEST(world_writable_file_is_rejected)
     char path[PATH_MAX], message[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s", install_as("ok-decoder", dir, "ok-decoder.so", 0646));
     loams_registry *r = open_dir(dir);
-    snprintf(message, sizeof message,
-             "plugin \"%s\" rejected: file is writable by group or others", path);
+    snprintf(message, sizeof message, "plugin \"%s\" rejected: file is writable by group or others",
+             path);
     ck_assert_uint_eq(loams_registry_rejected_count(r), 1);
     ck_assert_str_eq(loams_registry_rejected_at(r, 0)->message, message);
     loams_registry_close(r);
@@ -360,8 +358,7 @@ START_TEST(missing_plugin_dir_is_reported)
     char missing[PATH_MAX], message[PATH_MAX + 64];
     snprintf(missing, sizeof missing, "%s/nope", dir);
     loams_registry *r = open_dir(missing);
-    snprintf(message, sizeof message, "plugin directory \"%s\" skipped: cannot be read",
-             missing);
+    snprintf(message, sizeof message, "plugin directory \"%s\" skipped: cannot be read", missing);
     assert_only_rejection(r, message,
                           "DETAIL: No such file or directory. It is in the plugin path through "
                           "--plugin-dir; fix the path or create the directory.");
@@ -413,6 +410,33 @@ START_TEST(rejections_are_two_single_lines)
         ck_assert_ptr_nonnull(strstr(x->message, "\" rejected: "));
         ck_assert_int_eq(strncmp(x->detail, "DETAIL: ", 8), 0);
     }
+    loams_registry_close(r);
+}
+END_TEST
+
+START_TEST(rejections_are_logged_as_warnings)
+{
+    const char *dir = new_dir();
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", install("bad-major", dir));
+    loams_registry *r = open_dir(dir);
+    FILE *log = tmpfile();
+    ck_assert_ptr_nonnull(log);
+    loams_log_set_stream(log);
+    loams_registry_log_rejections(r);
+    loams_log_set_stream(NULL);
+    rewind(log);
+    char line[2][2048];
+    ck_assert_ptr_nonnull(fgets(line[0], sizeof line[0], log));
+    ck_assert_ptr_nonnull(fgets(line[1], sizeof line[1], log));
+    fclose(log);
+    char expect[PATH_MAX + 128];
+    snprintf(expect, sizeof expect,
+             " WARN  registry plugin \"%s\" rejected: incompatible ABI major "
+             "version\n",
+             path);
+    ck_assert_ptr_nonnull(strstr(line[0], expect));
+    ck_assert_ptr_nonnull(strstr(line[1], " WARN  registry DETAIL: Host ABI is " HOST_ABI));
     loams_registry_close(r);
 }
 END_TEST
@@ -498,8 +522,7 @@ static const char *dir_with_x(const char *desc)
 {
     const char *dir = new_dir();
     char text[128];
-    snprintf(text, sizeof text, "-- description: %s\nfunction transform(r) return r end\n",
-             desc);
+    snprintf(text, sizeof text, "-- description: %s\nfunction transform(r) return r end\n", desc);
     write_lua(dir, "x.lua", text);
     return dir;
 }
@@ -524,8 +547,10 @@ START_TEST(plugin_dirs_come_before_env_path_before_installed_dir)
     const char *later[] = {b, c, d};
     for (size_t i = 0; i < 3; i++) {
         char message[PATH_MAX + 64];
-        snprintf(message, sizeof message, "plugin \"%s/x.lua\" rejected: duplicate plugin name "
-                 "\"x\"", later[i]);
+        snprintf(message, sizeof message,
+                 "plugin \"%s/x.lua\" rejected: duplicate plugin name "
+                 "\"x\"",
+                 later[i]);
         ck_assert_str_eq(loams_registry_rejected_at(r, i)->message, message);
         ck_assert_ptr_nonnull(strstr(loams_registry_rejected_at(r, i)->detail, a));
     }
@@ -710,44 +735,53 @@ START_TEST(every_required_function_of_every_kind_is_checked)
         size_t required_off[12];
         size_t optional_off[2];
     } kinds[] = {
-        {LOAMS_KIND_DECODER, sizeof(loams_decoder_vtable), "decoder",
+        {LOAMS_KIND_DECODER,
+         sizeof(loams_decoder_vtable),
+         "decoder",
          {"open", "decode", "close"},
          {OFF(loams_decoder_vtable, open), OFF(loams_decoder_vtable, decode),
           OFF(loams_decoder_vtable, close)},
          {0, 0}},
-        {LOAMS_KIND_TRANSFORM, sizeof(loams_transform_vtable), "transform",
+        {LOAMS_KIND_TRANSFORM,
+         sizeof(loams_transform_vtable),
+         "transform",
          {"compile", "columns", "run", "close"},
          {OFF(loams_transform_vtable, compile), OFF(loams_transform_vtable, columns),
           OFF(loams_transform_vtable, run), OFF(loams_transform_vtable, close)},
          {0, 0}},
-        {LOAMS_KIND_TARGET, sizeof(loams_target_vtable), "target",
+        {LOAMS_KIND_TARGET,
+         sizeof(loams_target_vtable),
+         "target",
          {"open", "resume", "write", "prepare", "committed", "abort", "close"},
          {OFF(loams_target_vtable, open), OFF(loams_target_vtable, resume),
           OFF(loams_target_vtable, write), OFF(loams_target_vtable, prepare),
           OFF(loams_target_vtable, committed), OFF(loams_target_vtable, abort),
           OFF(loams_target_vtable, close)},
          {OFF(loams_target_vtable, query), OFF(loams_target_vtable, maintain)}},
-        {LOAMS_KIND_EMBED, sizeof(loams_embed_vtable), "embed",
+        {LOAMS_KIND_EMBED,
+         sizeof(loams_embed_vtable),
+         "embed",
          {"open", "max_inputs", "embed", "close"},
          {OFF(loams_embed_vtable, open), OFF(loams_embed_vtable, max_inputs),
           OFF(loams_embed_vtable, embed), OFF(loams_embed_vtable, close)},
          {0, 0}},
-        {LOAMS_KIND_STORE, sizeof(loams_store_vtable), "store",
+        {LOAMS_KIND_STORE,
+         sizeof(loams_store_vtable),
+         "store",
          {"open", "put", "get", "head", "list", "del", "writer_open", "writer_write",
           "writer_commit", "writer_abort", "close"},
-         {OFF(loams_store_vtable, open), OFF(loams_store_vtable, put),
-          OFF(loams_store_vtable, get), OFF(loams_store_vtable, head),
-          OFF(loams_store_vtable, list), OFF(loams_store_vtable, del),
-          OFF(loams_store_vtable, writer_open), OFF(loams_store_vtable, writer_write),
-          OFF(loams_store_vtable, writer_commit), OFF(loams_store_vtable, writer_abort),
-          OFF(loams_store_vtable, close)},
+         {OFF(loams_store_vtable, open), OFF(loams_store_vtable, put), OFF(loams_store_vtable, get),
+          OFF(loams_store_vtable, head), OFF(loams_store_vtable, list),
+          OFF(loams_store_vtable, del), OFF(loams_store_vtable, writer_open),
+          OFF(loams_store_vtable, writer_write), OFF(loams_store_vtable, writer_commit),
+          OFF(loams_store_vtable, writer_abort), OFF(loams_store_vtable, close)},
          {0, 0}},
     };
     _Alignas(8) unsigned char vt[256];
     char what[256], detail[512];
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        loams_plugin_descriptor d = {LOAMS_DESCRIPTOR_HEADER, kinds[k].kind, "p", "1", "d", vt,
-                                     NULL};
+        loams_plugin_descriptor d = {
+            LOAMS_DESCRIPTOR_HEADER, kinds[k].kind, "p", "1", "d", vt, NULL};
         fill_vtable(vt, kinds[k].size);
         ck_assert_int_eq(check(&d, what, detail), 0);
         /* Optional members may be NULL. */
@@ -760,8 +794,8 @@ START_TEST(every_required_function_of_every_kind_is_checked)
             memset(vt + kinds[k].required_off[f], 0, sizeof(void *));
             ck_assert_int_eq(check(&d, what, detail), LOAMS_EABI);
             char expect[128];
-            snprintf(expect, sizeof expect, "%s vtable lacks required function %s",
-                     kinds[k].name, kinds[k].required[f]);
+            snprintf(expect, sizeof expect, "%s vtable lacks required function %s", kinds[k].name,
+                     kinds[k].required[f]);
             ck_assert_str_eq(what, expect);
         }
         /* One byte short of ABI 1.0 is too small. */
@@ -800,8 +834,8 @@ static const loams_decoder_vtable good_vt = {sizeof good_vt, good_open, good_dec
 START_TEST(empty_and_malformed_names_are_rejected)
 {
     char what[256], detail[512];
-    loams_plugin_descriptor d = {LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "", "1", "d",
-                                 &good_vt, NULL};
+    loams_plugin_descriptor d = {
+        LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "", "1", "d", &good_vt, NULL};
     ck_assert_int_eq(check(&d, what, detail), LOAMS_EABI);
     ck_assert_str_eq(what, "descriptor has no name");
     d.name = "has space";
@@ -838,12 +872,19 @@ START_TEST(every_minor_up_to_the_hosts_is_accepted)
     /* The compatibility rule: built for 1.N, loads on a 1.M host when N <= M. */
     char what[256], detail[512];
     for (uint32_t minor = 0; minor <= LOAMS_ABI_MINOR; minor++) {
-        loams_plugin_descriptor d = {LOAMS_ABI_MAJOR, minor, sizeof d, LOAMS_KIND_DECODER,
-                                     "old", "1", "d", &good_vt, NULL};
+        loams_plugin_descriptor d = {
+            LOAMS_ABI_MAJOR, minor, sizeof d, LOAMS_KIND_DECODER, "old", "1", "d", &good_vt, NULL};
         ck_assert_int_eq(check(&d, what, detail), 0);
     }
-    loams_plugin_descriptor newer = {LOAMS_ABI_MAJOR, LOAMS_ABI_MINOR + 1, sizeof newer,
-                                     LOAMS_KIND_DECODER, "new", "1", "d", &good_vt, NULL};
+    loams_plugin_descriptor newer = {LOAMS_ABI_MAJOR,
+                                     LOAMS_ABI_MINOR + 1,
+                                     sizeof newer,
+                                     LOAMS_KIND_DECODER,
+                                     "new",
+                                     "1",
+                                     "d",
+                                     &good_vt,
+                                     NULL};
     ck_assert_int_eq(check(&newer, what, detail), LOAMS_EABI);
     ck_assert_str_eq(what, "ABI minor version is newer than the host's");
 }
@@ -857,8 +898,8 @@ START_TEST(malformed_option_tables_are_rejected)
         {"mode", 99, 0, NULL, NULL, "?"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
-    loams_plugin_descriptor d = {LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "p", "1", "d",
-                                 &good_vt, opts};
+    loams_plugin_descriptor d = {
+        LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "p", "1", "d", &good_vt, opts};
     ck_assert_int_eq(check(&d, what, detail), LOAMS_EABI);
     ck_assert_str_eq(what, "invalid option table");
     ck_assert_str_eq(detail, "DETAIL: Option 2 (\"mode\") has unknown type 99. Use a "
@@ -937,6 +978,7 @@ int main(void)
     tcase_add_test(tc, missing_installed_dir_is_skipped_silently);
     tcase_add_test(tc, directory_entry_named_so_is_rejected);
     tcase_add_test(tc, rejections_are_two_single_lines);
+    tcase_add_test(tc, rejections_are_logged_as_warnings);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("loading");

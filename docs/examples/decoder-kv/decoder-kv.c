@@ -74,8 +74,8 @@ static bool is_blank(char c)
 
 static bool is_key_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
 }
 
 /* Parses a quoted value starting after the opening quote at text[*pos];
@@ -107,8 +107,8 @@ static long parse_quoted(const char *text, size_t len, size_t *pos, char *out, s
 
 /* Decodes one record's text into row `row`.  Returns 0, a negative status
  * for the whole batch (-ENOMEM), or 1 when the row was marked failed. */
-static int kv_decode_row(kv_state *s, loams_batch *batch, size_t row, const char *text,
-                         size_t len, char *scratch, size_t scratch_cap)
+static int kv_decode_row(kv_state *s, loams_batch *batch, size_t row, const char *text, size_t len,
+                         char *scratch, size_t scratch_cap)
 {
     size_t pos = 0;
     char column[KV_KEY_MAX + KV_KEY_MAX / 2];

@@ -6,9 +6,13 @@ static const loams_option_spec options[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-static const loams_plugin_descriptor desc = {
-    LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "bad-options", "1.0", "bad option table",
-    &bad_vt, options};
+static const loams_plugin_descriptor desc = {LOAMS_DESCRIPTOR_HEADER,
+                                             LOAMS_KIND_DECODER,
+                                             "bad-options",
+                                             "1.0",
+                                             "bad option table",
+                                             &bad_vt,
+                                             options};
 
 LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *h)
 {

@@ -15,9 +15,13 @@ static int undefined_open(loams_ctx *ctx, void **state)
 
 static const loams_decoder_vtable vt = {sizeof vt, undefined_open, bad_decode, bad_close};
 
-static const loams_plugin_descriptor desc = {
-    LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "bad-undefined", "1.0", "undefined symbol",
-    &vt, NULL};
+static const loams_plugin_descriptor desc = {LOAMS_DESCRIPTOR_HEADER,
+                                             LOAMS_KIND_DECODER,
+                                             "bad-undefined",
+                                             "1.0",
+                                             "undefined symbol",
+                                             &vt,
+                                             NULL};
 
 LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *h)
 {

@@ -49,9 +49,13 @@ static const loams_option_spec options[] = {
     {"token", LOAMS_OPT_STRING, LOAMS_OPT_SECRET, "hunter2", NULL, "A secret with a default"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
-static const loams_plugin_descriptor desc = {
-    LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "ok-decoder", "1.2.3",
-    "Test decoder: the length of each value", &vt, options};
+static const loams_plugin_descriptor desc = {LOAMS_DESCRIPTOR_HEADER,
+                                             LOAMS_KIND_DECODER,
+                                             "ok-decoder",
+                                             "1.2.3",
+                                             "Test decoder: the length of each value",
+                                             &vt,
+                                             options};
 
 LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *h)
 {
