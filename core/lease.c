@@ -343,7 +343,7 @@ int loams_lease_renew(loams_meta *m, const loams_clock *clock, loams_lease *leas
             return rc;
         }
         if (now >= cur.deadline_ms) {
-            loams_log_task(LOAMS_LOG_INFO, "lease", lease->key, lease->epoch,
+            loams_log_task(LOAMS_LOG_DEBUG, "lease", lease->key, lease->epoch,
                            "lease had expired %" PRId64 " ms ago and nobody took it: "
                            "re-taken at the same epoch",
                            now - cur.deadline_ms);

@@ -8,7 +8,7 @@ core_libloams_core_la_SOURCES = \
 	core/failpoint.c core/failpoint.h \
 	core/cli.h \
 	core/metastore.c core/metastore.h core/metastore_backend.h \
-	core/metastore_lmdb.c \
+	core/metastore_lmdb.c core/lmdb_gate.c core/lmdb_gate.h \
 	core/lease.c core/lease.h \
 	core/commit.c core/commit.h \
 	core/link_catalog.c core/link_catalog.h

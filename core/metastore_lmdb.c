@@ -22,17 +22,14 @@
  * process-wide registry keyed by the dir's (device, inode) and shared by
  * every handle of that dir.
  *
- * The gate (<dir>/meta.mdb-gate): LMDB's robust mutexes can lose a wakeup
- * when a process is SIGKILLed while contending for one: if the waiter the
- * kernel woke dies before it takes the lock, the FUTEX_WAITERS mark dies
- * with it, the next owner releases without waking anyone, and the other
- * waiters sleep forever (seen in metastore-multiprocess.sh).  So LMDB's
- * mutexes are never made to wait: writers first queue on an in-process
- * mutex and an OFD fcntl lock on byte 0 of the gate file, which the kernel
- * drops reliably when its holder dies; then LMDB's writer mutex is free,
- * or owned by a dead process (which LMDB recovers).  Readers reuse reset
- * read transactions from a pool, which keep their reader slot, so only a
- * slot's first use takes LMDB's reader mutex, behind byte 1 of the gate.
+ * The gate (<dir>/meta.mdb-gate, lmdb_gate.h): LMDB's robust mutexes can
+ * lose a wakeup when a process is SIGKILLed while contending for one, and
+ * leave the other writers asleep forever (seen in
+ * metastore-multiprocess.sh).  So LMDB's mutexes are never made to wait:
+ * every write transaction passes the write gate first, and readers reuse
+ * reset read transactions from a pool, which keep their reader slot, so
+ * only a slot's first use takes LMDB's reader mutex, behind the reader-slot
+ * gate.
  *
  * Map growth: when a write fills the map, the environment is grown
  * (doubling, at most map_max) with mdb_env_set_mapsize, which LMDB allows
@@ -43,7 +40,6 @@
  * open, before growing, and when the reader table is full.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <lmdb.h>
@@ -55,6 +51,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "lmdb_gate.h"
 #include "log.h"
 #include "metastore_backend.h"
 
@@ -71,13 +68,8 @@
 #define MAX_ATTEMPTS 64
 #define READ_POOL_MAX 64
 #define GATE_SUFFIX "-gate"
-
-#ifndef F_OFD_SETLKW /* before Linux 3.15: process-owned locks */
-#define F_OFD_SETLKW F_SETLKW
-#define F_OFD_SETLK F_SETLK
-#endif
-
-enum { GATE_WRITE = 0, GATE_READER_SLOT = 1 };
+#define GATE_WRITE LOAMS__LMDB_GATE_WRITE
+#define GATE_READER_SLOT LOAMS__LMDB_GATE_READER_SLOT
 
 typedef struct lmdb_env {
     struct lmdb_env *next; /* registry list */
@@ -91,8 +83,7 @@ typedef struct lmdb_env {
     pthread_rwlock_t resize; /* shared: a transaction; exclusive: set_mapsize */
     size_t mapsize;          /* this process's map size; changed under resize */
     size_t map_max;
-    int gate_fd;                  /* <file>-gate; see the top of this file */
-    pthread_mutex_t gate_mu[2];   /* GATE_WRITE, GATE_READER_SLOT */
+    loams__lmdb_gate *gate;       /* <file>-gate; see the top of this file */
     pthread_mutex_t pool_mu;      /* guards read_pool */
     MDB_txn *read_pool[READ_POOL_MAX]; /* reset read transactions */
     int read_pool_len;
@@ -226,25 +217,12 @@ static int disk_looks_full(const lmdb_env *e, char *why, size_t size)
 
 static int gate_lock(lmdb_env *e, int which)
 {
-    pthread_mutex_lock(&e->gate_mu[which]);
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = which, .l_len = 1};
-    int rc;
-    do {
-        rc = fcntl(e->gate_fd, F_OFD_SETLKW, &fl);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-        int en = errno;
-        pthread_mutex_unlock(&e->gate_mu[which]);
-        return en;
-    }
-    return 0;
+    return loams__lmdb_gate_lock(e->gate, which);
 }
 
 static void gate_unlock(lmdb_env *e, int which)
 {
-    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = which, .l_len = 1};
-    fcntl(e->gate_fd, F_OFD_SETLK, &fl);
-    pthread_mutex_unlock(&e->gate_mu[which]);
+    loams__lmdb_gate_unlock(e->gate, which);
 }
 
 /* Clears reader slots of dead processes (LMDB takes its reader mutex when
@@ -562,11 +540,7 @@ static void env_free(lmdb_env *e)
         read_pool_drain(e);
         mdb_env_close(e->env);
     }
-    if (e->gate_fd >= 0) {
-        close(e->gate_fd);
-    }
-    pthread_mutex_destroy(&e->gate_mu[GATE_WRITE]);
-    pthread_mutex_destroy(&e->gate_mu[GATE_READER_SLOT]);
+    loams__lmdb_gate_close(e->gate);
     pthread_mutex_destroy(&e->pool_mu);
     pthread_rwlock_destroy(&e->resize);
     free(e);
@@ -590,9 +564,6 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
         free(e);
         return loams__meta_fail(err, -prc, "metastore open %s: %s", dir, strerror(prc));
     }
-    e->gate_fd = -1;
-    pthread_mutex_init(&e->gate_mu[GATE_WRITE], NULL);
-    pthread_mutex_init(&e->gate_mu[GATE_READER_SLOT], NULL);
     pthread_mutex_init(&e->pool_mu, NULL);
     e->dev = st->st_dev;
     e->ino = st->st_ino;
@@ -618,10 +589,9 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     }
     char gate[PATH_MAX + 8];
     snprintf(gate, sizeof gate, "%s%s", e->file, GATE_SUFFIX);
-    e->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
-    if (e->gate_fd < 0) {
-        int en = errno;
-        rc = map_error(e, gate, en, "open", err);
+    int grc = loams__lmdb_gate_open(gate, &e->gate);
+    if (grc != 0) {
+        rc = map_error(e, gate, -grc, "open", err);
         goto fail;
     }
     int mrc = mdb_env_create(&e->env);

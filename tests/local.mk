@@ -96,6 +96,11 @@ tests_unit_test_metastore_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CHECK_LIB
 tests_unit_test_lease_SOURCES = tests/unit/test_lease.c
 tests_unit_test_lease_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_lease_LDADD = $(LOAMS_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_lmdb_gate
+TESTS += tests/unit/test_lmdb_gate
+tests_unit_test_lmdb_gate_SOURCES = tests/unit/test_lmdb_gate.c
+tests_unit_test_lmdb_gate_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_lmdb_gate_LDADD = $(LOAMS_UNIT_LDADD)
 
 # metastore shared by several processes (a client program + a script)
 check_PROGRAMS += tests/integration/meta-counter
