@@ -20,7 +20,10 @@ typedef struct loams__bbuf {
     size_t cap;
 } loams__bbuf;
 
-#define LOAMS__BBUF_INIT {NULL, 0, 0}
+#define LOAMS__BBUF_INIT                                                                           \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Makes room for `more` bytes after len.  0 or -ENOMEM (buffer unchanged). */
 int loams__bbuf_reserve(loams__bbuf *b, size_t more);
@@ -70,8 +73,7 @@ static inline size_t loams__varint_put(unsigned char *p, uint64_t v)
 
 /* Reads a varint from [*p, end): advances *p and returns 0, or returns -1
  * when the input ends inside the varint or it is longer than 10 bytes. */
-static inline int loams__varint_get(const unsigned char **p, const unsigned char *end,
-                                    uint64_t *v)
+static inline int loams__varint_get(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
     const unsigned char *q = *p;
     if (q < end && *q < 0x80) {

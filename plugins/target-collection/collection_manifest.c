@@ -16,11 +16,9 @@
 #include <loams/status.h>
 
 static const char *const type_names[] = {
-    [LOAMS__CT_TEXT] = "text",   [LOAMS__CT_LIST] = "list",
-    [LOAMS__CT_INT] = "int",     [LOAMS__CT_FLOAT] = "float",
-    [LOAMS__CT_BOOL] = "bool",   [LOAMS__CT_TIMESTAMP] = "timestamp",
-    [LOAMS__CT_JSON] = "json",   [LOAMS__CT_BYTES] = "bytes",
-    [LOAMS__CT_VECTOR] = "vector",
+    [LOAMS__CT_TEXT] = "text",   [LOAMS__CT_LIST] = "list",   [LOAMS__CT_INT] = "int",
+    [LOAMS__CT_FLOAT] = "float", [LOAMS__CT_BOOL] = "bool",   [LOAMS__CT_TIMESTAMP] = "timestamp",
+    [LOAMS__CT_JSON] = "json",   [LOAMS__CT_BYTES] = "bytes", [LOAMS__CT_VECTOR] = "vector",
 };
 
 const char *loams__coll_type_name(int type)
@@ -291,8 +289,7 @@ int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manife
     return 0;
 }
 
-const loams__coll_field *loams__coll_manifest_field(const loams__coll_manifest *m,
-                                                    const char *name)
+const loams__coll_field *loams__coll_manifest_field(const loams__coll_manifest *m, const char *name)
 {
     for (size_t i = 0; i < m->n_fields; i++) {
         if (strcmp(m->fields[i].name, name) == 0) {
@@ -326,8 +323,7 @@ int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type
                                "gives it %s; this is an incompatible change: give the new values "
                                "another field name (or CAST them to %s) in the link's transform",
                                m->ns, m->name, name, type_desc(f->type, f->dim, a, sizeof a),
-                               type_desc(type, dim, b, sizeof b),
-                               loams__coll_type_name(f->type));
+                               type_desc(type, dim, b, sizeof b), loams__coll_type_name(f->type));
     }
     loams__coll_field *p = realloc(m->fields, (m->n_fields + 1) * sizeof *p);
     if (p == NULL) {
@@ -359,8 +355,8 @@ int loams__coll_key(char *buf, size_t size, const char *ns, const char *name, co
     if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
         return -EIO;
     }
-    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq,
-                     rnd, suffix);
+    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq, rnd,
+                     suffix);
     if (n < 0 || (size_t)n >= size) {
         return -ENAMETOOLONG;
     }
@@ -410,8 +406,8 @@ int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out,
         add(root, "version", num_u64(1)) || add(root, "namespace", cJSON_CreateString(m->ns)) ||
         add(root, "collection", cJSON_CreateString(m->name)) || add(root, "seq", num_u64(m->seq)) ||
         add(root, "parent", str_or_null(m->parent)) ||
-        add(root, "created_us", num_i64(m->created_us)) || add(root, "link", str_or_null(m->link)) ||
-        add(root, "epoch", num_u64(m->epoch))) {
+        add(root, "created_us", num_i64(m->created_us)) ||
+        add(root, "link", str_or_null(m->link)) || add(root, "epoch", num_u64(m->epoch))) {
         goto nomem;
     }
     if (add(root, "mapping", arr = cJSON_CreateArray())) {
@@ -433,10 +429,10 @@ int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out,
         const loams__coll_split *s = &m->splits[i];
         cJSON *o = cJSON_CreateObject();
         cJSON *fo;
-        if (o == NULL || !cJSON_AddItemToArray(arr, o) || add(o, "key", cJSON_CreateString(s->key)) ||
-            add(o, "seq", num_u64(s->seq)) || add(o, "docs", num_u64(s->docs)) ||
-            add(o, "live", num_u64(s->live)) || add(o, "bytes", num_u64(s->bytes)) ||
-            add(o, "created_us", num_i64(s->created_us)) ||
+        if (o == NULL || !cJSON_AddItemToArray(arr, o) ||
+            add(o, "key", cJSON_CreateString(s->key)) || add(o, "seq", num_u64(s->seq)) ||
+            add(o, "docs", num_u64(s->docs)) || add(o, "live", num_u64(s->live)) ||
+            add(o, "bytes", num_u64(s->bytes)) || add(o, "created_us", num_i64(s->created_us)) ||
             add(o, "deletes", str_or_null(s->deletes)) ||
             add(o, "fields", fo = cJSON_CreateObject())) {
             goto nomem;
@@ -594,8 +590,8 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
         const char *skey, *sdel;
         int64_t sseq, docs, live, bytes, screated;
         if (get_str(it, "key", 0, &skey) || get_int(it, "seq", 0, INT64_MAX, &sseq) ||
-            get_int(it, "docs", 0, UINT32_MAX - 1, &docs) ||
-            get_int(it, "live", 0, docs, &live) || get_int(it, "bytes", 0, INT64_MAX, &bytes) ||
+            get_int(it, "docs", 0, UINT32_MAX - 1, &docs) || get_int(it, "live", 0, docs, &live) ||
+            get_int(it, "bytes", 0, INT64_MAX, &bytes) ||
             get_int(it, "created_us", INT64_MIN, INT64_MAX, &screated) ||
             get_str(it, "deletes", 1, &sdel)) {
             why = "a split entry lacks key, seq, docs, live, bytes, created_us or deletes";

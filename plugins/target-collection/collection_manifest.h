@@ -69,12 +69,12 @@ typedef struct loams__coll_fstats {
 
 typedef struct loams__coll_split {
     char *key;
-    uint64_t seq;       /* manifest seq that created it */
-    uint32_t docs;      /* documents in the split object */
-    uint32_t live;      /* docs minus deleted */
-    uint64_t bytes;     /* object size */
+    uint64_t seq;   /* manifest seq that created it */
+    uint32_t docs;  /* documents in the split object */
+    uint32_t live;  /* docs minus deleted */
+    uint64_t bytes; /* object size */
     int64_t created_us;
-    char *deletes;      /* deletion-set object key, or NULL when none deleted */
+    char *deletes; /* deletion-set object key, or NULL when none deleted */
     loams__coll_fstats *fields;
     size_t n_fields;
 } loams__coll_split;
@@ -87,8 +87,8 @@ typedef struct loams__coll_applied {
 typedef struct loams__coll_manifest {
     char *ns;
     char *name;
-    uint64_t seq;   /* 0 = no commit yet */
-    char *parent;   /* key of the manifest this one follows, or NULL */
+    uint64_t seq; /* 0 = no commit yet */
+    char *parent; /* key of the manifest this one follows, or NULL */
     int64_t created_us;
     char *link;     /* "ns.name" of the last link that committed, or NULL */
     uint64_t epoch; /* its lease epoch */

@@ -13,8 +13,8 @@
 
 typedef struct out_field {
     const loams__coll_field *f;
-    uint32_t wid;  /* field id in the writer */
-    long rid;      /* field id in the current reader, -1 when absent */
+    uint32_t wid; /* field id in the writer */
+    long rid;     /* field id in the current reader, -1 when absent */
     const float *vec;
     const unsigned char *present;
 } out_field;
@@ -34,9 +34,9 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
     /* the writer's fields: every indexed and vector field of the mapping */
     for (size_t i = 0; i < m->n_fields; i++) {
         const loams__coll_field *f = &m->fields[i];
-        int kind = loams__coll_type_indexed(f->type)   ? LOAMS__FIELD_TEXT
-                   : f->type == LOAMS__CT_VECTOR ? LOAMS__FIELD_VECTOR
-                                                 : 0;
+        int kind = loams__coll_type_indexed(f->type) ? LOAMS__FIELD_TEXT
+                   : f->type == LOAMS__CT_VECTOR     ? LOAMS__FIELD_VECTOR
+                                                     : 0;
         if (kind == 0) {
             continue;
         }
@@ -56,8 +56,8 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
             of[i].vec = NULL;
             if (of[i].rid >= 0 && of[i].f->type == LOAMS__CT_VECTOR) {
                 uint32_t dim;
-                rc = loams__split_reader_vectors(r, (uint32_t)of[i].rid, &of[i].vec,
-                                                 &of[i].present, &dim, e);
+                rc = loams__split_reader_vectors(r, (uint32_t)of[i].rid, &of[i].vec, &of[i].present,
+                                                 &dim, e);
                 if (rc != 0) {
                     goto out;
                 }

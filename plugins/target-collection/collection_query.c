@@ -54,7 +54,8 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
     r->metric = LOAMS__METRIC_COSINE;
     r->limit = LOAMS__SCAN_DEFAULT_LIMIT;
     if (!cJSON_IsObject(root)) {
-        rc = bad(e, "%s", "it is not a JSON object (expected {\"q\": \"...\"} or {\"vector\": [...]})");
+        rc = bad(e, "%s",
+                 "it is not a JSON object (expected {\"q\": \"...\"} or {\"vector\": [...]})");
         goto out;
     }
     const cJSON *it;
@@ -86,8 +87,9 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                 }
                 if (!cJSON_IsString(it) ||
                     sscanf(it->valuestring, "%llu:%llu%c", &sp, &dc, &tail) != 2) {
-                    rc = bad(e, "\"%s\" must be the \"next\" cursor (\"S:D\") of a previous "
-                                "scan answer",
+                    rc = bad(e,
+                             "\"%s\" must be the \"next\" cursor (\"S:D\") of a previous "
+                             "scan answer",
                              name);
                     goto out;
                 }
@@ -327,8 +329,8 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     w |= loams__json_string(out, coll, strlen(coll));
     w |= put(out, ",\"manifest\":");
     w |= ref ? loams__json_string(out, ref, strlen(ref)) : put(out, "null");
-    w |= putf(out, ",\"seq\":%" PRIu64 ",\"mode\":\"%s\",\"k\":%zu,\"live_docs\":%" PRIu64
-                   ",\"hits\":[",
+    w |= putf(out,
+              ",\"seq\":%" PRIu64 ",\"mode\":\"%s\",\"k\":%zu,\"live_docs\":%" PRIu64 ",\"hits\":[",
               m->seq, req->q ? "text" : "vector", req->k, loams__coll_manifest_live_docs(m));
     for (size_t i = 0; i < n_hits && w == 0; i++) {
         const loams__search_hit *h = &hits[i];
@@ -353,7 +355,8 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         const loams__coll_split *sp = &m->splits[s];
         w |= put(out, s ? ",{\"key\":" : "{\"key\":");
         w |= loams__json_string(out, sp->key, strlen(sp->key));
-        w |= putf(out, ",\"docs\":%u,\"live\":%u,\"matched\":%" PRIu64 ",\"bytes_read\":%" PRIu64 "}",
+        w |= putf(out,
+                  ",\"docs\":%u,\"live\":%u,\"matched\":%" PRIu64 ",\"bytes_read\":%" PRIu64 "}",
                   sp->docs, sp->live, stats[s].matched,
                   loams__split_reader_bytes_read(v->readers[s]) - read0[s]);
     }

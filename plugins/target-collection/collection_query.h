@@ -47,17 +47,17 @@
 #define LOAMS__SCAN_DEFAULT_LIMIT 1000
 
 typedef struct loams__coll_request {
-    int scan;        /* a scan request: only limit, after_split/after_doc */
+    int scan; /* a scan request: only limit, after_split/after_doc */
     size_t limit;
     size_t after_split, after_doc;
-    char *q;         /* NULL for a vector query */
+    char *q; /* NULL for a vector query */
     size_t k;
-    char **fields;   /* NULL: all text fields */
+    char **fields; /* NULL: all text fields */
     size_t n_fields;
-    float *vector;   /* NULL for a text query */
+    float *vector; /* NULL for a text query */
     size_t dim;
-    char *field;     /* NULL: the only vector field */
-    int metric;      /* loams__metric */
+    char *field; /* NULL: the only vector field */
+    int metric;  /* loams__metric */
 } loams__coll_request;
 
 /* Parses a request.  LOAMS_EINPUT with a message that names the member

@@ -395,9 +395,8 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
     if (field != NULL) {
         f = loams__coll_manifest_field(m, field);
         if (f == NULL || f->type != LOAMS__CT_VECTOR) {
-            return loams__cerr_set(e, LOAMS_EINPUT,
-                                   "collection %s.%s has no vector field '%s'", m->ns, m->name,
-                                   field);
+            return loams__cerr_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field '%s'",
+                                   m->ns, m->name, field);
         }
     } else {
         for (size_t i = 0; i < m->n_fields; i++) {
@@ -413,8 +412,8 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
             f = &m->fields[i];
         }
         if (f == NULL) {
-            return loams__cerr_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field",
-                                   m->ns, m->name);
+            return loams__cerr_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field", m->ns,
+                                   m->name);
         }
     }
     if (dim != f->dim) {
@@ -444,8 +443,8 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
         const float *data;
         const unsigned char *present;
         uint32_t d_dim;
-        int rc = loams__split_reader_vectors(v->readers[s], (uint32_t)fid, &data, &present,
-                                             &d_dim, e);
+        int rc =
+            loams__split_reader_vectors(v->readers[s], (uint32_t)fid, &data, &present, &d_dim, e);
         if (rc != 0) {
             return rc;
         }

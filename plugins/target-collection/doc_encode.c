@@ -14,6 +14,7 @@
 #include "collection_manifest.h"
 
 /* 0: copy as is; 1: escape as \u00XX; else: the char after '\'. */
+/* clang-format off */
 static const unsigned char esc[128] = {
     1, 1, 1, 1, 1, 1, 1, 1, 'b', 't', 'n', 1, 'f', 'r', 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1,   1,   1,   1, 1,   1,   1, 1,
@@ -24,6 +25,7 @@ static const unsigned char esc[128] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
+/* clang-format on */
 
 /* Length of the valid UTF-8 sequence at p, or 0. */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
@@ -139,8 +141,8 @@ int loams__json_value(loams__bbuf *b, const loams_value *v, loams__cerr *e)
     int n;
     switch (v->type) {
     case LOAMS_T_NULL: return loams__bbuf_append(b, "null", 4);
-    case LOAMS_T_BOOL: return v->u.b ? loams__bbuf_append(b, "true", 4)
-                                     : loams__bbuf_append(b, "false", 5);
+    case LOAMS_T_BOOL:
+        return v->u.b ? loams__bbuf_append(b, "true", 4) : loams__bbuf_append(b, "false", 5);
     case LOAMS_T_INT64:
     case LOAMS_T_TIMESTAMP:
         n = snprintf(t, sizeof t, "%" PRId64, v->u.i);
@@ -186,8 +188,7 @@ int loams__json_value(loams__bbuf *b, const loams_value *v, loams__cerr *e)
         }
         return rc ? rc : loams__bbuf_append(b, "]", 1);
     }
-    default:
-        return loams__cerr_set(e, LOAMS_EINPUT, "a value has unknown type %u", v->type);
+    default: return loams__cerr_set(e, LOAMS_EINPUT, "a value has unknown type %u", v->type);
     }
 }
 
@@ -202,9 +203,7 @@ int loams__doc_value_type(const loams_value *v, uint32_t *dim)
     case LOAMS_T_BYTES: return LOAMS__CT_BYTES;
     case LOAMS_T_TIMESTAMP: return LOAMS__CT_TIMESTAMP;
     case LOAMS_T_JSON: return LOAMS__CT_JSON;
-    case LOAMS_T_VECTOR:
-        *dim = (uint32_t)v->u.vec.n;
-        return LOAMS__CT_VECTOR;
+    case LOAMS_T_VECTOR: *dim = (uint32_t)v->u.vec.n; return LOAMS__CT_VECTOR;
     case LOAMS_T_LIST: return LOAMS__CT_LIST;
     default: return 0;
     }

@@ -380,10 +380,9 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     }
     for (size_t i = 0; i < r->n_fields; i++) {
         rfield *f = &r->fields[i];
-        if (f->info.kind == LOAMS__FIELD_TEXT
-                ? (f->doclen_sec == NULL || f->index_sec == NULL || f->blocks_sec == NULL ||
-                   f->post_sec == NULL)
-                : f->vec_sec == NULL) {
+        if (f->info.kind == LOAMS__FIELD_TEXT ? (f->doclen_sec == NULL || f->index_sec == NULL ||
+                                                 f->blocks_sec == NULL || f->post_sec == NULL)
+                                              : f->vec_sec == NULL) {
             rc = corrupt(r, e, "a field's sections are missing");
             goto fail;
         }
@@ -545,8 +544,8 @@ static int term_cmp(const unsigned char *a, size_t al, const unsigned char *b, s
     return (al > bl) - (al < bl);
 }
 
-static int decode_postings(loams__split_reader *r, const unsigned char *p, size_t len,
-                           uint64_t df, loams__postings *out, loams__cerr *e)
+static int decode_postings(loams__split_reader *r, const unsigned char *p, size_t len, uint64_t df,
+                           loams__postings *out, loams__cerr *e)
 {
     if (df > r->n_docs || df > len) {
         return corrupt(r, e, "a term's document frequency exceeds the split");
@@ -594,13 +593,12 @@ static int decode_postings(loams__split_reader *r, const unsigned char *p, size_
     return 0;
 }
 
-int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term,
-                                 size_t len, loams__postings *out, loams__cerr *e)
+int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
+                                 loams__postings *out, loams__cerr *e)
 {
     out->n = 0;
     if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
-        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
-                               fid);
+        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name, fid);
     }
     rfield *f = &r->fields[fid];
     int rc = load_dict_index(r, f, e);
@@ -686,8 +684,7 @@ int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint
                                 loams__cerr *e)
 {
     if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
-        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
-                               fid);
+        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name, fid);
     }
     rfield *f = &r->fields[fid];
     if (f->doclen == NULL) {
@@ -765,8 +762,8 @@ int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk
     return 0;
 }
 
-int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len,
-                                size_t *cursor, uint32_t *doc, loams__cerr *e)
+int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len, size_t *cursor,
+                                uint32_t *doc, loams__cerr *e)
 {
     int rc;
     if (r->pkidx_raw == NULL && (rc = load_section(r, r->pkidx_sec, &r->pkidx_raw, e)) != 0) {
@@ -924,8 +921,8 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
     return 0;
 }
 
-int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json,
-                            size_t *len, loams__cerr *e)
+int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json, size_t *len,
+                            loams__cerr *e)
 {
     if (doc >= r->n_docs) {
         return loams__cerr_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);

@@ -72,8 +72,8 @@ long loams__split_reader_field_find(const loams__split_reader *r, const char *na
 /* The postings of `term` (already analyzed) in text field fid into *out
  * (n = 0 when the split does not have the term).  -EINVAL (fid not text),
  * LOAMS_ECORRUPT, -ENOMEM, read's. */
-int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term,
-                                 size_t len, loams__postings *out, loams__cerr *e);
+int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
+                                 loams__postings *out, loams__cerr *e);
 
 /* Tokens per document of text field fid (docs() entries). */
 int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
@@ -88,12 +88,12 @@ int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk
  * a time, doc ids ascending: set *cursor = 0 before the first call and pass
  * it back unchanged.  Returns 1 with *doc set, 0 when there is no (further)
  * copy, or a negative status (LOAMS_ECORRUPT, -ENOMEM, read errors). */
-int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len,
-                                size_t *cursor, uint32_t *doc, loams__cerr *e);
+int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len, size_t *cursor,
+                                uint32_t *doc, loams__cerr *e);
 
 /* The stored JSON of doc; valid until the next call of this function on r. */
-int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json,
-                            size_t *len, loams__cerr *e);
+int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json, size_t *len,
+                            loams__cerr *e);
 
 /* The vector column of field fid: *data holds docs() * dim floats (zeros
  * where absent), bit d of *present says whether doc d has a vector. */

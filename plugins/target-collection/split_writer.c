@@ -158,17 +158,16 @@ static int section_end(loams__split_writer *w, uint32_t kind, uint32_t fid, loam
     return 0;
 }
 
-int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink,
-                            void *ud, loams__split_writer **out, loams__cerr *e)
+int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink, void *ud,
+                            loams__split_writer **out, loams__cerr *e)
 {
     *out = NULL;
     if (o->codec != LOAMS__CODEC_NONE && o->codec != LOAMS__CODEC_ZSTD) {
         return loams__cerr_set(e, -EINVAL, "split writer: unknown codec %d", o->codec);
     }
     if (o->block_bytes < 1024 || o->block_bytes > (64u << 20)) {
-        return loams__cerr_set(e, -EINVAL,
-                               "split writer: block size %zu is outside 1 KiB .. 64 MiB",
-                               o->block_bytes);
+        return loams__cerr_set(
+            e, -EINVAL, "split writer: block size %zu is outside 1 KiB .. 64 MiB", o->block_bytes);
     }
     if (loams__tok_opts_check(&o->tok) != 0) {
         return loams__cerr_set(e, -EINVAL,
@@ -471,8 +470,9 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
                     loams__cerr *e)
 {
     if (!w->doc_open || fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_TEXT) {
-        return loams__cerr_set(e, -EINVAL, "split writer: add_text without an open document "
-                                           "or on a non-text field");
+        return loams__cerr_set(e, -EINVAL,
+                               "split writer: add_text without an open document "
+                               "or on a non-text field");
     }
     field *f = &w->fields[fid];
     uint32_t mark = w->n_docs + 1;
@@ -513,8 +513,9 @@ int loams__split_writer_add_vector(loams__split_writer *w, uint32_t fid, const f
                                    loams__cerr *e)
 {
     if (!w->doc_open || fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_VECTOR) {
-        return loams__cerr_set(e, -EINVAL, "split writer: add_vector without an open document "
-                                           "or on a non-vector field");
+        return loams__cerr_set(e, -EINVAL,
+                               "split writer: add_vector without an open document "
+                               "or on a non-vector field");
     }
     field *f = &w->fields[fid];
     if (n != f->dim) {
@@ -626,8 +627,7 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__
         field *f = &w->fields[w->touch[i].fid];
         term_entry *te = &f->terms[w->touch[i].entry];
         if (post_append(te, doc, te->cur_tf) != 0) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for the postings of '%s'",
-                                   f->name);
+            return loams__cerr_set(e, -ENOMEM, "out of memory for the postings of '%s'", f->name);
         }
     }
     for (size_t i = 0; i < w->n_fields; i++) {
@@ -687,8 +687,8 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__
 
 /* A failure inside a document leaves the index half-updated: the writer
  * refuses everything after it (the caller discards the split). */
-int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text,
-                                 size_t len, loams__cerr *e)
+int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text, size_t len,
+                                 loams__cerr *e)
 {
     if (w->failed) {
         return loams__cerr_set(e, -EINVAL, "split writer: used after a failure");
@@ -741,8 +741,7 @@ void loams__split_writer_field_info(const loams__split_writer *w, size_t i,
     info->terms = f->n_terms;
 }
 
-uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t fid,
-                                        uint32_t doc)
+uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t fid, uint32_t doc)
 {
     if (fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_TEXT || doc >= w->n_docs) {
         return 0;
@@ -1041,8 +1040,8 @@ static int finish_meta(loams__split_writer *w, loams__cerr *e)
     if (root == NULL || cJSON_AddNumberToObject(root, "version", LOAMS__SPLIT_VERSION) == NULL ||
         cJSON_AddNumberToObject(root, "docs", w->n_docs) == NULL ||
         cJSON_AddNumberToObject(root, "created_us", (double)w->o.created_us) == NULL ||
-        cJSON_AddStringToObject(root, "codec",
-                                w->o.codec == LOAMS__CODEC_ZSTD ? "zstd" : "none") == NULL ||
+        cJSON_AddStringToObject(root, "codec", w->o.codec == LOAMS__CODEC_ZSTD ? "zstd" : "none") ==
+            NULL ||
         (fields = cJSON_AddArrayToObject(root, "fields")) == NULL) {
         goto nomem;
     }
@@ -1054,8 +1053,8 @@ static int finish_meta(loams__split_writer *w, loams__cerr *e)
         }
         cJSON_AddItemToArray(fields, o);
         if (cJSON_AddStringToObject(o, "name", f->name) == NULL ||
-            cJSON_AddStringToObject(o, "kind",
-                                    f->kind == LOAMS__FIELD_TEXT ? "text" : "vector") == NULL ||
+            cJSON_AddStringToObject(o, "kind", f->kind == LOAMS__FIELD_TEXT ? "text" : "vector") ==
+                NULL ||
             cJSON_AddNumberToObject(o, "docs", (double)f->docs) == NULL) {
             goto nomem;
         }

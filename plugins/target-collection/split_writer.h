@@ -65,8 +65,8 @@ typedef struct loams__split_field_info {
 /* Creates a writer that streams to sink(ud) (the sink must stay valid until
  * finish or free).  Writes the header at once.
  * Errors: -EINVAL (bad options), -ENOMEM, the sink's. */
-int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink,
-                            void *ud, loams__split_writer **out, loams__cerr *e);
+int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink, void *ud,
+                            loams__split_writer **out, loams__cerr *e);
 
 /* The index of field `name` of `kind` (dim: vector dimension, >= 1, else
  * 0), creating it when new.  LOAMS_ESCHEMA when the name exists with another
@@ -82,8 +82,8 @@ int loams__split_writer_begin_doc(loams__split_writer *w, const char *pk, size_t
 /* Tokenizes text into text field fid of the open document (may be called
  * several times per field: a list of strings).  -EINVAL (no open document,
  * fid not a text field), -ENOMEM. */
-int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text,
-                                 size_t len, loams__cerr *e);
+int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text, size_t len,
+                                 loams__cerr *e);
 
 /* Sets vector field fid of the open document (copied).  -EINVAL (no open
  * document, not a vector field, n != dim, set twice), -ENOMEM. */
@@ -101,8 +101,7 @@ size_t loams__split_writer_fields(const loams__split_writer *w);
 void loams__split_writer_field_info(const loams__split_writer *w, size_t i,
                                     loams__split_field_info *info);
 /* Tokens of finished doc `doc` in text field fid (0 when out of range). */
-uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t fid,
-                                        uint32_t doc);
+uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t fid, uint32_t doc);
 /* The _pk of finished document doc (< docs()), not NUL-terminated; valid
  * until the writer is freed. */
 void loams__split_writer_pk(const loams__split_writer *w, uint32_t doc, const char **pk,

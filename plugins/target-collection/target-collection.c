@@ -64,8 +64,7 @@ static const loams_option_spec options[] = {
      "at most this many input bytes go into one merge (bounds its memory)"},
     {"merge_deletes_pct", LOAMS_OPT_INT, 0, "30", NULL,
      "a split with this percentage of deleted documents is rewritten (1 .. 100)"},
-    {"cached_splits", LOAMS_OPT_INT, 0, "64", NULL,
-     "split readers kept open between calls (>= 1)"},
+    {"cached_splits", LOAMS_OPT_INT, 0, "64", NULL, "split readers kept open between calls (>= 1)"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -509,8 +508,9 @@ static int stage_tomb(coll *c, const char *pk, size_t len)
         c->cap_tombs = cap;
     }
     if (c->tomb_arena.len + len > UINT32_MAX) {
-        return loams__cerr_set(&c->err, -ENOMEM, "staged _deleted keys exceed 4 GiB: commit "
-                                                 "more often");
+        return loams__cerr_set(&c->err, -ENOMEM,
+                               "staged _deleted keys exceed 4 GiB: commit "
+                               "more often");
     }
     tomb *t = &c->tombs[c->n_tombs];
     t->hash = loams__pk_hash(pk, len);
@@ -581,14 +581,17 @@ typedef struct colinfo {
     int has_wid;
 } colinfo;
 
-
 /* 1 when p[0..n) is well-formed UTF-8 without NUL bytes. */
 static int pk_bytes_are_text(const char *p, size_t n)
 {
     const unsigned char *s = (const unsigned char *)p;
     for (size_t i = 0; i < n;) {
         unsigned c = s[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        size_t len = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
         if (c == 0 || len == 0 || i + len > n || (len == 2 && c < 0xC2)) {
             return 0;
         }
@@ -597,8 +600,10 @@ static int pk_bytes_are_text(const char *p, size_t n)
                 return 0;
             }
         }
-        if ((len == 3 && c == 0xE0 && s[i + 1] < 0xA0) || (len == 3 && c == 0xED && s[i + 1] >= 0xA0) ||
-            (len == 4 && (c > 0xF4 || (c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90)))) {
+        if ((len == 3 && c == 0xE0 && s[i + 1] < 0xA0) ||
+            (len == 3 && c == 0xED && s[i + 1] >= 0xA0) ||
+            (len == 4 &&
+             (c > 0xF4 || (c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90)))) {
             return 0;
         }
         i += len;
@@ -606,12 +611,10 @@ static int pk_bytes_are_text(const char *p, size_t n)
     return 1;
 }
 
-static const char *row_pk(coll *c, loams_batch *b, size_t row, long pk_col, char *num,
-                          size_t *len)
+static const char *row_pk(coll *c, loams_batch *b, size_t row, long pk_col, char *num, size_t *len)
 {
     loams_value v;
-    if (pk_col < 0 || host->batch_get(b, row, (size_t)pk_col, &v) != 0 ||
-        v.type == LOAMS_T_NULL) {
+    if (pk_col < 0 || host->batch_get(b, row, (size_t)pk_col, &v) != 0 || v.type == LOAMS_T_NULL) {
         host->batch_row_fail(b, row, LOAMS_EINPUT,
                              "collection %s.%s: the row has no _pk (every document needs a "
                              "_pk column: SELECT ... AS _pk)",
@@ -1279,10 +1282,10 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     c->work = NULL;
     *ref = c->pending_ref;
     host->log(c->ctx, LOAMS_LOG_DEBUG,
-              "collection %s.%s: prepared seq %" PRIu64 ": %u new documents%s, %zu deletes, %" PRIu64
-              " older versions deleted, %zu splits",
-              c->ns, c->name, m->seq, new_docs, added ? "" : " (no split)", c->n_tombs,
-              superseded, m->n_splits);
+              "collection %s.%s: prepared seq %" PRIu64
+              ": %u new documents%s, %zu deletes, %" PRIu64 " older versions deleted, %zu splits",
+              c->ns, c->name, m->seq, new_docs, added ? "" : " (no split)", c->n_tombs, superseded,
+              m->n_splits);
 out:
     for (size_t s = 0; s < n_base; s++) {
         loams__delset_free(ts[s].del);
@@ -1356,8 +1359,8 @@ static size_t pick_merge(coll *c, const loams__coll_manifest *m, size_t *which)
             taken = which[j] == i;
         }
         uint64_t deleted = (uint64_t)s->docs - s->live;
-        if (!taken && deleted * 100 >= (uint64_t)c->o.merge_deletes_pct * s->docs &&
-            deleted > 0 && (n == 0 || total + s->bytes <= c->o.max_merge_bytes)) {
+        if (!taken && deleted * 100 >= (uint64_t)c->o.merge_deletes_pct * s->docs && deleted > 0 &&
+            (n == 0 || total + s->bytes <= c->o.max_merge_bytes)) {
             which[n++] = i;
             total += s->bytes;
         }
@@ -1503,11 +1506,13 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     }
     c->n_dead = 0;
     int added;
-    if ((rc = finish_writer(c, written)) != 0 || (rc = add_new_split(c, nm, written, &added)) != 0) {
+    if ((rc = finish_writer(c, written)) != 0 ||
+        (rc = add_new_split(c, nm, written, &added)) != 0) {
         goto out;
     }
     char mkey[KEY_MAX];
-    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", nm->seq, ".json")) != 0) {
+    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", nm->seq, ".json")) !=
+        0) {
         rc = loams__cerr_set(&c->err, rc, "cannot make a manifest key");
         goto out;
     }
@@ -1551,8 +1556,9 @@ static int coll_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store 
 {
     *state = NULL;
     if (host->size < offsetof(loams_host_api, buf_reset) + sizeof host->buf_reset) {
-        host->set_error(ctx, "target-collection needs host ABI 1.1 (buf_create); this host is "
-                             "%u.%u: upgrade loams-host",
+        host->set_error(ctx,
+                        "target-collection needs host ABI 1.1 (buf_create); this host is "
+                        "%u.%u: upgrade loams-host",
                         host->abi_major, host->abi_minor);
         return LOAMS_EUNSUPPORTED;
     }
@@ -1729,8 +1735,8 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
     return rc ? fail(c, rc) : 0;
 }
 
-static int coll_maintain(void *state, const char *ref, const char **new_ref,
-                         loams_keylist *written, loams_keylist *obsolete)
+static int coll_maintain(void *state, const char *ref, const char **new_ref, loams_keylist *written,
+                         loams_keylist *obsolete)
 {
     coll *c = state;
     int rc = do_maintain(c, ref, new_ref, written, obsolete);

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 /* For bytes < 0x80: the lowercase byte, or 0 for a separator. */
+/* clang-format off */
 static const unsigned char ascii_word[128] = {
     ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5',
     ['6'] = '6', ['7'] = '7', ['8'] = '8', ['9'] = '9',
@@ -22,6 +23,7 @@ static const unsigned char ascii_word[128] = {
     ['s'] = 's', ['t'] = 't', ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x',
     ['y'] = 'y', ['z'] = 'z',
 };
+/* clang-format on */
 
 int loams__tok_opts_check(const loams__tok_opts *o)
 {

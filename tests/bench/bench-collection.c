@@ -200,7 +200,7 @@ int main(int argc, char **argv)
         o.zstd_level = atoi(zlevel);
     }
     size_t n_splits = (n + per_split - 1) / per_split;
-    char (*paths)[512] = calloc(n_splits, sizeof *paths);
+    char(*paths)[512] = calloc(n_splits, sizeof *paths);
     uint64_t *sizes = calloc(n_splits, sizeof *sizes);
     loams__bbuf js = LOAMS__BBUF_INIT;
     uint64_t split_bytes = 0;
@@ -251,7 +251,8 @@ int main(int argc, char **argv)
                 die("index", err.msg);
             }
             for (size_t t = 0; t < d->ntags; t++) {
-                if (loams__split_writer_add_text(w, ft, d->tags[t], strlen(d->tags[t]), &err) != 0) {
+                if (loams__split_writer_add_text(w, ft, d->tags[t], strlen(d->tags[t]), &err) !=
+                    0) {
                     die("index", err.msg);
                 }
             }
@@ -285,8 +286,8 @@ int main(int argc, char **argv)
     double t1 = now();
     for (size_t s = 0; s < n_splits; s++) {
         files[s].fd = open(paths[s], O_RDONLY);
-        if (loams__split_reader_open(file_read, &files[s], sizes[s], paths[s], &readers[s],
-                                     &err) != 0) {
+        if (loams__split_reader_open(file_read, &files[s], sizes[s], paths[s], &readers[s], &err) !=
+            0) {
             die("open", err.msg);
         }
         loams__coll_fstats fst[5];
@@ -297,15 +298,22 @@ int main(int argc, char **argv)
             fst[f].docs = fi.docs;
             fst[f].tokens = fi.tokens;
         }
-        loams__coll_split sp = {paths[s], s + 1, loams__split_reader_docs(readers[s]),
-                                loams__split_reader_docs(readers[s]), sizes[s], 0, NULL, fst, 5};
+        loams__coll_split sp = {paths[s],
+                                s + 1,
+                                loams__split_reader_docs(readers[s]),
+                                loams__split_reader_docs(readers[s]),
+                                sizes[s],
+                                0,
+                                NULL,
+                                fst,
+                                5};
         loams__coll_manifest_add_split(m, &sp, &err);
     }
     double t_open = now() - t1;
     loams__coll_view v = {m, readers, dels};
-    static const char *const qwords[] = {
-        "password", "invoice", "export", "webhook", "timeout", "customers", "report",
-        "dashboard", "crashes", "billing", "urgent", "lovelace", "cache", "mobile", "rate"};
+    static const char *const qwords[] = {"password",  "invoice",  "export",    "webhook", "timeout",
+                                         "customers", "report",   "dashboard", "crashes", "billing",
+                                         "urgent",    "lovelace", "cache",     "mobile",  "rate"};
     loams__search_hit hits[10];
     size_t nh;
     uint64_t total_hits = 0;
@@ -387,8 +395,7 @@ int main(int argc, char **argv)
                 doc *d = &docs[i];
                 size_t row = i - first;
                 loams_batch_set_origin(b, row, 0, (int64_t)i);
-                const char *cols[] = {d->pk, d->subject, d->body, d->priority, NULL,
-                                      d->customer};
+                const char *cols[] = {d->pk, d->subject, d->body, d->priority, NULL, d->customer};
                 size_t idx[] = {cpk, cs, cb, cp, ct, cc};
                 for (size_t k = 0; k < 6; k++) {
                     loams_value cell = {.type = LOAMS_T_STRING};
@@ -466,8 +473,8 @@ int main(int argc, char **argv)
                 SQLITE_OK) {
             die("sqlite", sqlite3_errmsg(db));
         }
-            double c2 = cpu();
-    double t2 = now();
+        double c2 = cpu();
+        double t2 = now();
         sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
         char tagbuf[128];
         for (size_t i = 0; i < n; i++) {
@@ -519,8 +526,7 @@ int main(int argc, char **argv)
         sqlite3_close(db);
     }
 
-    printf("\n%-36s %10s %12s %10s %10s\n", "", "docs/s", "docs/cpu-s", "MB/cpu-s",
-           "output MB");
+    printf("\n%-36s %10s %12s %10s %10s\n", "", "docs/s", "docs/cpu-s", "MB/cpu-s", "output MB");
     printf("%-36s %10.0f %12.0f %10.1f %10.1f\n", "collection index + split write", n / t_index,
            n / c_index, json_bytes / 1e6 / c_index, split_bytes / 1e6);
     printf("%-36s %10.0f %12.0f %10.1f %10.1f\n", "plugin write+prepare via store-fs", n / t_plugin,
@@ -528,12 +534,12 @@ int main(int argc, char **argv)
     if (reference) {
         printf("%-36s %10.0f %12.0f %10.1f %10.1f\n", "SQLite FTS5 bulk insert (reference)",
                n / t_fts, n / c_fts, json_bytes / 1e6 / c_fts, st.st_size / 1e6);
-        printf("%-36s %10.2fx %11.2fx\n", "split writer vs FTS5", t_fts / t_index,
-               c_fts / c_index);
+        printf("%-36s %10.2fx %11.2fx\n", "split writer vs FTS5", t_fts / t_index, c_fts / c_index);
         printf("%-36s %10.2fx %11.2fx\n", "plugin vs FTS5", t_fts / t_plugin, c_fts / c_plugin);
     }
     printf("\nindex: %.2f s (%.2f CPU s) for %zu splits, documents %s%s, peak RSS %ld MiB\n",
-           t_index, c_index, n_splits, o.codec == LOAMS__CODEC_NONE ? "uncompressed" : "zstd level ",
+           t_index, c_index, n_splits,
+           o.codec == LOAMS__CODEC_NONE ? "uncompressed" : "zstd level ",
            o.codec == LOAMS__CODEC_NONE ? "" : zlevel, rss_index);
     printf("plugin: write() %.2f CPU s, prepare() %.2f CPU s (%zu commits of %zu documents)\n",
            c_plugin - c_prepare, c_prepare, (n + per_commit - 1) / per_commit, per_commit);

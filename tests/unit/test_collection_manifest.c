@@ -30,8 +30,8 @@ static loams__coll_manifest *sample(void)
     ck_assert_int_eq(loams__coll_manifest_map(m, "vec", LOAMS__CT_VECTOR, 3, &err), 1);
     ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_INT, 0, &err), 1);
     loams__coll_fstats fs = {"subject", 9, 40};
-    loams__coll_split s = {"default/tickets/splits/a.split", 5, 10, 9, 4096, 1732900000000000,
-                           "default/tickets/deletes/a.del", &fs, 1};
+    loams__coll_split s = {"default/tickets/splits/a.split", 5,   10, 9, 4096, 1732900000000000,
+                           "default/tickets/deletes/a.del",  &fs, 1};
     ck_assert_int_eq(loams__coll_manifest_add_split(m, &s, &err), 0);
     ck_assert_int_eq(loams__coll_manifest_set_applied(m, 2, 200, &err), 0);
     ck_assert_int_eq(loams__coll_manifest_set_applied(m, 0, 100, &err), 0);
@@ -46,8 +46,8 @@ START_TEST(a_manifest_survives_encode_and_parse)
     loams__bbuf b = LOAMS__BBUF_INIT;
     ck_assert_int_eq(loams__coll_manifest_encode(m, &b, &err), 0);
     loams__coll_manifest *p;
-    ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0, "%s",
+                  err.msg);
     ck_assert_str_eq(p->ns, "default");
     ck_assert_str_eq(p->name, "tickets");
     ck_assert_uint_eq(p->seq, 7);
@@ -107,8 +107,7 @@ START_TEST(dynamic_mapping_adds_fields_and_refuses_type_changes)
     ck_assert_ptr_nonnull(strstr(err.msg, "default.tickets"));
     ck_assert_ptr_nonnull(strstr(err.msg, "field 'subject' is text"));
     ck_assert_ptr_nonnull(strstr(err.msg, "vector(4)"));
-    ck_assert_int_eq(loams__coll_manifest_map(m, "vec", LOAMS__CT_VECTOR, 4, &err),
-                     LOAMS_ESCHEMA);
+    ck_assert_int_eq(loams__coll_manifest_map(m, "vec", LOAMS__CT_VECTOR, 4, &err), LOAMS_ESCHEMA);
     ck_assert_ptr_nonnull(strstr(err.msg, "vector(3)"));
     ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_FLOAT, 0, &err), LOAMS_ESCHEMA);
     ck_assert_uint_eq(m->n_fields, 4);
@@ -119,9 +118,9 @@ END_TEST
 static void expect_corrupt(const char *json, const char *why)
 {
     loams__coll_manifest *p = NULL;
-    ck_assert_int_eq(loams__coll_manifest_parse(json, strlen(json), "ns/c/manifest/x.json", &p,
-                                                &err),
-                     LOAMS_ECORRUPT);
+    ck_assert_int_eq(
+        loams__coll_manifest_parse(json, strlen(json), "ns/c/manifest/x.json", &p, &err),
+        LOAMS_ECORRUPT);
     ck_assert_ptr_null(p);
     ck_assert_ptr_nonnull(strstr(err.msg, "ns/c/manifest/x.json"));
     ck_assert_msg(strstr(err.msg, why) != NULL, "%s", err.msg);

@@ -81,8 +81,15 @@ static void tcoll_register(tcoll *t, const char *key)
             nf++;
         }
     }
-    loams__coll_split s = {(char *)key, i + 1, loams__split_reader_docs(r),
-                           loams__split_reader_docs(r), t->bytes[i].len, 0, NULL, fs, nf};
+    loams__coll_split s = {(char *)key,
+                           i + 1,
+                           loams__split_reader_docs(r),
+                           loams__split_reader_docs(r),
+                           t->bytes[i].len,
+                           0,
+                           NULL,
+                           fs,
+                           nf};
     ck_assert_int_eq(loams__coll_manifest_add_split(t->m, &s, &err), 0);
     t->n++;
 }
@@ -102,9 +109,8 @@ static void tcoll_add_split(tcoll *t, const tdoc *docs, size_t n)
         char json[512];
         int jl = snprintf(json, sizeof json, "{\"subject\":\"%s\",\"body\":\"%s\",\"n\":%zu}",
                           docs[i].subject, docs[i].body, i);
-        ck_assert_int_eq(loams__split_writer_begin_doc(w, docs[i].pk, strlen(docs[i].pk), &doc,
-                                                       &err),
-                         0);
+        ck_assert_int_eq(
+            loams__split_writer_begin_doc(w, docs[i].pk, strlen(docs[i].pk), &doc, &err), 0);
         loams__split_writer_add_text(w, fs, docs[i].subject, strlen(docs[i].subject), &err);
         loams__split_writer_add_text(w, fb, docs[i].body, strlen(docs[i].body), &err);
         if (docs[i].has_vec) {
@@ -224,9 +230,9 @@ static size_t text(tcoll *t, const char *q, const char *const *fields, size_t nf
 {
     loams__coll_view v = tcoll_view(t);
     size_t n;
-    ck_assert_msg(loams__coll_search_text(&v, q, strlen(q), fields, nf, k, NULL, hits, &n, NULL,
-                                          &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(
+        loams__coll_search_text(&v, q, strlen(q), fields, nf, k, NULL, hits, &n, NULL, &err) == 0,
+        "%s", err.msg);
     return n;
 }
 
@@ -398,9 +404,9 @@ START_TEST(vector_search_ranks_by_each_metric)
     loams__search_hit hits[10];
     size_t n;
     float q[3] = {1, 0, 0};
-    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 3, hits, &n,
-                                               NULL, &err),
-                     0);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 3, hits, &n, NULL, &err),
+        0);
     ck_assert_uint_eq(n, 3);
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-1");
     ck_assert(fabs(hits[0].score - 1.0) < 1e-9);
@@ -408,23 +414,21 @@ START_TEST(vector_search_ranks_by_each_metric)
     ck_assert(fabs(hits[1].score - 0.9 / sqrt(0.82)) < 1e-6);
     ck_assert_str_eq(pk_of(&t, &hits[2]), "t-5");
     float q2[3] = {0, 0, 2};
-    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_DOT, 10, hits, &n,
-                                               NULL, &err),
-                     0);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_DOT, 10, hits, &n, NULL, &err),
+        0);
     ck_assert_uint_eq(n, 6); /* t-6 has no vector */
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-4");
     ck_assert(fabs(hits[0].score - 2.0) < 1e-9);
-    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n,
-                                               NULL, &err),
-                     0);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n, NULL, &err), 0);
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-4");
     ck_assert(fabs(hits[0].score - 0.5) < 1e-9); /* distance 1 */
     /* a deleted document is not a neighbour */
     tcoll_delete(&t, 1, 0); /* t-4 */
     v = tcoll_view(&t);
-    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n,
-                                               NULL, &err),
-                     0);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n, NULL, &err), 0);
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-7");
     tcoll_free(&t);
 }
@@ -439,21 +443,21 @@ START_TEST(vector_queries_that_do_not_fit_are_refused)
     loams__search_hit hits[1];
     size_t n;
     float q[4] = {1, 0, 0, 0};
-    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 4, LOAMS__METRIC_COSINE, 1, hits, &n,
-                                               NULL, &err),
-                     LOAMS_EINPUT);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, NULL, q, 4, LOAMS__METRIC_COSINE, 1, hits, &n, NULL, &err),
+        LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "4 dimensions"));
     ck_assert_int_eq(loams__coll_search_vector(&v, "subject", q, 3, LOAMS__METRIC_COSINE, 1, hits,
                                                &n, NULL, &err),
                      LOAMS_EINPUT);
     float z[3] = {0, 0, 0};
-    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, z, 3, LOAMS__METRIC_COSINE, 1, hits, &n,
-                                               NULL, &err),
-                     LOAMS_EINPUT);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, NULL, z, 3, LOAMS__METRIC_COSINE, 1, hits, &n, NULL, &err),
+        LOAMS_EINPUT);
     loams__coll_manifest_map(t.m, "vec2", LOAMS__CT_VECTOR, 2, &err);
-    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 1, hits, &n,
-                                               NULL, &err),
-                     LOAMS_EINPUT);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 1, hits, &n, NULL, &err),
+        LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "several vector fields"));
     tcoll_free(&t);
 }
@@ -522,9 +526,8 @@ START_TEST(the_answer_is_json_with_hits_docs_and_splits)
     ck_assert_str_eq(cJSON_GetObjectItem(h0, "_pk")->valuestring, "t-3");
     ck_assert_str_eq(cJSON_GetObjectItem(h0, "split")->valuestring, "split-0");
     ck_assert(cJSON_GetObjectItem(h0, "score")->valuedouble > 0);
-    ck_assert_str_eq(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(h0, "doc"), "subject")->valuestring,
-        "printer toner");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(h0, "doc"), "subject")->valuestring,
+                     "printer toner");
     cJSON *splits = cJSON_GetObjectItem(a, "splits");
     ck_assert_int_eq(cJSON_GetArraySize(splits), 2);
     cJSON *s1 = cJSON_GetArrayItem(splits, 1);
@@ -657,12 +660,11 @@ START_TEST(a_merge_keeps_every_answer)
     size_t na, nb;
     float q[3] = {0.3f, 0.3f, 0.3f};
     loams__coll_view mv = tcoll_view(&m);
-    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, a, &na,
-                                               NULL, &err),
-                     0);
-    ck_assert_int_eq(loams__coll_search_vector(&mv, NULL, q, 3, LOAMS__METRIC_COSINE, 10, b, &nb,
-                                               NULL, &err),
-                     0);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, a, &na, NULL, &err), 0);
+    ck_assert_int_eq(
+        loams__coll_search_vector(&mv, NULL, q, 3, LOAMS__METRIC_COSINE, 10, b, &nb, NULL, &err),
+        0);
     ck_assert_uint_eq(na, nb);
     ck_assert_uint_eq(na, 4); /* t-1, t-3, t-4, t-5 */
     for (size_t i = 0; i < na; i++) {

@@ -35,7 +35,8 @@ START_TEST(strings_are_escaped_and_invalid_utf8_replaced)
 {
     loams_value v = str("a\"b\\c\n\x01 é");
     ck_assert_str_eq(enc(&v), "\"a\\\"b\\\\c\\n\\u0001 é\"");
-    const char bad[] = "x\xff" "y\xed\xa0\x80z";
+    const char bad[] = "x\xff"
+                       "y\xed\xa0\x80z";
     v.u.s.ptr = bad;
     v.u.s.len = sizeof bad - 1;
     ck_assert_str_eq(enc(&v), "\"x\\ufffdy\\ufffd\\ufffd\\ufffdz\"");

@@ -77,8 +77,7 @@ static void build_small(built *b, int codec)
     loams__split_writer *w;
     ck_assert_int_eq(loams__split_writer_new(&o, mem_sink, &b->bytes, &w, &err), 0);
     uint32_t subj, body, vec, doc;
-    ck_assert_int_eq(loams__split_writer_field(w, "subject", LOAMS__FIELD_TEXT, 0, &subj, &err),
-                     0);
+    ck_assert_int_eq(loams__split_writer_field(w, "subject", LOAMS__FIELD_TEXT, 0, &subj, &err), 0);
     ck_assert_int_eq(loams__split_writer_field(w, "vec", LOAMS__FIELD_VECTOR, 3, &vec, &err), 0);
 
     ck_assert_int_eq(loams__split_writer_begin_doc(w, "t-1", 3, &doc, &err), 0);
@@ -86,9 +85,8 @@ static void build_small(built *b, int codec)
     ck_assert_int_eq(loams__split_writer_add_text(w, subj, "Printer jam printer", 19, &err), 0);
     float v0[3] = {1, 0, 0};
     ck_assert_int_eq(loams__split_writer_add_vector(w, vec, v0, 3, &err), 0);
-    ck_assert_int_eq(loams__split_writer_end_doc(w, "{\"subject\":\"Printer jam printer\"}", 33,
-                                                 &err),
-                     0);
+    ck_assert_int_eq(
+        loams__split_writer_end_doc(w, "{\"subject\":\"Printer jam printer\"}", 33, &err), 0);
 
     ck_assert_int_eq(loams__split_writer_begin_doc(w, "t-2", 3, &doc, &err), 0);
     ck_assert_int_eq(loams__split_writer_add_text(w, subj, "VPN down", 8, &err), 0);
@@ -110,9 +108,9 @@ static void build_small(built *b, int codec)
     ck_assert_int_eq(loams__split_writer_finish(w, &size, &err), 0);
     ck_assert_uint_eq(size, b->bytes.len);
     loams__split_writer_free(w);
-    ck_assert_msg(loams__split_reader_open(mem_read, &b->bytes, b->bytes.len, "small", &b->r,
-                                           &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(
+        loams__split_reader_open(mem_read, &b->bytes, b->bytes.len, "small", &b->r, &err) == 0,
+        "%s", err.msg);
 }
 
 static void check_small(int codec)
@@ -186,8 +184,7 @@ static void check_small(int codec)
     const float *data;
     const unsigned char *present;
     uint32_t dim;
-    ck_assert_int_eq(loams__split_reader_vectors(r, (uint32_t)vec, &data, &present, &dim, &err),
-                     0);
+    ck_assert_int_eq(loams__split_reader_vectors(r, (uint32_t)vec, &data, &present, &dim, &err), 0);
     ck_assert_uint_eq(dim, 3);
     ck_assert_uint_eq(present[0] & 7u, 5u); /* docs 0 and 2 */
     ck_assert(data[0] == 1.0f && data[3] == 0.0f && data[7] == 1.0f && data[8] == 0.5f);

@@ -568,8 +568,13 @@ START_TEST(a_merge_gives_identical_answers)
             vecs[i][0] = (float)(id % 5);
             vecs[i][1] = (float)(id % 3);
             vecs[i][2] = (float)c;
-            rows[i] = (row){pks[i], subj[i], id % 2 ? "body text" : "other body",
-                            (id % 11) == 4, id % 2 ? "hardware" : "network", vecs[i], id};
+            rows[i] = (row){pks[i],
+                            subj[i],
+                            id % 2 ? "body text" : "other body",
+                            (id % 11) == 4,
+                            id % 2 ? "hardware" : "network",
+                            vecs[i],
+                            id};
         }
         write_rows(&t, rows, 12, off);
         off += 12;
@@ -691,8 +696,8 @@ END_TEST
  * and exact scores of each answer, one line per query. */
 static char *all_answers(tgt *t, const char *ref)
 {
-    static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
-                                        "golf", "hotel", "india", "juliet", "kilo", "lima"};
+    static const char *const words[] = {"alpha", "bravo", "charlie", "delta",  "echo", "foxtrot",
+                                        "golf",  "hotel", "india",   "juliet", "kilo", "lima"};
     char *out = calloc(1, 1 << 20);
     size_t n = 0;
     for (size_t w = 0; w < 12 + 3; w++) {
@@ -700,8 +705,11 @@ static char *all_answers(tgt *t, const char *ref)
         if (w < 12) {
             snprintf(req, sizeof req, "{\"q\":\"%s\",\"k\":1000}", words[w]);
         } else {
-            snprintf(req, sizeof req, "{\"vector\":[%zu,1,%zu],\"k\":1000,\"metric\":\"%s\"}",
-                     w, w % 3, w == 12 ? "cosine" : w == 13 ? "l2" : "dot");
+            snprintf(req, sizeof req, "{\"vector\":[%zu,1,%zu],\"k\":1000,\"metric\":\"%s\"}", w,
+                     w % 3,
+                     w == 12   ? "cosine"
+                     : w == 13 ? "l2"
+                               : "dot");
         }
         cJSON *a = query(t, ref, req);
         const cJSON *h;
@@ -726,8 +734,8 @@ static void same_answers(const char *got, const char *want, const char *what)
     while (*g != '\0' || *w != '\0') {
         const char *ge = strchr(g, '\n'), *we = strchr(w, '\n');
         size_t gl = ge ? (size_t)(ge - g) : strlen(g), wl = we ? (size_t)(we - w) : strlen(w);
-        ck_assert_msg(gl == wl && memcmp(g, w, gl) == 0, "%s: got '%.300s' want '%.300s'", what,
-                      g, w);
+        ck_assert_msg(gl == wl && memcmp(g, w, gl) == 0, "%s: got '%.300s' want '%.300s'", what, g,
+                      w);
         g += gl + (ge != NULL);
         w += wl + (we != NULL);
     }
@@ -735,8 +743,8 @@ static void same_answers(const char *got, const char *want, const char *what)
 
 START_TEST(random_upserts_and_deletes_match_a_fresh_index_of_the_survivors)
 {
-    static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
-                                        "golf", "hotel", "india", "juliet", "kilo", "lima"};
+    static const char *const words[] = {"alpha", "bravo", "charlie", "delta",  "echo", "foxtrot",
+                                        "golf",  "hotel", "india",   "juliet", "kilo", "lima"};
     enum { PKS = 40, ROUNDS = 8, ROWS = 30 };
     char subj[PKS][64], body[PKS][64];
     float vecs[PKS][3];

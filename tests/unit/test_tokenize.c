@@ -51,7 +51,9 @@ START_TEST(latin1_letters_are_folded_and_kept_in_words)
     ck_assert_str_eq(TOKS("ÉCOLE Straße Ångström"), "école|straße|ångström");
     /* × and ÷ separate, NBSP and « » separate */
     ck_assert_str_eq(TOKS("3×4÷2"), "3|4|2");
-    ck_assert_str_eq(TOKS("a\xC2\xA0" "b «c»"), "a|b|c");
+    ck_assert_str_eq(TOKS("a\xC2\xA0"
+                          "b «c»"),
+                     "a|b|c");
     ck_assert_uint_eq(loams__tok_fold(0xC9), 0xE9);
     ck_assert_uint_eq(loams__tok_fold(0xD7), 0xD7);
     ck_assert_uint_eq(loams__tok_fold(0xDF), 0xDF);
@@ -78,7 +80,9 @@ END_TEST
 START_TEST(invalid_utf8_bytes_are_separators)
 {
     /* stray continuation byte, overlong '/', truncated sequence, surrogate */
-    const char s[] = "ab\x80" "cd\xC0\xAF" "ef\xED\xA0\x80gh\xE2\x82";
+    const char s[] = "ab\x80"
+                     "cd\xC0\xAF"
+                     "ef\xED\xA0\x80gh\xE2\x82";
     ck_assert_str_eq(toks(NULL, s, sizeof s - 1), "ab|cd|ef|gh");
 }
 END_TEST
