@@ -1114,3 +1114,104 @@ void loams__json_value_raw(const loams__json_doc *d, const loams__json_value *v,
     *ptr = (const char *)d->json + s;
     *len = e - s;
 }
+
+/* ---- walking a whole document ---- */
+
+int loams__json_doc_root(loams__json_doc *d, loams__json_value *out, loams__json_error *err)
+{
+    if (d->indexed == 0) {
+        int rc = index_root(d, err);
+        if (rc) {
+            return rc;
+        }
+    } else if (d->indexed < 0) {
+        if (err) {
+            *err = d->root_err;
+        }
+        return LOAMS_EINPUT;
+    }
+    *out = d->root;
+    return 0;
+}
+
+int loams__json_iter_start(const loams__json_doc *d, const loams__json_value *container,
+                           unsigned depth, loams__json_iter *it)
+{
+    if (container->kind != LOAMS__JSON_OBJECT && container->kind != LOAMS__JSON_ARRAY) {
+        return -EINVAL;
+    }
+    it->json = d->json;
+    it->len = d->len;
+    it->pos = (size_t)container->start + 1; /* past the opening bracket */
+    it->depth = depth + 1;
+    it->obj = container->kind == LOAMS__JSON_OBJECT;
+    it->first = 1;
+    it->done = 0;
+    return 0;
+}
+
+int loams__json_iter_next(loams__json_iter *it, loams__json_value *key,
+                          loams__json_value *value, loams__json_error *err)
+{
+    scanner s = {it->json, it->len, it->pos, err};
+    unsigned char close = it->obj ? '}' : ']';
+    uint32_t kind, esc;
+    int rc;
+
+    if (it->done) {
+        return 0;
+    }
+    skip_ws(&s);
+    if (s.pos >= s.n) {
+        return fail_at(&s, s.pos, it->obj ? "unexpected end of the document (expected '}')"
+                                          : "unexpected end of the document (expected ']')");
+    }
+    if (s.p[s.pos] == close) {
+        it->done = 1;
+        it->pos = s.pos + 1;
+        return 0;
+    }
+    if (!it->first) {
+        if (s.p[s.pos] != ',') {
+            return fail_at(&s, s.pos, it->obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+        s.pos++;
+        skip_ws(&s);
+    }
+    it->first = 0;
+    memset(key, 0, sizeof(*key));
+    if (it->obj) {
+        if (s.pos >= s.n || s.p[s.pos] != '"') {
+            return fail_at(&s, s.pos, "expected a member name (a string)");
+        }
+        key->kind = LOAMS__JSON_STRING;
+        key->start = (uint32_t)s.pos + 1;
+        rc = scan_string(&s, &key->escaped);
+        if (rc) {
+            return rc;
+        }
+        key->end = (uint32_t)s.pos - 1;
+        skip_ws(&s);
+        if (s.pos >= s.n || s.p[s.pos] != ':') {
+            return fail_at(&s, s.pos, "expected ':' after a member name");
+        }
+        s.pos++;
+        skip_ws(&s);
+    }
+    size_t vstart = s.pos;
+    rc = skip_value(&s, it->depth, &kind, &esc);
+    if (rc) {
+        return rc;
+    }
+    value->kind = kind;
+    value->escaped = esc;
+    if (kind == LOAMS__JSON_STRING) {
+        value->start = (uint32_t)vstart + 1;
+        value->end = (uint32_t)s.pos - 1;
+    } else {
+        value->start = (uint32_t)vstart;
+        value->end = (uint32_t)s.pos;
+    }
+    it->pos = s.pos;
+    return 1;
+}

@@ -133,4 +133,38 @@ int loams__json_value_double(const loams__json_doc *doc, const loams__json_value
 void loams__json_value_raw(const loams__json_doc *doc, const loams__json_value *v,
                            const char **ptr, size_t *len);
 
+/* ---- walking a whole document (transform-lua's json_decode) ---- */
+
+/* The root value of the bound document, validating the whole document
+ * first (as the first lookup does).  Errors: LOAMS_EINPUT (malformed; err
+ * says where), -ENOMEM. */
+int loams__json_doc_root(loams__json_doc *doc, loams__json_value *out, loams__json_error *err);
+
+/* A cursor over the members of one OBJECT or ARRAY value of a document.
+ * Plain data (no heap): copy it, drop it at any time. */
+typedef struct loams__json_iter {
+    const unsigned char *json;
+    size_t len;
+    size_t pos;      /* where the next member (or the closing bracket) starts */
+    unsigned depth;  /* containers around the members */
+    uint8_t obj;     /* 1 for an object, 0 for an array */
+    uint8_t first;   /* no member read yet */
+    uint8_t done;
+} loams__json_iter;
+
+/* Starts a cursor on `container` (a value found in doc, with `depth`
+ * containers around it: 0 for the root).  The document must stay bound.
+ * Errors: -EINVAL when the value is not an OBJECT or ARRAY. */
+int loams__json_iter_start(const loams__json_doc *doc, const loams__json_value *container,
+                           unsigned depth, loams__json_iter *it);
+
+/* The next member: returns 1 with *key (an object member's name, as a
+ * STRING value: loams__json_value_string decodes it; kind MISSING in an
+ * array) and *value, or 0 past the last member.  `depth + 1` is the depth to
+ * pass when starting a cursor on *value.  The values are validated again as
+ * they are skipped, so a cursor is safe on any bound text.
+ * Errors: LOAMS_EINPUT (malformed; err->pos in the document). */
+int loams__json_iter_next(loams__json_iter *it, loams__json_value *key,
+                          loams__json_value *value, loams__json_error *err);
+
 #endif /* LOAMS_TRANSFORM_SQL_JSON_PATH_H */

@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,6 +404,94 @@ START_TEST(the_whole_document_is_validated_even_past_the_value_read)
 }
 END_TEST
 
+/* Renders the value as compact text by walking it with cursors: the same
+ * walk transform-lua's json_decode makes. */
+static void walk(const loams__json_value *v, unsigned depth, char *out, size_t cap, size_t *n)
+{
+    loams__json_iter it;
+    loams__json_value key, member;
+    loams__json_error err = {0, NULL};
+    const char *raw;
+    size_t len;
+    int rc, first = 1;
+
+    if (v->kind != LOAMS__JSON_OBJECT && v->kind != LOAMS__JSON_ARRAY) {
+        loams__json_value_raw(doc, v, &raw, &len);
+        ck_assert_uint_lt(*n + len, cap);
+        memcpy(out + *n, raw, len);
+        *n += len;
+        return;
+    }
+    ck_assert_int_eq(loams__json_iter_start(doc, v, depth, &it), 0);
+    out[(*n)++] = v->kind == LOAMS__JSON_OBJECT ? '{' : '[';
+    while ((rc = loams__json_iter_next(&it, &key, &member, &err)) == 1) {
+        if (!first) {
+            out[(*n)++] = ',';
+        }
+        first = 0;
+        if (v->kind == LOAMS__JSON_OBJECT) {
+            char name[64];
+            ck_assert_uint_eq(key.kind, LOAMS__JSON_STRING);
+            ck_assert_int_eq(loams__json_value_string(doc, &key, name, sizeof(name), &len, &err),
+                             0);
+            *n += (size_t)snprintf(out + *n, cap - *n, "%.*s=", (int)len, name);
+        } else {
+            ck_assert_uint_eq(key.kind, LOAMS__JSON_MISSING);
+        }
+        walk(&member, depth + 1, out, cap, n);
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(loams__json_iter_next(&it, &key, &member, &err), 0); /* stays done */
+    out[(*n)++] = v->kind == LOAMS__JSON_OBJECT ? '}' : ']';
+    out[*n] = '\0';
+}
+
+START_TEST(cursors_walk_every_member_in_document_order)
+{
+    const char *json = " { \"a\" : [1, {\"b\":null}, [], \"x\"] , \"c\\u0041\": {}, "
+                       "\"d\":true } ";
+    loams__json_value root;
+    loams__json_error err = {0, NULL};
+    char out[256];
+    size_t n = 0;
+
+    loams__json_doc_reset(doc, json, strlen(json));
+    ck_assert_int_eq(loams__json_doc_root(doc, &root, &err), 0);
+    ck_assert_uint_eq(root.kind, LOAMS__JSON_OBJECT);
+    walk(&root, 0, out, sizeof(out), &n);
+    ck_assert_str_eq(out, "{a=[1,{b=null},[],\"x\"],cA={},d=true}");
+
+    /* a scalar root has no members */
+    loams__json_doc_reset(doc, "42", 2);
+    ck_assert_int_eq(loams__json_doc_root(doc, &root, &err), 0);
+    ck_assert_uint_eq(root.kind, LOAMS__JSON_NUMBER);
+    loams__json_iter it;
+    ck_assert_int_eq(loams__json_iter_start(doc, &root, 0, &it), -EINVAL);
+
+    /* a malformed document fails at the root, with its position */
+    loams__json_doc_reset(doc, "[1,2", 4);
+    ck_assert_int_eq(loams__json_doc_root(doc, &root, &err), LOAMS_EINPUT);
+    ck_assert_uint_eq(err.pos, 4);
+}
+END_TEST
+
+START_TEST(a_cursor_on_unvalidated_text_reports_errors)
+{
+    /* the root is taken from a valid prefix, then the text is rebound to a
+     * malformed one: the cursor still validates what it skips */
+    loams__json_value root = {LOAMS__JSON_ARRAY, 0, 0, 6};
+    loams__json_iter it;
+    loams__json_value key, v;
+    loams__json_error err = {0, NULL};
+    loams__json_doc_reset(doc, "[1,tru]", 7);
+    ck_assert_int_eq(loams__json_iter_start(doc, &root, 0, &it), 0);
+    ck_assert_int_eq(loams__json_iter_next(&it, &key, &v, &err), 1);
+    ck_assert_uint_eq(v.kind, LOAMS__JSON_NUMBER);
+    ck_assert_int_eq(loams__json_iter_next(&it, &key, &v, &err), LOAMS_EINPUT);
+    ck_assert_uint_eq(err.pos, 3);
+}
+END_TEST
+
 static Suite *json_path_suite(void)
 {
     Suite *s = suite_create("json_path");
@@ -422,6 +511,8 @@ static Suite *json_path_suite(void)
     tcase_add_test(tc, nesting_is_bounded_at_512_levels);
     tcase_add_test(tc, bad_paths_are_refused_with_positions);
     tcase_add_test(tc, the_whole_document_is_validated_even_past_the_value_read);
+    tcase_add_test(tc, cursors_walk_every_member_in_document_order);
+    tcase_add_test(tc, a_cursor_on_unvalidated_text_reports_errors);
     suite_add_tcase(s, tc);
     return s;
 }
