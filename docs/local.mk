@@ -3,6 +3,7 @@ EXTRA_DIST += docs/ARCHITECTURE.md
 EXTRA_DIST += docs/LINKS.md
 EXTRA_DIST += docs/COLLECTION-SPLIT.md
 EXTRA_DIST += docs/TRANSFORM-SQL.md
+EXTRA_DIST += docs/TRANSFORM-LUA.md
 EXTRA_DIST += docs/PLUGINS.md
 dist_man_MANS += docs/loams-host.1
 EXTRA_DIST += docs/ICEBERG.md

@@ -5,3 +5,4 @@ include plugins/target-iceberg/local.mk
 include plugins/store-fs/local.mk
 include plugins/decoder-raw/local.mk
 include plugins/decoder-json/local.mk
+include plugins/transform-lua/local.mk

@@ -1,12 +1,20 @@
 # plugins/transform-sql: SQL transforms on SQLite.  The pure modules (the
 # JSON extractor, the program scanner) form a convenience library that the
 # plugin, the unit tests and the benchmarks link.
+#
+# The JSON extractor is a library of its own because transform-lua links it
+# too (its json_get and json_decode): one JSON reader for both transforms.
+
+noinst_LTLIBRARIES += plugins/transform-sql/libjsonpath.la
+plugins_transform_sql_libjsonpath_la_SOURCES = \
+	plugins/transform-sql/json_path.c plugins/transform-sql/json_path.h
+plugins_transform_sql_libjsonpath_la_CFLAGS = $(AM_CFLAGS)
 
 noinst_LTLIBRARIES += plugins/transform-sql/libtransformsql.la
 plugins_transform_sql_libtransformsql_la_SOURCES = \
-	plugins/transform-sql/json_path.c plugins/transform-sql/json_path.h \
 	plugins/transform-sql/program.c plugins/transform-sql/program.h
 plugins_transform_sql_libtransformsql_la_CFLAGS = $(AM_CFLAGS)
+plugins_transform_sql_libtransformsql_la_LIBADD = plugins/transform-sql/libjsonpath.la
 
 # The plugin: a libtool module that reaches the host only through the host
 # API table.
@@ -75,6 +83,7 @@ tests_unit_test_transform_sql_DEPENDENCIES = core/libloams-core.la \
 # SQLite's json_extract as the reference.
 noinst_PROGRAMS += tests/bench/bench-transform-sql
 tests_bench_bench_transform_sql_SOURCES = tests/bench/bench-transform-sql.c \
-	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h \
+	tests/bench/ticket_records.c tests/bench/ticket_records.h
 tests_bench_bench_transform_sql_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/bench
 tests_bench_bench_transform_sql_LDADD = core/libloams-core.la $(SQLITE_LIBS)

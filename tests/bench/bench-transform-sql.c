@@ -25,7 +25,7 @@
 #include "batch.h"
 #include "host_api.h"
 #include "plugin_ctx.h"
-#include "ticket_gen.h"
+#include "ticket_records.h"
 
 static const char seed_select[] =
     "SELECT key AS _pk,\n"
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     if (loams_batch_create(&in) || loams_batch_create(&out)) {
         die("out of memory", NULL);
     }
-    data = malloc(per_batch * 1024);
+    data = malloc(per_batch * TICKET_RECORD_BYTES);
     recs = calloc(per_batch, sizeof(*recs));
     if (!data || !recs) {
         die("out of memory", NULL);
@@ -109,24 +109,8 @@ int main(int argc, char **argv)
     }
 
     while (done < total) {
-        size_t n = total - done < per_batch ? total - done : per_batch, used = 0;
-        for (size_t i = 0; i < n; i++) {
-            size_t len = ticket_gen(done + i, data + used, 1024);
-            recs[i].value = data + used;
-            recs[i].value_len = len;
-            recs[i].timestamp_us = INT64_C(1790000000000000) + (int64_t)(done + i);
-            recs[i].partition = 0;
-            recs[i].offset = (int64_t)(done + i);
-            used += len;
-            bytes += len;
-        }
-        /* the keys go after the values in the same buffer */
-        for (size_t i = 0; i < n; i++) {
-            int kl = snprintf(data + used, 32, "ticket-%zu", done + i);
-            recs[i].key = data + used;
-            recs[i].key_len = (size_t)kl;
-            used += (size_t)kl;
-        }
+        size_t n = total - done < per_batch ? total - done : per_batch;
+        bytes += ticket_records(done, n, data, recs);
         loams_batch_reset(in);
         loams_batch_reset(out);
         if (loams_batch_append_records(in, recs, n) != 0) {
