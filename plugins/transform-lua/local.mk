@@ -49,7 +49,7 @@ noinst_PROGRAMS += tests/bench/bench-transform-lua
 tests_bench_bench_transform_lua_SOURCES = tests/bench/bench-transform-lua.c \
 	tests/bench/ticket_gen.c tests/bench/ticket_gen.h \
 	tests/bench/ticket_records.c tests/bench/ticket_records.h \
-	tests/unit/plugin_loader.c tests/unit/plugin_loader.h
+	$(LOAMS_PLUGIN_TEST_SOURCES)
 tests_bench_bench_transform_lua_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/tests/bench \
 	-I$(top_srcdir)/tests/unit
 tests_bench_bench_transform_lua_LDADD = core/libloams-core.la $(LTDL_LIBS)
