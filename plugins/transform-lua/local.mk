@@ -53,3 +53,7 @@ tests_bench_bench_transform_lua_SOURCES = tests/bench/bench-transform-lua.c \
 tests_bench_bench_transform_lua_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/tests/bench \
 	-I$(top_srcdir)/tests/unit
 tests_bench_bench_transform_lua_LDADD = core/libloams-core.la $(LTDL_LIBS)
+
+# Lua transforms through the real link runtime (loams-host sql and serve).
+TESTS += tests/integration/link-lua.sh
+EXTRA_DIST += tests/integration/link-lua.sh

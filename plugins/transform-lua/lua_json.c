@@ -75,8 +75,8 @@ static void push_string_value(lua_State *L, loams__lua_state *st, const loams__j
     lua_pushlstring(L, st->unesc.data, len);
 }
 
-static void push_number_value(lua_State *L, const loams__json_doc *doc,
-                              const loams__json_value *v, const char *fn)
+static void push_number_value(lua_State *L, const loams__json_doc *doc, const loams__json_value *v,
+                              const char *fn)
 {
     size_t dlen;
     const char *text = loams__json_doc_text(doc, &dlen);
@@ -113,27 +113,14 @@ static void push_value(lua_State *L, loams__lua_state *st, const loams__json_doc
 {
     luaL_checkstack(L, 4, "JSON nested too deeply");
     switch (v->kind) {
-    case LOAMS__JSON_NULL:
-        lua_pushlightuserdata(L, LOAMS__LUA_NULL);
-        return;
-    case LOAMS__JSON_TRUE:
-        lua_pushboolean(L, 1);
-        return;
-    case LOAMS__JSON_FALSE:
-        lua_pushboolean(L, 0);
-        return;
-    case LOAMS__JSON_NUMBER:
-        push_number_value(L, doc, v, fn);
-        return;
-    case LOAMS__JSON_STRING:
-        push_string_value(L, st, doc, v, fn);
-        return;
+    case LOAMS__JSON_NULL: lua_pushlightuserdata(L, LOAMS__LUA_NULL); return;
+    case LOAMS__JSON_TRUE: lua_pushboolean(L, 1); return;
+    case LOAMS__JSON_FALSE: lua_pushboolean(L, 0); return;
+    case LOAMS__JSON_NUMBER: push_number_value(L, doc, v, fn); return;
+    case LOAMS__JSON_STRING: push_string_value(L, st, doc, v, fn); return;
     case LOAMS__JSON_OBJECT:
-    case LOAMS__JSON_ARRAY:
-        break;
-    default:
-        lua_pushnil(L);
-        return;
+    case LOAMS__JSON_ARRAY: break;
+    default: lua_pushnil(L); return;
     }
     loams__json_iter it;
     loams__json_value key, member;
@@ -358,8 +345,9 @@ static void put_string(lua_State *L, loams__lua_state *st, loams__lua_cbuf *b, c
         if (c >= 0x80) {
             size_t l = utf8_len(u + i, n - i);
             if (l == 0) {
-                luaL_error(L, "%s: a string is not valid UTF-8 (byte %d of the string); JSON "
-                              "holds text only",
+                luaL_error(L,
+                           "%s: a string is not valid UTF-8 (byte %d of the string); JSON "
+                           "holds text only",
                            what, (int)i);
             }
             i += l;
@@ -451,9 +439,7 @@ static void encode(lua_State *L, loams__lua_state *st, int idx, loams__lua_cbuf 
 {
     idx = lua_absindex(L, idx);
     switch (lua_type(L, idx)) {
-    case LUA_TNIL:
-        put(L, st, b, what, "null", 4);
-        return;
+    case LUA_TNIL: put(L, st, b, what, "null", 4); return;
     case LUA_TBOOLEAN:
         if (lua_toboolean(L, idx)) {
             put(L, st, b, what, "true", 4);
@@ -461,9 +447,7 @@ static void encode(lua_State *L, loams__lua_state *st, int idx, loams__lua_cbuf 
             put(L, st, b, what, "false", 5);
         }
         return;
-    case LUA_TNUMBER:
-        put_number(L, st, b, what, idx);
-        return;
+    case LUA_TNUMBER: put_number(L, st, b, what, idx); return;
     case LUA_TSTRING: {
         size_t n;
         const char *s = lua_tolstring(L, idx, &n);
@@ -476,17 +460,16 @@ static void encode(lua_State *L, loams__lua_state *st, int idx, loams__lua_cbuf 
             return;
         }
         break;
-    case LUA_TTABLE:
-        break;
-    default:
-        break;
+    case LUA_TTABLE: break;
+    default: break;
     }
     if (lua_type(L, idx) != LUA_TTABLE) {
         luaL_error(L, "%s: cannot encode a %s value as JSON", what, luaL_typename(L, idx));
     }
     if (depth >= LOAMS__LUA_MAX_DEPTH) {
-        luaL_error(L, "%s: tables nested deeper than %d levels (or a table that contains "
-                      "itself)",
+        luaL_error(L,
+                   "%s: tables nested deeper than %d levels (or a table that contains "
+                   "itself)",
                    what, LOAMS__LUA_MAX_DEPTH);
     }
     luaL_checkstack(L, 8, "JSON encoding nested too deeply");
@@ -526,12 +509,13 @@ static void encode(lua_State *L, loams__lua_state *st, int idx, loams__lua_cbuf 
         if (lua_type(L, -3) == LUA_TSTRING) {
             k->p = lua_tolstring(L, -3, &k->len);
         } else if (lua_isinteger(L, -3)) {
-            k->len = (size_t)snprintf(k->num, sizeof k->num, "%lld",
-                                      (long long)lua_tointeger(L, -3));
+            k->len =
+                (size_t)snprintf(k->num, sizeof k->num, "%lld", (long long)lua_tointeger(L, -3));
             k->p = NULL;
         } else {
-            luaL_error(L, "%s: an object key is a %s; JSON object keys must be strings (or "
-                          "integers)",
+            luaL_error(L,
+                       "%s: an object key is a %s; JSON object keys must be strings (or "
+                       "integers)",
                        what, luaL_typename(L, -3));
         }
         st->njkeys++;
@@ -589,9 +573,8 @@ static int l_json_encode(lua_State *L)
 void loams__lua_json_register(lua_State *L)
 {
     loams__lua_state *st = loams__lua_from(L);
-    static const luaL_Reg fns[] = {{"json_decode", l_json_decode},
-                                   {"json_encode", l_json_encode},
-                                   {NULL, NULL}};
+    static const luaL_Reg fns[] = {
+        {"json_decode", l_json_decode}, {"json_encode", l_json_encode}, {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
     /* json_get keeps its caches in upvalues: the path table, the text the
      * document cache is bound to */

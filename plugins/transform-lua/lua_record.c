@@ -46,14 +46,14 @@ enum { ARENA_NONE = 0, ARENA_TEXT = 1, ARENA_FLOATS = 2, ARENA_ITEMS = 3 };
 static const struct {
     const char *word;
     uint32_t type;
-} type_words[] = {{"string", LOAMS_T_STRING},   {"text", LOAMS_T_STRING},
-                  {"bytes", LOAMS_T_BYTES},     {"int64", LOAMS_T_INT64},
-                  {"int", LOAMS_T_INT64},       {"integer", LOAMS_T_INT64},
-                  {"float64", LOAMS_T_FLOAT64}, {"float", LOAMS_T_FLOAT64},
-                  {"double", LOAMS_T_FLOAT64},  {"number", LOAMS_T_FLOAT64},
-                  {"bool", LOAMS_T_BOOL},       {"boolean", LOAMS_T_BOOL},
+} type_words[] = {{"string", LOAMS_T_STRING},       {"text", LOAMS_T_STRING},
+                  {"bytes", LOAMS_T_BYTES},         {"int64", LOAMS_T_INT64},
+                  {"int", LOAMS_T_INT64},           {"integer", LOAMS_T_INT64},
+                  {"float64", LOAMS_T_FLOAT64},     {"float", LOAMS_T_FLOAT64},
+                  {"double", LOAMS_T_FLOAT64},      {"number", LOAMS_T_FLOAT64},
+                  {"bool", LOAMS_T_BOOL},           {"boolean", LOAMS_T_BOOL},
                   {"timestamp", LOAMS_T_TIMESTAMP}, {"json", LOAMS_T_JSON},
-                  {"vector", LOAMS_T_VECTOR},   {"list", LOAMS_T_LIST}};
+                  {"vector", LOAMS_T_VECTOR},       {"list", LOAMS_T_LIST}};
 
 uint32_t loams__lua_type_from_word(const char *word, size_t len)
 {
@@ -111,9 +111,8 @@ size_t loams__lua_slot_intern(lua_State *L, loams__lua_state *st, int name_idx)
     if (len == 0 || memchr(name, '\0', len) != NULL) {
         luaL_error(L, "an output field name must be a non-empty string without NUL bytes");
     }
-    if (st->nslots == st->cap_slots &&
-        loams__lua_grow(st, (void **)&st->slots, &st->cap_slots, st->nslots + 1,
-                        sizeof(*st->slots)) != 0) {
+    if (st->nslots == st->cap_slots && loams__lua_grow(st, (void **)&st->slots, &st->cap_slots,
+                                                       st->nslots + 1, sizeof(*st->slots)) != 0) {
         luaL_error(L, "out of memory");
     }
     /* the copy is parked in pending_name while the slot table grows (which
@@ -275,23 +274,13 @@ static void push_list(lua_State *L, loams__lua_state *st, const loams_value *ite
 static void push_cell(lua_State *L, loams__lua_state *st, const loams_value *v, unsigned depth)
 {
     switch (v->type) {
-    case LOAMS_T_BOOL:
-        lua_pushboolean(L, v->u.b);
-        return;
+    case LOAMS_T_BOOL: lua_pushboolean(L, v->u.b); return;
     case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP:
-        lua_pushinteger(L, (lua_Integer)v->u.i);
-        return;
-    case LOAMS_T_FLOAT64:
-        lua_pushnumber(L, (lua_Number)v->u.f);
-        return;
+    case LOAMS_T_TIMESTAMP: lua_pushinteger(L, (lua_Integer)v->u.i); return;
+    case LOAMS_T_FLOAT64: lua_pushnumber(L, (lua_Number)v->u.f); return;
     case LOAMS_T_STRING:
-    case LOAMS_T_BYTES:
-        lua_pushlstring(L, v->u.s.ptr, v->u.s.len);
-        return;
-    case LOAMS_T_JSON:
-        loams__lua_json_push_decoded(L, v->u.s.ptr, v->u.s.len);
-        return;
+    case LOAMS_T_BYTES: lua_pushlstring(L, v->u.s.ptr, v->u.s.len); return;
+    case LOAMS_T_JSON: loams__lua_json_push_decoded(L, v->u.s.ptr, v->u.s.len); return;
     case LOAMS_T_VECTOR:
         lua_createtable(L, (int)(v->u.vec.n < INT32_MAX ? v->u.vec.n : 0), 0);
         loams__lua_push_array_mt(L);
@@ -301,13 +290,9 @@ static void push_cell(lua_State *L, loams__lua_state *st, const loams_value *v, 
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         return;
-    case LOAMS_T_LIST:
-        push_list(L, st, v->u.list.items, v->u.list.n, depth);
-        return;
+    case LOAMS_T_LIST: push_list(L, st, v->u.list.items, v->u.list.n, depth); return;
     case LOAMS_T_NULL:
-    default:
-        lua_pushlightuserdata(L, LOAMS__LUA_NULL);
-        return;
+    default: lua_pushlightuserdata(L, LOAMS__LUA_NULL); return;
     }
 }
 
@@ -396,9 +381,7 @@ static void fill_rec(lua_State *L, loams__lua_state *st)
             push_cell(L, st, &v, 0);
             filled++;
             break;
-        default: /* NULL, or decoded on first read */
-            lua_pushnil(L);
-            break;
+        default: /* NULL, or decoded on first read */ lua_pushnil(L); break;
         }
         lua_rawset(L, rec);
     }
@@ -421,8 +404,8 @@ static void stage_error(lua_State *L, loams__lua_state *st, size_t slot, const c
     luaL_error(L, "output field '%s': %s", st->slots[slot].name, msg);
 }
 
-static size_t put_bytes(lua_State *L, loams__lua_state *st, loams__lua_cbuf *arena,
-                        const void *p, size_t n)
+static size_t put_bytes(lua_State *L, loams__lua_state *st, loams__lua_cbuf *arena, const void *p,
+                        size_t n)
 {
     size_t off = arena->len;
     int rc = loams__lua_cbuf_append(st, arena, p, n);
@@ -492,15 +475,15 @@ static int all_numbers(lua_State *L, int idx, lua_Integer n)
     return n > 0;
 }
 
-static void stage_vector(lua_State *L, loams__lua_state *st, size_t slot, int idx,
-                         lua_Integer n, loams_value *out)
+static void stage_vector(lua_State *L, loams__lua_state *st, size_t slot, int idx, lua_Integer n,
+                         loams_value *out)
 {
     size_t off = st->floats.len;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, idx, i);
         if (lua_type(L, -1) != LUA_TNUMBER) {
-            stage_error(L, st, slot, "a VECTOR holds numbers only; item %lld is a %s",
-                        (long long)i, luaL_typename(L, -1));
+            stage_error(L, st, slot, "a VECTOR holds numbers only; item %lld is a %s", (long long)i,
+                        luaL_typename(L, -1));
         }
         float f = (float)lua_tonumber(L, -1);
         lua_pop(L, 1);
@@ -557,8 +540,7 @@ static void stage_item(lua_State *L, loams__lua_state *st, size_t slot, int idx,
         }
         return;
     }
-    default:
-        break;
+    default: break;
     }
     stage_error(L, st, slot, "a list item is a %s, which no column type holds",
                 luaL_typename(L, idx));
@@ -588,8 +570,7 @@ static void stage_list(lua_State *L, loams__lua_state *st, size_t slot, int idx,
             stage_item(L, st, slot, -1, depth, &item);
         }
         lua_pop(L, 1);
-        memcpy(st->items.data + (base + (size_t)i - 1) * sizeof(loams_value), &item,
-               sizeof item);
+        memcpy(st->items.data + (base + (size_t)i - 1) * sizeof(loams_value), &item, sizeof item);
     }
     memset(out, 0, sizeof *out);
     out->type = LOAMS_T_LIST;
@@ -600,8 +581,7 @@ static void stage_list(lua_State *L, loams__lua_state *st, size_t slot, int idx,
 
 /* Converts the value at idx for output column `slot`.  Returns 0 with
  * *out set, or 1 for NULL (nothing to store). */
-static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
-                       loams_value *out)
+static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx, loams_value *out)
 {
     idx = lua_absindex(L, idx);
     uint32_t want = st->slots[slot].declared;
@@ -623,8 +603,9 @@ static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
             if (rc == -ENOMEM) {
                 luaL_error(L, "out of memory");
             } else if (rc != 0) {
-                stage_error(L, st, slot, "the column is declared json but the string is not "
-                                         "JSON (byte %d: %s); pass a table to have it encoded",
+                stage_error(L, st, slot,
+                            "the column is declared json but the string is not "
+                            "JSON (byte %d: %s); pass a table to have it encoded",
                             (int)err.pos, err.what ? err.what : "malformed");
             }
             set_text(L, st, out, LOAMS_T_JSON, s, n);
@@ -662,16 +643,16 @@ static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
         case LOAMS_T_INT64:
         case LOAMS_T_TIMESTAMP:
             if (!isint && !lua_numbertointeger(floor(f) == f ? f : NAN, &i)) {
-                stage_error(L, st, slot, "the column is declared %s; %.17g is not a whole "
-                                         "number in range",
+                stage_error(L, st, slot,
+                            "the column is declared %s; %.17g is not a whole "
+                            "number in range",
                             want == LOAMS_T_INT64 ? "int64" : "timestamp (microseconds)",
                             (double)f);
             }
             out->type = want;
             out->u.i = (int64_t)i;
             return 0;
-        default:
-            break;
+        default: break;
         }
         break;
     }
@@ -689,16 +670,18 @@ static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
         int arr = is_array_like(L, idx, &n);
         if (want == LOAMS_T_VECTOR || (want == LOAMS_T_NULL && arr && all_numbers(L, idx, n))) {
             if (!arr) {
-                stage_error(L, st, slot, "the column is declared vector; give a list of "
-                                         "numbers, not a table with other keys");
+                stage_error(L, st, slot,
+                            "the column is declared vector; give a list of "
+                            "numbers, not a table with other keys");
             }
             stage_vector(L, st, slot, idx, n, out);
             return 0;
         }
         if (want == LOAMS_T_LIST || (want == LOAMS_T_NULL && arr)) {
             if (!arr) {
-                stage_error(L, st, slot, "the column is declared list; give a sequence "
-                                         "(keys 1..n), not a table with other keys");
+                stage_error(L, st, slot,
+                            "the column is declared list; give a sequence "
+                            "(keys 1..n), not a table with other keys");
             }
             stage_list(L, st, slot, idx, n, 0, out);
             return 0;
@@ -710,8 +693,7 @@ static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
         break;
     }
     default:
-        stage_error(L, st, slot, "a %s value cannot be stored in a column",
-                    luaL_typename(L, idx));
+        stage_error(L, st, slot, "a %s value cannot be stored in a column", luaL_typename(L, idx));
     }
     const char *declared = "?";
     for (size_t i = 0; i < sizeof type_words / sizeof type_words[0]; i++) {
@@ -720,8 +702,8 @@ static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
             break;
         }
     }
-    stage_error(L, st, slot, "the column is declared %s; a %s value does not convert%s",
-                declared, luaL_typename(L, idx),
+    stage_error(L, st, slot, "the column is declared %s; a %s value does not convert%s", declared,
+                luaL_typename(L, idx),
                 want == LOAMS_T_TIMESTAMP && t == LUA_TSTRING
                     ? " (parse text with loams.time_parse(), which gives microseconds)"
                     : "");
@@ -747,12 +729,14 @@ restart:
     while (lua_next(L, idx) != 0) {
         if (lua_type(L, -2) != LUA_TSTRING) {
             if (nth > 0) {
-                luaL_error(L, "row %I of the returned list has a %s key; the fields of a row "
-                              "are named by strings",
+                luaL_error(L,
+                           "row %I of the returned list has a %s key; the fields of a row "
+                           "are named by strings",
                            (LUAI_UACINT)nth, luaL_typename(L, -2));
             }
-            luaL_error(L, "the returned row has a %s key; the fields of a row are named by "
-                          "strings (return a list of row tables to emit several rows)",
+            luaL_error(L,
+                       "the returned row has a %s key; the fields of a row are named by "
+                       "strings (return a list of row tables to emit several rows)",
                        luaL_typename(L, -2));
         }
         size_t slot = SIZE_MAX;
@@ -801,8 +785,9 @@ static void stage_result(lua_State *L, loams__lua_state *st)
         return; /* drop */
     }
     if (t != LUA_TTABLE) {
-        luaL_error(L, "transform(rec) returned a %s; it must return a row table, a list of row "
-                      "tables, or nil to drop the record",
+        luaL_error(L,
+                   "transform(rec) returned a %s; it must return a row table, a list of row "
+                   "tables, or nil to drop the record",
                    luaL_typename(L, r));
     }
     int first = lua_rawgeti(L, r, 1);
@@ -811,8 +796,9 @@ static void stage_result(lua_State *L, loams__lua_state *st)
         lua_Integer n = (lua_Integer)lua_rawlen(L, r);
         for (lua_Integer i = 1; i <= n; i++) {
             if (lua_rawgeti(L, r, i) != LUA_TTABLE) {
-                luaL_error(L, "item %I of the list transform(rec) returned is a %s; every "
-                              "item must be a row table",
+                luaL_error(L,
+                           "item %I of the list transform(rec) returned is a %s; every "
+                           "item must be a row table",
                            (LUAI_UACINT)i, luaL_typename(L, -1));
             }
             stage_row(L, st, -1, i);
@@ -852,17 +838,14 @@ int loams__lua_record_call(lua_State *L)
 static void fix_value(loams__lua_state *st, loams_value *v)
 {
     switch (v->reserved) {
-    case ARENA_TEXT:
-        v->u.s.ptr = st->text.data + (uintptr_t)v->u.s.ptr;
-        break;
+    case ARENA_TEXT: v->u.s.ptr = st->text.data + (uintptr_t)v->u.s.ptr; break;
     case ARENA_FLOATS:
         v->u.vec.ptr = (const float *)(st->floats.data + (uintptr_t)v->u.vec.ptr);
         break;
     case ARENA_ITEMS:
         v->u.list.items = (const loams_value *)st->items.data + (uintptr_t)v->u.list.items;
         break;
-    default:
-        break;
+    default: break;
     }
     v->reserved = 0;
 }
@@ -882,8 +865,8 @@ int loams__lua_emit(loams__lua_state *st)
         return -ENOMEM;
     }
     for (size_t i = 0; i < st->nslots; i++) {
-        st->tseen[i] = st->slots[i].declared != LOAMS_T_NULL ? st->slots[i].declared
-                                                             : st->slots[i].seen;
+        st->tseen[i] =
+            st->slots[i].declared != LOAMS_T_NULL ? st->slots[i].declared : st->slots[i].seen;
     }
     for (size_t i = 0; i < st->ncells; i++) {
         loams__lua_cell *c = &st->cells[i];
@@ -902,8 +885,7 @@ int loams__lua_emit(loams__lua_state *st)
                      "output field '%s' changed type from %s to %s; a column keeps the type of "
                      "its first value (only INT64 -> FLOAT64 widens): convert the value, or "
                      "declare the column's type in the script's `columns` list",
-                     st->slots[c->slot].name, loams__lua_type_name(was),
-                     loams__lua_type_name(now));
+                     st->slots[c->slot].name, loams__lua_type_name(was), loams__lua_type_name(now));
             return LOAMS_ESCHEMA;
         }
     }

@@ -118,8 +118,7 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
         st->instructions += every;
         if (st->instruction_limit > 0 && st->instructions > st->instruction_limit) {
             st->stop = LOAMS__LUA_STOP_INSTRUCTIONS;
-        } else if (st->time_limit_us > 0 && (st->hook_calls++ & 15) == 0 &&
-                   time_is_up(st)) {
+        } else if (st->time_limit_us > 0 && (st->hook_calls++ & 15) == 0 && time_is_up(st)) {
             st->stop = LOAMS__LUA_STOP_TIME;
         } else if (loams__lua_host->cancelled(st->ctx)) {
             st->stop = LOAMS__LUA_STOP_CANCELLED;
@@ -213,8 +212,9 @@ const char *loams__lua_error_message(loams__lua_state *st, int status)
 /* A function that refuses: its upvalue is the name shown. */
 static int refused(lua_State *L)
 {
-    return luaL_error(L, "%s is not available in Lua transforms (the sandbox allows no file, "
-                         "process, module or debug access)",
+    return luaL_error(L,
+                      "%s is not available in Lua transforms (the sandbox allows no file, "
+                      "process, module or debug access)",
                       lua_tostring(L, lua_upvalueindex(1)));
 }
 
@@ -231,8 +231,9 @@ static int refused_member(lua_State *L)
 {
     const char *lib = lua_tostring(L, lua_upvalueindex(1));
     const char *name = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?";
-    return luaL_error(L, "%s.%s is not available in Lua transforms (the sandbox allows no file, "
-                         "process, module or debug access)",
+    return luaL_error(L,
+                      "%s.%s is not available in Lua transforms (the sandbox allows no file, "
+                      "process, module or debug access)",
                       lib, name);
 }
 
@@ -273,8 +274,9 @@ static int sandbox_collectgarbage(lua_State *L)
     const char *opt = luaL_optstring(L, 1, "collect");
     if (strcmp(opt, "collect") != 0 && strcmp(opt, "count") != 0 && strcmp(opt, "step") != 0 &&
         strcmp(opt, "isrunning") != 0) {
-        return luaL_error(L, "collectgarbage('%s') is not available in Lua transforms (only "
-                             "'collect', 'count', 'step' and 'isrunning')",
+        return luaL_error(L,
+                          "collectgarbage('%s') is not available in Lua transforms (only "
+                          "'collect', 'count', 'step' and 'isrunning')",
                           opt);
     }
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -432,8 +434,9 @@ static int read_columns(lua_State *L)
         return 0;
     }
     if (!lua_istable(L, -1)) {
-        return luaL_error(L, "the global 'columns' must be a list of \"name type\" strings, "
-                             "not a %s",
+        return luaL_error(L,
+                          "the global 'columns' must be a list of \"name type\" strings, "
+                          "not a %s",
                           luaL_typename(L, -1));
     }
     int t = lua_gettop(L);
@@ -467,15 +470,15 @@ static int read_columns(lua_State *L)
             e++;
         }
         if (b == a || e != len) {
-            return luaL_error(L, "columns[%d] = '%s': write \"name\" or \"name type\"", (int)i,
-                              s);
+            return luaL_error(L, "columns[%d] = '%s': write \"name\" or \"name type\"", (int)i, s);
         }
         uint32_t type = LOAMS_T_NULL;
         if (d > c) {
             type = loams__lua_type_from_word(s + c, d - c);
             if (type == LOAMS_T_NULL) {
-                return luaL_error(L, "columns[%d] = '%s': unknown type '%s' (use string, bytes, "
-                                     "int64, float64, bool, timestamp, json, vector or list)",
+                return luaL_error(L,
+                                  "columns[%d] = '%s': unknown type '%s' (use string, bytes, "
+                                  "int64, float64, bool, timestamp, json, vector or list)",
                                   (int)i, s, s + c);
             }
         }
@@ -525,8 +528,8 @@ static void compile_message(loams__lua_state *st, const char *stage, const char 
         snprintf(st->errbuf, sizeof st->errbuf, "script %s (%s), line %ld: %s%s", prefix,
                  st->origin, line, stage, rest);
     } else {
-        snprintf(st->errbuf, sizeof st->errbuf, "script %s (%s): %s%s", prefix, st->origin,
-                 stage, rest);
+        snprintf(st->errbuf, sizeof st->errbuf, "script %s (%s): %s%s", prefix, st->origin, stage,
+                 rest);
     }
 }
 
@@ -553,9 +556,10 @@ int loams__lua_state_open(loams__lua_state *st, int rebuild)
     st->mem_refused = 0;
     st->L = lua_newstate(sandbox_alloc, st);
     if (st->L == NULL) {
-        open_failed(st, "cannot create a Lua state (out of memory, or lua_memory_limit "
-                              "%zu bytes is too small)",
-                     st->memory_limit);
+        open_failed(st,
+                    "cannot create a Lua state (out of memory, or lua_memory_limit "
+                    "%zu bytes is too small)",
+                    st->memory_limit);
         return -ENOMEM;
     }
     lua_State *L = st->L;
@@ -567,7 +571,7 @@ int loams__lua_state_open(loams__lua_state *st, int rebuild)
     if (status != LUA_OK) {
         rc = status == LUA_ERRMEM ? -ENOMEM : LOAMS_EINPUT;
         open_failed(st, "cannot set up the Lua state: %s (lua_memory_limit is %zu bytes)",
-                     loams__lua_error_message(st, status), st->memory_limit);
+                    loams__lua_error_message(st, status), st->memory_limit);
         goto fail;
     }
 
@@ -593,15 +597,17 @@ int loams__lua_state_open(loams__lua_state *st, int rebuild)
     if (lua_type(L, -1) != LUA_TFUNCTION) {
         const char *got = luaL_typename(L, -1);
         if (st->is_inline) {
-            open_failed(st, "the Lua script defines no function transform(rec) (the global "
-                                  "'transform' is %s); define one that returns a row table, a "
-                                  "list of rows, or nil to drop the record",
-                         got);
+            open_failed(st,
+                        "the Lua script defines no function transform(rec) (the global "
+                        "'transform' is %s); define one that returns a row table, a "
+                        "list of rows, or nil to drop the record",
+                        got);
         } else {
-            open_failed(st, "script %s (%s) defines no function transform(rec) (the global "
-                                  "'transform' is %s); define one that returns a row table, a "
-                                  "list of rows, or nil to drop the record",
-                         st->chunkname + 1, st->origin, got);
+            open_failed(st,
+                        "script %s (%s) defines no function transform(rec) (the global "
+                        "'transform' is %s); define one that returns a row table, a "
+                        "list of rows, or nil to drop the record",
+                        st->chunkname + 1, st->origin, got);
         }
         goto fail;
     }

@@ -172,8 +172,8 @@ static int parse_duration(const char *v, int64_t *out)
     static const struct {
         const char *unit;
         double us;
-    } units[] = {{"us", 1},       {"ms", 1e3},     {"s", 1e6},         {"m", 60e6},
-                 {"h", 3600e6},   {"d", 86400e6},  {"w", 7 * 86400e6}};
+    } units[] = {{"us", 1},     {"ms", 1e3},    {"s", 1e6},        {"m", 60e6},
+                 {"h", 3600e6}, {"d", 86400e6}, {"w", 7 * 86400e6}};
     double total = 0;
     const char *p = v;
     while (*p == ' ') {
@@ -227,8 +227,9 @@ static int read_options(loams__lua_state *st)
     char *end;
     long long n = strtoll(v != NULL ? v : LOAMS__LUA_DEFAULT_INSTRUCTIONS, &end, 10);
     if (*end != '\0' || n < 0) {
-        h->set_error(st->ctx, "transform-lua: option lua_instruction_limit = '%s' must be a "
-                              "whole number of instructions, 0 for no limit",
+        h->set_error(st->ctx,
+                     "transform-lua: option lua_instruction_limit = '%s' must be a "
+                     "whole number of instructions, 0 for no limit",
                      v);
         return LOAMS_EINPUT;
     }
@@ -238,8 +239,9 @@ static int read_options(loams__lua_state *st)
     v = h->option(st->ctx, "lua_memory_limit");
     if (parse_size(v != NULL ? v : LOAMS__LUA_DEFAULT_MEMORY, &bytes) != 0 ||
         bytes < LOAMS__LUA_MIN_MEMORY) {
-        h->set_error(st->ctx, "transform-lua: option lua_memory_limit = '%s' must be a size of "
-                              "at least 1MiB (e.g. '64MiB')",
+        h->set_error(st->ctx,
+                     "transform-lua: option lua_memory_limit = '%s' must be a size of "
+                     "at least 1MiB (e.g. '64MiB')",
                      v);
         return LOAMS_EINPUT;
     }
@@ -247,8 +249,9 @@ static int read_options(loams__lua_state *st)
 
     v = h->option(st->ctx, "lua_time_limit");
     if (parse_duration(v != NULL ? v : LOAMS__LUA_DEFAULT_TIME, &st->time_limit_us) != 0) {
-        h->set_error(st->ctx, "transform-lua: option lua_time_limit = '%s' must be a duration "
-                              "such as '1s' or '250ms', or '0' for no limit",
+        h->set_error(st->ctx,
+                     "transform-lua: option lua_time_limit = '%s' must be a duration "
+                     "such as '1s' or '250ms', or '0' for no limit",
                      v);
         return LOAMS_EINPUT;
     }
@@ -313,14 +316,14 @@ static int read_script(loams__lua_state *st, const char *path, const struct stat
     }
     if ((sb->st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
         (stat(dirname(dir), &db) == 0 && (db.st_mode & (S_IWGRP | S_IWOTH)) != 0)) {
-        h->set_error(st->ctx, "Lua script %s is refused: it or its directory is writable by "
-                              "group or others (chmod go-w, as for plugins)",
+        h->set_error(st->ctx,
+                     "Lua script %s is refused: it or its directory is writable by "
+                     "group or others (chmod go-w, as for plugins)",
                      path);
         return LOAMS_EINPUT;
     }
     if (sb->st_size > (off_t)LOAMS__LUA_MAX_SCRIPT) {
-        h->set_error(st->ctx, "Lua script %s is larger than %u bytes", path,
-                     LOAMS__LUA_MAX_SCRIPT);
+        h->set_error(st->ctx, "Lua script %s is larger than %u bytes", path, LOAMS__LUA_MAX_SCRIPT);
         return LOAMS_EINPUT;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -409,16 +412,16 @@ static int find_script(loams__lua_state *st, const char *program, size_t name_le
         where[0] = '\0';
         for (size_t off = 0; off < dirs.len && w < sizeof where - 1;
              off += strlen(dirs.data + off) + 1) {
-            int n = snprintf(where + w, sizeof where - w, "%s%s", w ? ", " : "",
-                             dirs.data + off);
+            int n = snprintf(where + w, sizeof where - w, "%s%s", w ? ", " : "", dirs.data + off);
             if (n < 0) {
                 break;
             }
             w += (size_t)n < sizeof where - w ? (size_t)n : sizeof where - w - 1;
         }
-        h->set_error(st->ctx, "no Lua script named '%.*s': %s was not found in %s; put it in a "
-                              "plugin directory (--plugin-dir, LOAMS_PLUGIN_PATH), or write the "
-                              "code inline with TRANSFORM LUA $$ ... $$",
+        h->set_error(st->ctx,
+                     "no Lua script named '%.*s': %s was not found in %s; put it in a "
+                     "plugin directory (--plugin-dir, LOAMS_PLUGIN_PATH), or write the "
+                     "code inline with TRANSFORM LUA $$ ... $$",
                      (int)name_len, program, st->chunkname + 1,
                      w ? where : "(no directory: set LOAMS_PLUGIN_PATH)");
         rc = LOAMS_EINPUT;
@@ -527,8 +530,9 @@ static int recover_memory(loams__lua_state *st)
     loams__lua_state_close(st);
     int rc = loams__lua_state_open(st, 1);
     if (rc != 0) {
-        h->set_error(st->ctx, "the Lua state had to be rebuilt after a memory failure, and the "
-                              "rebuild failed: %s",
+        h->set_error(st->ctx,
+                     "the Lua state had to be rebuilt after a memory failure, and the "
+                     "rebuild failed: %s",
                      st->errbuf);
     }
     return rc;
@@ -591,7 +595,7 @@ static int lua_run(void *state, loams_batch *in, loams_batch *out)
                 goto out;
             }
             int code = st->stop != LOAMS__LUA_RUNNING || status == LUA_ERRMEM ? LOAMS_ELIMIT
-                                                                               : LOAMS_EINPUT;
+                                                                              : LOAMS_EINPUT;
             int memory = status == LUA_ERRMEM || st->mem_refused;
             const char *msg = loams__lua_error_message(st, status);
             lua_settop(L, 0);

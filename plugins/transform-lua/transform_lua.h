@@ -106,7 +106,7 @@ typedef struct loams__lua_state {
     /* ---- the script ---- */
     char *code; /* the script text (kept to rebuild the state) */
     size_t code_len;
-    char *origin;   /* "inline" or the script file's path, for messages */
+    char *origin; /* "inline" or the script file's path, for messages */
     char chunkname[128];
     int is_inline;
 
@@ -131,38 +131,38 @@ typedef struct loams__lua_state {
     /* ---- output columns ---- */
     loams__lua_slot *slots;
     size_t nslots, cap_slots;
-    size_t ndeclared; /* the first ndeclared slots come from `columns` */
+    size_t ndeclared;   /* the first ndeclared slots come from `columns` */
     char *pending_name; /* a slot name being interned (see lua_record.c) */
     const char **names; /* for columns(): slot names, rebuilt on demand */
     size_t cap_names;
 
     /* ---- the run in progress ---- */
     loams_batch *in, *out;
-    size_t row;          /* the input row being transformed */
-    size_t in_cols;      /* columns of `in` */
-    size_t rec_fields;   /* non-nil fields the current rec was filled with */
-    size_t lazy_filled;  /* lazy fields filled by __index during the record */
-    size_t *out_cols;    /* per slot: column in `out` (the first ncols_out exist) */
+    size_t row;         /* the input row being transformed */
+    size_t in_cols;     /* columns of `in` */
+    size_t rec_fields;  /* non-nil fields the current rec was filled with */
+    size_t lazy_filled; /* lazy fields filled by __index during the record */
+    size_t *out_cols;   /* per slot: column in `out` (the first ncols_out exist) */
     size_t cap_out_cols, ncols_out;
-    uint32_t *tseen;     /* per slot: tentative types while checking a record */
+    uint32_t *tseen; /* per slot: tentative types while checking a record */
     size_t cap_tseen;
-    int fatal;           /* a status that fails the whole batch */
+    int fatal; /* a status that fails the whole batch */
 
     /* ---- staging of one record's output rows (lua_record.c) ---- */
     loams__lua_cell *cells;
     size_t ncells, cap_cells;
     size_t *row_starts; /* index of each staged row's first cell, plus the end */
     size_t nrows_staged, cap_rows;
-    loams__lua_cbuf text;  /* strings, bytes and JSON text of staged cells */
-    loams__lua_cbuf items; /* list items (loams_value), nested lists included */
+    loams__lua_cbuf text;   /* strings, bytes and JSON text of staged cells */
+    loams__lua_cbuf items;  /* list items (loams_value), nested lists included */
     loams__lua_cbuf floats; /* vector components */
 
     /* ---- JSON (lua_json.c) ---- */
     loams__json_alloc json_alloc;
-    loams__json_doc *doc;    /* json_get's document cache (its text: an upvalue) */
-    loams__json_doc *ddoc;   /* json_decode's document */
-    loams__lua_cbuf jsonbuf; /* json_encode's output */
-    loams__lua_cbuf unesc;   /* unescaped JSON strings */
+    loams__json_doc *doc;          /* json_get's document cache (its text: an upvalue) */
+    loams__json_doc *ddoc;         /* json_decode's document */
+    loams__lua_cbuf jsonbuf;       /* json_encode's output */
+    loams__lua_cbuf unesc;         /* unescaped JSON strings */
     struct loams__lua_jkey *jkeys; /* object keys being sorted by the encoder */
     size_t njkeys, cap_jkeys;
     size_t npaths; /* entries in json_get's path cache (an upvalue) */

@@ -1150,8 +1150,8 @@ int loams__json_iter_start(const loams__json_doc *d, const loams__json_value *co
     return 0;
 }
 
-int loams__json_iter_next(loams__json_iter *it, loams__json_value *key,
-                          loams__json_value *value, loams__json_error *err)
+int loams__json_iter_next(loams__json_iter *it, loams__json_value *key, loams__json_value *value,
+                          loams__json_error *err)
 {
     scanner s = {it->json, it->len, it->pos, err};
     unsigned char close = it->obj ? '}' : ']';
@@ -1163,8 +1163,9 @@ int loams__json_iter_next(loams__json_iter *it, loams__json_value *key,
     }
     skip_ws(&s);
     if (s.pos >= s.n) {
-        return fail_at(&s, s.pos, it->obj ? "unexpected end of the document (expected '}')"
-                                          : "unexpected end of the document (expected ']')");
+        return fail_at(&s, s.pos,
+                       it->obj ? "unexpected end of the document (expected '}')"
+                               : "unexpected end of the document (expected ']')");
     }
     if (s.p[s.pos] == close) {
         it->done = 1;

@@ -42,11 +42,10 @@ static const char lua_script[] =
     "           ts = rec.timestamp }\n"
     "end\n";
 
-static const char seed_select[] =
-    "SELECT key AS _pk,\n"
-    "       json_get_str(value, '$.subject') AS subject,\n"
-    "       json_get_str(value, '$.body')    AS body,\n"
-    "       timestamp AS ts\n";
+static const char seed_select[] = "SELECT key AS _pk,\n"
+                                  "       json_get_str(value, '$.subject') AS subject,\n"
+                                  "       json_get_str(value, '$.body')    AS body,\n"
+                                  "       timestamp AS ts\n";
 
 typedef struct stage {
     const char *plugin;

@@ -256,12 +256,10 @@ static void assert_text(loams_batch *b, size_t row, const char *column, uint32_t
     loams_value v = cell(b, row, column);
     ck_assert_msg(v.type == type, "%s row %zu: type %u, want %u", column, row, v.type, type);
     ck_assert_msg(v.u.s.len == strlen(want) && memcmp(v.u.s.ptr, want, v.u.s.len) == 0,
-                  "%s row %zu: '%.*s', want '%s'", column, row, (int)v.u.s.len, v.u.s.ptr,
-                  want);
+                  "%s row %zu: '%.*s', want '%s'", column, row, (int)v.u.s.len, v.u.s.ptr, want);
 }
 
-static void assert_int(loams_batch *b, size_t row, const char *column, uint32_t type,
-                       int64_t want)
+static void assert_int(loams_batch *b, size_t row, const char *column, uint32_t type, int64_t want)
 {
     loams_value v = cell(b, row, column);
     ck_assert_msg(v.type == type, "%s row %zu: type %u, want %u", column, row, v.type, type);
@@ -353,12 +351,12 @@ END_TEST
 START_TEST(lua_types_map_to_column_types)
 {
     add_record("x");
-    void *st = compile_ok(
-        "function transform(rec)\n"
-        "  return { s = 'text', i = 42, f = 1.5, b = false, vec = {1, 2.5, -3},\n"
-        "           list = {'a', 'b', 3}, obj = { z = 1, a = {true, loams.null} },\n"
-        "           nothing = loams.null, empty = {}, arr = loams.array() }\n"
-        "end\n");
+    void *st =
+        compile_ok("function transform(rec)\n"
+                   "  return { s = 'text', i = 42, f = 1.5, b = false, vec = {1, 2.5, -3},\n"
+                   "           list = {'a', 'b', 3}, obj = { z = 1, a = {true, loams.null} },\n"
+                   "           nothing = loams.null, empty = {}, arr = loams.array() }\n"
+                   "end\n");
     run_ok(st);
     assert_no_failures();
     ck_assert_uint_eq(loams_batch_rows(out), 1);
@@ -393,13 +391,13 @@ END_TEST
 START_TEST(declared_columns_convert_and_come_first)
 {
     add_record("{\"k\":[1,2]}");
-    void *st = compile_ok(
-        "columns = { 'ts timestamp', 'doc json', 'raw bytes', 'n int64', 'x float64',\n"
-        "            'emb vector', 'later' }\n"
-        "function transform(rec)\n"
-        "  return { extra = 1, later = 'l', ts = rec.timestamp, doc = rec.value,\n"
-        "           raw = '\\0\\1', n = 3.0, x = 2, emb = {1, 2} }\n"
-        "end\n");
+    void *st =
+        compile_ok("columns = { 'ts timestamp', 'doc json', 'raw bytes', 'n int64', 'x float64',\n"
+                   "            'emb vector', 'later' }\n"
+                   "function transform(rec)\n"
+                   "  return { extra = 1, later = 'l', ts = rec.timestamp, doc = rec.value,\n"
+                   "           raw = '\\0\\1', n = 3.0, x = 2, emb = {1, 2} }\n"
+                   "end\n");
     const char *const *names;
     size_t n;
     ck_assert_int_eq(vt->columns(st, &names, &n), 0);
@@ -434,16 +432,15 @@ START_TEST(declared_types_refuse_values_that_do_not_convert)
 {
     const char *vals[] = {"ts", "doc", "n", "emb", "ok"};
     add_records(vals, 5);
-    void *st = compile_ok(
-        "columns = { 'ts timestamp', 'doc json', 'n int64', 'emb vector' }\n"
-        "function transform(rec)\n"
-        "  local v = rec.value\n"
-        "  if v == 'ts' then return { ts = '2026-01-01' } end\n"
-        "  if v == 'doc' then return { doc = '{not json' } end\n"
-        "  if v == 'n' then return { n = 2.5 } end\n"
-        "  if v == 'emb' then return { emb = {1, 'x'} } end\n"
-        "  return { n = 1 }\n"
-        "end\n");
+    void *st = compile_ok("columns = { 'ts timestamp', 'doc json', 'n int64', 'emb vector' }\n"
+                          "function transform(rec)\n"
+                          "  local v = rec.value\n"
+                          "  if v == 'ts' then return { ts = '2026-01-01' } end\n"
+                          "  if v == 'doc' then return { doc = '{not json' } end\n"
+                          "  if v == 'n' then return { n = 2.5 } end\n"
+                          "  if v == 'emb' then return { emb = {1, 'x'} } end\n"
+                          "  return { n = 1 }\n"
+                          "end\n");
     run_ok(st);
     assert_failed_with(0, LOAMS_EINPUT, "declared timestamp");
     assert_failed_with(0, LOAMS_EINPUT, "loams.time_parse");
@@ -507,8 +504,8 @@ END_TEST
 
 START_TEST(wrong_results_fail_only_their_record)
 {
-    const char *vals[] = {"number", "string", "intkey", "func", "badlist", "error", "ok",
-                          "errtable"};
+    const char *vals[] = {"number",  "string", "intkey", "func",
+                          "badlist", "error",  "ok",     "errtable"};
     add_records(vals, 8);
     void *st = compile_ok("function transform(rec)\n"
                           "  local v = rec.value\n"
@@ -670,10 +667,11 @@ START_TEST(debug_traceback_is_the_only_debug_function_on_request)
     make_ctx(&opt, 1);
     const char *vals[] = {"tb", "getinfo"};
     add_records(vals, 2);
-    void *st = compile_ok("function transform(rec)\n"
-                          "  if rec.value == 'tb' then return { tb = debug.traceback('here') } end\n"
-                          "  return { x = debug.getinfo(1) }\n"
-                          "end\n");
+    void *st =
+        compile_ok("function transform(rec)\n"
+                   "  if rec.value == 'tb' then return { tb = debug.traceback('here') } end\n"
+                   "  return { x = debug.getinfo(1) }\n"
+                   "end\n");
     run_ok(st);
     loams_value v = cell(out, 0, "tb");
     ck_assert_uint_eq(v.type, LOAMS_T_STRING);
@@ -733,7 +731,8 @@ START_TEST(a_cpu_time_limit_stops_a_record)
                           "  return { v = rec.value }\n"
                           "end\n");
     run_ok(st);
-    assert_failed_with(0, LOAMS_ELIMIT, "time limit exceeded: one record used more than 50 ms of CPU time");
+    assert_failed_with(0, LOAMS_ELIMIT,
+                       "time limit exceeded: one record used more than 50 ms of CPU time");
     ck_assert_uint_eq(loams_batch_rows(out), 1);
     vt->close(st);
 }
@@ -741,8 +740,7 @@ END_TEST
 
 START_TEST(allocation_bombs_hit_the_memory_cap)
 {
-    loams_option_kv opts[] = {{"lua_memory_limit", "8MiB"},
-                              {"lua_instruction_limit", "100000000"}};
+    loams_option_kv opts[] = {{"lua_memory_limit", "8MiB"}, {"lua_instruction_limit", "100000000"}};
     make_ctx(opts, 2);
     const char *vals[] = {"rep", "double", "table", "concat", "ok"};
     add_records(vals, 5);
@@ -759,8 +757,9 @@ START_TEST(allocation_bombs_hit_the_memory_cap)
                           "end\n");
     run_ok(st);
     for (size_t r = 0; r < 4; r++) {
-        assert_failed_with(r, LOAMS_ELIMIT, "memory limit exceeded: the Lua state would need "
-                                            "more than 8388608 bytes");
+        assert_failed_with(r, LOAMS_ELIMIT,
+                           "memory limit exceeded: the Lua state would need "
+                           "more than 8388608 bytes");
     }
     ck_assert_uint_eq(loams_batch_rows(out), 1);
     assert_text(out, 0, "v", LOAMS_T_STRING, "ok");
@@ -770,8 +769,7 @@ END_TEST
 
 START_TEST(a_state_that_stays_full_is_rebuilt_from_the_script)
 {
-    loams_option_kv opts[] = {{"lua_memory_limit", "4MiB"},
-                              {"lua_instruction_limit", "100000000"}};
+    loams_option_kv opts[] = {{"lua_memory_limit", "4MiB"}, {"lua_instruction_limit", "100000000"}};
     make_ctx(opts, 2);
     const char *vals[] = {"a", "hoard", "b"};
     add_records(vals, 3);
@@ -798,17 +796,17 @@ START_TEST(deep_recursion_fails_the_record_only)
 {
     const char *vals[] = {"lua", "cstack", "gsub", "ok"};
     add_records(vals, 4);
-    void *st = compile_ok(
-        "local function f(n) return 1 + f(n + 1) end\n"
-        "local loop = setmetatable({}, { __index = function(t, k) return t[k] end })\n"
-        "local function r(s) return (s:gsub('.', r)) end\n"
-        "function transform(rec)\n"
-        "  local v = rec.value\n"
-        "  if v == 'lua' then f(1) end\n"
-        "  if v == 'cstack' then local x = loop.x end\n"
-        "  if v == 'gsub' then r('ab') end\n"
-        "  return { v = v }\n"
-        "end\n");
+    void *st =
+        compile_ok("local function f(n) return 1 + f(n + 1) end\n"
+                   "local loop = setmetatable({}, { __index = function(t, k) return t[k] end })\n"
+                   "local function r(s) return (s:gsub('.', r)) end\n"
+                   "function transform(rec)\n"
+                   "  local v = rec.value\n"
+                   "  if v == 'lua' then f(1) end\n"
+                   "  if v == 'cstack' then local x = loop.x end\n"
+                   "  if v == 'gsub' then r('ab') end\n"
+                   "  return { v = v }\n"
+                   "end\n");
     run_ok(st);
     assert_failed_with(0, LOAMS_EINPUT, "stack overflow");
     assert_failed_with(1, LOAMS_EINPUT, "stack overflow");
@@ -1063,13 +1061,11 @@ START_TEST(example_scripts_are_listed_by_the_registry)
 {
     for (size_t i = 0; i < sizeof example_scripts / sizeof example_scripts[0]; i++) {
         const loams_plugin *p;
-        ck_assert_int_eq(loams_registry_find(registry, LOAMS_KIND_TRANSFORM, example_scripts[i],
-                                             &p),
-                         0);
+        ck_assert_int_eq(
+            loams_registry_find(registry, LOAMS_KIND_TRANSFORM, example_scripts[i], &p), 0);
         ck_assert_int_eq(p->runtime, LOAMS_RUNTIME_LUA);
         ck_assert_str_eq(p->version, "1.0.0");
-        ck_assert_msg(strlen(p->description) > 20, "%s: '%s'", example_scripts[i],
-                      p->description);
+        ck_assert_msg(strlen(p->description) > 20, "%s: '%s'", example_scripts[i], p->description);
     }
 }
 END_TEST
@@ -1146,9 +1142,9 @@ START_TEST(graph_fanout_emits_nodes_and_edges)
     ck_assert_uint_eq(loams_batch_rows(out), 7);
     /* nodes: ticket, customer, billing, api; edges: OPENED, 2x TAGGED */
     const char *want[][4] = {
-        {"ticket:7", "Ticket", NULL, NULL},       {"customer:1", "Customer", NULL, NULL},
-        {NULL, NULL, "customer:1", "OPENED"},     {"tag:billing", "Tag", NULL, NULL},
-        {NULL, NULL, "ticket:7", "TAGGED"},       {"tag:api", "Tag", NULL, NULL},
+        {"ticket:7", "Ticket", NULL, NULL},   {"customer:1", "Customer", NULL, NULL},
+        {NULL, NULL, "customer:1", "OPENED"}, {"tag:billing", "Tag", NULL, NULL},
+        {NULL, NULL, "ticket:7", "TAGGED"},   {"tag:api", "Tag", NULL, NULL},
         {NULL, NULL, "ticket:7", "TAGGED"},
     };
     for (size_t r = 0; r < 7; r++) {

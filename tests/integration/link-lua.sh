@@ -1,0 +1,143 @@
+#!/bin/bash
+# link-lua.sh - Lua transforms through the real link runtime (loams-host sql
+# and serve): a script error at CREATE LINK is shown at its line of the
+# statement; a link with an inline script applies every record's output
+# exactly once, drops what the script drops, and sends the records the
+# script fails on (an error, an endless loop stopped by the instruction
+# budget) to the dead-letter stream with the Lua message; a named script is
+# found in LOAMS_PLUGIN_PATH.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+. "$(dirname "$0")/link-lib.sh"
+
+N=${LOAMS_TEST_RECORDS:-300}
+
+# ---- errors at CREATE LINK, with the line of the statement ----
+sql "CREATE STREAM t.tickets WITH (partitions = 2);" >/dev/null || die "CREATE STREAM failed"
+out=$(sql "CREATE LINK t.bad FROM STREAM t.tickets INTO COLLECTION t.cb
+  TRANSFORM LUA \$\$
+    function transform(rec)
+      return { x = }
+    end
+  \$\$;" 2>&1) && die "a script with a syntax error was accepted"
+echo "$out" | grep -q "line 4" || die "the syntax error is not shown at line 4 of the statement: $out"
+echo "$out" | grep -q "in the transform: unexpected symbol near '}'" ||
+  die "the Lua message is missing: $out"
+ok "syntax error shown at its statement line"
+
+out=$(sql "CREATE LINK t.bad FROM STREAM t.tickets INTO COLLECTION t.cb
+  TRANSFORM LUA 'no_such_script';" 2>&1) && die "a missing script was accepted"
+echo "$out" | grep -q "no Lua script named 'no_such_script'" || die "wrong message: $out"
+ok "missing named script refused"
+
+out=$(sql "CREATE LINK t.bad FROM STREAM t.tickets INTO COLLECTION t.cb
+  TRANSFORM LUA \$\$ os.execute('true') function transform(rec) end \$\$;" 2>&1) &&
+  die "a script calling os.execute at its top level was accepted"
+echo "$out" | grep -q "os.execute is not available in Lua transforms" || die "wrong message: $out"
+ok "sandbox refusal at the top level shown at CREATE LINK"
+
+# ---- a running link ----
+# Tickets; a few get a subject that makes the script fail or loop; the
+# script drops those of priority 4.
+head -n "$N" "$src/tests/fixtures/support-tickets.jsonl" | /usr/bin/python3 -c '
+import json, sys
+for i, line in enumerate(sys.stdin):
+    r = json.loads(line)
+    if i % 50 == 7:
+        r["subject"] = "BOOM " + r["subject"]
+    elif i % 100 == 13:
+        r["subject"] = "LOOP " + r["subject"]
+    print(json.dumps({"k": r["id"], "v": json.dumps(r)}))
+' >"$work/keyed.jsonl"
+
+# What the collection must hold, and what must be dead-lettered.
+/usr/bin/python3 - "$work/keyed.jsonl" "$work/expected.jsonl" "$work/dead.txt" <<'PY'
+import hashlib, json, sys
+rows, dead = [], []
+for line in open(sys.argv[1]):
+    r = json.loads(json.loads(line)["v"])
+    s = r["subject"]
+    if s.startswith("BOOM"):
+        dead.append("%s boom on %s" % (r["id"], r["id"]))
+    elif s.startswith("LOOP"):
+        dead.append("%s instruction budget exceeded" % r["id"])
+    elif r["priority"] == 4:
+        pass
+    else:
+        rows.append({"_pk": r["id"], "subject": s.upper(),
+                     "customer": r["customer"]["name"],
+                     "sha": hashlib.sha256(r["body"].encode()).hexdigest()[:16]})
+with open(sys.argv[2], "w") as f:
+    for r in sorted(rows, key=lambda r: r["_pk"]):
+        print(json.dumps(r, sort_keys=True), file=f)
+with open(sys.argv[3], "w") as f:
+    for d in sorted(dead):
+        print(d, file=f)
+PY
+good=$(wc -l <"$work/expected.jsonl")
+bad=$(wc -l <"$work/dead.txt")
+
+sql "CREATE LINK t.l FROM STREAM t.tickets FORMAT json INTO COLLECTION t.c
+  TRANSFORM LUA \$\$
+    columns = { '_pk string', 'subject string', 'customer string', 'sha string' }
+    function transform(rec)
+      if rec.subject:find('BOOM', 1, true) then error('boom on ' .. rec.id, 0) end
+      if rec.subject:find('LOOP', 1, true) then while true do end end
+      if rec.priority == 4 then return nil end
+      return { _pk = rec.id, subject = rec.subject:upper(),
+               customer = rec.customer.name, sha = loams.sha256(rec.body):sub(1, 16) }
+    end
+  \$\$
+  WITH (batch_bytes = '16KiB', batch_interval = '200ms', on_error = 'dead_letter');" \
+  >/dev/null 2>"$work/create.err" ||
+  die "CREATE LINK with a Lua transform failed: $(cat "$work/create.err")"
+"$host" produce t.tickets --data-dir "$data" --key-field k --value-field v \
+  <"$work/keyed.jsonl" >/dev/null 2>&1 || die "produce failed"
+start_node a
+wait_caught_up 90
+stop_node a
+
+"$host" collection dump t.c --data-dir "$data" "${plugin_args[@]}" >"$work/dump.raw" ||
+  die "collection dump failed"
+/usr/bin/python3 - "$work/dump.raw" >"$work/got.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for r in sorted(rows, key=lambda r: r["_pk"]):
+    print(json.dumps({k: r.get(k) for k in ("_pk", "subject", "customer", "sha")}, sort_keys=True))
+PY
+if ! cmp -s "$work/expected.jsonl" "$work/got.jsonl"; then
+  diff "$work/expected.jsonl" "$work/got.jsonl" | head -n 10
+  die "the collection differs from the script's output ($(wc -l <"$work/got.jsonl") docs, want $good)"
+fi
+ok "$good documents, each once, as the script made them"
+
+"$host" stream read t.l_dlq --partition 0 --from 0 --limit 100000 --json --data-dir "$data" \
+  >"$work/dlq.jsonl" || die "reading the dead-letter stream failed"
+/usr/bin/python3 - "$work/dlq.jsonl" "$work/dead.txt" <<'PY' || die "dead letters wrong"
+import json, sys
+want = [l.rstrip("\n").split(" ", 1) for l in open(sys.argv[2]) if l.strip()]
+got = {}
+for l in open(sys.argv[1]):
+    if not l.strip():
+        continue
+    r = json.loads(l)
+    key = r.get("key")
+    err = r["headers"]["loams.error"]
+    assert key not in got, "dead-lettered twice: %s" % key
+    got[key] = err
+assert len(got) == len(want), "%d dead letters, want %d" % (len(got), len(want))
+for key, needle in want:
+    assert key in got, "%s was not dead-lettered" % key
+    assert needle in got[key] and "Lua transform" in got[key], "%s: %s" % (key, got[key])
+PY
+ok "$bad records dead-lettered with the Lua message (errors and stopped loops)"
+
+# ---- a named script from LOAMS_PLUGIN_PATH ----
+scripts="$work/scripts"
+mkdir -m 0755 "$scripts"
+cp "$src/lua/examples/pii_redact.lua" "$scripts/"
+chmod 0644 "$scripts/pii_redact.lua"
+LOAMS_PLUGIN_PATH="$scripts" sql "CREATE LINK t.p FROM STREAM t.tickets INTO COLLECTION t.cp
+  TRANSFORM LUA 'pii_redact';" >/dev/null 2>"$work/create.err" ||
+  die "CREATE LINK with TRANSFORM LUA 'pii_redact' failed: $(cat "$work/create.err")"
+ok "named script found in LOAMS_PLUGIN_PATH"
