@@ -8,8 +8,8 @@
  * registry uses for script files) - names a script file, NAME.lua, looked
  * up in this order:
  *
- *   1. the directories of the option script_path (colon-separated; the host
- *      passes its --plugin-dir directories there),
+ *   1. the directories of the option script_path (colon-separated; for the
+ *      host to pass its --plugin-dir directories, in order),
  *   2. the directories of the environment variable LOAMS_PLUGIN_PATH,
  *   3. the installed plugin directory (LOAMS_PLUGIN_DIR),
  *   4. the installed Lua directory (LOAMS_LUA_DIR) and its examples/.
