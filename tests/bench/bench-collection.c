@@ -128,7 +128,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
-static void die(const char *what, const char *msg)
+_Noreturn static void die(const char *what, const char *msg)
 {
     fprintf(stderr, "bench-collection: %s: %s\n", what, msg);
     exit(1);

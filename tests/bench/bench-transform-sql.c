@@ -44,7 +44,7 @@ static double cpu_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void die(const char *what, const char *detail)
+_Noreturn static void die(const char *what, const char *detail)
 {
     fprintf(stderr, "bench-transform-sql: %s%s%s\n", what, detail ? ": " : "",
             detail ? detail : "");
