@@ -31,7 +31,7 @@ int loams_cmd_version(int argc, char **argv)
     printf("loams-host %s\n", PACKAGE_VERSION);
     printf("plugin ABI %d.%d\n", LOAMS_ABI_MAJOR, LOAMS_ABI_MINOR);
     printf("libraries:\n");
-    printf("  Lua %s (compiled against)\n", LUA_RELEASE + strlen("Lua "));
+    printf("  Lua %s (compiled against)\n", &LUA_RELEASE[strlen("Lua ")]);
     printf("  cJSON %s\n", cJSON_Version());
     int lmaj = 0, lmin = 0, lpatch = 0;
     mdb_version(&lmaj, &lmin, &lpatch);

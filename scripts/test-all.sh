@@ -47,6 +47,12 @@ check_in() { # check_in DIR: build and run the suite, show failing logs
   fi
 }
 
+check_sanitized() { # check_sanitized DIR: check_in with leak detection on
+  local ASAN_OPTIONS=detect_leaks=1
+  export ASAN_OPTIONS
+  check_in "$@"
+}
+
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
   say "autoreconf"
   autoreconf -fi >/dev/null || exit 1
@@ -55,7 +61,7 @@ fi
 step "configure (warnings are errors)" configure_in build
 step "make check" check_in build
 step "configure --enable-sanitizers" configure_in build-san --enable-sanitizers
-step "make check under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1 check_in build-san
+step "make check under ASan+UBSan" check_sanitized build-san
 step "valgrind: loams-host --list-plugins" "$here/tests/valgrind-cli.sh" "$here/build"
 if command -v clang >/dev/null; then
   step "configure --enable-fuzzers (clang)" configure_in build-fuzz --enable-fuzzers CC=clang
