@@ -347,7 +347,7 @@ int loams_cmd_serve(int argc, char **argv)
      * store, without which the node runs its other tasks only. */
     rc = loams_node_open_store(reg, cfg.data_dir, NULL, &store, err, sizeof err);
     if (rc == 0) {
-        links = (loams_link_env){dd->meta, dd->log, reg, store};
+        links = (loams_link_env){.meta = dd->meta, .log = dd->log, .registry = reg, .store = store};
         loams_task_source link_source;
         loams_link_source(&links, &link_source);
         if ((rc = loams_worker_add_source(w, &link_source)) != 0) {

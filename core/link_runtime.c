@@ -82,7 +82,71 @@ typedef struct link_run {
     uint64_t *dlq_done;      /* sorted (partition << 44 | offset) of records done */
     size_t n_dlq_done, cap_dlq_done;
     int64_t def_checked_ms;
+
+    uint64_t chunk_bytes;   /* key + value bytes of the chunk read last */
+    loams_link_stats cur;   /* stage times of the staged (uncommitted) work */
+    loams_link_stats total; /* of every commit of this run */
 } link_run;
+
+/* A stage's start: wall clock and the thread's CPU clock. */
+typedef struct stage_clock {
+    struct timespec wall, cpu;
+} stage_clock;
+
+static void stage_start(stage_clock *c)
+{
+    clock_gettime(CLOCK_MONOTONIC, &c->wall);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c->cpu);
+}
+
+static uint64_t ns_since(const struct timespec *a, const struct timespec *b)
+{
+    int64_t ns = (int64_t)(b->tv_sec - a->tv_sec) * 1000000000 + (b->tv_nsec - a->tv_nsec);
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* Adds the time since stage_start(c) to *t. */
+static void stage_end(const stage_clock *c, loams_link_stage_time *t)
+{
+    struct timespec wall, cpu;
+    clock_gettime(CLOCK_MONOTONIC, &wall);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    t->wall_ns += ns_since(&c->wall, &wall);
+    t->cpu_ns += ns_since(&c->cpu, &cpu);
+}
+
+static void stage_add(loams_link_stage_time *sum, const loams_link_stage_time *add)
+{
+    sum->wall_ns += add->wall_ns;
+    sum->cpu_ns += add->cpu_ns;
+}
+
+void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add)
+{
+    sum->records += add->records;
+    sum->bytes += add->bytes;
+    sum->commits += add->commits;
+    stage_add(&sum->read, &add->read);
+    stage_add(&sum->decode, &add->decode);
+    stage_add(&sum->transform, &add->transform);
+    stage_add(&sum->write, &add->write);
+    stage_add(&sum->prepare, &add->prepare);
+    stage_add(&sum->commit, &add->commit);
+    stage_add(&sum->idle, &add->idle);
+}
+
+/* "read 12 decode 30 ..." : each stage's CPU milliseconds. */
+static void stats_format(const loams_link_stats *s, char *out, size_t size)
+{
+    snprintf(out, size,
+             "cpu ms: read %" PRIu64 ", decode %" PRIu64 ", transform %" PRIu64
+             ", write %" PRIu64 ", prepare %" PRIu64 ", commit %" PRIu64 "; idle %" PRIu64
+             " ms",
+             s->read.cpu_ns / 1000000, s->decode.cpu_ns / 1000000,
+             s->transform.cpu_ns / 1000000, s->write.cpu_ns / 1000000,
+             s->prepare.cpu_ns / 1000000, s->commit.cpu_ns / 1000000,
+             s->idle.wall_ns / 1000000);
+}
 
 static int64_t now_ms(void)
 {
@@ -505,6 +569,7 @@ static long read_chunk(link_run *r)
         loams_stream_slice_release(&r->slice);
     }
     rc = (long)total;
+    r->chunk_bytes = bytes;
 out:
     loams_stream_slice_release(&r->slice);
     free(recs);
@@ -674,6 +739,7 @@ static int resume(link_run *r)
         return rc;
     }
     r->staged_bytes = r->staged_records = 0;
+    memset(&r->cur, 0, sizeof r->cur);
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
     run_log(r, LOAMS_LOG_INFO, "resumed at %s (pointer version %" PRIu64 ")",
@@ -683,6 +749,7 @@ static int resume(link_run *r)
 
 static void discard_staged(link_run *r)
 {
+    memset(&r->cur, 0, sizeof r->cur); /* that work is redone */
     loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
     r->gvt->abort(r->target.state);
     loams_ctx_set_current(prev);
@@ -706,9 +773,12 @@ static int commit(link_run *r)
     loams_keylist_clear(r->written);
     const char *ref = NULL;
     char err[1024];
+    stage_clock clk;
+    stage_start(&clk);
     loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
     int rc = r->gvt->prepare(r->target.state, r->next, &ref, r->written);
     loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.prepare);
     if (rc != 0) {
         loams_task_set_error(r->task, "target prepare: %s",
                              instance_error(&r->target, err, sizeof err));
@@ -759,6 +829,7 @@ static int commit(link_run *r)
     snprintf(fence.key, sizeof fence.key, "%s", r->key);
     fence.epoch = r->epoch;
     loams_meta_err merr;
+    stage_start(&clk);
     rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, &next, &extra,
                       nextra, &merr);
     if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
@@ -776,14 +847,24 @@ static int commit(link_run *r)
         discard_staged(r);
         goto out;
     }
-    run_log(r, LOAMS_LOG_INFO,
-            "committed %s: %" PRIu64 " records applied, %" PRIu64 " skipped, %" PRIu64
-            " dead-lettered",
-            ref, r->d_applied, r->d_skipped, r->d_dead);
     loams_failpoint("link.after_commit");
     prev = loams_ctx_set_current(r->target.ctx);
     r->gvt->committed(r->target.state, ref);
     loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.commit);
+    r->cur.records = r->staged_records;
+    r->cur.commits = 1;
+    char times[256];
+    stats_format(&r->cur, times, sizeof times);
+    run_log(r, LOAMS_LOG_INFO,
+            "committed %s: %" PRIu64 " records applied, %" PRIu64 " skipped, %" PRIu64
+            " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s)",
+            ref, r->d_applied, r->d_skipped, r->d_dead, r->cur.records, r->cur.bytes, times);
+    if (r->env->on_commit != NULL) {
+        r->env->on_commit(r->env->userdata, &r->def, &r->cur);
+    }
+    loams_link_stats_add(&r->total, &r->cur);
+    memset(&r->cur, 0, sizeof r->cur);
     /* The new commit is the base of the next one. */
     loams_pointer tmp = r->base;
     r->base = next;
@@ -801,6 +882,8 @@ out:
 
 /* ---- one chunk ---- */
 
+static int write_chunk(link_run *r, size_t nrecords);
+
 /* Decode, transform, stage.  Returns 1 when the link stopped failed. */
 static int apply_chunk(link_run *r, size_t nrecords)
 {
@@ -809,9 +892,12 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_read")) != 0) {
         return rc;
     }
+    stage_clock clk;
+    stage_start(&clk);
     loams_ctx *prev = loams_ctx_set_current(r->decoder.ctx);
     rc = r->dvt->decode(r->decoder.state, r->in);
     loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.decode);
     if (rc != 0) {
         loams_task_set_error(r->task, "decoder: %s", instance_error(&r->decoder, err, sizeof err));
         return rc;
@@ -819,10 +905,12 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_decode")) != 0) {
         return rc;
     }
+    stage_start(&clk);
     loams_batch_reset(r->out);
     prev = loams_ctx_set_current(r->transform.ctx);
     rc = r->tvt->run(r->transform.state, r->in, r->out);
     loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.transform);
     if (rc != 0) {
         loams_task_set_error(r->task, "transform: %s",
                              instance_error(&r->transform, err, sizeof err));
@@ -831,6 +919,19 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_transform")) != 0) {
         return rc;
     }
+    stage_start(&clk);
+    rc = write_chunk(r, nrecords);
+    stage_end(&clk, &r->cur.write);
+    return rc;
+}
+
+/* Hands the transformed chunk to the target and applies on_error to the
+ * failed records.  Returns 1 when the link stopped failed. */
+static int write_chunk(link_run *r, size_t nrecords)
+{
+    char err[1024];
+    int rc;
+    loams_ctx *prev;
     if (loams_batch_failed_count(r->in) > 0) {
         /* on_error = fail (or a schema change) stops before the target
          * sees the chunk; otherwise the failures are handled after it. */
@@ -882,6 +983,7 @@ static int apply_chunk(link_run *r, size_t nrecords)
     r->staged_records += nrecords;
     r->staged_bytes += loams_batch_payload_bytes(r->in);
     loams_task_add_bytes(r->task, loams_batch_payload_bytes(r->in));
+    r->cur.bytes += r->chunk_bytes;
     if (r->first_staged_ms == 0) {
         r->first_staged_ms = now_ms();
     }
@@ -920,7 +1022,10 @@ static int run_loop(link_run *r)
         if (r->cancel_flag || definition_changed(r)) {
             break;
         }
+        stage_clock clk;
+        stage_start(&clk);
         long n = read_chunk(r);
+        stage_end(&clk, &r->cur.read);
         if (n < 0) {
             rc = (int)n;
             break;
@@ -951,13 +1056,31 @@ static int run_loop(link_run *r)
             if (r->staged_records > 0 && r->def.batch_interval_ms - age < wait) {
                 wait = r->def.batch_interval_ms - age;
             }
-            if (wait > 0 && loams_task_sleep(r->task, wait) != 0) {
-                break;
+            if (wait > 0) {
+                stage_clock idle;
+                stage_start(&idle);
+                int stop = loams_task_sleep(r->task, wait) != 0;
+                stage_end(&idle, &r->cur.idle);
+                if (stop) {
+                    break;
+                }
             }
         }
     }
     if (r->staged_records > 0) {
         discard_staged(r); /* not committed: redone by the next run */
+    }
+    if (r->total.commits > 0) {
+        char times[256];
+        stats_format(&r->total, times, sizeof times);
+        uint64_t cpu = r->total.read.cpu_ns + r->total.decode.cpu_ns +
+                       r->total.transform.cpu_ns + r->total.write.cpu_ns +
+                       r->total.prepare.cpu_ns + r->total.commit.cpu_ns;
+        run_log(r, LOAMS_LOG_INFO,
+                "run ends: %" PRIu64 " records (%" PRIu64 " bytes) in %" PRIu64
+                " commits, %.0f records/s of CPU; %s",
+                r->total.records, r->total.bytes, r->total.commits,
+                cpu > 0 ? (double)r->total.records * 1e9 / (double)cpu : 0.0, times);
     }
     return rc;
 }

@@ -40,6 +40,9 @@
 #ifndef LOAMS_CORE_LINK_RUNTIME_H
 #define LOAMS_CORE_LINK_RUNTIME_H
 
+#include <stdint.h>
+
+#include "link_catalog.h"
 #include "metastore.h"
 #include "objname.h"
 #include "registry.h"
@@ -47,12 +50,43 @@
 #include "streamlog.h"
 #include "worker.h"
 
+/* Time one stage of a link run took: wall clock and the run thread's CPU. */
+typedef struct loams_link_stage_time {
+    uint64_t wall_ns;
+    uint64_t cpu_ns;
+} loams_link_stage_time;
+
+/* Where a link run's time went, per stage (the "stage times" of
+ * docs/BENCHMARKS.md).  A commit's figures cover the work it committed:
+ *   read       stream log read and the input batch (core: streamlog, batch)
+ *   decode     the decoder plugin's decode()
+ *   transform  the transform plugin's run()
+ *   write      the target plugin's write() (indexing) and on_error handling
+ *   prepare    the target plugin's prepare() (finishing and writing files)
+ *   commit     the fenced metastore transaction and committed()
+ *   idle       waiting for records or for batch_interval (wall time)
+ * records / bytes: source records and their key + value + header bytes. */
+typedef struct loams_link_stats {
+    uint64_t records, bytes, commits;
+    loams_link_stage_time read, decode, transform, write, prepare, commit, idle;
+} loams_link_stats;
+
+/* Adds every figure of `add` to `sum`. */
+void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add);
+
 /* What link runs need; every member is the caller's and outlives the runs. */
 typedef struct loams_link_env {
     loams_meta *meta;
     loams_streamlog *log;
     loams_registry *registry;
     loams_store *store; /* the object store targets write through */
+    /* Optional (NULL: none): called on the run's thread after every
+     * successful commit with that commit's stage times (borrowed for the
+     * call); with several links running it is called from several threads
+     * at once.  Benchmarks use it; each commit's log line (info) carries the
+     * same figures and a run's end logs its totals. */
+    void (*on_commit)(void *userdata, const loams_link_def *def, const loams_link_stats *s);
+    void *userdata;
 } loams_link_env;
 
 /* A task source that proposes one link-apply task per running link (priority

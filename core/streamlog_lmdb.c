@@ -23,6 +23,15 @@
  * partition databases are created when a stream is ensured, so later opens
  * never create); read results own a MDB_NOTLS read transaction which they
  * reset and renew, keeping their reader slot.
+ *
+ * Memory: records are views into LMDB's shared, read-only file mapping, so
+ * every page a reader touches stays in its resident set (RssFile) until the
+ * kernel reclaims it: a link that reads a 400 MB log would look 400 MB big.
+ * Records are usually read once, so when a read result is released (or
+ * reused) the pages its records span are dropped from this process's page
+ * tables (madvise MADV_DONTNEED; for a shared file mapping that only unmaps
+ * them: the data stays in the file and the page cache, and a later access
+ * faults it back in).  A reader's RSS follows its chunk, not the log.
  */
 #include "streamlog_backend.h"
 
@@ -34,8 +43,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LOG_FORMAT "loams-log 1"
 #define LOG_MAXDBS 8192
@@ -69,7 +80,26 @@ typedef struct read_state {
     MDB_cursor *cursor;
     MDB_dbi cursor_dbi;
     int live; /* txn is active (not reset) */
+    uintptr_t lo, hi; /* mapped bytes the records of the last read span (lo < hi) */
 } read_state;
+
+/* Below this span a read's pages are left mapped (a tailing reader reads
+ * the same last page again and again). */
+#define RELEASE_MIN_SPAN (256u << 10)
+
+/* Unmaps the whole pages the last read's records span (see the top of the
+ * file).  Only an optimisation: a failure changes nothing. */
+static void release_pages(read_state *rs)
+{
+    if (rs->hi > rs->lo && rs->hi - rs->lo >= RELEASE_MIN_SPAN) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t a = rs->lo & ~(page - 1), b = rs->hi & ~(page - 1);
+        if (b > a) {
+            madvise((void *)a, b - a, MADV_DONTNEED);
+        }
+    }
+    rs->lo = rs->hi = 0;
+}
 
 static int fail(loams_stream_err *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -895,6 +925,7 @@ static int be_read(loams__logbe *be, uint64_t id, int32_t partition, int64_t fro
         return status;
     }
     if (rs->live) {
+        release_pages(rs);
         mdb_txn_reset(rs->txn);
         rs->live = 0;
     }
@@ -960,6 +991,13 @@ static int be_read(loams__logbe *be, uint64_t id, int32_t partition, int64_t fro
         rec->offset = (int64_t)get_be64(key.mv_data);
         bytes += sz;
         count++;
+        uintptr_t lo = (uintptr_t)val.mv_data, hi = lo + val.mv_size;
+        if (rs->hi == 0 || lo < rs->lo) {
+            rs->lo = lo;
+        }
+        if (hi > rs->hi) {
+            rs->hi = hi;
+        }
     }
     if (rc != 0 && rc != MDB_NOTFOUND) {
         return lmdb_fail(be, err, rc, "reading");
@@ -974,6 +1012,7 @@ static void be_read_done(loams_stream_slice *r)
 {
     read_state *rs = r->snapshot;
     if (rs != NULL && rs->live) {
+        release_pages(rs);
         mdb_txn_reset(rs->txn);
         rs->live = 0;
     }
@@ -986,6 +1025,9 @@ static void be_read_free(loams_stream_slice *r)
     if (rs != NULL) {
         if (rs->cursor != NULL) {
             mdb_cursor_close(rs->cursor);
+        }
+        if (rs->live) {
+            release_pages(rs);
         }
         if (rs->txn != NULL) {
             mdb_txn_abort(rs->txn);

@@ -219,3 +219,12 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 samplesdir = $(pkgdatadir)/samples
 dist_samples_DATA = tests/fixtures/support-tickets.jsonl
 EXTRA_DIST += tests/bench/bench-link.sh
+
+# Link apply end to end and per stage through the real link runtime, next to
+# an sqlite3 FTS5 bulk import in the same run (docs/BENCHMARKS.md; prints
+# figures, not run by make check).
+noinst_PROGRAMS += tests/bench/bench-link-apply
+tests_bench_bench_link_apply_SOURCES = tests/bench/bench-link-apply.c \
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_link_apply_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/tests/bench
+tests_bench_bench_link_apply_LDADD = core/libloams-core.la $(CJSON_LIBS)
