@@ -72,4 +72,5 @@ core_libloams_core_la_SOURCES += \
 	core/node.c core/node.h \
 	core/link_runtime.c core/link_runtime.h \
 	core/target_query.c core/target_query.h \
-	core/cmd_links.c core/cmd_search.c core/cmd_collection.c
+	core/cmd_links.c core/cmd_search.c core/cmd_collection.c \
+	core/cmd_graph.c

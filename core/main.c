@@ -31,6 +31,14 @@ static const loams_cmd commands[] = {
     {"collection", "collection dump NS.COLLECTION [--data-dir DIR]",
      "print every live document of a collection's newest commit as JSON lines",
      loams_cmd_collection},
+    {"graph",
+     "graph NS.GRAPH node ID | neighbors ID [--type T] [--direction out|in|both] [--limit N]\n"
+     "      | path FROM TO [--max-depth K] | khop ID --depth K [--limit N] | nodes | edges\n"
+     "      [--json] [--data-dir DIR]",
+     "query a graph at its newest commit: a node, its neighbors, a shortest path\n"
+     "(breadth-first), the nodes within K hops; nodes/edges print every live one as\n"
+     "JSON lines; path and khop also take --direction and --type (docs/GRAPH.md)",
+     loams_cmd_graph},
     {"produce",
      "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "
      "[--progress]",

@@ -1,5 +1,6 @@
 # plugins: one folder per plugin, each with its own fragment.
 include plugins/target-collection/local.mk
+include plugins/target-graph/local.mk
 include plugins/transform-sql/local.mk
 include plugins/target-iceberg/local.mk
 include plugins/store-fs/local.mk

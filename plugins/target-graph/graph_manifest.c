@@ -1,0 +1,440 @@
+/*
+ * graph_manifest.c - owns the graph manifest's JSON form and its edits
+ * (see graph_manifest.h).
+ */
+#include "graph_manifest.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <loams/status.h>
+
+static int nomem(loams__cerr *e)
+{
+    return loams__cerr_set(e, -ENOMEM, "out of memory building a graph manifest");
+}
+
+static char *dup_or_null(const char *s, int *bad)
+{
+    if (s == NULL) {
+        return NULL;
+    }
+    char *d = strdup(s);
+    if (d == NULL) {
+        *bad = 1;
+    }
+    return d;
+}
+
+int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out,
+                         loams__cerr *e)
+{
+    *out = NULL;
+    loams__gmanifest *m = calloc(1, sizeof *m);
+    if (m == NULL || (m->ns = strdup(ns)) == NULL || (m->name = strdup(name)) == NULL) {
+        loams__gmanifest_free(m);
+        return nomem(e);
+    }
+    *out = m;
+    return 0;
+}
+
+void loams__gmanifest_free(loams__gmanifest *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    free(m->ns);
+    free(m->name);
+    free(m->parent);
+    free(m->link);
+    for (size_t i = 0; i < m->n_segs; i++) {
+        free(m->segs[i].key);
+    }
+    free(m->segs);
+    free(m->applied);
+    loams__gmanifest_clear_dropped(m);
+    free(m->dropped);
+    free(m);
+}
+
+void loams__gmanifest_clear_dropped(loams__gmanifest *m)
+{
+    for (size_t i = 0; i < m->n_dropped; i++) {
+        free(m->dropped[i]);
+    }
+    m->n_dropped = 0;
+}
+
+int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams__cerr *e)
+{
+    loams__gmanifest *c;
+    int rc = loams__gmanifest_new(m->ns, m->name, &c, e);
+    if (rc != 0) {
+        return rc;
+    }
+    int bad = 0;
+    c->seq = m->seq;
+    c->created_us = m->created_us;
+    c->epoch = m->epoch;
+    c->parent = dup_or_null(m->parent, &bad);
+    c->link = dup_or_null(m->link, &bad);
+    for (size_t i = 0; i < m->n_segs && !bad; i++) {
+        const loams__gmanifest_seg *s = &m->segs[i];
+        bad = loams__gmanifest_add_segment(c, s->key, s->seq, &s->stats, s->created_us, e) != 0;
+    }
+    for (size_t i = 0; i < m->n_applied && !bad; i++) {
+        bad = loams__gmanifest_set_applied(c, m->applied[i].partition, m->applied[i].next, e) != 0;
+    }
+    for (size_t i = 0; i < m->n_dropped && !bad; i++) {
+        bad = loams__gmanifest_add_dropped(c, m->dropped[i], e) != 0;
+    }
+    if (bad) {
+        loams__gmanifest_free(c);
+        return nomem(e);
+    }
+    *out = c;
+    return 0;
+}
+
+static int set_str(char **dst, const char *s, loams__cerr *e)
+{
+    char *d = NULL;
+    if (s != NULL && (d = strdup(s)) == NULL) {
+        return nomem(e);
+    }
+    free(*dst);
+    *dst = d;
+    return 0;
+}
+
+int loams__gmanifest_set_parent(loams__gmanifest *m, const char *parent, loams__cerr *e)
+{
+    return set_str(&m->parent, parent, e);
+}
+
+int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams__cerr *e)
+{
+    return set_str(&m->link, link, e);
+}
+
+int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t seq,
+                                 const loams__gseg_stats *st, int64_t created_us,
+                                 loams__cerr *e)
+{
+    loams__gmanifest_seg *s = realloc(m->segs, (m->n_segs + 1) * sizeof *s);
+    if (s == NULL) {
+        return nomem(e);
+    }
+    m->segs = s;
+    char *k = strdup(key);
+    if (k == NULL) {
+        return nomem(e);
+    }
+    m->segs[m->n_segs++] = (loams__gmanifest_seg){k, seq, *st, created_us};
+    return 0;
+}
+
+int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t n,
+                                      const char *key, uint64_t seq, const loams__gseg_stats *st,
+                                      int64_t created_us, loams__cerr *e)
+{
+    if (n == 0 || first + n > m->n_segs) {
+        return loams__cerr_set(e, -EINVAL, "no segments to replace");
+    }
+    char *k = NULL;
+    if (key != NULL && (k = strdup(key)) == NULL) {
+        return nomem(e);
+    }
+    for (size_t i = first; i < first + n; i++) {
+        int rc = loams__gmanifest_add_dropped(m, m->segs[i].key, e);
+        if (rc != 0) {
+            free(k);
+            return rc;
+        }
+    }
+    for (size_t i = first; i < first + n; i++) {
+        free(m->segs[i].key);
+    }
+    size_t keep = k != NULL;
+    if (keep) {
+        m->segs[first] = (loams__gmanifest_seg){k, seq, *st, created_us};
+    }
+    memmove(&m->segs[first + keep], &m->segs[first + n],
+            (m->n_segs - first - n) * sizeof *m->segs);
+    m->n_segs -= n - keep;
+    return 0;
+}
+
+int loams__gmanifest_set_applied(loams__gmanifest *m, int32_t partition, int64_t next,
+                                 loams__cerr *e)
+{
+    size_t i = 0;
+    while (i < m->n_applied && m->applied[i].partition < partition) {
+        i++;
+    }
+    if (i < m->n_applied && m->applied[i].partition == partition) {
+        m->applied[i].next = next;
+        return 0;
+    }
+    loams__gmanifest_applied *a = realloc(m->applied, (m->n_applied + 1) * sizeof *a);
+    if (a == NULL) {
+        return nomem(e);
+    }
+    m->applied = a;
+    memmove(&a[i + 1], &a[i], (m->n_applied - i) * sizeof *a);
+    a[i] = (loams__gmanifest_applied){partition, next};
+    m->n_applied++;
+    return 0;
+}
+
+int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams__cerr *e)
+{
+    char **d = realloc(m->dropped, (m->n_dropped + 1) * sizeof *d);
+    if (d == NULL) {
+        return nomem(e);
+    }
+    m->dropped = d;
+    if ((d[m->n_dropped] = strdup(key)) == NULL) {
+        return nomem(e);
+    }
+    m->n_dropped++;
+    return 0;
+}
+
+int loams__gmanifest_key(char *buf, size_t size, const char *ns, const char *name,
+                         const char *dir, uint64_t seq, const char *suffix)
+{
+    uint64_t rnd;
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        return -EIO;
+    }
+    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq,
+                     rnd, suffix);
+    if (n < 0 || (size_t)n >= size) {
+        return -ENAMETOOLONG;
+    }
+    return 0;
+}
+
+/* ---- JSON ---- */
+
+static cJSON *num_u64(uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    return cJSON_CreateRaw(b);
+}
+
+static cJSON *num_i64(int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, v);
+    return cJSON_CreateRaw(b);
+}
+
+static int add(cJSON *o, const char *name, cJSON *v)
+{
+    return v != NULL && cJSON_AddItemToObject(o, name, v) ? 0 : -1;
+}
+
+static cJSON *str_or_null(const char *s)
+{
+    return s != NULL ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+int loams__gmanifest_encode(const loams__gmanifest *m, loams__bbuf *out, loams__cerr *e)
+{
+    cJSON *o = cJSON_CreateObject(), *segs = NULL, *app = NULL, *drop = NULL;
+    int bad = o == NULL;
+    bad = bad || add(o, "format", cJSON_CreateString("loams-graph")) ||
+          add(o, "version", num_u64(1)) || add(o, "namespace", cJSON_CreateString(m->ns)) ||
+          add(o, "graph", cJSON_CreateString(m->name)) || add(o, "seq", num_u64(m->seq)) ||
+          add(o, "parent", str_or_null(m->parent)) ||
+          add(o, "created_us", num_i64(m->created_us)) || add(o, "link", str_or_null(m->link)) ||
+          add(o, "epoch", num_u64(m->epoch));
+    if (!bad) {
+        bad = add(o, "segments", segs = cJSON_CreateArray()) != 0;
+    }
+    for (size_t i = 0; i < m->n_segs && !bad; i++) {
+        const loams__gmanifest_seg *s = &m->segs[i];
+        cJSON *so = cJSON_CreateObject();
+        bad = so == NULL || !cJSON_AddItemToArray(segs, so) ||
+              add(so, "key", cJSON_CreateString(s->key)) || add(so, "seq", num_u64(s->seq)) ||
+              add(so, "nodes", num_u64(s->stats.nodes)) ||
+              add(so, "node_tombstones", num_u64(s->stats.node_tombstones)) ||
+              add(so, "edges", num_u64(s->stats.edges)) ||
+              add(so, "edge_tombstones", num_u64(s->stats.edge_tombstones)) ||
+              add(so, "bytes", num_u64(s->stats.bytes)) ||
+              add(so, "created_us", num_i64(s->created_us));
+    }
+    if (!bad) {
+        bad = add(o, "applied", app = cJSON_CreateArray()) != 0;
+    }
+    for (size_t i = 0; i < m->n_applied && !bad; i++) {
+        cJSON *ao = cJSON_CreateObject();
+        bad = ao == NULL || !cJSON_AddItemToArray(app, ao) ||
+              add(ao, "partition", num_i64(m->applied[i].partition)) ||
+              add(ao, "next", num_i64(m->applied[i].next));
+    }
+    if (!bad) {
+        bad = add(o, "dropped", drop = cJSON_CreateArray()) != 0;
+    }
+    for (size_t i = 0; i < m->n_dropped && !bad; i++) {
+        cJSON *s = cJSON_CreateString(m->dropped[i]);
+        bad = s == NULL || !cJSON_AddItemToArray(drop, s);
+    }
+    char *text = bad ? NULL : cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (text == NULL) {
+        return nomem(e);
+    }
+    int rc = loams__bbuf_append(out, text, strlen(text)) != 0 ? nomem(e) : 0;
+    cJSON_free(text);
+    return rc;
+}
+
+static int bad_member(const char *ref, const char *what, loams__cerr *e)
+{
+    return loams__cerr_set(e, LOAMS_ECORRUPT,
+                           "graph manifest %s is corrupt: %s; restore the object from a backup",
+                           ref, what);
+}
+
+/* A non-negative integer member (exact up to 2^53). */
+static int get_u64(const cJSON *o, const char *name, uint64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0) {
+        return -1;
+    }
+    *out = (uint64_t)v->valuedouble;
+    return 0;
+}
+
+static int get_i64(const cJSON *o, const char *name, int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(v) || v->valuedouble < -9007199254740992.0 ||
+        v->valuedouble > 9007199254740992.0) {
+        return -1;
+    }
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+static const char *get_str(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams__gmanifest **out,
+                           loams__cerr *e)
+{
+    *out = NULL;
+    loams__gmanifest *m = NULL;
+    cJSON *o = cJSON_ParseWithLength(data, len);
+    int rc;
+    if (o == NULL || !cJSON_IsObject(o)) {
+        rc = bad_member(ref, "it is not a JSON object", e);
+        goto out;
+    }
+    const char *format = get_str(o, "format");
+    if (format == NULL || strcmp(format, "loams-graph") != 0) {
+        rc = bad_member(ref, "it is not a graph manifest (format is not \"loams-graph\")", e);
+        goto out;
+    }
+    uint64_t version;
+    if (get_u64(o, "version", &version) != 0) {
+        rc = bad_member(ref, "it has no version", e);
+        goto out;
+    }
+    if (version != 1) {
+        rc = loams__cerr_set(e, LOAMS_EUNSUPPORTED,
+                             "graph manifest %s has version %" PRIu64
+                             "; this build reads version 1: upgrade loams-host",
+                             ref, version);
+        goto out;
+    }
+    const char *ns = get_str(o, "namespace"), *name = get_str(o, "graph");
+    if (ns == NULL || name == NULL) {
+        rc = bad_member(ref, "it names no namespace or graph", e);
+        goto out;
+    }
+    if ((rc = loams__gmanifest_new(ns, name, &m, e)) != 0) {
+        goto out;
+    }
+    const cJSON *parent = cJSON_GetObjectItemCaseSensitive(o, "parent");
+    const cJSON *link = cJSON_GetObjectItemCaseSensitive(o, "link");
+    if (get_u64(o, "seq", &m->seq) != 0 || get_i64(o, "created_us", &m->created_us) != 0 ||
+        get_u64(o, "epoch", &m->epoch) != 0 || !(cJSON_IsNull(parent) || cJSON_IsString(parent)) ||
+        !(cJSON_IsNull(link) || cJSON_IsString(link))) {
+        rc = bad_member(ref, "seq, created_us, epoch, parent or link is missing or wrong", e);
+        goto out;
+    }
+    if ((cJSON_IsString(parent) && (rc = loams__gmanifest_set_parent(m, parent->valuestring, e))) ||
+        (cJSON_IsString(link) && (rc = loams__gmanifest_set_link(m, link->valuestring, e)))) {
+        goto out;
+    }
+    const cJSON *segs = cJSON_GetObjectItemCaseSensitive(o, "segments");
+    const cJSON *app = cJSON_GetObjectItemCaseSensitive(o, "applied");
+    const cJSON *drop = cJSON_GetObjectItemCaseSensitive(o, "dropped");
+    if (!cJSON_IsArray(segs) || !cJSON_IsArray(app) || !cJSON_IsArray(drop)) {
+        rc = bad_member(ref, "segments, applied or dropped is not a list", e);
+        goto out;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, segs)
+    {
+        const char *key = get_str(it, "key");
+        uint64_t seq;
+        int64_t created;
+        loams__gseg_stats st = {0};
+        if (key == NULL || get_u64(it, "seq", &seq) || get_u64(it, "nodes", &st.nodes) ||
+            get_u64(it, "node_tombstones", &st.node_tombstones) ||
+            get_u64(it, "edges", &st.edges) ||
+            get_u64(it, "edge_tombstones", &st.edge_tombstones) ||
+            get_u64(it, "bytes", &st.bytes) || get_i64(it, "created_us", &created)) {
+            rc = bad_member(ref, "a segment entry is missing a member", e);
+            goto out;
+        }
+        if ((rc = loams__gmanifest_add_segment(m, key, seq, &st, created, e)) != 0) {
+            goto out;
+        }
+    }
+    cJSON_ArrayForEach(it, app)
+    {
+        int64_t part, next;
+        if (get_i64(it, "partition", &part) || get_i64(it, "next", &next) || part < 0 ||
+            part > INT32_MAX || next < 0) {
+            rc = bad_member(ref, "an applied entry is wrong", e);
+            goto out;
+        }
+        if ((rc = loams__gmanifest_set_applied(m, (int32_t)part, next, e)) != 0) {
+            goto out;
+        }
+    }
+    cJSON_ArrayForEach(it, drop)
+    {
+        if (!cJSON_IsString(it)) {
+            rc = bad_member(ref, "a dropped key is not a string", e);
+            goto out;
+        }
+        if ((rc = loams__gmanifest_add_dropped(m, it->valuestring, e)) != 0) {
+            goto out;
+        }
+    }
+    *out = m;
+    m = NULL;
+    rc = 0;
+out:
+    cJSON_Delete(o);
+    loams__gmanifest_free(m);
+    return rc;
+}

@@ -1,0 +1,38 @@
+# plugins/target-graph: the graph target (nodes and edges in immutable
+# segments with sorted adjacency lists).  The pure modules form a
+# convenience library that the plugin, the unit tests and the benchmark
+# link; the binary-format basics come from target-collection's
+# libtargetbase.
+
+GRAPH_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/plugins/target-collection
+
+noinst_LTLIBRARIES += plugins/target-graph/libgraph.la
+plugins_target_graph_libgraph_la_SOURCES = \
+	plugins/target-graph/graph_format.h \
+	plugins/target-graph/segment_writer.c plugins/target-graph/segment_writer.h \
+	plugins/target-graph/segment_reader.c plugins/target-graph/segment_reader.h \
+	plugins/target-graph/graph_keymap.c plugins/target-graph/graph_keymap.h \
+	plugins/target-graph/graph_json.c plugins/target-graph/graph_json.h \
+	plugins/target-graph/graph_manifest.c plugins/target-graph/graph_manifest.h \
+	plugins/target-graph/graph_view.c plugins/target-graph/graph_view.h \
+	plugins/target-graph/graph_query.c plugins/target-graph/graph_query.h
+plugins_target_graph_libgraph_la_CFLAGS = $(GRAPH_CFLAGS)
+plugins_target_graph_libgraph_la_LIBADD = plugins/target-collection/libtargetbase.la \
+	$(CJSON_LIBS) -lm
+
+# the plugin: the vtable over the library
+plugin_LTLIBRARIES += plugins/target-graph/target-graph.la
+plugins_target_graph_target_graph_la_SOURCES = plugins/target-graph/target-graph.c
+plugins_target_graph_target_graph_la_CFLAGS = $(GRAPH_CFLAGS)
+plugins_target_graph_target_graph_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
+plugins_target_graph_target_graph_la_LIBADD = plugins/target-graph/libgraph.la
+
+# end to end: the plugin module and store-fs loaded like the host loads them
+check_PROGRAMS += tests/unit/test_target_graph
+TESTS += tests/unit/test_target_graph
+tests_unit_test_target_graph_SOURCES = tests/unit/test_target_graph.c \
+	$(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_target_graph_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_target_graph_LDADD = core/libloams-core.la $(CHECK_LIBS) $(CJSON_LIBS)
+tests_unit_test_target_graph_DEPENDENCIES = core/libloams-core.la \
+	plugins/target-graph/target-graph.la plugins/store-fs/store-fs.la

@@ -1,0 +1,1375 @@
+/*
+ * target-graph.c - the graph target plugin: rows become nodes (_node,
+ * _label, properties) and edges (_src, _type, _dst, properties), upserted
+ * by id (edges by (source, type, destination)) and deleted by _deleted;
+ * each commit writes one immutable segment (segment_writer.h) and a JSON
+ * manifest (graph_manifest.h); queries (graph_query.h) read the newest
+ * version of each key through graph_view.h; maintain() compacts the oldest
+ * segments into one.  docs/GRAPH.md describes the formats and queries.
+ *
+ * One link task drives a state through loams/target.h's sequence:
+ *   resume(ref)    loads the base manifest;
+ *   write(batch)   checks every row, then stages nodes and edges in memory
+ *                  (later rows of a key replace earlier ones);
+ *   prepare()      sorts what is staged, streams one segment to the store
+ *                  and writes the new manifest;
+ *   committed()    makes it the base; abort() forgets the staging.
+ *
+ * Memory: the staging of one commit (bounded by the link's batch_bytes);
+ * segment readers are cached per state (segments are immutable) and trimmed
+ * to `cached_segments` after each call.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <loams/plugin.h>
+
+#include "byte_buffer.h"
+#include "collection_error.h"
+#include "graph_json.h"
+#include "graph_keymap.h"
+#include "graph_manifest.h"
+#include "graph_query.h"
+#include "graph_view.h"
+#include "segment_reader.h"
+#include "segment_writer.h"
+
+static const loams_host_api *host;
+
+#define KEY_MAX 1100
+
+static const loams_option_spec options[] = {
+    {"block_size", LOAMS_OPT_SIZE, 0, "8KiB", NULL,
+     "target bytes of a segment block: a lookup reads at least one (1KiB .. 16MiB)"},
+    {"cache_blocks", LOAMS_OPT_INT, 0, "256", NULL,
+     "blocks kept in memory per open segment for repeated lookups (0 .. 65536)"},
+    {"cached_segments", LOAMS_OPT_INT, 0, "64", NULL,
+     "segment readers kept open between calls (>= 1)"},
+    {"compact_min_segments", LOAMS_OPT_INT, 0, "4", NULL,
+     "maintenance compacts once a graph has this many segments (>= 2)"},
+    {"max_compact_bytes", LOAMS_OPT_SIZE, 0, "1GiB", NULL,
+     "at most this many segment bytes go into one compaction (at least two segments do)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+typedef struct opts {
+    uint64_t block_size;
+    long cache_blocks;
+    long cached_segments;
+    long compact_min_segments;
+    uint64_t max_compact_bytes;
+} opts;
+
+/* A staged version of a node or edge (strings in the staging arena). */
+typedef struct staged {
+    unsigned flags;
+    size_t label_off, label_len; /* nodes */
+    size_t props_off, props_len;
+} staged;
+
+typedef struct cached {
+    char *key;
+    uint64_t size;
+    loams__gseg_reader *r;
+    struct graph *owner;
+    uint64_t used;
+} cached;
+
+typedef struct graph {
+    loams_ctx *ctx;
+    loams_store *store;
+    char *ns, *name, *link;
+    char full[2 * 64 + 2]; /* "ns.name" */
+    uint64_t epoch;
+    opts o;
+    loams_buf *rbuf;
+    loams__cerr err;
+
+    loams__gmanifest *base;
+    char *base_ref;
+    loams__gmanifest *pending;
+    char *pending_ref;
+    char *maint_ref; /* the last maintain() result */
+
+    /* staging since resume / the last commit */
+    loams__gkeymap *nodes; /* id -> index into nv */
+    staged *nv;
+    size_t nv_cap;
+    loams__gkeymap *edges; /* "src\0type\0dst" -> index into ev */
+    staged *ev;
+    size_t ev_cap;
+    loams__bbuf arena;
+    loams__bbuf props; /* one row's properties */
+    loams__bbuf key;   /* one edge key */
+    unsigned char *kind; /* per row of a batch */
+    size_t *poff, *plen; /* per row: its properties in bprops */
+    size_t kind_cap;
+    loams__bbuf bprops; /* the properties of a batch's rows */
+    loams__gkeymap *failed; /* origins of records whose rows failed */
+
+    cached **cache;
+    size_t n_cache;
+    uint64_t clock;
+
+    loams__gmanifest *qman;
+    char *qref;
+} graph;
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int fail(graph *g, int rc)
+{
+    host->set_error(g->ctx, "%s", g->err.msg);
+    return rc;
+}
+
+/* ---- options (the host checked their syntax) ---- */
+
+static int parse_long(graph *g, const char *name, long min, long max, long *out)
+{
+    const char *v = host->option(g->ctx, name);
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (v == NULL || errno != 0 || end == v || *end != '\0' || x < min || x > max) {
+        return loams__cerr_set(&g->err, -EINVAL,
+                               "target-graph: option %s = '%s' must be an integer from %ld to %ld",
+                               name, v ? v : "", min, max);
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_size(graph *g, const char *name, uint64_t min, uint64_t max, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"", 1},         {"b", 1},           {"kb", 1e3},
+                 {"mb", 1e6},     {"gb", 1e9},        {"tb", 1e12},
+                 {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0},
+                 {"tib", 1099511627776.0}};
+    const char *v = host->option(g->ctx, name);
+    char *end;
+    double x = v ? strtod(v, &end) : -1;
+    if (v != NULL && end != v && x >= 0) {
+        while (*end == ' ') {
+            end++;
+        }
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            if (strcasecmp(end, units[i].unit) == 0) {
+                double bytes = x * units[i].mult;
+                if (bytes >= (double)min && bytes <= (double)max) {
+                    *out = (uint64_t)bytes;
+                    return 0;
+                }
+            }
+        }
+    }
+    return loams__cerr_set(&g->err, -EINVAL,
+                           "target-graph: option %s = '%s' must be a size from %" PRIu64
+                           " to %" PRIu64 " bytes (e.g. '8KiB')",
+                           name, v ? v : "", min, max);
+}
+
+static int load_options(graph *g)
+{
+    int rc;
+    if ((rc = parse_size(g, "block_size", 1024, 16u << 20, &g->o.block_size)) != 0 ||
+        (rc = parse_long(g, "cache_blocks", 0, 65536, &g->o.cache_blocks)) != 0 ||
+        (rc = parse_long(g, "cached_segments", 1, 1000000, &g->o.cached_segments)) != 0 ||
+        (rc = parse_long(g, "compact_min_segments", 2, 1000000, &g->o.compact_min_segments)) !=
+            0 ||
+        (rc = parse_size(g, "max_compact_bytes", 1, UINT64_MAX / 2, &g->o.max_compact_bytes)) !=
+            0) {
+        return rc;
+    }
+    return 0;
+}
+
+/* ---- object reads ---- */
+
+static int get_object(graph *g, const char *key, uint64_t off, uint64_t len, const void **data,
+                      size_t *got, loams__cerr *e)
+{
+    host->buf_reset(g->rbuf);
+    int rc = host->store_get(g->store, key, off, len, g->rbuf);
+    if (rc != 0) {
+        return loams__cerr_set(e, rc, "graph %s: reading object '%s' failed: %s", g->full, key,
+                               rc == -ENOENT ? "it does not exist (removed by hand, or GC ran "
+                                               "too early?)"
+                                             : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    *data = host->buf_data(g->rbuf, got);
+    return 0;
+}
+
+static int seg_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+{
+    cached *k = ud;
+    const void *data;
+    size_t got;
+    int rc = get_object(k->owner, k->key, off, len, &data, &got, e);
+    if (rc != 0) {
+        return rc;
+    }
+    if (got != len) {
+        return loams__cerr_set(e, LOAMS_ECORRUPT,
+                               "graph segment %s is corrupt: it is shorter than the manifest "
+                               "says (%" PRIu64 " bytes)",
+                               k->key, k->size);
+    }
+    if (len > 0) {
+        memcpy(dst, data, len);
+    }
+    return 0;
+}
+
+static int load_manifest(graph *g, const char *ref, loams__gmanifest **out)
+{
+    const void *data;
+    size_t len;
+    int rc = get_object(g, ref, 0, 0, &data, &len, &g->err);
+    if (rc != 0) {
+        return rc;
+    }
+    loams__gmanifest *m;
+    if ((rc = loams__gmanifest_parse(data, len, ref, &m, &g->err)) != 0) {
+        return rc;
+    }
+    if (strcmp(m->ns, g->ns) != 0 || strcmp(m->name, g->name) != 0) {
+        rc = loams__cerr_set(&g->err, LOAMS_ECORRUPT,
+                             "manifest %s belongs to graph %s.%s, not %s: the target's pointer "
+                             "names another graph's commit",
+                             ref, m->ns, m->name, g->full);
+        loams__gmanifest_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+/* ---- segment readers ---- */
+
+static void cached_free(cached *k)
+{
+    if (k != NULL) {
+        loams__gseg_reader_free(k->r);
+        free(k->key);
+        free(k);
+    }
+}
+
+static int seg_open(graph *g, const loams__gmanifest_seg *s, loams__gseg_reader **out)
+{
+    for (size_t i = 0; i < g->n_cache; i++) {
+        if (strcmp(g->cache[i]->key, s->key) == 0) {
+            g->cache[i]->used = ++g->clock;
+            *out = g->cache[i]->r;
+            return 0;
+        }
+    }
+    cached **nc = realloc(g->cache, (g->n_cache + 1) * sizeof *nc);
+    if (nc == NULL) {
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
+    }
+    g->cache = nc;
+    cached *k = calloc(1, sizeof *k);
+    if (k == NULL || (k->key = strdup(s->key)) == NULL) {
+        free(k);
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
+    }
+    k->owner = g;
+    k->size = s->stats.bytes;
+    int rc = loams__gseg_reader_open(s->key, s->stats.bytes, seg_read, k,
+                                     (size_t)g->o.cache_blocks, &k->r, &g->err);
+    if (rc != 0) {
+        cached_free(k);
+        return rc;
+    }
+    k->used = ++g->clock;
+    g->cache[g->n_cache++] = k;
+    *out = k->r;
+    return 0;
+}
+
+static int cmp_used_desc(const void *a, const void *b)
+{
+    const cached *x = *(cached *const *)a, *y = *(cached *const *)b;
+    return (x->used < y->used) - (x->used > y->used);
+}
+
+static void cache_trim(graph *g)
+{
+    if (g->n_cache <= (size_t)g->o.cached_segments) {
+        return;
+    }
+    qsort(g->cache, g->n_cache, sizeof *g->cache, cmp_used_desc);
+    while (g->n_cache > (size_t)g->o.cached_segments) {
+        cached_free(g->cache[--g->n_cache]);
+    }
+}
+
+/* Readers of segments [0, n) of m (oldest first) into a new array. */
+static int view_open(graph *g, const loams__gmanifest *m, size_t n, loams__gseg_reader ***out)
+{
+    loams__gseg_reader **r = calloc(n ? n : 1, sizeof *r);
+    if (r == NULL) {
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory opening a graph");
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = seg_open(g, &m->segs[i], &r[i]);
+        if (rc != 0) {
+            free(r);
+            return rc;
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+/* ---- staging ---- */
+
+static void staging_clear(graph *g)
+{
+    if (g->nodes) {
+        loams__gkeymap_clear(g->nodes);
+    }
+    if (g->edges) {
+        loams__gkeymap_clear(g->edges);
+    }
+    g->arena.len = 0;
+}
+
+/* An id cell as text: a string, or an integer in decimal.  Returns NULL
+ * with a reason in *why when it is not a usable id. */
+static const char *cell_id(const loams_value *v, char *num, size_t *len, const char **why)
+{
+    if (v->type == LOAMS_T_STRING) {
+        if (v->u.s.len == 0) {
+            *why = "is empty";
+            return NULL;
+        }
+        if (v->u.s.len > LOAMS__GRAPH_ID_MAX) {
+            *why = "is longer than 1024 bytes";
+            return NULL;
+        }
+        if (!loams__gjson_valid_text(v->u.s.ptr, v->u.s.len)) {
+            *why = "is not valid UTF-8 text (or holds a NUL byte)";
+            return NULL;
+        }
+        *len = v->u.s.len;
+        return v->u.s.ptr;
+    }
+    if (v->type == LOAMS_T_INT64) {
+        *len = (size_t)snprintf(num, 32, "%" PRId64, v->u.i);
+        return num;
+    }
+    *why = "must be a string or an integer";
+    return NULL;
+}
+
+static const char *type_name(uint32_t t)
+{
+    static const char *names[] = {"NULL", "BOOL",      "INT64", "FLOAT64", "STRING",
+                                  "BYTES", "TIMESTAMP", "JSON",  "VECTOR",  "LIST"};
+    return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
+typedef struct cols {
+    long node, label, src, dst, type, deleted;
+    size_t *props; /* property column indexes */
+    size_t n_props;
+} cols;
+
+enum { ROW_SKIP = 0, ROW_NODE = 1, ROW_EDGE = 2 };
+
+static int get_cell(loams_batch *b, size_t row, long col, loams_value *v)
+{
+    if (col < 0) {
+        v->type = LOAMS_T_NULL;
+        return 0;
+    }
+    return host->batch_get(b, row, (size_t)col, v);
+}
+
+/* Checks one row; 0 with *kind set, or a message in why[] (the row fails). */
+static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *kind, char *why,
+                     size_t whylen)
+{
+    loams_value node, label, src, dst, type, del;
+    if (get_cell(b, row, c->node, &node) || get_cell(b, row, c->label, &label) ||
+        get_cell(b, row, c->src, &src) || get_cell(b, row, c->dst, &dst) ||
+        get_cell(b, row, c->type, &type) || get_cell(b, row, c->deleted, &del)) {
+        return -EINVAL;
+    }
+    (void)g;
+    char num[32];
+    size_t len;
+    const char *reason;
+    int has_edge = src.type != LOAMS_T_NULL || dst.type != LOAMS_T_NULL ||
+                   type.type != LOAMS_T_NULL;
+    if (del.type != LOAMS_T_NULL && del.type != LOAMS_T_BOOL) {
+        snprintf(why, whylen, "graph %s: _deleted must be true or false, not %s", g->full,
+                 type_name(del.type));
+        return 1;
+    }
+    if (node.type != LOAMS_T_NULL) {
+        if (has_edge) {
+            snprintf(why, whylen,
+                     "graph %s: a row is a node (_node) or an edge (_src, _type, _dst), not "
+                     "both; return them as separate rows",
+                     g->full);
+            return 1;
+        }
+        if (cell_id(&node, num, &len, &reason) == NULL) {
+            snprintf(why, whylen, "graph %s: the node id _node %s (it is %s)", g->full, reason,
+                     type_name(node.type));
+            return 1;
+        }
+        if (label.type != LOAMS_T_NULL &&
+            (label.type != LOAMS_T_STRING || label.u.s.len > LOAMS__GRAPH_TYPE_MAX ||
+             !loams__gjson_valid_text(label.u.s.ptr, label.u.s.len))) {
+            snprintf(why, whylen,
+                     "graph %s: _label must be UTF-8 text of at most 256 bytes (it is %s)",
+                     g->full, type_name(label.type));
+            return 1;
+        }
+        *kind = ROW_NODE;
+        return 0;
+    }
+    if (!has_edge) {
+        snprintf(why, whylen,
+                 "graph %s: the row is neither a node nor an edge: a node needs _node (an id), "
+                 "an edge needs _src, _type and _dst; return one of them from the transform",
+                 g->full);
+        return 1;
+    }
+    const char *missing = src.type == LOAMS_T_NULL    ? "_src"
+                          : type.type == LOAMS_T_NULL ? "_type"
+                          : dst.type == LOAMS_T_NULL  ? "_dst"
+                                                      : NULL;
+    if (missing != NULL) {
+        snprintf(why, whylen, "graph %s: an edge needs _src, _type and _dst; %s is missing or null",
+                 g->full, missing);
+        return 1;
+    }
+    if (cell_id(&src, num, &len, &reason) == NULL) {
+        snprintf(why, whylen, "graph %s: the edge source _src %s (it is %s)", g->full, reason,
+                 type_name(src.type));
+        return 1;
+    }
+    if (cell_id(&dst, num, &len, &reason) == NULL) {
+        snprintf(why, whylen, "graph %s: the edge destination _dst %s (it is %s)", g->full,
+                 reason, type_name(dst.type));
+        return 1;
+    }
+    if (type.type != LOAMS_T_STRING || type.u.s.len == 0 ||
+        type.u.s.len > LOAMS__GRAPH_TYPE_MAX || !loams__gjson_valid_text(type.u.s.ptr, type.u.s.len)) {
+        snprintf(why, whylen,
+                 "graph %s: the edge type _type must be non-empty UTF-8 text of at most 256 "
+                 "bytes (it is %s)",
+                 g->full, type_name(type.type));
+        return 1;
+    }
+    if (label.type != LOAMS_T_NULL) {
+        snprintf(why, whylen,
+                 "graph %s: _label is for nodes; an edge's kind is its _type (drop _label from "
+                 "edge rows)",
+                 g->full);
+        return 1;
+    }
+    *kind = ROW_EDGE;
+    return 0;
+}
+
+/* The row's properties as a JSON object into g->props (empty: none). */
+static int row_props(graph *g, loams_batch *b, size_t row, const cols *c, char *why,
+                     size_t whylen)
+{
+    g->props.len = 0;
+    size_t shown = 0;
+    for (size_t i = 0; i < c->n_props; i++) {
+        loams_value v;
+        if (host->batch_get(b, row, c->props[i], &v) != 0) {
+            return -EINVAL;
+        }
+        if (v.type == LOAMS_T_NULL) {
+            continue;
+        }
+        const char *name = host->batch_column_name(b, c->props[i]);
+        if (loams__bbuf_append(&g->props, shown ? "," : "{", 1) != 0 ||
+            loams__gjson_cstr(&g->props, name) != 0 || loams__bbuf_append(&g->props, ":", 1)) {
+            return -ENOMEM;
+        }
+        loams__cerr e;
+        int rc = loams__gjson_value(&g->props, &v, &e);
+        if (rc == LOAMS_EINPUT) {
+            snprintf(why, whylen, "graph %s: property '%s': %s", g->full, name, e.msg);
+            return 1;
+        }
+        if (rc != 0) {
+            return rc;
+        }
+        shown++;
+    }
+    if (shown > 0 && loams__bbuf_append(&g->props, "}", 1) != 0) {
+        return -ENOMEM;
+    }
+    if (g->props.len > LOAMS__GRAPH_PROPS_MAX) {
+        snprintf(why, whylen, "graph %s: the row's properties take %zu bytes (at most 16 MiB)",
+                 g->full, g->props.len);
+        return 1;
+    }
+    return 0;
+}
+
+static int stage_grow(staged **v, size_t *cap, size_t need)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    size_t nc = *cap ? *cap * 2 : 1024;
+    while (nc < need) {
+        nc *= 2;
+    }
+    staged *p = realloc(*v, nc * sizeof *p);
+    if (p == NULL) {
+        return -ENOMEM;
+    }
+    *v = p;
+    *cap = nc;
+    return 0;
+}
+
+/* Stages one checked row. */
+static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int kind,
+                     const unsigned char *props, size_t props_len)
+{
+    loams_value v, del, lab;
+    char num[32];
+    size_t len;
+    const char *why;
+    if (get_cell(b, row, c->deleted, &del) != 0) {
+        return -EINVAL;
+    }
+    unsigned flags = del.type == LOAMS_T_BOOL && del.u.b ? LOAMS__GREC_DELETED : 0;
+    staged st = {.flags = flags};
+    uint32_t idx;
+    int found, rc;
+    if (kind == ROW_NODE) {
+        if (get_cell(b, row, c->node, &v) != 0 || get_cell(b, row, c->label, &lab) != 0) {
+            return -EINVAL;
+        }
+        const char *id = cell_id(&v, num, &len, &why);
+        if (!flags && lab.type == LOAMS_T_STRING) {
+            st.flags |= LOAMS__GREC_LABEL;
+            st.label_off = g->arena.len;
+            st.label_len = lab.u.s.len;
+            if (loams__bbuf_append(&g->arena, lab.u.s.ptr, lab.u.s.len) != 0) {
+                return -ENOMEM;
+            }
+        }
+        if ((rc = loams__gkeymap_put(g->nodes, id, len, &idx, &found)) != 0 ||
+            stage_grow(&g->nv, &g->nv_cap, (size_t)idx + 1) != 0) {
+            return -ENOMEM;
+        }
+    } else {
+        g->key.len = 0;
+        loams_value t;
+        if (get_cell(b, row, c->src, &v) != 0) {
+            return -EINVAL;
+        }
+        const char *id = cell_id(&v, num, &len, &why);
+        if (loams__bbuf_append(&g->key, id, len) != 0 || loams__bbuf_append(&g->key, "", 1) != 0 ||
+            get_cell(b, row, c->type, &t) != 0 ||
+            loams__bbuf_append(&g->key, t.u.s.ptr, t.u.s.len) != 0 ||
+            loams__bbuf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->dst, &v) != 0) {
+            return -ENOMEM;
+        }
+        id = cell_id(&v, num, &len, &why);
+        if (loams__bbuf_append(&g->key, id, len) != 0) {
+            return -ENOMEM;
+        }
+        if ((rc = loams__gkeymap_put(g->edges, g->key.data, g->key.len, &idx, &found)) != 0 ||
+            stage_grow(&g->ev, &g->ev_cap, (size_t)idx + 1) != 0) {
+            return -ENOMEM;
+        }
+    }
+    if (!flags && props_len > 0) {
+        st.props_off = g->arena.len;
+        st.props_len = props_len;
+        if (loams__bbuf_append(&g->arena, props, props_len) != 0) {
+            return -ENOMEM;
+        }
+    }
+    (kind == ROW_NODE ? g->nv : g->ev)[idx] = st;
+    return 0;
+}
+
+static int origin_key(loams_batch *b, size_t row, unsigned char key[12])
+{
+    int32_t part;
+    int64_t off;
+    if (host->batch_row_origin(b, row, &part, &off) != 0) {
+        return -1;
+    }
+    loams__le32_put(key, (uint32_t)part);
+    loams__le64_put(key + 4, (uint64_t)off);
+    return 0;
+}
+
+static int do_write(graph *g, loams_batch *b)
+{
+    size_t rows = host->batch_rows(b), ncols = host->batch_columns(b);
+    cols c = {
+        .node = host->batch_column_find(b, "_node"),
+        .label = host->batch_column_find(b, "_label"),
+        .src = host->batch_column_find(b, "_src"),
+        .dst = host->batch_column_find(b, "_dst"),
+        .type = host->batch_column_find(b, "_type"),
+        .deleted = host->batch_column_find(b, "_deleted"),
+    };
+    int rc = 0;
+    if ((c.props = calloc(ncols ? ncols : 1, sizeof *c.props)) == NULL) {
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+    }
+    for (size_t i = 0; i < ncols; i++) {
+        const char *n = host->batch_column_name(b, i);
+        if (strcmp(n, "_node") && strcmp(n, "_label") && strcmp(n, "_src") && strcmp(n, "_dst") &&
+            strcmp(n, "_type") && strcmp(n, "_deleted")) {
+            c.props[c.n_props++] = i;
+        }
+    }
+    if (rows > g->kind_cap) {
+        unsigned char *k = realloc(g->kind, rows);
+        if (k != NULL) {
+            g->kind = k;
+        }
+        size_t *po = realloc(g->poff, rows * sizeof *po);
+        if (po != NULL) {
+            g->poff = po;
+        }
+        size_t *pl = realloc(g->plen, rows * sizeof *pl);
+        if (pl != NULL) {
+            g->plen = pl;
+        }
+        if (k == NULL || po == NULL || pl == NULL) {
+            rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+            goto out;
+        }
+        g->kind_cap = rows;
+    }
+    g->bprops.len = 0;
+    /* Pass 1: check every row.  A record whose row fails emits no row at
+     * all (its other rows are not staged either), so that on_error sees
+     * the whole record. */
+    loams__gkeymap_clear(g->failed);
+    char why[1024];
+    for (size_t r = 0; r < rows; r++) {
+        g->kind[r] = ROW_SKIP;
+        if (host->batch_row_failed(b, r)) {
+            continue;
+        }
+        int kind = ROW_SKIP;
+        rc = check_row(g, b, r, &c, &kind, why, sizeof why);
+        if (rc == 0) {
+            rc = row_props(g, b, r, &c, why, sizeof why);
+        }
+        if (rc < 0) {
+            rc = loams__cerr_set(&g->err, rc, "graph %s: reading row %zu failed", g->full, r);
+            goto out;
+        }
+        if (rc > 0) {
+            unsigned char ok[12];
+            uint32_t idx;
+            int found;
+            host->batch_row_fail(b, r, LOAMS_EINPUT, "%s", why);
+            if (origin_key(b, r, ok) == 0 &&
+                loams__gkeymap_put(g->failed, ok, sizeof ok, &idx, &found) != 0) {
+                rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+                goto out;
+            }
+            rc = 0;
+            continue;
+        }
+        g->kind[r] = (unsigned char)kind;
+        g->poff[r] = g->bprops.len;
+        g->plen[r] = g->props.len;
+        if (loams__bbuf_append(&g->bprops, g->props.data, g->props.len) != 0) {
+            rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+            goto out;
+        }
+    }
+    /* Pass 2: stage. */
+    int any_failed = loams__gkeymap_count(g->failed) > 0;
+    for (size_t r = 0; r < rows; r++) {
+        if (g->kind[r] == ROW_SKIP) {
+            continue;
+        }
+        unsigned char ok[12];
+        if (any_failed && origin_key(b, r, ok) == 0 &&
+            loams__gkeymap_find(g->failed, ok, sizeof ok) >= 0) {
+            continue;
+        }
+        const unsigned char *props = g->plen[r] ? g->bprops.data + g->poff[r] : NULL;
+        if ((rc = stage_row(g, b, r, &c, g->kind[r], props, g->plen[r])) != 0) {
+            rc = loams__cerr_set(&g->err, rc < 0 ? rc : -EIO,
+                                 "graph %s: staging row %zu failed (out of memory?)", g->full, r);
+            goto out;
+        }
+    }
+out:
+    free(c.props);
+    return rc;
+}
+
+/* ---- prepare: one segment from the staging ---- */
+
+static _Thread_local const loams__gkeymap *sort_map;
+
+static int cmp_key(const void *a, const void *b)
+{
+    size_t la, lb;
+    const char *ka = loams__gkeymap_key(sort_map, *(const uint32_t *)a, &la);
+    const char *kb = loams__gkeymap_key(sort_map, *(const uint32_t *)b, &lb);
+    return loams__gbytes_cmp(ka, la, kb, lb);
+}
+
+/* Splits an edge key "src\0type\0dst" into a record's parts. */
+static void edge_parts(const char *k, size_t len, loams__grec *r)
+{
+    const char *z1 = memchr(k, 0, len);
+    const char *z2 = memchr(z1 + 1, 0, len - (size_t)(z1 + 1 - k));
+    r->k1 = k;
+    r->k1len = (size_t)(z1 - k);
+    r->k2 = z1 + 1;
+    r->k2len = (size_t)(z2 - (z1 + 1));
+    r->k3 = z2 + 1;
+    r->k3len = len - (size_t)(z2 + 1 - k);
+}
+
+static int cmp_in(const void *a, const void *b)
+{
+    size_t la, lb;
+    const char *ka = loams__gkeymap_key(sort_map, *(const uint32_t *)a, &la);
+    const char *kb = loams__gkeymap_key(sort_map, *(const uint32_t *)b, &lb);
+    loams__grec x, y;
+    edge_parts(ka, la, &x);
+    edge_parts(kb, lb, &y);
+    int c = loams__gbytes_cmp(x.k3, x.k3len, y.k3, y.k3len);
+    if (c == 0) {
+        c = loams__gbytes_cmp(x.k2, x.k2len, y.k2, y.k2len);
+    }
+    if (c == 0) {
+        c = loams__gbytes_cmp(x.k1, x.k1len, y.k1, y.k1len);
+    }
+    return c;
+}
+
+typedef struct sink_ctx {
+    loams_store_writer *w;
+    const char *key;
+} sink_ctx;
+
+static int store_sink(void *ud, const void *data, size_t len, loams__cerr *e)
+{
+    sink_ctx *s = ud;
+    int rc = host->store_writer_write(s->w, data, len);
+    if (rc != 0) {
+        return loams__cerr_set(e, rc, "writing graph segment %s failed (%s)", s->key,
+                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    return 0;
+}
+
+/* Opens a store writer for `key` and a segment writer on it. */
+static int seg_begin(graph *g, const char *key, loams_keylist *written, sink_ctx *s,
+                     loams__gseg_writer **w)
+{
+    int rc;
+    if (written != NULL && host->keylist_add(written, key) != 0) {
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+    }
+    s->key = key;
+    if ((rc = host->store_writer_open(g->store, key, &s->w)) != 0) {
+        return loams__cerr_set(&g->err, rc, "graph %s: cannot create segment %s (%s)", g->full,
+                               key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    if ((rc = loams__gseg_writer_open(store_sink, s, (size_t)g->o.block_size, w, &g->err)) != 0) {
+        host->store_writer_abort(s->w);
+        s->w = NULL;
+    }
+    return rc;
+}
+
+static int seg_end(graph *g, sink_ctx *s, loams__gseg_writer *w, int rc, loams__gseg_stats *st)
+{
+    if (rc == 0) {
+        rc = loams__gseg_writer_finish(w, wall_us(), st, &g->err);
+    }
+    loams__gseg_writer_free(w);
+    if (s->w == NULL) {
+        return rc;
+    }
+    if (rc != 0) {
+        host->store_writer_abort(s->w);
+        return rc;
+    }
+    rc = host->store_writer_commit(s->w);
+    if (rc != 0) {
+        return loams__cerr_set(&g->err, rc, "graph %s: publishing segment %s failed (%s)",
+                               g->full, s->key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    return 0;
+}
+
+static int write_staged(graph *g, const char *key, loams_keylist *written, loams__gseg_stats *st)
+{
+    size_t nn = loams__gkeymap_count(g->nodes), ne = loams__gkeymap_count(g->edges);
+    uint32_t *order = malloc((nn > ne ? nn : ne) * sizeof *order + 1);
+    sink_ctx s = {0};
+    loams__gseg_writer *w = NULL;
+    if (order == NULL) {
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory preparing a graph commit");
+    }
+    int rc = seg_begin(g, key, written, &s, &w);
+    if (rc != 0) {
+        free(order);
+        return rc;
+    }
+    const char *a = (const char *)g->arena.data;
+    for (size_t i = 0; i < nn; i++) {
+        order[i] = (uint32_t)i;
+    }
+    sort_map = g->nodes;
+    qsort(order, nn, sizeof *order, cmp_key);
+    for (size_t i = 0; i < nn && rc == 0; i++) {
+        const staged *st1 = &g->nv[order[i]];
+        loams__grec r = {0};
+        r.k1 = loams__gkeymap_key(g->nodes, order[i], &r.k1len);
+        r.k2 = st1->label_len ? a + st1->label_off : "";
+        r.k2len = st1->label_len;
+        r.k3 = "";
+        r.flags = st1->flags;
+        r.props = st1->props_len ? a + st1->props_off : "";
+        r.props_len = st1->props_len;
+        rc = loams__gseg_writer_add(w, LOAMS__GT_NODES, &r, &g->err);
+    }
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        for (size_t i = 0; i < ne; i++) {
+            order[i] = (uint32_t)i;
+        }
+        sort_map = g->edges;
+        qsort(order, ne, sizeof *order, pass == 0 ? cmp_key : cmp_in);
+        for (size_t i = 0; i < ne && rc == 0; i++) {
+            const staged *se = &g->ev[order[i]];
+            size_t len;
+            const char *k = loams__gkeymap_key(g->edges, order[i], &len);
+            loams__grec r = {0}, p;
+            edge_parts(k, len, &p);
+            r = p;
+            if (pass == 1) {
+                r.k1 = p.k3;
+                r.k1len = p.k3len;
+                r.k3 = p.k1;
+                r.k3len = p.k1len;
+            }
+            r.flags = se->flags;
+            r.props = se->props_len ? a + se->props_off : "";
+            r.props_len = se->props_len;
+            rc = loams__gseg_writer_add(w, pass == 0 ? LOAMS__GT_OUT : LOAMS__GT_IN, &r, &g->err);
+        }
+    }
+    free(order);
+    return seg_end(g, &s, w, rc, st);
+}
+
+static int put_object(graph *g, const char *key, const loams__bbuf *b, loams_keylist *written)
+{
+    if (host->keylist_add(written, key) != 0) {
+        return loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+    }
+    int rc = host->store_put(g->store, key, b->data, b->len);
+    if (rc != 0) {
+        return loams__cerr_set(&g->err, rc, "graph %s: writing %s failed (%s)", g->full, key,
+                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+    }
+    return 0;
+}
+
+static void forget_pending(graph *g)
+{
+    loams__gmanifest_free(g->pending);
+    g->pending = NULL;
+    free(g->pending_ref);
+    g->pending_ref = NULL;
+}
+
+static int do_prepare(graph *g, const loams_offsets *applied, const char **ref,
+                      loams_keylist *written)
+{
+    loams__gmanifest *m = NULL;
+    loams__bbuf enc = LOAMS__BBUF_INIT;
+    char skey[KEY_MAX], mkey[KEY_MAX];
+    int rc = loams__gmanifest_clone(g->base, &m, &g->err);
+    if (rc != 0) {
+        return rc;
+    }
+    m->seq = g->base->seq + 1;
+    m->created_us = wall_us();
+    m->epoch = g->epoch;
+    loams__gmanifest_clear_dropped(m);
+    if ((rc = loams__gmanifest_set_parent(m, g->base_ref, &g->err)) != 0 ||
+        (rc = loams__gmanifest_set_link(m, g->link, &g->err)) != 0) {
+        goto out;
+    }
+    size_t nn = loams__gkeymap_count(g->nodes), ne = loams__gkeymap_count(g->edges);
+    loams__gseg_stats st = {0};
+    if (nn + ne > 0) {
+        if ((rc = loams__gmanifest_key(skey, sizeof skey, g->ns, g->name, "segments", m->seq,
+                                       ".seg")) != 0) {
+            rc = loams__cerr_set(&g->err, rc, "graph %s: cannot make a segment key", g->full);
+            goto out;
+        }
+        if ((rc = write_staged(g, skey, written, &st)) != 0 ||
+            (rc = loams__gmanifest_add_segment(m, skey, m->seq, &st, m->created_us, &g->err)) !=
+                0) {
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < host->offsets_count(applied); i++) {
+        int32_t part;
+        int64_t next;
+        if (host->offsets_at(applied, i, &part, &next) == 0 &&
+            (rc = loams__gmanifest_set_applied(m, part, next, &g->err)) != 0) {
+            goto out;
+        }
+    }
+    if ((rc = loams__gmanifest_key(mkey, sizeof mkey, g->ns, g->name, "manifest", m->seq,
+                                   ".json")) != 0) {
+        rc = loams__cerr_set(&g->err, rc, "graph %s: cannot make a manifest key", g->full);
+        goto out;
+    }
+    if ((rc = loams__gmanifest_encode(m, &enc, &g->err)) != 0 ||
+        (rc = put_object(g, mkey, &enc, written)) != 0) {
+        goto out;
+    }
+    forget_pending(g);
+    if ((g->pending_ref = strdup(mkey)) == NULL) {
+        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    g->pending = m;
+    m = NULL;
+    *ref = g->pending_ref;
+    host->log(g->ctx, LOAMS_LOG_DEBUG,
+              "graph %s: prepared seq %" PRIu64 ": %zu nodes and %zu edges staged, %zu segments",
+              g->full, g->pending->seq, nn, ne, g->pending->n_segs);
+    staging_clear(g);
+out:
+    loams__gmanifest_free(m);
+    loams__bbuf_free(&enc);
+    return rc;
+}
+
+/* ---- queries and maintenance ---- */
+
+static int manifest_for(graph *g, const char *ref, const loams__gmanifest **out)
+{
+    if (ref == NULL) {
+        *out = g->base; /* no commit: the empty graph */
+        return 0;
+    }
+    if (g->base_ref != NULL && strcmp(ref, g->base_ref) == 0) {
+        *out = g->base;
+        return 0;
+    }
+    if (g->pending_ref != NULL && strcmp(ref, g->pending_ref) == 0) {
+        *out = g->pending;
+        return 0;
+    }
+    if (g->qref == NULL || strcmp(ref, g->qref) != 0) {
+        loams__gmanifest *m;
+        char *r = strdup(ref);
+        if (r == NULL) {
+            return loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+        }
+        int rc = load_manifest(g, ref, &m);
+        if (rc != 0) {
+            free(r);
+            return rc;
+        }
+        loams__gmanifest_free(g->qman);
+        free(g->qref);
+        g->qman = m;
+        g->qref = r;
+    }
+    *out = g->qman;
+    return 0;
+}
+
+static int do_query(graph *g, const char *ref, const char *request, loams_buf *out)
+{
+    loams__gquery *q = NULL;
+    loams__gseg_reader **segs = NULL;
+    loams__bbuf ans = LOAMS__BBUF_INIT;
+    const loams__gmanifest *m;
+    int rc = loams__gquery_parse(request, strlen(request), &q, &g->err);
+    if (rc == 0) {
+        rc = manifest_for(g, ref, &m);
+    }
+    if (rc == 0) {
+        rc = view_open(g, m, m->n_segs, &segs);
+    }
+    if (rc == 0) {
+        loams__gview v = {segs, m->n_segs};
+        rc = loams__gquery_run(&v, g->full, ref, q, &ans, &g->err);
+    }
+    if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
+        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory answering a graph query");
+    }
+    free(segs);
+    loams__bbuf_free(&ans);
+    loams__gquery_free(q);
+    cache_trim(g);
+    return rc;
+}
+
+/* Merges segments [0, k) of m (the oldest) into one written to `key`;
+ * tombstones are dropped (nothing older remains to hide). */
+static int compact(graph *g, const loams__gmanifest *m, size_t k, const char *key,
+                   loams_keylist *written, loams__gseg_stats *st)
+{
+    loams__gseg_reader **segs = NULL;
+    sink_ctx s = {0};
+    loams__gseg_writer *w = NULL;
+    int rc = view_open(g, m, k, &segs);
+    if (rc != 0) {
+        return rc;
+    }
+    if ((rc = seg_begin(g, key, written, &s, &w)) != 0) {
+        free(segs);
+        return rc;
+    }
+    for (int t = 0; t < LOAMS__GT_COUNT && rc == 0; t++) {
+        loams__gmerge *mg = NULL;
+        if ((rc = loams__gmerge_open(segs, k, (loams__gtable)t, NULL, 0, &mg, &g->err)) != 0) {
+            break;
+        }
+        for (uint64_t n = 0; rc == 0; n++) {
+            loams__grec r;
+            int done;
+            if ((rc = loams__gmerge_next(mg, &r, &done, &g->err)) != 0 || done) {
+                break;
+            }
+            if (!(r.flags & LOAMS__GREC_DELETED)) {
+                rc = loams__gseg_writer_add(w, (loams__gtable)t, &r, &g->err);
+            }
+            if ((n & 4095) == 4095 && host->cancelled(g->ctx)) {
+                rc = loams__cerr_set(&g->err, LOAMS_ECANCELLED,
+                                     "graph %s: compaction cancelled", g->full);
+            }
+        }
+        loams__gmerge_free(mg);
+    }
+    free(segs);
+    return seg_end(g, &s, w, rc, st);
+}
+
+static int do_maintain(graph *g, const char *ref, const char **new_ref, loams_keylist *written,
+                       loams_keylist *obsolete)
+{
+    const loams__gmanifest *m;
+    loams__gmanifest *nm = NULL;
+    loams__bbuf enc = LOAMS__BBUF_INIT;
+    char skey[KEY_MAX], mkey[KEY_MAX];
+    *new_ref = NULL;
+    int rc = manifest_for(g, ref, &m);
+    if (rc != 0 || m->n_segs < (size_t)g->o.compact_min_segments) {
+        return rc;
+    }
+    /* the oldest run of segments up to max_compact_bytes, at least two */
+    size_t k = 0;
+    uint64_t bytes = 0;
+    while (k < m->n_segs && (k < 2 || bytes + m->segs[k].stats.bytes <= g->o.max_compact_bytes)) {
+        bytes += m->segs[k].stats.bytes;
+        k++;
+    }
+    if ((rc = loams__gmanifest_clone(m, &nm, &g->err)) != 0) {
+        return rc;
+    }
+    nm->seq = m->seq + 1;
+    nm->created_us = wall_us();
+    loams__gmanifest_clear_dropped(nm);
+    if ((rc = loams__gmanifest_set_parent(nm, ref, &g->err)) != 0 ||
+        (rc = loams__gmanifest_key(skey, sizeof skey, g->ns, g->name, "segments", nm->seq,
+                                   ".seg")) != 0) {
+        rc = rc == -ENOMEM ? rc : loams__cerr_set(&g->err, rc, "cannot make a segment key");
+        goto out;
+    }
+    loams__gseg_stats st = {0};
+    if ((rc = compact(g, m, k, skey, written, &st)) != 0) {
+        goto out;
+    }
+    int empty = st.nodes + st.edges == 0;
+    if (empty) {
+        /* everything was deleted: no segment replaces them */
+        host->store_delete(g->store, skey);
+    }
+    if ((rc = loams__gmanifest_replace_segments(nm, 0, k, empty ? NULL : skey, nm->seq, &st,
+                                                nm->created_us, &g->err)) != 0) {
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (host->keylist_add(obsolete, m->segs[i].key) != 0) {
+            rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if ((rc = loams__gmanifest_key(mkey, sizeof mkey, g->ns, g->name, "manifest", nm->seq,
+                                   ".json")) != 0) {
+        rc = loams__cerr_set(&g->err, rc, "cannot make a manifest key");
+        goto out;
+    }
+    if ((rc = loams__gmanifest_encode(nm, &enc, &g->err)) != 0 ||
+        (rc = put_object(g, mkey, &enc, written)) != 0) {
+        goto out;
+    }
+    free(g->maint_ref);
+    if ((g->maint_ref = strdup(mkey)) == NULL) {
+        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    *new_ref = g->maint_ref;
+    host->log(g->ctx, LOAMS_LOG_INFO,
+              "graph %s: compacted %zu segments (%" PRIu64 " bytes) into %s (%" PRIu64
+              " nodes, %" PRIu64 " edges); %zu segments left",
+              g->full, k, bytes, empty ? "nothing" : skey, st.nodes, st.edges, nm->n_segs);
+out:
+    loams__gmanifest_free(nm);
+    loams__bbuf_free(&enc);
+    cache_trim(g);
+    return rc;
+}
+
+/* ---- the vtable ---- */
+
+static void graph_close(void *state);
+
+static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store,
+                      void **state)
+{
+    *state = NULL;
+    if (host->size < offsetof(loams_host_api, buf_reset) + sizeof host->buf_reset) {
+        host->set_error(ctx,
+                        "target-graph needs host ABI 1.1 (buf_create); this host is %u.%u: "
+                        "upgrade loams-host",
+                        host->abi_major, host->abi_minor);
+        return LOAMS_EUNSUPPORTED;
+    }
+    if (spec->ns == NULL || spec->name == NULL || spec->ns[0] == '\0' || spec->name[0] == '\0' ||
+        strchr(spec->ns, '/') != NULL || strchr(spec->name, '/') != NULL ||
+        strlen(spec->ns) > 63 || strlen(spec->name) > 63) {
+        host->set_error(ctx, "target-graph: the graph needs a namespace and a name (1 to 63 "
+                             "characters, no '/')");
+        return -EINVAL;
+    }
+    graph *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        host->set_error(ctx, "out of memory opening a graph");
+        return -ENOMEM;
+    }
+    g->ctx = ctx;
+    g->store = store;
+    g->epoch = spec->epoch;
+    snprintf(g->full, sizeof g->full, "%s.%s", spec->ns, spec->name);
+    int rc = -ENOMEM;
+    loams__cerr_set(&g->err, rc, "out of memory opening graph %s", g->full);
+    if ((g->ns = strdup(spec->ns)) == NULL || (g->name = strdup(spec->name)) == NULL ||
+        (spec->link != NULL && (g->link = strdup(spec->link)) == NULL) ||
+        host->buf_create(&g->rbuf) != 0 || loams__gkeymap_new(&g->nodes) != 0 ||
+        loams__gkeymap_new(&g->edges) != 0 || loams__gkeymap_new(&g->failed) != 0) {
+        goto fail;
+    }
+    if ((rc = load_options(g)) != 0 ||
+        (rc = loams__gmanifest_new(g->ns, g->name, &g->base, &g->err)) != 0) {
+        goto fail;
+    }
+    *state = g;
+    return 0;
+fail:
+    host->set_error(ctx, "%s", g->err.msg);
+    graph_close(g);
+    return rc;
+}
+
+static void graph_close(void *state)
+{
+    graph *g = state;
+    if (g == NULL) {
+        return;
+    }
+    loams__gmanifest_free(g->base);
+    loams__gmanifest_free(g->pending);
+    loams__gmanifest_free(g->qman);
+    free(g->base_ref);
+    free(g->pending_ref);
+    free(g->maint_ref);
+    free(g->qref);
+    loams__gkeymap_free(g->nodes);
+    loams__gkeymap_free(g->edges);
+    loams__gkeymap_free(g->failed);
+    free(g->nv);
+    free(g->ev);
+    free(g->kind);
+    free(g->poff);
+    free(g->plen);
+    loams__bbuf_free(&g->bprops);
+    loams__bbuf_free(&g->arena);
+    loams__bbuf_free(&g->props);
+    loams__bbuf_free(&g->key);
+    for (size_t i = 0; i < g->n_cache; i++) {
+        cached_free(g->cache[i]);
+    }
+    free(g->cache);
+    if (g->rbuf != NULL) {
+        host->buf_free(g->rbuf);
+    }
+    free(g->ns);
+    free(g->name);
+    free(g->link);
+    free(g);
+}
+
+static int graph_resume(void *state, const char *ref, loams_offsets *applied)
+{
+    graph *g = state;
+    staging_clear(g);
+    forget_pending(g);
+    loams__gmanifest *m;
+    char *r = NULL;
+    int rc;
+    if (ref == NULL) {
+        rc = loams__gmanifest_new(g->ns, g->name, &m, &g->err);
+    } else if ((r = strdup(ref)) == NULL) {
+        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+    } else {
+        rc = load_manifest(g, ref, &m);
+    }
+    if (rc != 0) {
+        free(r);
+        return fail(g, rc);
+    }
+    for (size_t i = 0; i < m->n_applied; i++) {
+        if (host->offsets_set(applied, m->applied[i].partition, m->applied[i].next) != 0) {
+            free(r);
+            loams__gmanifest_free(m);
+            loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+            return fail(g, -ENOMEM);
+        }
+    }
+    loams__gmanifest_free(g->base);
+    free(g->base_ref);
+    g->base = m;
+    g->base_ref = r;
+    return 0;
+}
+
+static int graph_write(void *state, loams_batch *batch)
+{
+    graph *g = state;
+    int rc = do_write(g, batch);
+    return rc ? fail(g, rc) : 0;
+}
+
+static int graph_prepare(void *state, const loams_offsets *applied, const char **ref,
+                         loams_keylist *written)
+{
+    graph *g = state;
+    *ref = NULL;
+    int rc = do_prepare(g, applied, ref, written);
+    return rc ? fail(g, rc) : 0;
+}
+
+static void graph_committed(void *state, const char *ref)
+{
+    graph *g = state;
+    if (g->pending == NULL || g->pending_ref == NULL || strcmp(ref, g->pending_ref) != 0) {
+        host->log(g->ctx, LOAMS_LOG_WARN,
+                  "graph %s: committed(%s) does not name the prepared commit; the next commit "
+                  "starts from a fresh resume",
+                  g->full, ref);
+        return;
+    }
+    loams__gmanifest_free(g->base);
+    free(g->base_ref);
+    g->base = g->pending;
+    g->base_ref = g->pending_ref;
+    g->pending = NULL;
+    g->pending_ref = NULL;
+}
+
+static void graph_abort(void *state)
+{
+    graph *g = state;
+    staging_clear(g);
+    forget_pending(g);
+}
+
+static int graph_query(void *state, const char *ref, const char *request, loams_buf *out)
+{
+    graph *g = state;
+    int rc = do_query(g, ref, request, out);
+    return rc ? fail(g, rc) : 0;
+}
+
+static int graph_maintain(void *state, const char *ref, const char **new_ref,
+                          loams_keylist *written, loams_keylist *obsolete)
+{
+    graph *g = state;
+    int rc = do_maintain(g, ref, new_ref, written, obsolete);
+    return rc ? fail(g, rc) : 0;
+}
+
+static const loams_target_vtable vtable = {
+    sizeof(loams_target_vtable),
+    graph_open,
+    graph_resume,
+    graph_write,
+    graph_prepare,
+    graph_committed,
+    graph_abort,
+    graph_query,
+    graph_maintain,
+    graph_close,
+};
+
+static const loams_plugin_descriptor descriptor = {
+    LOAMS_ABI_MAJOR,
+    1, /* needs host ABI 1.1: buf_create / buf_free / buf_reset */
+    (uint32_t)sizeof(loams_plugin_descriptor),
+    LOAMS_KIND_TARGET,
+    "target-graph",
+    "1.0.0",
+    "Graphs: nodes and edges upserted into immutable segments with sorted adjacency lists; "
+    "node, neighbors, path and k-hop queries",
+    &vtable,
+    options,
+};
+
+LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *h)
+{
+    host = h;
+    return &descriptor;
+}
