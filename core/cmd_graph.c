@@ -82,15 +82,15 @@ static int print_text(const char *op, const cJSON *a)
         }
         printf("%.0f edges (%s) of %s%s, %.0f segments read in %.0f us\n", num(a, "count"),
                str(a, "direction"), str(a, "id"),
-               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "truncated")) ? ", truncated"
-                                                                              : "",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "truncated")) ? ", truncated" : "",
                num(a, "segments"), num(a, "took_us"));
         return 0;
     }
     if (strcmp(op, "path") == 0) {
         if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "found"))) {
-            fprintf(stderr, "loams-host graph: no path from '%s' to '%s' within %.0f hops (%s; "
-                            "%.0f nodes visited)\n",
+            fprintf(stderr,
+                    "loams-host graph: no path from '%s' to '%s' within %.0f hops (%s; "
+                    "%.0f nodes visited)\n",
                     str(a, "from"), str(a, "to"), num(a, "max_depth"), str(a, "direction"),
                     num(a, "visited"));
             return 1;
@@ -118,8 +118,7 @@ static int print_text(const char *op, const cJSON *a)
         }
         printf("%.0f nodes within %.0f hops (%s) of %s%s, in %.0f us\n", num(a, "count"),
                num(a, "depth"), str(a, "direction"), str(a, "id"),
-               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "truncated")) ? ", truncated"
-                                                                              : "",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "truncated")) ? ", truncated" : "",
                num(a, "took_us"));
         return 0;
     }
@@ -345,9 +344,8 @@ int loams_cmd_graph(int argc, char **argv)
     if ((request = cJSON_PrintUnformatted(req)) == NULL) {
         goto done;
     }
-    if (loams_buf_create(&out) != 0 ||
-        loams_target_query(node, &gname, "graph", "target-graph", request, out, err,
-                           sizeof err) != 0) {
+    if (loams_buf_create(&out) != 0 || loams_target_query(node, &gname, "graph", "target-graph",
+                                                          request, out, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host graph: %s\n", err);
         goto done;
     }

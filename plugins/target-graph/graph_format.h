@@ -65,8 +65,8 @@ typedef enum loams__gtable {
 #define LOAMS__GREC_LABEL 0x2u   /* nodes: k2 is the label (else none) */
 
 /* Limits that writers and readers check. */
-#define LOAMS__GRAPH_ID_MAX 1024u       /* bytes of a node id */
-#define LOAMS__GRAPH_TYPE_MAX 256u      /* bytes of an edge type */
+#define LOAMS__GRAPH_ID_MAX 1024u          /* bytes of a node id */
+#define LOAMS__GRAPH_TYPE_MAX 256u         /* bytes of an edge type */
 #define LOAMS__GRAPH_PROPS_MAX (16u << 20) /* bytes of one record's properties */
 
 /* One record as the writer takes it and the reader gives it.  Pointers are

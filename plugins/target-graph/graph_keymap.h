@@ -24,8 +24,7 @@ void loams__gkeymap_clear(loams__gkeymap *m);
 
 /* Finds key, or adds it.  *idx gets its index; *found says whether it was
  * there before.  -ENOMEM (the map is unchanged), -E2BIG past 2^32-2 keys. */
-int loams__gkeymap_put(loams__gkeymap *m, const void *key, size_t len, uint32_t *idx,
-                       int *found);
+int loams__gkeymap_put(loams__gkeymap *m, const void *key, size_t len, uint32_t *idx, int *found);
 
 /* Index of key, or -1 when absent. */
 int64_t loams__gkeymap_find(const loams__gkeymap *m, const void *key, size_t len);

@@ -31,8 +31,7 @@ static char *dup_or_null(const char *s, int *bad)
     return d;
 }
 
-int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out,
-                         loams__cerr *e)
+int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out, loams__cerr *e)
 {
     *out = NULL;
     loams__gmanifest *m = calloc(1, sizeof *m);
@@ -124,8 +123,7 @@ int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams__cerr
 }
 
 int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t seq,
-                                 const loams__gseg_stats *st, int64_t created_us,
-                                 loams__cerr *e)
+                                 const loams__gseg_stats *st, int64_t created_us, loams__cerr *e)
 {
     loams__gmanifest_seg *s = realloc(m->segs, (m->n_segs + 1) * sizeof *s);
     if (s == NULL) {
@@ -140,9 +138,9 @@ int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t 
     return 0;
 }
 
-int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t n,
-                                      const char *key, uint64_t seq, const loams__gseg_stats *st,
-                                      int64_t created_us, loams__cerr *e)
+int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t n, const char *key,
+                                      uint64_t seq, const loams__gseg_stats *st, int64_t created_us,
+                                      loams__cerr *e)
 {
     if (n == 0 || first + n > m->n_segs) {
         return loams__cerr_set(e, -EINVAL, "no segments to replace");
@@ -165,8 +163,7 @@ int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t 
     if (keep) {
         m->segs[first] = (loams__gmanifest_seg){k, seq, *st, created_us};
     }
-    memmove(&m->segs[first + keep], &m->segs[first + n],
-            (m->n_segs - first - n) * sizeof *m->segs);
+    memmove(&m->segs[first + keep], &m->segs[first + n], (m->n_segs - first - n) * sizeof *m->segs);
     m->n_segs -= n - keep;
     return 0;
 }
@@ -207,15 +204,15 @@ int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams__ce
     return 0;
 }
 
-int loams__gmanifest_key(char *buf, size_t size, const char *ns, const char *name,
-                         const char *dir, uint64_t seq, const char *suffix)
+int loams__gmanifest_key(char *buf, size_t size, const char *ns, const char *name, const char *dir,
+                         uint64_t seq, const char *suffix)
 {
     uint64_t rnd;
     if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
         return -EIO;
     }
-    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq,
-                     rnd, suffix);
+    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq, rnd,
+                     suffix);
     if (n < 0 || (size_t)n >= size) {
         return -ENAMETOOLONG;
     }

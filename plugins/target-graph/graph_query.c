@@ -501,7 +501,8 @@ static int bfs_run(const loams__gview *v, const loams__gquery *q, bfs *s, const 
             const char *a = (const char *)s->l.arena.data;
             for (size_t j = 0; j < s->l.n; j++) {
                 const loams__gedge *g = &s->l.v[j];
-                if (loams__gkeymap_put(s->seen, a + g->other_off, g->other_len, &idx, &found) != 0) {
+                if (loams__gkeymap_put(s->seen, a + g->other_off, g->other_len, &idx, &found) !=
+                    0) {
                     return loams__cerr_set(e, -ENOMEM, "out of memory in a graph traversal");
                 }
                 if (found) {
@@ -648,8 +649,8 @@ static int run_khop(const loams__gview *v, const loams__gquery *q, loams__bbuf *
     J(loams__gjson_string(b, q->id, q->id_len));
     J(loams__gjson_raw(b, ",\"direction\":"));
     J(loams__gjson_cstr(b, dir_name(q->dirs)));
-    snprintf(tmp, sizeof tmp, ",\"depth\":%ld,\"count\":%zu,\"truncated\":%s,\"nodes\":[",
-             q->depth, total, shown < total ? "true" : "false");
+    snprintf(tmp, sizeof tmp, ",\"depth\":%ld,\"count\":%zu,\"truncated\":%s,\"nodes\":[", q->depth,
+             total, shown < total ? "true" : "false");
     J(loams__gjson_raw(b, tmp));
     for (size_t i = 0; i < shown; i++) {
         J(i > 0 ? loams__gjson_raw(b, ",") : 0);
@@ -683,9 +684,15 @@ static int run_scan(const loams__gview *v, const loams__gquery *q, loams__bbuf *
     }
     loams__grec after = {0};
     if (q->has_after) {
-        after = (loams__grec){q->after[0], q->after_len[0], q->edges ? q->after[1] : "",
-                              q->edges ? q->after_len[1] : 0, q->edges ? q->after[2] : "",
-                              q->edges ? q->after_len[2] : 0, 0, NULL, 0};
+        after = (loams__grec){q->after[0],
+                              q->after_len[0],
+                              q->edges ? q->after[1] : "",
+                              q->edges ? q->after_len[1] : 0,
+                              q->edges ? q->after[2] : "",
+                              q->edges ? q->after_len[2] : 0,
+                              0,
+                              NULL,
+                              0};
     }
     J(loams__gjson_raw(b, q->edges ? ",\"edges\":[" : ",\"nodes\":["));
     long n = 0;

@@ -165,8 +165,8 @@ static int edge_cmp(const void *a, const void *b)
 }
 
 int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, unsigned dirs,
-                           const char *type, size_t type_len, int with_props,
-                           loams__gedges *out, loams__cerr *e)
+                           const char *type, size_t type_len, int with_props, loams__gedges *out,
+                           loams__cerr *e)
 {
     out->n = 0;
     out->arena.len = 0;

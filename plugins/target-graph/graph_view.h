@@ -75,8 +75,8 @@ void loams__gedges_free(loams__gedges *l);
  * leaves properties out (props_len 0).  The list is emptied first.
  * Errors: -ENOMEM, the readers'. */
 int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, unsigned dirs,
-                           const char *type, size_t type_len, int with_props,
-                           loams__gedges *out, loams__cerr *e);
+                           const char *type, size_t type_len, int with_props, loams__gedges *out,
+                           loams__cerr *e);
 
 /* A merge cursor over the newest version of every key of one table. */
 typedef struct loams__gmerge loams__gmerge;

@@ -36,3 +36,21 @@ tests_unit_test_target_graph_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAG
 tests_unit_test_target_graph_LDADD = core/libloams-core.la $(CHECK_LIBS) $(CJSON_LIBS)
 tests_unit_test_target_graph_DEPENDENCIES = core/libloams-core.la \
 	plugins/target-graph/target-graph.la plugins/store-fs/store-fs.la
+
+# unit tests of the pure modules
+check_PROGRAMS += tests/unit/test_graph_segment
+TESTS += tests/unit/test_graph_segment
+tests_unit_test_graph_segment_SOURCES = tests/unit/test_graph_segment.c
+tests_unit_test_graph_segment_CFLAGS = $(GRAPH_CFLAGS) $(CHECK_CFLAGS) \
+	-I$(top_srcdir)/plugins/target-graph
+tests_unit_test_graph_segment_LDADD = plugins/target-graph/libgraph.la $(CHECK_LIBS)
+
+# benchmark (prints figures and the SQLite reference; not a test)
+noinst_PROGRAMS += tests/bench/bench-graph
+tests_bench_bench_graph_SOURCES = tests/bench/bench-graph.c $(LOAMS_PLUGIN_TEST_SOURCES)
+tests_bench_bench_graph_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
+tests_bench_bench_graph_LDADD = core/libloams-core.la $(SQLITE_LIBS)
+
+# the failpoint crash suite against a graph fed by lua/examples/graph_fanout.lua
+TESTS += tests/integration/link-graph-exactly-once.sh
+EXTRA_DIST += tests/integration/link-graph-exactly-once.sh

@@ -123,8 +123,8 @@ static int parse_index(loams__gseg_reader *r, table_index *t, const unsigned cha
             b->length > t->end - expect) {
             return corrupt(r, e, "a block lies outside its table");
         }
-        if (i > 0 && loams__gbytes_cmp(t->blocks[i - 1].first, t->blocks[i - 1].first_len,
-                                       b->first, b->first_len) > 0) {
+        if (i > 0 && loams__gbytes_cmp(t->blocks[i - 1].first, t->blocks[i - 1].first_len, b->first,
+                                       b->first_len) > 0) {
             return corrupt(r, e, "a block index is not in key order");
         }
         expect += b->length;
@@ -233,7 +233,8 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
         off[kind] = loams__le64_get(d + 8);
         len[kind] = loams__le64_get(d + 16);
         crc[kind] = loams__le32_get(d + 24);
-        if (off[kind] < LOAMS__GSEG_HEADER_BYTES || off[kind] > doff || len[kind] > doff - off[kind]) {
+        if (off[kind] < LOAMS__GSEG_HEADER_BYTES || off[kind] > doff ||
+            len[kind] > doff - off[kind]) {
             rc = corrupt(r, e, "a section lies outside the object");
             goto fail;
         }
@@ -486,8 +487,7 @@ int loams__gseg_cursor_open(loams__gseg_reader *r, loams__gtable table, const ch
     if (from != NULL) {
         if ((c->from_copy = malloc(from_len ? from_len : 1)) == NULL) {
             free(c);
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading graph segment %s",
-                                   r->name);
+            return loams__cerr_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
         }
         if (from_len) {
             memcpy(c->from_copy, from, from_len);

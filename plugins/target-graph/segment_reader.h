@@ -25,8 +25,7 @@
 
 /* Reads exactly len bytes at off of the segment into dst.  Returns 0 or a
  * status with the message in e (a short object is LOAMS_ECORRUPT). */
-typedef int (*loams__gseg_read_fn)(void *ud, uint64_t off, uint64_t len, void *dst,
-                                   loams__cerr *e);
+typedef int (*loams__gseg_read_fn)(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e);
 
 typedef struct loams__gseg_reader loams__gseg_reader;
 typedef struct loams__gseg_cursor loams__gseg_cursor;

@@ -16,12 +16,12 @@
 #include "crc32c.h"
 
 typedef struct table_state {
-    loams__bbuf index;  /* per-block entries (without the 16-byte head) */
+    loams__bbuf index; /* per-block entries (without the 16-byte head) */
     uint32_t blocks;
     uint64_t records;
-    uint64_t offset;    /* first byte of the table's blocks */
+    uint64_t offset; /* first byte of the table's blocks */
     uint64_t length;
-    uint32_t crc;       /* CRC-32C over all the table's blocks */
+    uint32_t crc; /* CRC-32C over all the table's blocks */
 } table_state;
 
 struct loams__gseg_writer {
@@ -141,9 +141,8 @@ static int switch_table(loams__gseg_writer *w, int to, loams__cerr *e)
 static int check_limits(loams__gtable table, const loams__grec *r, loams__cerr *e)
 {
     if (r->k1len == 0 || r->k1len > LOAMS__GRAPH_ID_MAX ||
-        (table != LOAMS__GT_NODES &&
-         (r->k3len == 0 || r->k3len > LOAMS__GRAPH_ID_MAX || r->k2len == 0 ||
-          r->k2len > LOAMS__GRAPH_TYPE_MAX)) ||
+        (table != LOAMS__GT_NODES && (r->k3len == 0 || r->k3len > LOAMS__GRAPH_ID_MAX ||
+                                      r->k2len == 0 || r->k2len > LOAMS__GRAPH_TYPE_MAX)) ||
         (table == LOAMS__GT_NODES && r->k2len > LOAMS__GRAPH_TYPE_MAX)) {
         return loams__cerr_set(e, LOAMS_EINPUT,
                                "a graph record has an empty or too long id, type or label (ids "

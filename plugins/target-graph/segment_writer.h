@@ -29,7 +29,7 @@ typedef struct loams__gseg_stats {
     uint64_t node_tombstones; /* deleted node records */
     uint64_t edges;           /* live edge records (each counted once) */
     uint64_t edge_tombstones;
-    uint64_t bytes;           /* size of the finished segment */
+    uint64_t bytes; /* size of the finished segment */
 } loams__gseg_stats;
 
 /* Starts a segment: writes the header to the sink.  block_bytes is the

@@ -104,12 +104,12 @@ typedef struct graph {
     staged *ev;
     size_t ev_cap;
     loams__bbuf arena;
-    loams__bbuf props; /* one row's properties */
-    loams__bbuf key;   /* one edge key */
+    loams__bbuf props;   /* one row's properties */
+    loams__bbuf key;     /* one edge key */
     unsigned char *kind; /* per row of a batch */
     size_t *poff, *plen; /* per row: its properties in bprops */
     size_t kind_cap;
-    loams__bbuf bprops; /* the properties of a batch's rows */
+    loams__bbuf bprops;     /* the properties of a batch's rows */
     loams__gkeymap *failed; /* origins of records whose rows failed */
 
     cached **cache;
@@ -155,9 +155,15 @@ static int parse_size(graph *g, const char *name, uint64_t min, uint64_t max, ui
     static const struct {
         const char *unit;
         double mult;
-    } units[] = {{"", 1},         {"b", 1},           {"kb", 1e3},
-                 {"mb", 1e6},     {"gb", 1e9},        {"tb", 1e12},
-                 {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0},
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"kb", 1e3},
+                 {"mb", 1e6},
+                 {"gb", 1e9},
+                 {"tb", 1e12},
+                 {"kib", 1024.0},
+                 {"mib", 1048576.0},
+                 {"gib", 1073741824.0},
                  {"tib", 1099511627776.0}};
     const char *v = host->option(g->ctx, name);
     char *end;
@@ -188,8 +194,7 @@ static int load_options(graph *g)
     if ((rc = parse_size(g, "block_size", 1024, 16u << 20, &g->o.block_size)) != 0 ||
         (rc = parse_long(g, "cache_blocks", 0, 65536, &g->o.cache_blocks)) != 0 ||
         (rc = parse_long(g, "cached_segments", 1, 1000000, &g->o.cached_segments)) != 0 ||
-        (rc = parse_long(g, "compact_min_segments", 2, 1000000, &g->o.compact_min_segments)) !=
-            0 ||
+        (rc = parse_long(g, "compact_min_segments", 2, 1000000, &g->o.compact_min_segments)) != 0 ||
         (rc = parse_size(g, "max_compact_bytes", 1, UINT64_MAX / 2, &g->o.max_compact_bytes)) !=
             0) {
         return rc;
@@ -291,8 +296,8 @@ static int seg_open(graph *g, const loams__gmanifest_seg *s, loams__gseg_reader 
     }
     k->owner = g;
     k->size = s->stats.bytes;
-    int rc = loams__gseg_reader_open(s->key, s->stats.bytes, seg_read, k,
-                                     (size_t)g->o.cache_blocks, &k->r, &g->err);
+    int rc = loams__gseg_reader_open(s->key, s->stats.bytes, seg_read, k, (size_t)g->o.cache_blocks,
+                                     &k->r, &g->err);
     if (rc != 0) {
         cached_free(k);
         return rc;
@@ -381,7 +386,7 @@ static const char *cell_id(const loams_value *v, char *num, size_t *len, const c
 
 static const char *type_name(uint32_t t)
 {
-    static const char *names[] = {"NULL", "BOOL",      "INT64", "FLOAT64", "STRING",
+    static const char *names[] = {"NULL",  "BOOL",      "INT64", "FLOAT64", "STRING",
                                   "BYTES", "TIMESTAMP", "JSON",  "VECTOR",  "LIST"};
     return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
@@ -417,8 +422,8 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
     char num[32];
     size_t len;
     const char *reason;
-    int has_edge = src.type != LOAMS_T_NULL || dst.type != LOAMS_T_NULL ||
-                   type.type != LOAMS_T_NULL;
+    int has_edge =
+        src.type != LOAMS_T_NULL || dst.type != LOAMS_T_NULL || type.type != LOAMS_T_NULL;
     if (del.type != LOAMS_T_NULL && del.type != LOAMS_T_BOOL) {
         snprintf(why, whylen, "graph %s: _deleted must be true or false, not %s", g->full,
                  type_name(del.type));
@@ -441,8 +446,8 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
             (label.type != LOAMS_T_STRING || label.u.s.len > LOAMS__GRAPH_TYPE_MAX ||
              !loams__gjson_valid_text(label.u.s.ptr, label.u.s.len))) {
             snprintf(why, whylen,
-                     "graph %s: _label must be UTF-8 text of at most 256 bytes (it is %s)",
-                     g->full, type_name(label.type));
+                     "graph %s: _label must be UTF-8 text of at most 256 bytes (it is %s)", g->full,
+                     type_name(label.type));
             return 1;
         }
         *kind = ROW_NODE;
@@ -470,12 +475,12 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
         return 1;
     }
     if (cell_id(&dst, num, &len, &reason) == NULL) {
-        snprintf(why, whylen, "graph %s: the edge destination _dst %s (it is %s)", g->full,
-                 reason, type_name(dst.type));
+        snprintf(why, whylen, "graph %s: the edge destination _dst %s (it is %s)", g->full, reason,
+                 type_name(dst.type));
         return 1;
     }
-    if (type.type != LOAMS_T_STRING || type.u.s.len == 0 ||
-        type.u.s.len > LOAMS__GRAPH_TYPE_MAX || !loams__gjson_valid_text(type.u.s.ptr, type.u.s.len)) {
+    if (type.type != LOAMS_T_STRING || type.u.s.len == 0 || type.u.s.len > LOAMS__GRAPH_TYPE_MAX ||
+        !loams__gjson_valid_text(type.u.s.ptr, type.u.s.len)) {
         snprintf(why, whylen,
                  "graph %s: the edge type _type must be non-empty UTF-8 text of at most 256 "
                  "bytes (it is %s)",
@@ -494,8 +499,7 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
 }
 
 /* The row's properties as a JSON object into g->props (empty: none). */
-static int row_props(graph *g, loams_batch *b, size_t row, const cols *c, char *why,
-                     size_t whylen)
+static int row_props(graph *g, loams_batch *b, size_t row, const cols *c, char *why, size_t whylen)
 {
     g->props.len = 0;
     size_t shown = 0;
@@ -803,8 +807,8 @@ static int seg_begin(graph *g, const char *key, loams_keylist *written, sink_ctx
     }
     s->key = key;
     if ((rc = host->store_writer_open(g->store, key, &s->w)) != 0) {
-        return loams__cerr_set(&g->err, rc, "graph %s: cannot create segment %s (%s)", g->full,
-                               key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams__cerr_set(&g->err, rc, "graph %s: cannot create segment %s (%s)", g->full, key,
+                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     if ((rc = loams__gseg_writer_open(store_sink, s, (size_t)g->o.block_size, w, &g->err)) != 0) {
         host->store_writer_abort(s->w);
@@ -828,8 +832,8 @@ static int seg_end(graph *g, sink_ctx *s, loams__gseg_writer *w, int rc, loams__
     }
     rc = host->store_writer_commit(s->w);
     if (rc != 0) {
-        return loams__cerr_set(&g->err, rc, "graph %s: publishing segment %s failed (%s)",
-                               g->full, s->key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams__cerr_set(&g->err, rc, "graph %s: publishing segment %s failed (%s)", g->full,
+                               s->key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     return 0;
 }
@@ -1077,8 +1081,8 @@ static int compact(graph *g, const loams__gmanifest *m, size_t k, const char *ke
                 rc = loams__gseg_writer_add(w, (loams__gtable)t, &r, &g->err);
             }
             if ((n & 4095) == 4095 && host->cancelled(g->ctx)) {
-                rc = loams__cerr_set(&g->err, LOAMS_ECANCELLED,
-                                     "graph %s: compaction cancelled", g->full);
+                rc = loams__cerr_set(&g->err, LOAMS_ECANCELLED, "graph %s: compaction cancelled",
+                                     g->full);
             }
         }
         loams__gmerge_free(mg);
@@ -1179,8 +1183,8 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
         return LOAMS_EUNSUPPORTED;
     }
     if (spec->ns == NULL || spec->name == NULL || spec->ns[0] == '\0' || spec->name[0] == '\0' ||
-        strchr(spec->ns, '/') != NULL || strchr(spec->name, '/') != NULL ||
-        strlen(spec->ns) > 63 || strlen(spec->name) > 63) {
+        strchr(spec->ns, '/') != NULL || strchr(spec->name, '/') != NULL || strlen(spec->ns) > 63 ||
+        strlen(spec->name) > 63) {
         host->set_error(ctx, "target-graph: the graph needs a namespace and a name (1 to 63 "
                              "characters, no '/')");
         return -EINVAL;

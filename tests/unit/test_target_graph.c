@@ -327,12 +327,12 @@ START_TEST(rows_that_are_not_nodes_or_edges_fail_with_their_whole_record)
     tgt_resume(&t);
     row rows[] = {
         {.node = "ok", .offset = 0},
-        {.name = "neither", .offset = 1},                        /* neither node nor edge */
-        {.node = "x", .offset = 2},                              /* sibling of a bad row */
-        {.src = "x", .type = "T", .offset = 2},                  /* no _dst */
+        {.name = "neither", .offset = 1},                                /* neither node nor edge */
+        {.node = "x", .offset = 2},                                      /* sibling of a bad row */
+        {.src = "x", .type = "T", .offset = 2},                          /* no _dst */
         {.node = "y", .src = "y", .type = "T", .dst = "z", .offset = 3}, /* both */
-        {.src = "p", .type = "", .dst = "q", .offset = 4},       /* empty type */
-        {.node = "", .offset = 5},                               /* empty id */
+        {.src = "p", .type = "", .dst = "q", .offset = 4},               /* empty type */
+        {.node = "", .offset = 5},                                       /* empty id */
         {.src = "s", .type = "T", .dst = "d", .label = "L", .offset = 6},
         {.src = "ok", .type = "T", .dst = "fine", .offset = 7},
     };
@@ -343,12 +343,9 @@ START_TEST(rows_that_are_not_nodes_or_edges_fail_with_their_whole_record)
     static const struct {
         size_t row;
         const char *needle;
-    } want[] = {{1, "neither a node nor an edge"},
-                {3, "_dst is missing"},
-                {4, "not both"},
-                {5, "_type must be non-empty"},
-                {6, "_node is empty"},
-                {7, "_label is for nodes"}};
+    } want[] = {
+        {1, "neither a node nor an edge"}, {3, "_dst is missing"}, {4, "not both"},
+        {5, "_type must be non-empty"},    {6, "_node is empty"},  {7, "_label is for nodes"}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int status;
         const char *msg = NULL;
@@ -511,8 +508,8 @@ END_TEST
 #define NTYPES 3
 
 typedef struct model {
-    int node[NIDS];                     /* 0 absent, else version */
-    int edge[NIDS][NTYPES][NIDS];       /* 0 absent, else version */
+    int node[NIDS];               /* 0 absent, else version */
+    int edge[NIDS][NTYPES][NIDS]; /* 0 absent, else version */
 } model;
 
 static const char *types[NTYPES] = {"A", "B", "C"};
@@ -590,8 +587,8 @@ static char *scan_all(tgt *t)
 
 START_TEST(random_history_matches_the_model_and_compaction_keeps_every_answer)
 {
-    loams_option_kv opts[] = {{"block_size", "1KiB"}, {"compact_min_segments", "2"},
-                              {"cache_blocks", "4"}};
+    loams_option_kv opts[] = {
+        {"block_size", "1KiB"}, {"compact_min_segments", "2"}, {"cache_blocks", "4"}};
     tgt t;
     tgt_open(&t, opts, 3);
     tgt_resume(&t);
@@ -648,8 +645,9 @@ START_TEST(random_history_matches_the_model_and_compaction_keeps_every_answer)
     char *paths_before[NIDS];
     for (int i = 0; i < NIDS; i++) {
         char req[128];
-        snprintf(req, sizeof req, "{\"op\":\"khop\",\"id\":\"v%02d\",\"depth\":3,\"direction\":"
-                                  "\"both\"}",
+        snprintf(req, sizeof req,
+                 "{\"op\":\"khop\",\"id\":\"v%02d\",\"depth\":3,\"direction\":"
+                 "\"both\"}",
                  i);
         cJSON *a = query(&t, req);
         paths_before[i] = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "nodes"));
@@ -688,8 +686,9 @@ START_TEST(random_history_matches_the_model_and_compaction_keeps_every_answer)
     check_against(&t, &m);
     for (int i = 0; i < NIDS; i++) {
         char req[128];
-        snprintf(req, sizeof req, "{\"op\":\"khop\",\"id\":\"v%02d\",\"depth\":3,\"direction\":"
-                                  "\"both\"}",
+        snprintf(req, sizeof req,
+                 "{\"op\":\"khop\",\"id\":\"v%02d\",\"depth\":3,\"direction\":"
+                 "\"both\"}",
                  i);
         cJSON *a = query(&t, req);
         char *now = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "nodes"));
