@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <loams/status.h>
 
@@ -56,6 +57,21 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
     return n;
 }
 
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Non-zero when one of the 8 bytes of w needs more than a copy: '"', '\\',
+ * a control byte (< 0x20) or a byte >= 0x80 (UTF-8 to check).  Exact for
+ * each byte: the zero-byte tests are masked with ~w, and bytes >= 0x80 are
+ * flagged by their own high bit. */
+static inline uint64_t needs_care(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"');
+    uint64_t bs = w ^ (ONES * '\\');
+    uint64_t t = ((q - ONES) & ~q) | ((bs - ONES) & ~bs) | (w - ONES * 0x20);
+    return ((t & ~w) | w) & HIGHS;
+}
+
 int loams__json_string(loams__bbuf *b, const char *s, size_t len)
 {
     /* worst case: every byte becomes \u00XX or \ufffd (6 bytes) */
@@ -67,6 +83,20 @@ int loams__json_string(loams__bbuf *b, const char *s, size_t len)
     const unsigned char *end = p + len;
     *o++ = '"';
     while (p < end) {
+        /* plain ASCII, 8 bytes at a time */
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (needs_care(w)) {
+                break;
+            }
+            memcpy(o, p, 8);
+            o += 8;
+            p += 8;
+        }
+        if (p == end) {
+            break;
+        }
         unsigned char c = *p;
         if (c < 0x80) {
             unsigned char x = esc[c];

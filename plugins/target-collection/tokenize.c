@@ -163,6 +163,28 @@ int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len)
     const unsigned char *p = t->p;
     const unsigned char *end = t->end;
     for (;;) {
+        /* Skip ASCII separators fast, then the general case. */
+        while (p < end && *p < 0x80 && ascii_word[*p] == 0) {
+            p++;
+        }
+        /* Fast path: a token of lowercase ASCII letters and digits that
+         * ends at an ASCII separator or at the end is its own lowercase
+         * form: return it in place, without a copy. */
+        const unsigned char *q = p;
+        while (q < end && *q < 0x80 && ascii_word[*q] == *q) {
+            q++;
+        }
+        if (q > p && (q == end || (*q < 0x80 && ascii_word[*q] == 0))) {
+            size_t n = (size_t)(q - p);
+            if (n >= t->min_bytes && n <= t->max_bytes) {
+                t->p = q;
+                *tok = (const char *)p;
+                *len = n;
+                return 1;
+            }
+            p = q; /* dropped for its length */
+            continue;
+        }
         /* Skip separators. */
         for (;;) {
             if (p >= end) {

@@ -66,8 +66,9 @@ int loams__tok_opts_check(const loams__tok_opts *o);
 void loams__tok_init(loams__tokenizer *t, const loams__tok_opts *o, const char *text, size_t len);
 
 /* The next token: returns 1 and sets *tok and *len to the lowercased token
- * (pointing into the iterator, valid until the next call), or returns 0 at
- * the end of the text. */
+ * (pointing into the iterator or, when the text already holds it in
+ * lowercase, into the text; valid until the next call), or returns 0 at the
+ * end of the text. */
 int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len);
 
 /* Lowercases one code point the way the tokenizer does (identity for code

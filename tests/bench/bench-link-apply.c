@@ -359,6 +359,8 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
     loams_link_source(&env, &src);
     loams_worker_add_source(worker, &src);
     long rss_before = status_kb("VmRSS");
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     double cpu0 = rusage_cpu_s(RUSAGE_SELF);
     double t0 = now_s();
     if (loams_worker_start(worker) != 0) {
@@ -381,6 +383,7 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
         nanosleep(&ts, NULL);
     }
     double cpu1 = rusage_cpu_s(RUSAGE_SELF);
+    getrusage(RUSAGE_SELF, &ru1);
     loams_worker_stop(worker, 10000);
     loams_worker_free(worker);
 
@@ -438,8 +441,9 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
     for (int i = 0; i < 5; i++) {
         printf(" %llu: %ld kB%s", (unsigned long long)w.hwm_at[i], w.hwm_kb[i], i < 4 ? "," : "\n");
     }
-    printf("  (VmRSS now %ld kB, of which anonymous %ld kB)\n", status_kb("VmRSS"),
-           status_kb("RssAnon"));
+    printf("  (VmRSS now %ld kB, of which anonymous %ld kB; %ld minor page faults during the "
+           "run)\n",
+           status_kb("VmRSS"), status_kb("RssAnon"), ru1.ru_minflt - ru0.ru_minflt);
     pthread_mutex_destroy(&w.mu);
     loams_node_close(node);
     return 0;

@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,69 @@ START_TEST(strings_are_escaped_and_invalid_utf8_replaced)
     v.u.s.ptr = nul;
     v.u.s.len = 3;
     ck_assert_str_eq(enc(&v), "\"a\\u0000b\"");
+}
+END_TEST
+
+/* The escaping of one byte string, one byte at a time (no fast path). */
+static void escape_reference(const unsigned char *p, size_t len, char *out)
+{
+    size_t o = 0;
+    out[o++] = '"';
+    for (size_t i = 0; i < len;) {
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+            i++;
+        } else if (c == '\n') {
+            memcpy(out + o, "\\n", 2);
+            o += 2;
+            i++;
+        } else if (c < 0x20) {
+            o += (size_t)sprintf(out + o, "\\u%04x", c);
+            i++;
+        } else if (c < 0x80) {
+            out[o++] = (char)c;
+            i++;
+        } else if (c >= 0xC2 && c <= 0xDF && i + 1 < len && (p[i + 1] & 0xC0) == 0x80) {
+            out[o++] = (char)c;
+            out[o++] = (char)p[i + 1];
+            i += 2;
+        } else {
+            memcpy(out + o, "\\ufffd", 6);
+            o += 6;
+            i++;
+        }
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
+
+START_TEST(random_strings_are_escaped_like_byte_by_byte)
+{
+    /* Plain runs longer and shorter than 8 bytes between quotes, escapes,
+     * control bytes, valid 2-byte UTF-8 and stray continuation bytes. */
+    static const char *const pieces[] = {"a", "plain text ", "0123456789abcdef", "\"", "\\",
+                                         "\n", "\x01", "\x1f", "\xc3\xa9", "\x80", "~"};
+    unsigned seed = 777;
+    for (int round = 0; round < 3000; round++) {
+        unsigned char text[600];
+        size_t len = 0;
+        int parts = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 30;
+        for (int k = 0; k < parts; k++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *piece = pieces[(seed >> 16) % (sizeof pieces / sizeof pieces[0])];
+            size_t pl = strlen(piece);
+            memcpy(text + len, piece, pl);
+            len += pl;
+        }
+        char want[4000];
+        escape_reference(text, len, want);
+        loams_value v = {.type = LOAMS_T_STRING};
+        v.u.s.ptr = (const char *)text;
+        v.u.s.len = len;
+        ck_assert_str_eq(enc(&v), want);
+    }
 }
 END_TEST
 
@@ -136,6 +200,7 @@ int main(void)
     Suite *s = suite_create("doc_encode");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, strings_are_escaped_and_invalid_utf8_replaced);
+    tcase_add_test(tc, random_strings_are_escaped_like_byte_by_byte);
     tcase_add_test(tc, base64_matches_rfc4648_vectors);
     tcase_add_test(tc, every_value_type_has_its_json_form);
     tcase_add_test(tc, a_json_value_that_does_not_parse_is_refused);

@@ -3,6 +3,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,80 @@ START_TEST(text_is_not_needed_to_be_nul_terminated)
 }
 END_TEST
 
+/* The tokens of text by the rules alone, one code point at a time (no fast
+ * path): the reference the tokenizer must match. */
+static const char *toks_reference(const loams__tok_opts *o, const unsigned char *p, size_t len)
+{
+    static char out[8192];
+    size_t n = 0, i = 0;
+    out[0] = '\0';
+    while (i < len) {
+        unsigned char tok[512];
+        size_t tl = 0;
+        int word = 0;
+        while (i < len) {
+            uint32_t cp = p[i];
+            size_t k = 1;
+            if (cp >= 0x80) { /* the test only feeds valid 2-byte sequences or ASCII */
+                cp = ((uint32_t)(p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F);
+                k = 2;
+            }
+            if (!loams__tok_is_word(cp)) {
+                i += k;
+                if (word) {
+                    break;
+                }
+                continue;
+            }
+            word = 1;
+            uint32_t f = loams__tok_fold(cp);
+            if (f < 0x80) {
+                tok[tl++] = (unsigned char)f;
+            } else {
+                tok[tl++] = (unsigned char)(0xC0 | (f >> 6));
+                tok[tl++] = (unsigned char)(0x80 | (f & 0x3F));
+            }
+            i += k;
+        }
+        if (word && tl >= o->min_bytes && tl <= o->max_bytes) {
+            if (n > 0) {
+                out[n++] = '|';
+            }
+            memcpy(out + n, tok, tl);
+            n += tl;
+            out[n] = '\0';
+        }
+    }
+    return out;
+}
+
+START_TEST(random_text_gives_the_tokens_the_rules_give)
+{
+    /* Lowercase and uppercase ASCII, digits, separators and Latin-1 letters
+     * in random mixes, so that every fast-path exit is taken. */
+    static const char *const pieces[] = {"a", "z", "Q", "7", " ", ",", "-", "\xc3\xa9",
+                                         "\xc3\x89", "\xc3\x97", "word", "Word", "x9"};
+    unsigned seed = 12345;
+    loams__tok_opts opts[] = {{1, 64}, {2, 5}, {3, 3}};
+    for (int round = 0; round < 3000; round++) {
+        unsigned char text[400];
+        size_t len = 0;
+        int parts = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 40;
+        for (int k = 0; k < parts; k++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *piece = pieces[(seed >> 16) % (sizeof pieces / sizeof pieces[0])];
+            size_t pl = strlen(piece);
+            memcpy(text + len, piece, pl);
+            len += pl;
+        }
+        const loams__tok_opts *o = &opts[round % 3];
+        char want[8192];
+        snprintf(want, sizeof want, "%s", toks_reference(o, text, len));
+        ck_assert_str_eq(toks(o, (const char *)text, len), want);
+    }
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     loams__tok_opts zero = {0, 10};
@@ -136,6 +211,7 @@ int main(void)
     tcase_add_test(tc, invalid_utf8_bytes_are_separators);
     tcase_add_test(tc, tokens_outside_the_length_limits_are_dropped);
     tcase_add_test(tc, text_is_not_needed_to_be_nul_terminated);
+    tcase_add_test(tc, random_text_gives_the_tokens_the_rules_give);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, default_limit_drops_a_long_blob);
     suite_add_tcase(s, tc);
