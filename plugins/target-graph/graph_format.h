@@ -6,7 +6,8 @@
  *
  *   header    16 bytes   "LOAMSGSG", u32 version (1), u32 reserved (0)
  *   sections  NODE_BLOCKS, OUT_BLOCKS, IN_BLOCKS (streamed while records
- *             arrive), then NODE_INDEX, OUT_INDEX, IN_INDEX, META
+ *             arrive), then NODE_INDEX, OUT_INDEX, IN_INDEX, META,
+ *             NODE_BLOOM, OUT_BLOOM, IN_BLOOM
  *   directory u32 count, then count x 32-byte entries:
  *             u32 kind, u32 0, u64 offset, u64 length, u32 crc32c, u32 0
  *   footer    32 bytes   u64 dir_offset, u64 dir_length, u32 dir_crc32c,
@@ -17,6 +18,11 @@
  * by key; its index section holds: u32 blocks, u32 0, u64 records, then per
  * block u64 offset (in the file), u32 length, u32 crc32c (of the block),
  * u32 records, varint first-key length, first key (the first record's k1).
+ *
+ * A table's Bloom filter (over its distinct k1) is: u32 hashes, u32 0,
+ * u64 bits, then ceil(bits / 8) bytes; bit i of the filter is byte i / 8,
+ * bit i % 8.  Key k sets bits (h1 + j * h2) mod bits for j < hashes, where
+ * h = loams__pk_hash(k), h1 = h mod 2^32, h2 = (h >> 32) | 1.
  *
  * A record: varint k1 length, k1, varint k2 length, k2, varint k3 length,
  * k3, u8 flags, varint properties length, properties (JSON object text, or
@@ -49,8 +55,16 @@ enum {
     LOAMS__GSEC_NODE_INDEX = 4,
     LOAMS__GSEC_OUT_INDEX = 5,
     LOAMS__GSEC_IN_INDEX = 6,
-    LOAMS__GSEC_META = 7
+    LOAMS__GSEC_META = 7,
+    LOAMS__GSEC_NODE_BLOOM = 8,
+    LOAMS__GSEC_OUT_BLOOM = 9,
+    LOAMS__GSEC_IN_BLOOM = 10
 };
+#define LOAMS__GSEC_COUNT 10
+
+/* Bloom filters: bits per distinct k1 and hashes (about 1% false hits). */
+#define LOAMS__GBLOOM_BITS_PER_KEY 10u
+#define LOAMS__GBLOOM_HASHES 7u
 
 /* The three tables of a segment. */
 typedef enum loams__gtable {

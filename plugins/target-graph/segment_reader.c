@@ -15,6 +15,7 @@
 
 #include "byte_buffer.h"
 #include "crc32c.h"
+#include "split_format.h" /* loams__pk_hash */
 
 typedef struct block_ref {
     uint64_t offset;
@@ -30,7 +31,11 @@ typedef struct table_index {
     block_ref *blocks;
     uint32_t n;
     uint64_t records;
-    uint64_t start, end; /* the table's block section */
+    uint64_t start, end;  /* the table's block section */
+    unsigned char *bloom; /* the Bloom filter section (owned) */
+    const unsigned char *bloom_bits;
+    uint64_t bloom_nbits;
+    uint32_t bloom_hashes;
 } table_index;
 
 typedef struct cache_slot {
@@ -52,6 +57,7 @@ struct loams__gseg_reader {
     unsigned char *scratch; /* one block when there is no cache */
     size_t scratch_cap;
     uint64_t bytes_read;
+    uint64_t bloom_skips;
 };
 
 struct loams__gseg_cursor {
@@ -219,13 +225,13 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
         rc = corrupt(r, e, "its directory has a wrong size");
         goto fail;
     }
-    uint64_t off[8] = {0}, len[8] = {0};
-    uint32_t crc[8] = {0};
-    int seen[8] = {0};
+    uint64_t off[LOAMS__GSEC_COUNT + 1] = {0}, len[LOAMS__GSEC_COUNT + 1] = {0};
+    uint32_t crc[LOAMS__GSEC_COUNT + 1] = {0};
+    int seen[LOAMS__GSEC_COUNT + 1] = {0};
     for (uint32_t i = 0; i < count; i++) {
         const unsigned char *d = dir + 4 + (size_t)i * LOAMS__GSEG_DIRENT_BYTES;
         uint32_t kind = loams__le32_get(d);
-        if (kind < 1 || kind > 7 || seen[kind]) {
+        if (kind < 1 || kind > LOAMS__GSEC_COUNT || seen[kind]) {
             rc = corrupt(r, e, "its directory names an unknown or repeated section");
             goto fail;
         }
@@ -239,7 +245,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
             goto fail;
         }
     }
-    for (int k = 1; k <= 7; k++) {
+    for (int k = 1; k <= LOAMS__GSEC_COUNT; k++) {
         if (!seen[k]) {
             rc = corrupt(r, e, "a section is missing");
             goto fail;
@@ -267,6 +273,33 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
         r->t[t].raw = sec;
         sec = NULL;
         if ((rc = parse_index(r, &r->t[t], r->t[t].raw, len[LOAMS__GSEC_NODE_INDEX + t], e)) != 0) {
+            goto fail;
+        }
+    }
+    for (int t = 0; t < LOAMS__GT_COUNT; t++) {
+        int bk = LOAMS__GSEC_NODE_BLOOM + t;
+        table_index *ti = &r->t[t];
+        if (len[bk] < 16 || len[bk] > (256u << 20)) {
+            rc = corrupt(r, e, "a Bloom filter has an implausible size");
+            goto fail;
+        }
+        if ((ti->bloom = malloc(len[bk])) == NULL) {
+            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
+            goto fail;
+        }
+        if ((rc = read_at(r, off[bk], len[bk], ti->bloom, e)) != 0) {
+            goto fail;
+        }
+        if (loams__crc32c(0, ti->bloom, len[bk]) != crc[bk]) {
+            rc = corrupt(r, e, "a Bloom filter fails its checksum");
+            goto fail;
+        }
+        ti->bloom_hashes = loams__le32_get(ti->bloom);
+        ti->bloom_nbits = loams__le64_get(ti->bloom + 8);
+        ti->bloom_bits = ti->bloom + 16;
+        if (ti->bloom_hashes == 0 || ti->bloom_hashes > 32 || ti->bloom_nbits == 0 ||
+            ti->bloom_nbits % 8 != 0 || ti->bloom_nbits / 8 != len[bk] - 16) {
+            rc = corrupt(r, e, "a Bloom filter header does not match its size");
             goto fail;
         }
     }
@@ -319,6 +352,7 @@ void loams__gseg_reader_free(loams__gseg_reader *r)
     for (int t = 0; t < LOAMS__GT_COUNT; t++) {
         free(r->t[t].raw);
         free(r->t[t].blocks);
+        free(r->t[t].bloom);
     }
     for (size_t i = 0; i < r->n_slots; i++) {
         free(r->slots[i].data);
@@ -337,6 +371,25 @@ void loams__gseg_reader_stats(const loams__gseg_reader *r, loams__gseg_stats *ou
 uint64_t loams__gseg_reader_bytes_read(const loams__gseg_reader *r)
 {
     return r->bytes_read;
+}
+
+uint64_t loams__gseg_reader_bloom_skips(const loams__gseg_reader *r)
+{
+    return r->bloom_skips;
+}
+
+/* 0 when the table surely holds no record with k1 == key. */
+static int bloom_may_hold(const table_index *ti, const char *key, size_t len)
+{
+    uint64_t h = loams__pk_hash(key, len);
+    uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32) | 1u;
+    for (uint32_t j = 0; j < ti->bloom_hashes; j++) {
+        uint64_t bit = ((uint64_t)h1 + (uint64_t)j * h2) % ti->bloom_nbits;
+        if (!(ti->bloom_bits[bit / 8] & (1u << (bit % 8)))) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Reads block b of table t into *buf (grown as needed) and checks it. */
@@ -444,6 +497,10 @@ int loams__gseg_lookup(loams__gseg_reader *r, loams__gtable table, const char *k
                        loams__gseg_visit visit, void *ud, loams__cerr *e)
 {
     const table_index *ti = &r->t[table];
+    if (!bloom_may_hold(ti, key, len)) {
+        r->bloom_skips++;
+        return 0;
+    }
     for (uint32_t b = first_block(ti, key, len); b < ti->n; b++) {
         if (loams__gbytes_cmp(ti->blocks[b].first, ti->blocks[b].first_len, key, len) > 0) {
             return 0;

@@ -44,6 +44,10 @@ void loams__gseg_reader_stats(const loams__gseg_reader *r, loams__gseg_stats *ou
 /* Bytes of blocks read from the object since open (cache misses). */
 uint64_t loams__gseg_reader_bytes_read(const loams__gseg_reader *r);
 
+/* Lookups answered by a table's Bloom filter alone (the key is surely
+ * absent, no block read) since open. */
+uint64_t loams__gseg_reader_bloom_skips(const loams__gseg_reader *r);
+
 /* Called for each record found; the record's pointers are valid during the
  * call only.  Return 0 to go on, 1 to stop (not an error), or a negative
  * status (returned by the lookup as is). */

@@ -14,6 +14,7 @@
 
 #include "byte_buffer.h"
 #include "crc32c.h"
+#include "split_format.h" /* loams__pk_hash */
 
 typedef struct table_state {
     loams__bbuf index; /* per-block entries (without the 16-byte head) */
@@ -21,7 +22,9 @@ typedef struct table_state {
     uint64_t records;
     uint64_t offset; /* first byte of the table's blocks */
     uint64_t length;
-    uint32_t crc; /* CRC-32C over all the table's blocks */
+    uint32_t crc;     /* CRC-32C over all the table's blocks */
+    uint64_t *hashes; /* hash of each distinct k1, for the Bloom filter */
+    size_t n_hashes, cap_hashes;
 } table_state;
 
 struct loams__gseg_writer {
@@ -186,6 +189,21 @@ int loams__gseg_writer_add(loams__gseg_writer *w, loams__gtable table, const loa
                                    (int)(prev.k1len > 200 ? 200 : prev.k1len), prev.k1);
         }
     }
+    int new_k1 = !w->has_last ||
+                 loams__gbytes_cmp((const char *)w->last.data, w->last_k1, r->k1, r->k1len) != 0;
+    if (new_k1) {
+        table_state *t = &w->t[table];
+        if (t->n_hashes == t->cap_hashes) {
+            size_t nc = t->cap_hashes ? t->cap_hashes * 2 : 1024;
+            uint64_t *h = realloc(t->hashes, nc * sizeof *h);
+            if (h == NULL) {
+                return loams__cerr_set(e, -ENOMEM, "out of memory writing a graph segment");
+            }
+            t->hashes = h;
+            t->cap_hashes = nc;
+        }
+        t->hashes[t->n_hashes++] = loams__pk_hash(r->k1, r->k1len);
+    }
     w->last.len = 0;
     if (loams__bbuf_append(&w->last, r->k1, r->k1len) != 0 ||
         loams__bbuf_append(&w->last, r->k2, r->k2len) != 0 ||
@@ -265,7 +283,7 @@ int loams__gseg_writer_finish(loams__gseg_writer *w, int64_t created_us, loams__
         goto out;
     }
     rc = -ENOMEM;
-    if (loams__bbuf_put_u32(&dir, 7) != 0) {
+    if (loams__bbuf_put_u32(&dir, LOAMS__GSEC_COUNT) != 0) {
         goto nomem;
     }
     static const uint32_t block_kind[] = {LOAMS__GSEC_NODE_BLOCKS, LOAMS__GSEC_OUT_BLOCKS,
@@ -307,6 +325,36 @@ int loams__gseg_writer_finish(loams__gseg_writer *w, int64_t created_us, loams__
     if (dirent(&dir, LOAMS__GSEC_META, off, (uint64_t)n, loams__crc32c(0, meta, (size_t)n)) != 0) {
         goto nomem;
     }
+    static const uint32_t bloom_kind[] = {LOAMS__GSEC_NODE_BLOOM, LOAMS__GSEC_OUT_BLOOM,
+                                          LOAMS__GSEC_IN_BLOOM};
+    for (int i = 0; i < LOAMS__GT_COUNT; i++) {
+        table_state *t = &w->t[i];
+        uint64_t bits = (uint64_t)t->n_hashes * LOAMS__GBLOOM_BITS_PER_KEY;
+        bits = bits < 64 ? 64 : (bits + 63) / 64 * 64;
+        sec.len = 0;
+        if (loams__bbuf_put_u32(&sec, LOAMS__GBLOOM_HASHES) != 0 ||
+            loams__bbuf_put_u32(&sec, 0) != 0 || loams__bbuf_put_u64(&sec, bits) != 0 ||
+            loams__bbuf_reserve(&sec, bits / 8) != 0) {
+            goto nomem;
+        }
+        unsigned char *bm = sec.data + sec.len;
+        memset(bm, 0, bits / 8);
+        for (size_t k = 0; k < t->n_hashes; k++) {
+            uint32_t h1 = (uint32_t)t->hashes[k], h2 = (uint32_t)(t->hashes[k] >> 32) | 1u;
+            for (uint32_t j = 0; j < LOAMS__GBLOOM_HASHES; j++) {
+                uint64_t bit = ((uint64_t)h1 + (uint64_t)j * h2) % bits;
+                bm[bit / 8] |= (unsigned char)(1u << (bit % 8));
+            }
+        }
+        sec.len += bits / 8;
+        off = w->pos;
+        if ((rc = emit(w, sec.data, sec.len, e)) != 0) {
+            goto out;
+        }
+        if (dirent(&dir, bloom_kind[i], off, sec.len, loams__crc32c(0, sec.data, sec.len)) != 0) {
+            goto nomem;
+        }
+    }
     uint64_t dir_off = w->pos;
     if ((rc = emit(w, dir.data, dir.len, e)) != 0) {
         goto out;
@@ -342,6 +390,7 @@ void loams__gseg_writer_free(loams__gseg_writer *w)
     }
     for (int i = 0; i < LOAMS__GT_COUNT; i++) {
         loams__bbuf_free(&w->t[i].index);
+        free(w->t[i].hashes);
     }
     loams__bbuf_free(&w->block);
     loams__bbuf_free(&w->first_key);

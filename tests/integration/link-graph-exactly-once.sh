@@ -228,3 +228,17 @@ else:
 PY
 done <"$work/queries"
 ok "$(wc -l <"$work/queries") node, neighbors, khop and path answers equal the source's"
+
+# The text forms and their exit statuses.
+t=$(head -n 1 "$work/expected-edges.jsonl" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["dst"])')
+graph node "$t" | grep -q "^$t  Ticket  {" || die "graph node (text) did not print $t"
+graph node no-such-node >/dev/null 2>"$work/err" && die "graph node of a missing id exited 0"
+grep -q "node 'no-such-node' does not exist in t.g" "$work/err" || die "graph node: $(cat "$work/err")"
+graph neighbors "$t" --direction in | grep -q -- "-OPENED-> $t\$" || die "graph neighbors (text)"
+graph neighbors "$t" --type NOPE | grep -q "^0 edges (out) of $t" || die "graph neighbors --type"
+graph path "$t" no-such-node >/dev/null 2>"$work/err" && die "graph path without a path exited 0"
+grep -q "no path from '$t' to 'no-such-node' within 6 hops" "$work/err" || die "graph path: $(cat "$work/err")"
+graph khop "$t" 2>"$work/err" && die "graph khop without --depth exited 0"
+graph nodex "$t" 2>"$work/err" && die "graph with an unknown query exited 0"
+grep -q "unknown query 'nodex'" "$work/err" || die "graph nodex: $(cat "$work/err")"
+ok "text answers and exit statuses"

@@ -157,6 +157,19 @@ START_TEST(a_segment_reads_back_by_lookup_and_cursor)
     before = loams__gseg_reader_bytes_read(r);
     ck_assert_int_eq(loams__gseg_lookup(r, LOAMS__GT_NODES, "n250", 4, collect_visit, &c, &e), 0);
     ck_assert_uint_eq(loams__gseg_reader_bytes_read(r), before);
+    /* keys the segment does not hold are mostly answered by the Bloom filters */
+    before = loams__gseg_reader_bytes_read(r);
+    uint64_t skips = loams__gseg_reader_bloom_skips(r);
+    for (int i = 0; i < 1000; i++) {
+        char absent[32];
+        snprintf(absent, sizeof absent, "absent-%d", i);
+        memset(&c, 0, sizeof c);
+        ck_assert_int_eq(
+            loams__gseg_lookup(r, LOAMS__GT_OUT, absent, strlen(absent), collect_visit, &c, &e), 0);
+        ck_assert_int_eq(c.count, 0);
+    }
+    ck_assert_uint_ge(loams__gseg_reader_bloom_skips(r) - skips, 950);
+    ck_assert_uint_le(loams__gseg_reader_bytes_read(r) - before, 50 * 512);
     /* a cursor from a key */
     loams__gseg_cursor *cur;
     ck_assert_int_eq(loams__gseg_cursor_open(r, LOAMS__GT_NODES, "n4", 2, &cur, &e), 0);
