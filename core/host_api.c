@@ -80,6 +80,9 @@ static const loams_host_api host_api = {
     .buf_create = loams_buf_create,
     .buf_free = loams_buf_free,
     .buf_reset = loams_buf_reset,
+
+    /* 1.2: absolute object URIs */
+    .store_uri = loams_store_uri,
 };
 
 const loams_host_api *loams_host_api_get(void)

@@ -7,6 +7,7 @@
 #include "failpoint.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ static int check_vtable(const loams_plugin_descriptor *desc, char *err, size_t e
         why = "it is not an object-store plugin";
     } else if (vt == NULL) {
         why = "its descriptor has no vtable";
-    } else if (vt->size < sizeof(loams_store_vtable)) {
+    } else if (vt->size < offsetof(loams_store_vtable, close) + sizeof vt->close) {
         why = "its vtable is smaller than the ABI 1.0 store vtable";
     } else if (vt->open == NULL || vt->put == NULL || vt->get == NULL || vt->head == NULL ||
                vt->list == NULL || vt->del == NULL || vt->writer_open == NULL ||
@@ -239,4 +240,20 @@ void loams_store_writer_abort(loams_store_writer *w)
     w->store->vt->writer_abort(w->w);
     free(w->key);
     free(w);
+}
+
+int loams_store_uri(loams_store *s, const char *key, char *out, size_t size)
+{
+    if (s->vt->size < offsetof(loams_store_vtable, uri) + sizeof s->vt->uri || s->vt->uri == NULL) {
+        snprintf(tls_store_err, sizeof tls_store_err,
+                 "%s cannot give object URIs (built before plugin ABI 1.2): rebuild it",
+                 s->desc->name);
+        loams_ctx *cur = loams_ctx_current();
+        if (cur != NULL) {
+            loams_ctx_set_error(cur, "%s", tls_store_err);
+        }
+        return LOAMS_EUNSUPPORTED;
+    }
+    begin();
+    return finish(s, s->vt->uri(s->state, key, out, size), "uri", key);
 }

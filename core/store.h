@@ -65,5 +65,8 @@ int loams_store_writer_write(loams_store_writer *w, const void *data, size_t len
 int loams_store_writer_commit(loams_store_writer *w);
 /* Discards the object and frees the writer.  w may be NULL. */
 void loams_store_writer_abort(loams_store_writer *w);
+/* host->store_uri: the absolute URI of `key` into out[0..size).
+ * LOAMS_EUNSUPPORTED when the plugin has no `uri` (built before ABI 1.2). */
+int loams_store_uri(loams_store *s, const char *key, char *out, size_t size);
 
 #endif

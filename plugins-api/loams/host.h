@@ -255,6 +255,14 @@ typedef struct loams_host_api {
     /* Empties a buffer, keeping its memory (any buffer the plugin may
      * write to). */
     void (*buf_reset)(loams_buf *buf);
+
+    /* ---- added in 1.2: absolute object URIs ---- */
+
+    /* Writes the absolute URI of object `key` of store `s` into
+     * out[0..size) (see loams/store.h `uri`).  LOAMS_EUNSUPPORTED when the
+     * store plugin cannot name its objects (built before ABI 1.2);
+     * -EINVAL, -ENAMETOOLONG. */
+    int (*store_uri)(loams_store *s, const char *key, char *out, size_t size);
 } loams_host_api;
 
 #ifdef __cplusplus

@@ -60,6 +60,15 @@ typedef struct loams_store_vtable {
 
     /* Frees the state.  Never fails.  state may be NULL. */
     void (*close)(void *state);
+
+    /* ---- added in ABI 1.2 (present when size covers it; may be NULL) ---- */
+
+    /* Writes the absolute URI of object `key` ("file:///srv/objects/a/b",
+     * "s3://bucket/prefix/a/b") as a NUL-terminated string into
+     * out[0..size): what files that name other files (Iceberg manifests)
+     * record so that any reader finds them.  The object need not exist.
+     * Errors: -EINVAL (bad key), -ENAMETOOLONG (does not fit in size). */
+    int (*uri)(void *state, const char *key, char *out, size_t size);
 } loams_store_vtable;
 
 #endif /* LOAMS_STORE_H */

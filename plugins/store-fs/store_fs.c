@@ -54,7 +54,8 @@ typedef struct fs_state {
     loams_ctx *ctx;
     int root_fd;
     int do_fsync;
-    char *root; /* for messages */
+    char *root;     /* for messages */
+    char *abs_root; /* realpath of root, for uri() */
 } fs_state;
 
 typedef struct fs_writer {
@@ -404,6 +405,24 @@ static int fs_open(loams_ctx *ctx, void **state)
                         strerror(-rc), rc == -ENOTDIR ? " (root must be a directory)" : "");
         goto fail;
     }
+    char *real = realpath(root, NULL);
+    if (real == NULL) {
+        rc = -errno;
+        host->set_error(ctx, "store-fs: cannot resolve the root directory '%s': %s", root,
+                        strerror(-rc));
+        close(s->root_fd);
+        goto fail;
+    }
+    s->abs_root = host->malloc(ctx, strlen(real) + 1);
+    if (s->abs_root == NULL) {
+        free(real);
+        close(s->root_fd);
+        rc = -ENOMEM;
+        host->set_error(ctx, "store-fs: out of memory");
+        goto fail;
+    }
+    memcpy(s->abs_root, real, strlen(real) + 1);
+    free(real);
     *state = s;
     return 0;
 fail:
@@ -423,7 +442,26 @@ static void fs_close(void *state)
         close(s->root_fd);
     }
     host->free(ctx, s->root);
+    host->free(ctx, s->abs_root);
     host->free(ctx, s);
+}
+
+/* "file://" + the resolved root + "/" + key. */
+static int fs_uri(void *state, const char *key, char *out, size_t size)
+{
+    fs_state *s = state;
+    int rc = check_key(s, key);
+    if (rc != 0) {
+        return rc;
+    }
+    int n = snprintf(out, size, "file://%s%s%s", s->abs_root,
+                     strcmp(s->abs_root, "/") == 0 ? "" : "/", key);
+    if (n < 0 || (size_t)n >= size) {
+        host->set_error(s->ctx, "store-fs: the URI of '%s' is longer than %zu bytes", key,
+                        size > 0 ? size - 1 : 0);
+        return -ENAMETOOLONG;
+    }
+    return 0;
 }
 
 static int fs_put(void *state, const char *key, const void *data, size_t len)
@@ -861,6 +899,7 @@ static const loams_store_vtable fs_vtable = {
     .writer_commit = fs_writer_commit,
     .writer_abort = fs_writer_abort,
     .close = fs_close,
+    .uri = fs_uri,
 };
 
 static const loams_option_spec fs_options[] = {

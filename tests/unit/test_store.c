@@ -156,7 +156,7 @@ static void m_close(void *state)
 
 static const loams_store_vtable mem_vt = {sizeof mem_vt, m_open,   m_put,   m_get,
                                           m_head,        m_list,   m_del,   m_wopen,
-                                          m_wwrite,      m_wcommit, m_wabort, m_close};
+                                          m_wwrite,      m_wcommit, m_wabort, m_close, NULL};
 static const loams_option_spec mem_opts[] = {
     {"fail_open", LOAMS_OPT_BOOL, 0, "false", NULL, "fail in open"},
     {NULL, 0, 0, NULL, NULL, NULL}};
@@ -222,6 +222,11 @@ START_TEST(test_failures_restore_outputs_and_carry_messages)
     loams_ctx *prev = loams_ctx_set_current(caller);
     ck_assert_ptr_null(prev);
     char msg[256];
+
+    /* a store built before ABI 1.2 has no uri() */
+    char uri[64];
+    ck_assert_int_eq(loams_store_uri(s, "a/b", uri, sizeof uri), LOAMS_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(loams_store_last_error(), "cannot give object URIs"));
 
     ck_assert_int_eq(loams_store_put(s, "bad", "x", 1), -EINVAL);
     ck_assert_str_eq(loams_store_last_error(), "invalid object key 'bad'");

@@ -527,6 +527,22 @@ START_TEST(test_two_threads_putting_at_once)
 }
 END_TEST
 
+START_TEST(test_uri_is_the_absolute_file_url_of_the_key)
+{
+    char want[1200], got[1200];
+    char *real = realpath(root, NULL);
+    ck_assert_ptr_nonnull(real);
+    snprintf(want, sizeof want, "file://%s/ns/t/data/a.parquet", real);
+    free(real);
+    ck_assert_int_eq(loams_store_uri(st, "ns/t/data/a.parquet", got, sizeof got), 0);
+    ck_assert_str_eq(got, want);
+    /* a bad key and a short buffer are refused with a message */
+    ck_assert_int_eq(loams_store_uri(st, "../x", got, sizeof got), -EINVAL);
+    ck_assert_int_eq(loams_store_uri(st, "ns/t/data/a.parquet", got, 8), -ENAMETOOLONG);
+    ck_assert_ptr_nonnull(strstr(loams_store_last_error(), "longer than 7 bytes"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("store_fs");
@@ -535,6 +551,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_descriptor_is_a_1_0_store);
     tcase_add_test(tc, test_put_then_get_whole_and_ranges);
+    tcase_add_test(tc, test_uri_is_the_absolute_file_url_of_the_key);
     tcase_add_test(tc, test_large_object_round_trips);
     tcase_add_test(tc, test_head_gives_size_and_mtime);
     tcase_add_test(tc, test_missing_object_is_enoent_with_message);
