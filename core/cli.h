@@ -27,6 +27,7 @@ int loams_cmd_links(int argc, char **argv);
 int loams_cmd_search(int argc, char **argv);
 int loams_cmd_collection(int argc, char **argv);
 int loams_cmd_graph(int argc, char **argv);
+int loams_cmd_table(int argc, char **argv);
 
 /* Prints the full usage (every subcommand and option) to `out`. */
 void loams_cli_usage(void *out);

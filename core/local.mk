@@ -73,4 +73,5 @@ core_libloams_core_la_SOURCES += \
 	core/link_runtime.c core/link_runtime.h \
 	core/target_query.c core/target_query.h \
 	core/cmd_links.c core/cmd_search.c core/cmd_collection.c \
-	core/cmd_graph.c
+	core/cmd_graph.c \
+	core/cmd_table.c

@@ -39,6 +39,10 @@ static const loams_cmd commands[] = {
      "(breadth-first), the nodes within K hops; nodes/edges print every live one as\n"
      "JSON lines; path and khop also take --direction and --type (docs/GRAPH.md)",
      loams_cmd_graph},
+    {"table", "table describe|scan NS.TABLE [--limit N] [--json] [--data-dir DIR]",
+     "describe an Iceberg table's newest commit (schema, snapshots, files, summary), or\n"
+     "print its rows (read back from its Parquet files) as JSON lines",
+     loams_cmd_table},
     {"produce",
      "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "
      "[--progress]",

@@ -9,11 +9,25 @@ plugins_target_iceberg_libiceberg_files_la_SOURCES = \
 	plugins/target-iceberg/parquet_encoding.c plugins/target-iceberg/parquet_encoding.h \
 	plugins/target-iceberg/parquet_writer.c plugins/target-iceberg/parquet_writer.h \
 	plugins/target-iceberg/avro_writer.c plugins/target-iceberg/avro_writer.h \
-	plugins/target-iceberg/iceberg_avro_schemas.c plugins/target-iceberg/iceberg_avro_schemas.h
+	plugins/target-iceberg/iceberg_avro_schemas.c plugins/target-iceberg/iceberg_avro_schemas.h \
+	plugins/target-iceberg/avro_reader.c plugins/target-iceberg/avro_reader.h \
+	plugins/target-iceberg/parquet_reader.c plugins/target-iceberg/parquet_reader.h \
+	plugins/target-iceberg/iceberg_schema.c plugins/target-iceberg/iceberg_schema.h \
+	plugins/target-iceberg/iceberg_manifest.c plugins/target-iceberg/iceberg_manifest.h \
+	plugins/target-iceberg/iceberg_table.c plugins/target-iceberg/iceberg_table.h
 plugins_target_iceberg_libiceberg_files_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS) \
 	$(ZLIB_CFLAGS) $(CJSON_CFLAGS)
 plugins_target_iceberg_libiceberg_files_la_LIBADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) $(ZLIB_LIBS) \
 	$(CJSON_LIBS) -lm
+
+# the plugin: the vtable, staging and snapshots over the library
+plugin_LTLIBRARIES += plugins/target-iceberg/target-iceberg.la
+plugins_target_iceberg_target_iceberg_la_SOURCES = \
+	plugins/target-iceberg/target-iceberg.c plugins/target-iceberg/iceberg_target.h \
+	plugins/target-iceberg/iceberg_query.c
+plugins_target_iceberg_target_iceberg_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
+plugins_target_iceberg_target_iceberg_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
+plugins_target_iceberg_target_iceberg_la_LIBADD = plugins/target-iceberg/libiceberg-files.la
 
 # Integration test helpers (the scripts are in tests/integration/).
 check_PROGRAMS += tests/integration/parquet_sample_writer

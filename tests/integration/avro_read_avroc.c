@@ -240,10 +240,42 @@ static int list_row(avro_value_t *row, int i, void *ud)
     return 0;
 }
 
+/* --paths mode: prints the manifest_path of every manifest list object and
+ * the data_file.file_path of every live manifest entry (status != 2). */
+static int paths_row(avro_value_t *row, int i, void *ud)
+{
+    (void)i;
+    (void)ud;
+    avro_value_t v, df;
+    const char *s;
+    size_t n;
+    if (avro_value_get_by_name(row, "manifest_path", &v, NULL) == 0) {
+        avro_value_get_string(&v, &s, &n);
+        printf("manifest %s\n", s);
+        return 0;
+    }
+    int32_t status = 0;
+    v = field(row, "status");
+    avro_value_get_int(&v, &status);
+    df = field(row, "data_file");
+    v = field(&df, "file_path");
+    avro_value_get_string(&v, &s, &n);
+    if (status != 2) {
+        printf("data %s\n", s);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "--paths") == 0) {
+        for (int i = 2; i < argc; i++) {
+            CHECK(read_all("/", argv[i], paths_row, NULL) >= 0, "%s: not read", argv[i]);
+        }
+        return failures ? 1 : 0;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s DIR | --paths FILE...\n", argv[0]);
         return 2;
     }
     const char *dir = argv[1];
