@@ -212,8 +212,7 @@ static int describe(ice *t, const char *ref, cJSON *ans)
     const cJSON *loc = cJSON_GetObjectItemCaseSensitive(meta, "location");
     cJSON_AddStringToObject(ans, "location", cJSON_IsString(loc) ? loc->valuestring : "");
     cJSON_AddNumberToObject(ans, "format_version", 2);
-    cJSON_AddNumberToObject(ans, "current_snapshot_id",
-                            (double)loams__ice_long(meta, "current-snapshot-id", -1));
+    loams__ice_set_int(ans, "current_snapshot_id", loams__ice_long(meta, "current-snapshot-id", -1));
     cJSON *sj = loams__ice_schema_to_json(&t->base_schema);
     if (sj != NULL) {
         cJSON_AddItemToObject(ans, "schema", sj);
@@ -233,9 +232,8 @@ static int describe(ice *t, const char *ref, cJSON *ans)
             cJSON_Delete(o);
             return loams__ice_fail(t, -ENOMEM, "out of memory");
         }
-        cJSON_AddNumberToObject(o, "snapshot_id", (double)loams__ice_long(s, "snapshot-id", -1));
-        cJSON_AddNumberToObject(o, "parent_snapshot_id",
-                                (double)loams__ice_long(s, "parent-snapshot-id", -1));
+        loams__ice_set_int(o, "snapshot_id", loams__ice_long(s, "snapshot-id", -1));
+        loams__ice_set_int(o, "parent_snapshot_id", loams__ice_long(s, "parent-snapshot-id", -1));
         cJSON_AddNumberToObject(o, "sequence_number",
                                 (double)loams__ice_long(s, "sequence-number", 0));
         cJSON_AddNumberToObject(o, "timestamp_ms", (double)loams__ice_long(s, "timestamp-ms", 0));

@@ -17,7 +17,29 @@
 int64_t loams__ice_long(const cJSON *obj, const char *key, int64_t def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsRaw(v)) {
+        return (int64_t)strtoll(v->valuestring, NULL, 10);
+    }
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
+}
+
+cJSON *loams__ice_int(int64_t v)
+{
+    char b[24];
+    snprintf(b, sizeof b, "%" PRId64, v);
+    return cJSON_CreateRaw(b);
+}
+
+int loams__ice_set_int(cJSON *obj, const char *key, int64_t v)
+{
+    cJSON *n = loams__ice_int(v);
+    if (n == NULL) {
+        return -ENOMEM;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(obj, key) != NULL) {
+        return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n) ? 0 : -ENOMEM;
+    }
+    return cJSON_AddItemToObject(obj, key, n) ? 0 : -ENOMEM;
 }
 
 const cJSON *loams__ice_snapshot_by_id(const cJSON *meta, int64_t id)
@@ -156,28 +178,28 @@ cJSON *loams__ice_meta_new(const char *location, int64_t now_ms)
         return NULL;
     }
     cJSON *props = NULL;
-    ok = cJSON_AddNumberToObject(m, "format-version", 2) != NULL &&
+    ok = loams__ice_set_int(m, "format-version", 2) == 0 &&
          cJSON_AddStringToObject(m, "table-uuid", uuid) != NULL &&
          cJSON_AddStringToObject(m, "location", location) != NULL &&
-         cJSON_AddNumberToObject(m, "last-sequence-number", 0) != NULL &&
-         cJSON_AddNumberToObject(m, "last-updated-ms", (double)now_ms) != NULL &&
-         cJSON_AddNumberToObject(m, "last-column-id", 0) != NULL &&
-         cJSON_AddNumberToObject(m, "current-schema-id", 0) != NULL &&
+         loams__ice_set_int(m, "last-sequence-number", 0) == 0 &&
+         loams__ice_set_int(m, "last-updated-ms", now_ms) == 0 &&
+         loams__ice_set_int(m, "last-column-id", 0) == 0 &&
+         loams__ice_set_int(m, "current-schema-id", 0) == 0 &&
          cJSON_AddArrayToObject(m, "schemas") != NULL &&
-         cJSON_AddNumberToObject(m, "default-spec-id", 0) != NULL &&
-         cJSON_AddNumberToObject(m, "last-partition-id", 999) != NULL &&
-         cJSON_AddNumberToObject(m, "default-sort-order-id", 0) != NULL &&
+         loams__ice_set_int(m, "default-spec-id", 0) == 0 &&
+         loams__ice_set_int(m, "last-partition-id", 999) == 0 &&
+         loams__ice_set_int(m, "default-sort-order-id", 0) == 0 &&
          (props = cJSON_AddObjectToObject(m, "properties")) != NULL &&
          cJSON_AddStringToObject(props, "write.format.default", "parquet") != NULL &&
          cJSON_AddStringToObject(props, "loams.metadata-version", "0") != NULL &&
-         cJSON_AddNumberToObject(m, "current-snapshot-id", -1) != NULL &&
+         loams__ice_set_int(m, "current-snapshot-id", -1) == 0 &&
          cJSON_AddObjectToObject(m, "refs") != NULL &&
          cJSON_AddArrayToObject(m, "snapshots") != NULL &&
          cJSON_AddArrayToObject(m, "snapshot-log") != NULL &&
          cJSON_AddArrayToObject(m, "metadata-log") != NULL &&
-         cJSON_AddNumberToObject(spec, "spec-id", 0) != NULL &&
+         loams__ice_set_int(spec, "spec-id", 0) == 0 &&
          cJSON_AddArrayToObject(spec, "fields") != NULL &&
-         cJSON_AddNumberToObject(order, "order-id", 0) != NULL &&
+         loams__ice_set_int(order, "order-id", 0) == 0 &&
          cJSON_AddArrayToObject(order, "fields") != NULL;
     if (!ok) {
         cJSON_Delete(m);
@@ -189,7 +211,7 @@ cJSON *loams__ice_meta_new(const char *location, int64_t now_ms)
 /* Replaces (or adds) a number member. */
 static int set_num(cJSON *obj, const char *key, double v)
 {
-    cJSON *n = cJSON_CreateNumber(v);
+    cJSON *n = loams__ice_int((int64_t)v);
     if (n == NULL) {
         return -ENOMEM;
     }
@@ -284,13 +306,13 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
         return -ENOMEM;
     }
     cJSON *sum = cJSON_AddObjectToObject(snap, "summary");
-    int ok = sum != NULL && cJSON_AddNumberToObject(snap, "snapshot-id", (double)sn->id) != NULL &&
+    int ok = sum != NULL && loams__ice_set_int(snap, "snapshot-id", sn->id) == 0 &&
              (parent_id < 0 ||
-              cJSON_AddNumberToObject(snap, "parent-snapshot-id", (double)parent_id) != NULL) &&
-             cJSON_AddNumberToObject(snap, "sequence-number", (double)sn->sequence) != NULL &&
-             cJSON_AddNumberToObject(snap, "timestamp-ms", (double)sn->now_ms) != NULL &&
+              loams__ice_set_int(snap, "parent-snapshot-id", parent_id) == 0) &&
+             loams__ice_set_int(snap, "sequence-number", sn->sequence) == 0 &&
+             loams__ice_set_int(snap, "timestamp-ms", sn->now_ms) == 0 &&
              cJSON_AddStringToObject(snap, "manifest-list", sn->manifest_list) != NULL &&
-             cJSON_AddNumberToObject(snap, "schema-id", (double)schema_id) != NULL &&
+             loams__ice_set_int(snap, "schema-id", schema_id) == 0 &&
              cJSON_AddStringToObject(sum, "operation", sn->operation) != NULL;
     if (ok) {
         ok = add_i64(sum, "added-data-files", sn->added_files) == 0 &&
@@ -324,7 +346,7 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
     }
     cJSON *mainref = cJSON_CreateObject();
     if (refs == NULL || mainref == NULL ||
-        cJSON_AddNumberToObject(mainref, "snapshot-id", (double)sn->id) == NULL ||
+        loams__ice_set_int(mainref, "snapshot-id", sn->id) != 0 ||
         cJSON_AddStringToObject(mainref, "type", "branch") == NULL) {
         cJSON_Delete(mainref);
         return -ENOMEM;
@@ -337,7 +359,7 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
     cJSON *slog = array_of(meta, "snapshot-log");
     cJSON *se = cJSON_CreateObject();
     if (slog == NULL || se == NULL || cJSON_AddNumberToObject(se, "timestamp-ms", (double)sn->now_ms) == NULL ||
-        cJSON_AddNumberToObject(se, "snapshot-id", (double)sn->id) == NULL ||
+        loams__ice_set_int(se, "snapshot-id", sn->id) != 0 ||
         !cJSON_AddItemToArray(slog, se)) {
         cJSON_Delete(se);
         return -ENOMEM;

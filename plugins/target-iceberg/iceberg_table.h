@@ -28,8 +28,13 @@ const cJSON *loams__ice_snapshot_by_id(const cJSON *meta, int64_t id);
 int64_t loams__ice_summary_long(const cJSON *snapshot, const char *key, int64_t def);
 /* A summary value (NULL when missing). */
 const char *loams__ice_summary_str(const cJSON *snapshot, const char *key);
-/* An integer member (def when missing). */
+/* An integer member (def when missing); numbers and raw integers. */
 int64_t loams__ice_long(const cJSON *obj, const char *key, int64_t def);
+/* An integer item printed exactly (cJSON prints doubles of 16+ digits in
+ * exponent form, which Iceberg readers refuse for longs): a raw item. */
+cJSON *loams__ice_int(int64_t v);
+/* Adds (or replaces) an exact integer member.  0 or -ENOMEM. */
+int loams__ice_set_int(cJSON *obj, const char *key, int64_t v);
 
 /* Checks the parts this target relies on (format-version 2, location,
  * schemas with the current one, last-column-id) and reads the current

@@ -91,3 +91,9 @@ tests_unit_test_avro_writer_SOURCES = tests/unit/test_avro_writer.c
 tests_unit_test_avro_writer_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
 tests_unit_test_avro_writer_CFLAGS = $(ICEBERG_TEST_CFLAGS) $(CJSON_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_avro_writer_LDADD = $(ICEBERG_TEST_LDADD) $(CJSON_LIBS) $(ZLIB_LIBS)
+
+# A link INTO TABLE end to end, read back by python3-avro, avro-c and DuckDB
+# (exactly once across crashes, schema evolution).
+TESTS += tests/integration/table-link.sh
+EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-duckdb.mjs \
+	tests/integration/table-files.py
