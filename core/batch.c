@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* An arena chunk; the header is 32 bytes so that data stays 16-aligned. */
 typedef struct arena_chunk {
@@ -65,6 +66,9 @@ struct loams_batch {
     size_t next_chunk;
     uint64_t arena_bytes;
     uint64_t payload_bytes;
+
+    char **wanted; /* NULL: every column is wanted */
+    size_t n_wanted;
 };
 
 static const char empty_text[1] = "";
@@ -174,6 +178,7 @@ void loams_batch_free(loams_batch *b)
     free(b->origin_offset);
     free(b->failed);
     free(b->failures);
+    loams_batch_want_columns(b, NULL, 0);
     for (arena_chunk *c = b->chunks, *next; c != NULL; c = next) {
         next = c->next;
         free(c);
@@ -209,6 +214,52 @@ void loams_batch_reset(loams_batch *b)
         head->used = 0;
         b->arena_bytes = head->cap;
     }
+}
+
+/* ---- wanted columns ---- */
+
+int loams_batch_want_columns(loams_batch *b, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < b->n_wanted; i++) {
+        free(b->wanted[i]);
+    }
+    free(b->wanted);
+    b->wanted = NULL;
+    b->n_wanted = 0;
+    if (names == NULL) {
+        return 0;
+    }
+    /* n = 0 is a filter too (no decoded column is read): keep a non-NULL
+     * array of one slot. */
+    char **w = calloc(n > 0 ? n : 1, sizeof *w);
+    if (w == NULL) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((w[i] = strdup(names[i])) == NULL) {
+            for (size_t j = 0; j < i; j++) {
+                free(w[j]);
+            }
+            free(w);
+            return -ENOMEM;
+        }
+    }
+    b->wanted = w;
+    b->n_wanted = n;
+    return 0;
+}
+
+int loams_batch_column_wanted(const loams_batch *b, const char *name, size_t len)
+{
+    if (b == NULL || b->wanted == NULL) {
+        return 1;
+    }
+    for (size_t i = 0; i < b->n_wanted; i++) {
+        if (strlen(b->wanted[i]) == len && strncasecmp(b->wanted[i], name, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- rows and columns ---- */

@@ -71,6 +71,19 @@ void loams_batch_free(loams_batch *b);
  * arena chunk, the row arrays).  Every view from the batch becomes invalid. */
 void loams_batch_reset(loams_batch *b);
 
+/* ---- which decoded columns the stages after the decoder read ---- */
+
+/* Says that the stages after the decoder read only the decoded columns
+ * names[0..n) (ASCII case-insensitive); a decoder may leave any other
+ * column out (host->batch_column_wanted).  names = NULL: every column is
+ * wanted (the default).  The names are copied; the filter stays through
+ * loams_batch_reset.  Errors: -ENOMEM (the filter is then cleared). */
+int loams_batch_want_columns(loams_batch *b, const char *const *names, size_t n);
+
+/* Non-zero when column name[0..len) is wanted: no filter is set, or the
+ * name is one of the filter's. */
+int loams_batch_column_wanted(const loams_batch *b, const char *name, size_t len);
+
 /* ---- input batches ---- */
 
 /* Appends one row per record with the six input columns (creating them when

@@ -83,6 +83,9 @@ static const loams_host_api host_api = {
 
     /* 1.2: absolute object URIs */
     .store_uri = loams_store_uri,
+
+    /* 1.2: decoding only what is read */
+    .batch_column_wanted = loams_batch_column_wanted,
 };
 
 const loams_host_api *loams_host_api_get(void)

@@ -5,6 +5,7 @@
 #include "link_runtime.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,33 @@ static const char *transform_plugin_name(const loams_link_def *d)
     return strcmp(d->transform_kind, "lua") == 0 ? "transform-lua" : "transform-sql";
 }
 
+/* Lets the decoder leave out the decoded columns the transform never reads
+ * (ABI 1.2: the transform's input_columns, host->batch_column_wanted). */
+static int want_input_columns(link_run *r)
+{
+    if (r->tvt->size < offsetof(loams_transform_vtable, input_columns) +
+                           sizeof r->tvt->input_columns ||
+        r->tvt->input_columns == NULL) {
+        return 0;
+    }
+    const char *const *names = NULL;
+    size_t n = 0;
+    loams_ctx *prev = loams_ctx_set_current(r->transform.ctx);
+    int st = r->tvt->input_columns(r->transform.state, &names, &n);
+    loams_ctx_set_current(prev);
+    if (st != 0) {
+        return 0; /* it may read any column */
+    }
+    int rc = loams_batch_want_columns(r->in, n > 0 ? names : (const char *const[]){""}, n);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "out of memory");
+        return rc;
+    }
+    run_log(r, LOAMS_LOG_DEBUG, "the transform reads %zu decoded columns; the decoder skips the "
+            "others", n);
+    return 0;
+}
+
 static int instances_open(link_run *r)
 {
     char err[1024];
@@ -269,6 +297,9 @@ static int instances_open(link_run *r)
                                  instance_error(&r->transform, err, sizeof err));
             r->transform.state = NULL;
         }
+    }
+    if (rc == 0) {
+        rc = want_input_columns(r);
     }
     if (rc == 0) {
         rc = instance_open(r, &r->target, LOAMS_KIND_TARGET, r->def.target_plugin,

@@ -263,6 +263,17 @@ typedef struct loams_host_api {
      * store plugin cannot name its objects (built before ABI 1.2);
      * -EINVAL, -ENAMETOOLONG. */
     int (*store_uri)(loams_store *s, const char *key, char *out, size_t size);
+
+    /* ---- added in 1.2: decoding only what is read ---- */
+
+    /* Non-zero when a decoder should fill the column called name[0..len)
+     * of input batch b; zero when no later stage reads it (the transform
+     * said which decoded columns it reads: loams_transform_vtable's
+     * input_columns), so the decoder may leave it out.  A decoder still
+     * checks the whole record: a record that does not decode fails whether
+     * or not its columns are wanted.  Always non-zero for a batch the host
+     * set no filter on.  Names compare ASCII case-insensitively. */
+    int (*batch_column_wanted)(const loams_batch *b, const char *name, size_t len);
 } loams_host_api;
 
 #ifdef __cplusplus

@@ -47,7 +47,8 @@ extern "C" {
 #endif
 
 #define LOAMS_ABI_MAJOR 1
-#define LOAMS_ABI_MINOR 2 /* 1.1: buf_create, buf_free, buf_reset; 1.2: store_uri */
+#define LOAMS_ABI_MINOR 2 /* 1.1: buf_create, buf_free, buf_reset;
+                             1.2: store_uri, batch_column_wanted, transform input_columns */
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"

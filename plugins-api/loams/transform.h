@@ -35,6 +35,16 @@ typedef struct loams_transform_vtable {
 
     /* Frees the state.  Never fails.  state may be NULL. */
     void (*close)(void *state);
+
+    /* ---- added in 1.2 (optional: NULL, or absent when size is smaller) ---- */
+
+    /* The decoded columns run() may read, besides the six input columns
+     * (key, value, timestamp, partition, offset, headers): 0 with
+     * *names[0..*count) (pointing into the state, valid until close; count
+     * 0 = none), so the host lets the decoder leave every other column out
+     * (host->batch_column_wanted).  Any other return, or no member: run()
+     * may read any column. */
+    int (*input_columns)(void *state, const char *const **names, size_t *count);
 } loams_transform_vtable;
 
 #endif /* LOAMS_TRANSFORM_H */

@@ -15,6 +15,9 @@
  *  - Any other document (array, string, number, true, false, null) goes
  *    whole, as JSON text, to the column `json`.
  *  - A leading UTF-8 byte order mark is skipped.
+ *  - On a host of ABI 1.2 or later, a member whose column no later stage
+ *    reads (host->batch_column_wanted) is validated but not stored: the
+ *    link's transform named the decoded columns it reads.
  *
  * Errors are per record (host->batch_row_fail, so the host prefixes
  * "partition P offset O: "); the other records of the batch still decode.
@@ -41,6 +44,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,6 +545,7 @@ typedef struct json_member {
     size_t name_at; /* byte position of the name in the value */
     size_t str_off;  /* STRING values: unescaped bytes in the scratch */
     loams_value v;
+    int skip; /* no later stage reads its column: validated, not stored */
 } json_member;
 
 static int grow(json_state *s, void **buf, size_t *cap, size_t need, size_t elem)
@@ -601,12 +606,16 @@ static int number_value(json_state *s, const unsigned char *p, size_t len, int i
 }
 
 /* Parses the value of a top-level member into m (nested values are only
- * validated and kept as their text).  -1 with c's error, or -ENOMEM. */
+ * validated and kept as their text; a member to skip is only validated).
+ * -1 with c's error, or -ENOMEM. */
 static int member_value(json_state *s, json_cursor *c, json_member *m, size_t *o)
 {
     size_t start = c->i;
     unsigned char ch = c->p[c->i];
     m->v = (loams_value){.type = LOAMS_T_NULL};
+    if (m->skip) {
+        return parse_value(c); /* the same checks and messages, nothing kept */
+    }
     if (ch == '"') {
         size_t len;
         if (parse_string(c, s->scratch + *o, &len) != 0) {
@@ -648,8 +657,40 @@ static int member_value(json_state *s, json_cursor *c, json_member *m, size_t *o
     return unexpected(c, "a value (object, array, string, number, true, false or null)");
 }
 
+static const char *const input_columns[] = {"key", "value", "timestamp",
+                                            "partition", "offset", "headers"};
+
+/* The column name of member `name`: "json_<name>" for a name that is one of
+ * the input columns, else name itself (renamed is the room for the first). */
+static const char *column_name(const char *name, char renamed[16])
+{
+    if (strchr("kvtpoh", name[0]) != NULL) {
+        for (size_t i = 0; i < sizeof input_columns / sizeof input_columns[0]; i++) {
+            if (strcmp(name, input_columns[i]) == 0) {
+                snprintf(renamed, 16, "json_%s", name);
+                return renamed;
+            }
+        }
+    }
+    return name;
+}
+
+/* Non-zero when the column of member name[0..len) is read after the
+ * decoder (always, on a host older than ABI 1.2). */
+static int member_wanted(const loams_batch *batch, const char *name, size_t len)
+{
+    if (host->size < offsetof(loams_host_api, batch_column_wanted) +
+                         sizeof host->batch_column_wanted) {
+        return 1;
+    }
+    char renamed[16];
+    const char *col = len > 0 ? column_name(name, renamed) : name;
+    return host->batch_column_wanted(batch, col, col == name ? len : strlen(col));
+}
+
 /* Parses a top-level object, collecting its members into s->members. */
-static int collect_object(json_state *s, json_cursor *c, size_t *n_members)
+static int collect_object(json_state *s, json_cursor *c, const loams_batch *batch,
+                          size_t *n_members)
 {
     size_t o = 0; /* next free byte of the scratch */
     *n_members = 0;
@@ -681,6 +722,7 @@ static int collect_object(json_state *s, json_cursor *c, size_t *n_members)
         }
         o += m->name_len;
         s->scratch[o++] = '\0';
+        m->skip = !member_wanted(batch, s->scratch + m->name_off, m->name_len);
         skip_ws(c);
         if (c->i >= c->n || c->p[c->i] != ':') {
             return unexpected(c, "':' after a member name");
@@ -709,8 +751,6 @@ static int collect_object(json_state *s, json_cursor *c, size_t *n_members)
     }
 }
 
-static const char *const input_columns[] = {"key", "value", "timestamp",
-                                            "partition", "offset", "headers"};
 
 /* Sets the cells of the collected members of a valid object. */
 static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n_members)
@@ -728,17 +768,11 @@ static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n
     }
     for (size_t k = 0; k < n_members; k++) {
         json_member *m = &s->members[k];
-        const char *name = s->scratch + m->name_off;
-        char renamed[16];
-        if (strchr("kvtpoh", name[0]) != NULL) {
-            for (size_t i = 0; i < sizeof input_columns / sizeof input_columns[0]; i++) {
-                if (strcmp(name, input_columns[i]) == 0) {
-                    snprintf(renamed, sizeof renamed, "json_%s", name);
-                    name = renamed;
-                    break;
-                }
-            }
+        if (m->skip) {
+            continue;
         }
+        char renamed[16];
+        const char *name = column_name(s->scratch + m->name_off, renamed);
         size_t col;
         int rc = host->batch_add_column(batch, name, &col);
         if (rc != 0) {
@@ -788,7 +822,7 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
     }
     size_t doc = c.i;
     size_t n_members = 0;
-    int bad = p[doc] == '{' ? collect_object(s, &c, &n_members) : parse_value(&c);
+    int bad = p[doc] == '{' ? collect_object(s, &c, batch, &n_members) : parse_value(&c);
     if (bad == -ENOMEM) {
         return bad;
     }

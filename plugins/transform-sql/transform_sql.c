@@ -409,6 +409,20 @@ fail:
     return rc;
 }
 
+/* The decoded fields the SELECT names: the batch table's columns after the
+ * six record columns (compile adds exactly those it needs), so the decoder
+ * can leave every other member out. */
+static int sql_input_columns(void *state, const char *const **names, size_t *count)
+{
+    loams__sql_state *st = state;
+    if (st->nvcols < LOAMS__SQL_RECORD_COLUMNS) {
+        return LOAMS_EINPUT; /* no batch table yet: any column */
+    }
+    *names = (const char *const *)st->vcol_names + LOAMS__SQL_RECORD_COLUMNS;
+    *count = st->nvcols - LOAMS__SQL_RECORD_COLUMNS;
+    return 0;
+}
+
 static int sql_columns(void *state, const char *const **names, size_t *count)
 {
     loams__sql_state *st = state;
@@ -649,6 +663,7 @@ static const loams_transform_vtable transform_vtable = {
     .size = sizeof(loams_transform_vtable),
     .compile = sql_compile,
     .columns = sql_columns,
+    .input_columns = sql_input_columns,
     .run = sql_run,
     .close = sql_close,
 };

@@ -135,6 +135,56 @@ START_TEST(test_members_named_like_input_columns_are_renamed_and_last_duplicate_
 }
 END_TEST
 
+START_TEST(test_only_wanted_members_become_columns_but_every_member_is_checked)
+{
+    decoder_run run;
+    decoder_open(&run, desc, NULL, 0);
+    /* The stages after the decoder read only "Subject" and "key" (which a
+     * member becomes as json_key); names compare case-insensitively. */
+    const char *const wanted[] = {"Subject", "json_key"};
+    ck_assert_int_eq(loams_batch_want_columns(run.batch, wanted, 2), 0);
+    add(&run, 0, "{\"subject\":\"a \\\"b\\\"\",\"body\":\"long\",\"n\":1.5,\"o\":{\"x\":[1]},"
+                 "\"key\":\"k\"}");
+    /* an unwanted member that is not valid JSON still fails its record */
+    add(&run, 1, "{\"subject\":\"ok\",\"body\":\"x\\qy\"}");
+    add(&run, 2, "{\"subject\":\"ok\",\"o\":[1,}");
+    add(&run, 3, "{\"subject\":\"ok\",\"n\":01}");
+    add(&run, 4, "{\"\":1}");
+    ck_assert_int_eq(decoder_decode(&run), 0);
+    ck_assert_str_eq(row_error(&run, 0), "");
+    ck_assert(text_is(cell(&run, 0, "subject"), "a \"b\""));
+    ck_assert(text_is(cell(&run, 0, "json_key"), "k"));
+    ck_assert_int_lt(loams_batch_column_find(run.batch, "body"), 0);
+    ck_assert_int_lt(loams_batch_column_find(run.batch, "n"), 0);
+    ck_assert_int_lt(loams_batch_column_find(run.batch, "o"), 0);
+    /* ... with the message and position it has without a filter */
+    decoder_run plain;
+    decoder_open(&plain, desc, NULL, 0);
+    add(&plain, 0, "{}");
+    add(&plain, 1, "{\"subject\":\"ok\",\"body\":\"x\\qy\"}");
+    add(&plain, 2, "{\"subject\":\"ok\",\"o\":[1,}");
+    add(&plain, 3, "{\"subject\":\"ok\",\"n\":01}");
+    add(&plain, 4, "{\"\":1}");
+    ck_assert_int_eq(decoder_decode(&plain), 0);
+    for (size_t row = 1; row <= 4; row++) {
+        ck_assert_str_ne(row_error(&plain, row), "");
+        char want[512];
+        snprintf(want, sizeof want, "%s", row_error(&plain, row));
+        ck_assert_str_eq(row_error(&run, row), want);
+    }
+    ck_assert_str_eq(row_error(&run, 1), "partition 0 offset 1: invalid JSON at byte 25: "
+                                         "invalid escape '\\q' in a string");
+    decoder_close(&plain);
+    /* No filter: every member is a column again. */
+    loams_batch_reset(run.batch);
+    ck_assert_int_eq(loams_batch_want_columns(run.batch, NULL, 0), 0);
+    add(&run, 5, "{\"subject\":\"s\",\"body\":\"b\"}");
+    ck_assert_int_eq(decoder_decode(&run), 0);
+    ck_assert(text_is(cell(&run, 0, "body"), "b"));
+    decoder_close(&run);
+}
+END_TEST
+
 static const struct {
     const char *value;
     size_t len; /* 0: strlen */
@@ -371,6 +421,7 @@ int main(void)
     tcase_add_test(tc, test_documents_that_are_not_objects_go_to_column_json);
     tcase_add_test(tc, test_members_named_like_input_columns_are_renamed_and_last_duplicate_wins);
     tcase_add_test(tc, test_each_bad_record_fails_alone_with_its_position);
+    tcase_add_test(tc, test_only_wanted_members_become_columns_but_every_member_is_checked);
     tcase_add_test(tc, test_a_bad_record_adds_no_column);
     tcase_add_test(tc, test_nesting_limit_and_option);
     tcase_add_test(tc, test_rows_failed_before_decoding_are_left_alone);

@@ -743,7 +743,7 @@ START_TEST(every_required_function_of_every_kind_is_checked)
           OFF(loams_decoder_vtable, close)},
          {0, 0}},
         {LOAMS_KIND_TRANSFORM,
-         sizeof(loams_transform_vtable),
+         offsetof(loams_transform_vtable, input_columns), /* ABI 1.0's size */
          "transform",
          {"compile", "columns", "run", "close"},
          {OFF(loams_transform_vtable, compile), OFF(loams_transform_vtable, columns),
@@ -807,6 +807,13 @@ START_TEST(every_required_function_of_every_kind_is_checked)
         snprintf(expect, sizeof expect, "%s vtable is too small", kinds[k].name);
         ck_assert_str_eq(what, expect);
     }
+    /* A transform of ABI 1.2 may leave input_columns NULL. */
+    loams_plugin_descriptor d = {
+        LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_TRANSFORM, "p", "1", "d", vt, NULL};
+    fill_vtable(vt, sizeof(loams_transform_vtable));
+    ck_assert_int_eq(check(&d, what, detail), 0);
+    memset(vt + offsetof(loams_transform_vtable, input_columns), 0, sizeof(void *));
+    ck_assert_int_eq(check(&d, what, detail), 0);
 }
 END_TEST
 

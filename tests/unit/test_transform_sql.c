@@ -416,6 +416,27 @@ START_TEST(decoded_fields_are_columns_and_absent_ones_read_null)
 }
 END_TEST
 
+START_TEST(input_columns_are_the_decoded_fields_the_select_names)
+{
+    ck_assert_ptr_nonnull(vt->input_columns);
+    const char *const *names;
+    size_t n = 99;
+    void *st = compile_ok("SELECT key AS _pk, json_get_str(value, '$.body') AS body, Subject, "
+                          "n * 2 AS n2 WHERE tier IS NULL");
+    ck_assert_int_eq(vt->input_columns(st, &names, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(names[0], "Subject");
+    ck_assert_str_eq(names[1], "n");
+    ck_assert_str_eq(names[2], "tier");
+    void *seed = compile_ok("SELECT key AS _pk, json_get_str(value, '$.subject') AS subject, "
+                            "timestamp AS ts");
+    ck_assert_int_eq(vt->input_columns(seed, &names, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    vt->close(st);
+    vt->close(seed);
+}
+END_TEST
+
 START_TEST(a_failing_row_is_marked_and_the_rest_of_the_batch_continues)
 {
     const char *vals[] = {"{\"n\":1}",     "{\"n\":\"two\"}", "{\"n\":3}", "{\"n\":",
@@ -657,6 +678,7 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, compile_errors_name_line_and_column);
     tcase_add_test(tc, bool_and_json_cells_keep_their_type_through_the_select);
     tcase_add_test(tc, decoded_fields_are_columns_and_absent_ones_read_null);
+    tcase_add_test(tc, input_columns_are_the_decoded_fields_the_select_names);
     tcase_add_test(tc, a_failing_row_is_marked_and_the_rest_of_the_batch_continues);
     tcase_add_test(tc, rows_failed_by_an_earlier_stage_are_skipped);
     tcase_add_test(tc, udfs_from_the_host_registry_are_bound);
