@@ -10,3 +10,4 @@ dist_man_MANS += docs/loams-host.1
 EXTRA_DIST += docs/ICEBERG.md
 EXTRA_DIST += docs/OPERATIONS.md
 EXTRA_DIST += docs/FORMATS.md
+EXTRA_DIST += docs/BENCHMARKS.md
