@@ -54,3 +54,21 @@ tests_bench_bench_graph_LDADD = core/libloams-core.la $(SQLITE_LIBS)
 # the failpoint crash suite against a graph fed by lua/examples/graph_fanout.lua
 TESTS += tests/integration/link-graph-exactly-once.sh
 EXTRA_DIST += tests/integration/link-graph-exactly-once.sh
+
+# Fuzzer (configure --enable-fuzzers CC=clang; tests/fuzz/run-fuzzers.sh):
+# the reader and the query parser compiled into the target, instrumented.
+if FUZZERS
+noinst_PROGRAMS += tests/fuzz/fuzz-graph-segment
+endif
+tests_fuzz_fuzz_graph_segment_SOURCES = tests/fuzz/fuzz-graph-segment.c \
+	plugins/target-graph/segment_reader.c plugins/target-graph/segment_writer.c \
+	plugins/target-graph/graph_query.c plugins/target-graph/graph_view.c \
+	plugins/target-graph/graph_keymap.c plugins/target-graph/graph_json.c \
+	plugins/target-collection/collection_error.c plugins/target-collection/crc32c.c \
+	plugins/target-collection/byte_buffer.c plugins/target-collection/pk_hash.c
+tests_fuzz_fuzz_graph_segment_CFLAGS = $(GRAPH_CFLAGS) -I$(top_srcdir)/plugins/target-graph \
+	-fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_graph_segment_LDFLAGS = -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_graph_segment_LDADD = $(CJSON_LIBS) -lm
+EXTRA_DIST += tests/fuzz/corpus/fuzz-graph-segment/segment \
+	tests/fuzz/corpus/fuzz-graph-segment/query
