@@ -87,7 +87,9 @@ typedef enum tok_kind {
     T_SEMI,
     T_EQ,
     T_DOT,
-    T_STAR
+    T_STAR,
+    T_LT,
+    T_GT
 } tok_kind;
 
 typedef struct token {
@@ -299,6 +301,8 @@ static int lex(parser *p)
         case '=': t->kind = T_EQ; break;
         case '.': t->kind = T_DOT; break;
         case '*': t->kind = T_STAR; break;
+        case '<': t->kind = T_LT; break;
+        case '>': t->kind = T_GT; break;
         default: {
             /* Show the whole character, even when it is multi-byte. */
             size_t n = 1;
@@ -735,12 +739,13 @@ static const type_alias type_aliases[] = {
     {"time", "time", 0},       {"timestamp", "timestamp", 0}, {"timestamptz", "timestamptz", 0},
     {"string", "string", 0},   {"text", "string", 0},        {"varchar", "string", 0},
     {"uuid", "uuid", 0},       {"fixed", "fixed", 1},        {"binary", "binary", 0},
-    {"bytes", "binary", 0},    {"json", "json", 0},          {NULL, NULL, 0},
+    {"bytes", "binary", 0},    {"json", "json", 0},          {"list", "list<float>", 0},
+    {NULL, NULL, 0},
 };
 
 #define TYPE_LIST                                                                                \
     "boolean, int, long, float, double, decimal(p, s), date, time, timestamp, timestamptz, "    \
-    "string, uuid, fixed(n), binary or json"
+    "string, uuid, fixed(n), binary, json or list<float>"
 
 static int parse_column(parser *p, loams_ddl_column *col)
 {
@@ -772,6 +777,15 @@ static int parse_column(parser *p, loams_ddl_column *col)
     }
     col->type = ta->canonical;
     TRY(next(p));
+    if (strcmp(ta->canonical, "list<float>") == 0) {
+        /* list<float>: the only nested type (vectors) */
+        TRY(expect_tok(p, T_LT, "'<' and the element type (list<float>)"));
+        if (p->tok.kind != T_IDENT || !is_kw(p, "FLOAT")) {
+            return expected(p, "float (list<float> is the only list type)");
+        }
+        TRY(next(p));
+        TRY(expect_tok(p, T_GT, "'>'"));
+    }
     if (ta->nparams > 0 || (p->tok.kind == T_LPAREN && strcmp(ta->canonical, "string") == 0)) {
         int is_string = strcmp(ta->canonical, "string") == 0;
         if (p->tok.kind != T_LPAREN) {

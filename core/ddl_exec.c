@@ -4,8 +4,10 @@
  */
 #include "ddl_exec.h"
 
+#include "commit.h"
 #include "link_ddl.h"
 #include "system_links.h"
+#include "table_catalog.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -167,6 +169,78 @@ int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err
     return 0;
 }
 
+static void print_table(loams_ddl_exec_ctx *ctx, const loams_ddl_stmt *st, const char *verb)
+{
+    if (ctx->json) {
+        fprintf(ctx->out,
+                "{\"statement\":\"CREATE TABLE\",\"result\":\"%s\",\"table\":\"%s.%s\","
+                "\"columns\":%zu}\n",
+                verb, st->name.ns, st->name.name, st->ncolumns);
+    } else {
+        fprintf(ctx->out, "%s table %s.%s (%zu columns)\n", verb, st->name.ns, st->name.name,
+                st->ncolumns);
+    }
+}
+
+/* CREATE TABLE: the declared schema goes to the metastore (table_catalog.h)
+ * for the first commit of a link INTO TABLE. */
+static int create_table(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
+                        const loams_ddl_stmt *st, char *err, size_t errlen)
+{
+    char *json = NULL;
+    size_t bad = 0;
+    char why[400];
+    int rc = loams_table_schema_json(st->columns, st->ncolumns, &json, &bad, why, sizeof why);
+    if (rc == LOAMS_EUNSUPPORTED) {
+        return error_at(script, st->columns[bad].pos, rc, err, errlen, "%s", why);
+    }
+    if (rc != 0) {
+        return error_at(script, st->pos, rc, err, errlen, "out of memory");
+    }
+    loams_meta_err merr;
+    loams_pointer ptr;
+    if ((rc = loams_pointer_init(&ptr)) != 0) {
+        free(json);
+        return error_at(script, st->pos, rc, err, errlen, "out of memory");
+    }
+    rc = loams_pointer_read(ctx->dd->meta, &st->name, &ptr, &merr);
+    int has_data = rc == 0 && ptr.version != 0;
+    char kind[sizeof ptr.kind];
+    snprintf(kind, sizeof kind, "%s", ptr.kind);
+    loams_pointer_clear(&ptr);
+    if (rc != 0 && rc != LOAMS_ENOTFOUND) {
+        free(json);
+        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+    }
+    if (has_data) {
+        free(json);
+        if (st->if_exists) {
+            print_table(ctx, st, "kept existing");
+            return 0;
+        }
+        return error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
+                        "%s.%s already exists (a %s with commits): a declared schema only "
+                        "applies to a new table; use IF NOT EXISTS or another name",
+                        st->name.ns, st->name.name, kind[0] != '\0' ? kind : "target");
+    }
+    rc = loams_table_declare(ctx->dd->meta, &st->name, json, &merr);
+    free(json);
+    if (rc == LOAMS_EEXISTS && st->if_exists) {
+        print_table(ctx, st, "kept existing");
+        return 0;
+    }
+    if (rc == LOAMS_EEXISTS) {
+        return error_at(script, st->name_pos, rc, err, errlen,
+                        "table %s.%s already exists (use IF NOT EXISTS to keep it)", st->name.ns,
+                        st->name.name);
+    }
+    if (rc != 0) {
+        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+    }
+    print_table(ctx, st, "created");
+    return 0;
+}
+
 int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
                       const loams_ddl_stmt *st, char *err, size_t errlen)
 {
@@ -229,10 +303,8 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         return loams_link_ddl_execute(&env, script, st, err, errlen);
     }
     case LOAMS_DDL_CREATE_TABLE:
-        break;
+        return create_table(ctx, script, st, err, errlen);
     }
-    return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
-                    "%s is parsed but not executable yet: declared table schemas come with "
-                    "the Iceberg target (a link INTO TABLE will infer its schema)",
+    return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen, "%s is not executable",
                     loams_ddl_kind_name(st->kind));
 }

@@ -4,8 +4,8 @@
  * This is the one place that decides what each statement does: stream
  * statements here, link statements through link_ddl.h (they need the
  * plugin registry), SELECT * FROM system.streams / system.links.
- * CREATE TABLE parses but answers LOAMS_EUNSUPPORTED until the Iceberg
- * target lands.
+ * CREATE TABLE stores the declared schema (table_catalog.h) that a link
+ * INTO TABLE gives the table at its first commit.
  *
  * Threads: one context per thread.
  */

@@ -2,6 +2,7 @@
  * link_ddl.c - owns what the link statements do (see link_ddl.h).
  */
 #include "link_ddl.h"
+#include "table_catalog.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -81,10 +82,56 @@ static void accepted_options(const loams_plugin *p, char *out, size_t size)
     }
 }
 
-/* Compiles the transform once to surface its errors at CREATE time. */
+typedef struct required_check {
+    const char *const *names;
+    size_t count;
+    char missing[LOAMS_IDENT_MAX + 1];
+} required_check;
+
+static int required_present(void *ud, const char *name, int required)
+{
+    required_check *c = ud;
+    if (!required) {
+        return 0;
+    }
+    for (size_t i = 0; i < c->count; i++) {
+        if (c->names[i] != NULL && strcmp(c->names[i], name) == 0) {
+            return 0;
+        }
+    }
+    snprintf(c->missing, sizeof c->missing, "%s", name);
+    return 1;
+}
+
+/* A SQL transform's output must have every NOT NULL column of the declared
+ * table (CREATE TABLE): otherwise every row would fail.  Lua transforms
+ * name their columns only when they run: not checked here. */
+static int check_declared(const loams_ddl_script *script, const loams_ddl_stmt *st,
+                          const loams_transform_vtable *vt, void *state, const char *declared,
+                          char *err, size_t errlen)
+{
+    const char *const *names = NULL;
+    size_t count = 0;
+    if (declared == NULL || st->link.transform.kind != LOAMS_DDL_TRANSFORM_SQL ||
+        vt->columns == NULL || vt->columns(state, &names, &count) != 0 || count == 0) {
+        return 0;
+    }
+    required_check c = {names, count, ""};
+    if (loams_table_each_field(declared, required_present, &c) == 1) {
+        return error_at(script, st->link.transform.pos, LOAMS_EINPUT, err, errlen,
+                        "table %s.%s declares column '%s' NOT NULL, but the transform's output "
+                        "has no column '%s': select it (e.g. ... AS %s)",
+                        st->link.target.ns, st->link.target.name, c.missing, c.missing,
+                        c.missing);
+    }
+    return 0;
+}
+
+/* Compiles the transform once to surface its errors at CREATE time, and
+ * checks its output against the declared table (NULL: none). */
 static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                           const loams_ddl_stmt *st, const char *plugin_name, char *err,
-                           size_t errlen)
+                           const loams_ddl_stmt *st, const char *plugin_name,
+                           const char *declared, char *err, size_t errlen)
 {
     const loams_ddl_transform *t = &st->link.transform;
     const loams_plugin *p;
@@ -107,9 +154,10 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
     rc = vt->compile(ctx, t->text, &state);
     loams_ctx_set_current(prev);
     if (rc == 0) {
+        rc = check_declared(script, st, vt, state, declared, err, errlen);
         vt->close(state);
         loams_ctx_free(ctx);
-        return 0;
+        return rc;
     }
     loams_ctx_error(ctx, msg, sizeof msg);
     loams_ctx_free(ctx);
@@ -220,9 +268,45 @@ static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_scri
     return rc;
 }
 
+/* A link INTO TABLE of a declared table (CREATE TABLE) passes the
+ * declaration to the target as its declared_schema option; *declared
+ * points into d's options (NULL: no declaration). */
+static int add_declared_schema(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                               const loams_ddl_stmt *st, loams_link_def *d,
+                               const char **declared, char *err, size_t errlen)
+{
+    *declared = NULL;
+    for (size_t i = 0; i < d->target_options.count; i++) {
+        if (strcmp(d->target_options.items[i].name, "declared_schema") == 0) {
+            return error_at(script, st->pos, LOAMS_EINPUT, err, errlen,
+                            "declared_schema is set from CREATE TABLE %s.%s, not in WITH: "
+                            "declare the table with CREATE TABLE",
+                            st->link.target.ns, st->link.target.name);
+        }
+    }
+    char *json = NULL;
+    loams_meta_err merr;
+    int rc = loams_table_get(env->meta, &st->link.target, &json, &merr);
+    if (rc == LOAMS_ENOTFOUND) {
+        return 0;
+    }
+    if (rc != 0) {
+        return error_at(script, st->link.target_pos, rc, err, errlen, "%s",
+                        rc == -ENOMEM ? "out of memory" : merr.msg);
+    }
+    rc = loams_link_options_add(&d->target_options, "declared_schema", json);
+    free(json);
+    if (rc != 0) {
+        return rc;
+    }
+    *declared = d->target_options.items[d->target_options.count - 1].value;
+    return 0;
+}
+
 static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *script,
                        const loams_ddl_stmt *st, char *err, size_t errlen)
 {
+    const char *declared = NULL;
     const loams_ddl_link *l = &st->link;
     loams_link_def d;
     loams_link_def_init(&d);
@@ -285,7 +369,11 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     }
     const char *tname = l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "transform-sql"
                                                                       : "transform-lua";
-    if ((rc = check_transform(env, script, st, tname, err, errlen)) != 0) {
+    if (l->target_kind == LOAMS_DDL_TARGET_TABLE &&
+        (rc = add_declared_schema(env, script, st, &d, &declared, err, errlen)) != 0) {
+        goto out;
+    }
+    if ((rc = check_transform(env, script, st, tname, declared, err, errlen)) != 0) {
         goto out;
     }
     const char *gname = loams_link_target_plugin_for(l->target_kind);

@@ -51,7 +51,8 @@ core_libloams_core_la_SOURCES += \
 	core/ddl.c core/ddl.h \
 	core/retention.c core/retention.h \
 	core/datadir.c core/datadir.h \
-	core/ddl_exec.c core/ddl_exec.h
+	core/ddl_exec.c core/ddl_exec.h \
+	core/table_catalog.c core/table_catalog.h
 core_loams_host_SOURCES += core/cmd_sql.c core/cmd_produce.c core/cmd_stream.c
 
 # The plugin registry, the shared command-line options, and the commands

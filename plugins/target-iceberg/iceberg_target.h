@@ -148,6 +148,14 @@ typedef int (*loams__ice_row_fn)(void *ud, const loams__pqr_value *row);
 int loams__ice_read_file(ice *t, const char *uri, const loams__ice_schema *schema,
                          loams__ice_row_fn fn, void *ud);
 
+/* Staging (target-iceberg.c): drops the open file and the staged files,
+ * and resets the working schema to the base's; opens a data file in the
+ * working schema (key data/<token>-<n>.parquet); finishes the open data
+ * file into t->files (nothing when it has no rows). */
+void loams__ice_staging_clear(ice *t);
+int loams__ice_file_open(ice *t);
+int loams__ice_file_finish(ice *t);
+
 /* Makes the metadata at ref the base (for query/maintain on any ref). */
 int loams__ice_use_ref(ice *t, const char *ref);
 

@@ -24,7 +24,7 @@ plugins_target_iceberg_libiceberg_files_la_LIBADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) 
 plugin_LTLIBRARIES += plugins/target-iceberg/target-iceberg.la
 plugins_target_iceberg_target_iceberg_la_SOURCES = \
 	plugins/target-iceberg/target-iceberg.c plugins/target-iceberg/iceberg_target.h \
-	plugins/target-iceberg/iceberg_query.c
+	plugins/target-iceberg/iceberg_query.c plugins/target-iceberg/iceberg_maintain.c
 plugins_target_iceberg_target_iceberg_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
 plugins_target_iceberg_target_iceberg_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
 plugins_target_iceberg_target_iceberg_la_LIBADD = plugins/target-iceberg/libiceberg-files.la
@@ -94,6 +94,16 @@ tests_unit_test_avro_writer_LDADD = $(ICEBERG_TEST_LDADD) $(CJSON_LIBS) $(ZLIB_L
 
 # A link INTO TABLE end to end, read back by python3-avro, avro-c and DuckDB
 # (exactly once across crashes, schema evolution).
-TESTS += tests/integration/table-link.sh
-EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-duckdb.mjs \
+TESTS += tests/integration/table-link.sh tests/integration/table-declared.sh
+EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-declared.sh tests/integration/table-duckdb.mjs \
 	tests/integration/table-files.py
+
+# The plugin through its vtable: maintain (compaction, expiry), declared schemas.
+check_PROGRAMS += tests/unit/test_target_iceberg
+TESTS += tests/unit/test_target_iceberg
+tests_unit_test_target_iceberg_SOURCES = tests/unit/test_target_iceberg.c \
+	$(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_target_iceberg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_target_iceberg_LDADD = core/libloams-core.la $(CHECK_LIBS) $(CJSON_LIBS)
+tests_unit_test_target_iceberg_DEPENDENCIES = core/libloams-core.la \
+	plugins/target-iceberg/target-iceberg.la plugins/store-fs/store-fs.la

@@ -330,7 +330,7 @@ static void file_drop(ice *t)
     loams__ice_schema_clear(&t->file_schema);
 }
 
-static void staging_clear(ice *t)
+void loams__ice_staging_clear(ice *t)
 {
     file_drop(t);
     for (size_t i = 0; i < t->nfiles; i++) {
@@ -352,7 +352,7 @@ static int sink_write(void *ud, const void *p, size_t n)
     return rc;
 }
 
-static int file_open(ice *t)
+int loams__ice_file_open(ice *t)
 {
     int rc;
     if ((rc = loams__ice_schema_copy(&t->file_schema, &t->work)) != 0) {
@@ -409,7 +409,7 @@ static int file_open(ice *t)
 }
 
 /* Closes the open data file and keeps its manifest record. */
-static int file_finish(ice *t)
+int loams__ice_file_finish(ice *t)
 {
     if (t->pw == NULL) {
         return 0;
@@ -644,7 +644,7 @@ static int do_write(ice *t, loams_batch *b)
         return 0; /* nothing but NULLs so far: no column to write */
     }
     if (t->pw != NULL && !loams__ice_schema_same(&t->file_schema, &t->work) &&
-        (rc = file_finish(t)) != 0) {
+        (rc = loams__ice_file_finish(t)) != 0) {
         return rc;
     }
     size_t n = t->work.n;
@@ -667,7 +667,7 @@ static int do_write(ice *t, loams_batch *b)
         if (host->batch_row_failed(b, r)) {
             continue;
         }
-        if (t->pw == NULL && (rc = file_open(t)) != 0) {
+        if (t->pw == NULL && (rc = loams__ice_file_open(t)) != 0) {
             return rc;
         }
         int bad = 0;
@@ -693,7 +693,7 @@ static int do_write(ice *t, loams_batch *b)
         }
         if ((r & 255) == 255 &&
             t->sw_bytes + loams__pq_writer_buffered_bytes(t->pw) >= t->target_file_bytes &&
-            (rc = file_finish(t)) != 0) {
+            (rc = loams__ice_file_finish(t)) != 0) {
             return rc;
         }
     }
@@ -890,7 +890,7 @@ int loams__ice_load_list(ice *t, const cJSON *snap, loams__avro_file **out)
 static int do_prepare(ice *t, const loams_offsets *applied, const char **ref,
                       loams_keylist *written)
 {
-    int rc = file_finish(t);
+    int rc = loams__ice_file_finish(t);
     if (rc != 0) {
         return rc;
     }
@@ -982,7 +982,7 @@ static int ice_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *
         goto fail;
     }
     t->base_last_id = t->declared_last_id;
-    staging_clear(t);
+    loams__ice_staging_clear(t);
     *state = t;
     return 0;
 fail:
@@ -1011,7 +1011,7 @@ static void ice_close(void *state)
     if (t == NULL) {
         return;
     }
-    staging_clear(t);
+    loams__ice_staging_clear(t);
     forget_pending(t);
     cJSON_Delete(t->base_meta);
     free(t->base_ref);
@@ -1086,6 +1086,42 @@ static void new_token(ice *t)
     t->file_seq = 0;
 }
 
+/* File-based readers find the table through metadata/version-hint.text
+ * (N) and metadata/v<N>.metadata.json, a copy of the base's metadata.
+ * always = 0: only when the hint does not say N already (resume, e.g.
+ * after a maintenance commit, which has no committed() call).  Best
+ * effort: failures are logged. */
+static void write_hint(ice *t, int always)
+{
+    if (t->base_meta == NULL || t->base_ref == NULL) {
+        return;
+    }
+    int64_t ver = loams__ice_meta_version(t->base_meta);
+    char key[LOAMS__ICE_KEY_MAX], num[24];
+    const void *data;
+    size_t len;
+    snprintf(num, sizeof num, "%" PRId64, ver);
+    if (!always && loams__ice_key(t, key, sizeof key, "metadata/version-hint.text") == 0) {
+        host->buf_reset(t->rbuf);
+        if (host->store_get(t->store, key, 0, 0, t->rbuf) == 0) {
+            data = host->buf_data(t->rbuf, &len);
+            if (len == strlen(num) && memcmp(data, num, len) == 0) {
+                return;
+            }
+        }
+    }
+    if (loams__ice_key(t, key, sizeof key, "metadata/v%" PRId64 ".metadata.json", ver) != 0 ||
+        loams__ice_get(t, t->base_ref, &data, &len) != 0 ||
+        loams__ice_put(t, key, data, len, NULL) != 0 ||
+        loams__ice_key(t, key, sizeof key, "metadata/version-hint.text") != 0 ||
+        loams__ice_put(t, key, num, strlen(num), NULL) != 0) {
+        host->log(t->ctx, LOAMS_LOG_WARN,
+                  "table %s.%s: version-hint.text not updated (file-based readers see an older "
+                  "version): %s",
+                  t->ns, t->name, t->err);
+    }
+}
+
 static int ice_resume(void *state, const char *ref, loams_offsets *applied)
 {
     ice *t = state;
@@ -1102,7 +1138,7 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
     if ((rc = set_base(t, meta, r)) != 0) {
         return report(t, rc);
     }
-    staging_clear(t);
+    loams__ice_staging_clear(t);
     const char *aj = loams__ice_summary_str(loams__ice_current_snapshot(t->base_meta),
                                             "loams.applied-offsets");
     if (aj != NULL) {
@@ -1129,6 +1165,9 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
             }
         }
         cJSON_Delete(o);
+    }
+    if (t->link != NULL) {
+        write_hint(t, 0); /* a writer's resume; queries never write */
     }
     return 0;
 }
@@ -1176,28 +1215,14 @@ static void ice_committed(void *state, const char *ref)
         host->log(t->ctx, LOAMS_LOG_WARN, "table %s.%s: out of memory", t->ns, t->name);
     }
     t->last_id = t->base_last_id;
-    /* file-based readers: v<N>.metadata.json and version-hint.text */
-    int64_t ver = loams__ice_meta_version(t->base_meta);
-    char key[LOAMS__ICE_KEY_MAX], num[24];
-    const void *data;
-    size_t len;
-    snprintf(num, sizeof num, "%" PRId64, ver);
-    if (loams__ice_key(t, key, sizeof key, "metadata/v%" PRId64 ".metadata.json", ver) != 0 ||
-        loams__ice_get(t, r, &data, &len) != 0 || loams__ice_put(t, key, data, len, NULL) != 0 ||
-        loams__ice_key(t, key, sizeof key, "metadata/version-hint.text") != 0 ||
-        loams__ice_put(t, key, num, strlen(num), NULL) != 0) {
-        host->log(t->ctx, LOAMS_LOG_WARN,
-                  "table %s.%s: version-hint.text not updated (file-based readers see an older "
-                  "version): %s",
-                  t->ns, t->name, t->err);
-    }
+    write_hint(t, 1);
 }
 
 static void ice_abort(void *state)
 {
     ice *t = state;
     forget_pending(t);
-    staging_clear(t);
+    loams__ice_staging_clear(t);
     new_token(t);
 }
 
@@ -1210,7 +1235,7 @@ static const loams_target_vtable vtable = {
     ice_committed,
     ice_abort,
     loams__ice_query,
-    NULL, /* maintain: see iceberg_maintain.c */
+    loams__ice_maintain,
     ice_close,
 };
 

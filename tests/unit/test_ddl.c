@@ -234,6 +234,13 @@ START_TEST(create_table_columns_types_and_not_null)
     ck_assert_str_eq(st->columns[14].type, "string");
     ck_assert_str_eq(st->columns[15].type, "long");
     loams_ddl_script_free(s);
+    s = parse_ok("CREATE TABLE v.e (id long NOT NULL, emb LIST<FLOAT> NOT NULL, x int)");
+    st = only(s);
+    ck_assert_uint_eq(st->ncolumns, 3);
+    ck_assert_str_eq(st->columns[1].type, "list<float>");
+    ck_assert_int_eq(st->columns[1].not_null, 1);
+    ck_assert_str_eq(st->columns[2].type, "int");
+    loams_ddl_script_free(s);
 }
 END_TEST
 
@@ -440,7 +447,12 @@ START_TEST(create_table_errors)
     check_error("CREATE TABLE t (a blob)", 1, 19,
                 "unknown type 'blob': use one of boolean, int, long, float, double, "
                 "decimal(p, s), date, time, timestamp, timestamptz, string, uuid, fixed(n), "
-                "binary or json");
+                "binary, json or list<float>");
+    check_error("CREATE TABLE t (v list)", 1, 23,
+                "expected '<' and the element type (list<float>), found ')'");
+    check_error("CREATE TABLE t (v list<int>)", 1, 24,
+                "expected float (list<float> is the only list type), found 'int'");
+    check_error("CREATE TABLE t (v list<float)", 1, 29, "expected '>', found ')'");
     check_error("CREATE TABLE t (a decimal)", 1, 26,
                 "expected '(' and the precision and scale, found ')'");
     check_error("CREATE TABLE t (a fixed)", 1, 24, "expected '(' and the length, found ')'");

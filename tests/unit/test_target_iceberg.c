@@ -1,0 +1,553 @@
+/*
+ * test_target_iceberg.c - the Iceberg target plugin through its vtable
+ * (loaded by the real registry, writing through store-fs): maintain()
+ * compacting small files into a `replace` snapshot that keeps the applied
+ * offsets and every row, snapshot expiry listing exactly the files no kept
+ * snapshot references, nothing to do on a compacted table, a compaction
+ * across a schema change, and a declared schema (CREATE TABLE) whose int
+ * and float columns widen to long and double.
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <loams/plugin.h>
+
+#include "batch.h"
+#include "buf.h"
+#include "keylist.h"
+#include "offsets.h"
+#include "plugin_ctx.h"
+#include "plugin_loader.h"
+#include "store.h"
+
+static const loams_plugin_descriptor *desc;
+static const loams_target_vtable *vt;
+static char root[256];
+static loams_store *store;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void setup(void)
+{
+    const loams_plugin_descriptor *fs = test_plugin_load("store-fs");
+    desc = test_plugin_load("target-iceberg");
+    ck_assert_ptr_nonnull(fs);
+    ck_assert_ptr_nonnull(desc);
+    vt = desc->vtable;
+    ck_assert_ptr_nonnull(vt->maintain);
+    snprintf(root, sizeof root, "/tmp/test-target-iceberg-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    loams_option_kv opts[] = {{"root", root}, {"fsync", "false"}};
+    char err[512];
+    ck_assert_msg(loams_store_open(fs, opts, 2, &store, err, sizeof err) == 0, "%s", err);
+}
+
+static void teardown(void)
+{
+    loams_store_close(store);
+    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+typedef struct tgt {
+    loams_ctx *ctx;
+    void *state;
+    char ref[1200];
+} tgt;
+
+static void tgt_open(tgt *t, const loams_option_kv *opts, size_t n)
+{
+    char err[512];
+    memset(t, 0, sizeof *t);
+    ck_assert_msg(loams_ctx_create(desc, opts, n, &t->ctx, err, sizeof err) == 0, "%s", err);
+    loams_target_spec spec = {sizeof spec, 0, "ns", "t", "ns.l", 1};
+    int rc = vt->open(t->ctx, &spec, store, &t->state);
+    loams_ctx_error(t->ctx, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+}
+
+static void tgt_close(tgt *t)
+{
+    vt->close(t->state);
+    loams_ctx_free(t->ctx);
+}
+
+static const char *ctx_err(tgt *t)
+{
+    static char err[4096];
+    loams_ctx_error(t->ctx, err, sizeof err);
+    return err;
+}
+
+static int64_t tgt_resume(tgt *t)
+{
+    loams_offsets *o;
+    ck_assert_int_eq(loams_offsets_create(&o), 0);
+    int rc = vt->resume(t->state, t->ref[0] ? t->ref : NULL, o);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    int64_t next = -1;
+    loams_offsets_get(o, 0, &next);
+    loams_offsets_free(o);
+    return next;
+}
+
+static void tgt_commit(tgt *t, int64_t next)
+{
+    loams_offsets *o;
+    loams_keylist *w;
+    ck_assert_int_eq(loams_offsets_create(&o), 0);
+    ck_assert_int_eq(loams_keylist_create(&w), 0);
+    loams_offsets_set(o, 0, next);
+    const char *ref;
+    int rc = vt->prepare(t->state, o, &ref, w);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    snprintf(t->ref, sizeof t->ref, "%s", ref);
+    vt->committed(t->state, t->ref);
+    loams_keylist_free(w);
+    loams_offsets_free(o);
+}
+
+/* Rows id = first .. first+n-1: id (long), name (string), score (double,
+ * only when with_score). */
+static void write_ids(tgt *t, int64_t first, size_t n, int with_score)
+{
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t cid, cname, cscore = 0;
+    ck_assert_int_eq(loams_batch_add_column(b, "id", &cid), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "name", &cname), 0);
+    if (with_score) {
+        ck_assert_int_eq(loams_batch_add_column(b, "score", &cscore), 0);
+    }
+    char name[32];
+    for (size_t i = 0; i < n; i++) {
+        size_t r;
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        loams_batch_set_origin(b, r, 0, first + (int64_t)i);
+        loams_value v = {.type = LOAMS_T_INT64, .u.i = first + (int64_t)i};
+        ck_assert_int_eq(loams_batch_set(b, r, cid, &v), 0);
+        snprintf(name, sizeof name, "name-%lld", (long long)(first + (int64_t)i));
+        v.type = LOAMS_T_STRING;
+        v.u.s.ptr = name;
+        v.u.s.len = strlen(name);
+        ck_assert_int_eq(loams_batch_set(b, r, cname, &v), 0);
+        if (with_score) {
+            v.type = LOAMS_T_FLOAT64;
+            v.u.f = (double)(first + (int64_t)i) / 4;
+            ck_assert_int_eq(loams_batch_set(b, r, cscore, &v), 0);
+        }
+    }
+    int rc = vt->write(t->state, b);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    ck_assert_uint_eq(loams_batch_failed_count(b), 0);
+    loams_batch_free(b);
+}
+
+static cJSON *query(tgt *t, const char *req)
+{
+    loams_buf *out;
+    ck_assert_int_eq(loams_buf_create(&out), 0);
+    int rc = vt->query(t->state, t->ref, req, out);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    size_t len;
+    const char *d = loams_buf_data(out, &len);
+    cJSON *a = cJSON_ParseWithLength(d, len);
+    ck_assert_msg(a != NULL, "answer is not JSON: %.*s", (int)len, d);
+    loams_buf_free(out);
+    return a;
+}
+
+static int exists(const char *key)
+{
+    char path[2048];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", root, key);
+    return stat(path, &st) == 0;
+}
+
+/* Runs maintain on t->ref; *obs (created) gets the obsolete keys; the
+ * new ref becomes t->ref (as the host does: resume at it).  Returns 1
+ * when a commit was made. */
+static int run_maintain(tgt *t, loams_keylist **written, loams_keylist **obs)
+{
+    ck_assert_int_eq(loams_keylist_create(written), 0);
+    ck_assert_int_eq(loams_keylist_create(obs), 0);
+    const char *nref = NULL;
+    int rc = vt->maintain(t->state, t->ref, &nref, *written, *obs);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    if (nref == NULL) {
+        return 0;
+    }
+    snprintf(t->ref, sizeof t->ref, "%s", nref);
+    return 1;
+}
+
+/* The ids of a scan, checked to be first..first+n-1 once each. */
+static void check_scan_ids(tgt *t, int64_t first, size_t n)
+{
+    char req[64];
+    snprintf(req, sizeof req, "{\"scan\":true,\"limit\":%zu}", n + 10);
+    cJSON *a = query(t, req);
+    const cJSON *rows = cJSON_GetObjectItem(a, "rows");
+    ck_assert_int_eq(cJSON_GetArraySize(rows), (int)n);
+    char *seen = calloc(n, 1);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        int64_t id = (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble;
+        ck_assert(id >= first && id < first + (int64_t)n);
+        ck_assert_int_eq(seen[id - first], 0);
+        seen[id - first] = 1;
+        char name[32];
+        snprintf(name, sizeof name, "name-%lld", (long long)id);
+        ck_assert_str_eq(cJSON_GetArrayItem(row, 1)->valuestring, name);
+    }
+    free(seen);
+    cJSON_Delete(a);
+}
+
+static int describe_files(tgt *t, const char **op)
+{
+    cJSON *a = query(t, "{\"describe\":true}");
+    int n = cJSON_GetArraySize(cJSON_GetObjectItem(a, "files"));
+    static char opbuf[32];
+    const cJSON *snaps = cJSON_GetObjectItem(a, "snapshots");
+    const cJSON *last = cJSON_GetArrayItem(snaps, cJSON_GetArraySize(snaps) - 1);
+    snprintf(opbuf, sizeof opbuf, "%s",
+             cJSON_GetObjectItem(cJSON_GetObjectItem(last, "summary"), "operation")->valuestring);
+    *op = opbuf;
+    cJSON_Delete(a);
+    return n;
+}
+
+START_TEST(maintain_compacts_small_files_into_a_replace_snapshot_keeping_offsets)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    ck_assert_int_eq(tgt_resume(&t), -1);
+    for (int i = 0; i < 5; i++) {
+        write_ids(&t, i * 10, 10, 0);
+        tgt_commit(&t, (i + 1) * 10);
+    }
+    const char *op;
+    ck_assert_int_eq(describe_files(&t, &op), 5);
+    char before[1200];
+    snprintf(before, sizeof before, "%s", t.ref);
+    loams_keylist *w, *obs;
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 1);
+    ck_assert_str_ne(t.ref, before);
+    /* one data file, a manifest, a manifest list, the metadata */
+    ck_assert_uint_eq(loams_keylist_count(w), 4);
+    for (size_t i = 0; i < loams_keylist_count(w); i++) {
+        ck_assert_msg(exists(loams_keylist_at(w, i)), "%s", loams_keylist_at(w, i));
+    }
+    /* the default snapshot_keep (100) keeps every snapshot: nothing obsolete
+     * but the v<N> copies older than the base's version (v1 .. v4) */
+    ck_assert_uint_eq(loams_keylist_count(obs), 4);
+    for (size_t i = 0; i < loams_keylist_count(obs); i++) {
+        ck_assert_ptr_nonnull(strstr(loams_keylist_at(obs, i), "metadata/v"));
+    }
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    /* the host resumes at the new ref: the same offsets */
+    ck_assert_int_eq(tgt_resume(&t), 50);
+    ck_assert_int_eq(describe_files(&t, &op), 1);
+    ck_assert_str_eq(op, "replace");
+    check_scan_ids(&t, 0, 50);
+    /* appends go on on top of the replace snapshot */
+    write_ids(&t, 50, 5, 0);
+    tgt_commit(&t, 55);
+    ck_assert_int_eq(tgt_resume(&t), 55);
+    check_scan_ids(&t, 0, 55);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(maintain_expires_snapshots_and_lists_unreferenced_files)
+{
+    loams_option_kv opts[] = {{"snapshot_keep", "1"}, {"snapshot_max_age", "0s"}};
+    tgt t;
+    tgt_open(&t, opts, 2);
+    tgt_resume(&t);
+    for (int i = 0; i < 3; i++) {
+        write_ids(&t, i * 10, 10, 0);
+        tgt_commit(&t, (i + 1) * 10);
+    }
+    cJSON *d = query(&t, "{\"describe\":true}");
+    char *old_files[3];
+    for (int i = 0; i < 3; i++) {
+        const char *p = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "files"), i),
+                                            "path")
+                            ->valuestring;
+        old_files[i] = strdup(strstr(p, "ns/t/data/"));
+    }
+    cJSON_Delete(d);
+    loams_keylist *w, *obs;
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 1);
+    /* obsolete: 3 data files, 3 manifests, 3 manifest lists (every old
+     * snapshot expired) and v1, v2 */
+    size_t ndata = 0, nlists = 0, nman = 0, nhint = 0;
+    for (size_t i = 0; i < loams_keylist_count(obs); i++) {
+        const char *k = loams_keylist_at(obs, i);
+        ck_assert_msg(exists(k), "obsolete key %s does not exist", k);
+        ndata += strstr(k, "/data/") != NULL;
+        nlists += strstr(k, "/metadata/snap-") != NULL;
+        nman += strstr(k, "-m0.avro") != NULL;
+        nhint += strstr(k, "/metadata/v") != NULL;
+    }
+    ck_assert_uint_eq(ndata, 3);
+    ck_assert_uint_eq(nlists, 3);
+    ck_assert_uint_eq(nman, 3);
+    ck_assert_uint_eq(nhint, 2);
+    for (int i = 0; i < 3; i++) {
+        int found = 0;
+        for (size_t k = 0; k < loams_keylist_count(obs); k++) {
+            found |= strcmp(loams_keylist_at(obs, k), old_files[i]) == 0;
+        }
+        ck_assert_msg(found, "%s is not obsolete", old_files[i]);
+        free(old_files[i]);
+    }
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    ck_assert_int_eq(tgt_resume(&t), 30);
+    /* the new metadata has one snapshot, and it reads every row without
+     * the obsolete files: delete them as GC would */
+    d = query(&t, "{\"describe\":true}");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "snapshots")), 1);
+    cJSON_Delete(d);
+    check_scan_ids(&t, 0, 30);
+    /* a compacted table with one snapshot: nothing to do */
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 0);
+    ck_assert_uint_eq(loams_keylist_count(w), 0);
+    ck_assert_uint_eq(loams_keylist_count(obs), 0);
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(maintain_expiry_only_keeps_the_current_snapshot)
+{
+    /* big files (target 1 KiB: every file is "large") -> no compaction, but
+     * snapshots beyond snapshot_keep expire in a metadata-only commit */
+    loams_option_kv opts[] = {
+        {"snapshot_keep", "2"}, {"snapshot_max_age", "0s"}, {"target_file_bytes", "1KiB"}};
+    tgt t;
+    tgt_open(&t, opts, 3);
+    tgt_resume(&t);
+    for (int i = 0; i < 4; i++) {
+        write_ids(&t, i * 2000, 2000, 0);
+        tgt_commit(&t, (i + 1) * 2000);
+    }
+    const char *op;
+    int nfiles = describe_files(&t, &op);
+    loams_keylist *w, *obs;
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 1);
+    ck_assert_uint_eq(loams_keylist_count(w), 1); /* the metadata only */
+    /* two snapshots expired: their manifest lists; their data files and
+     * manifests are still reached by the kept snapshots */
+    size_t nlists = 0, ndata = 0;
+    for (size_t i = 0; i < loams_keylist_count(obs); i++) {
+        nlists += strstr(loams_keylist_at(obs, i), "/metadata/snap-") != NULL;
+        ndata += strstr(loams_keylist_at(obs, i), "/data/") != NULL;
+    }
+    ck_assert_uint_eq(nlists, 2);
+    ck_assert_uint_eq(ndata, 0);
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    ck_assert_int_eq(tgt_resume(&t), 8000);
+    ck_assert_int_eq(describe_files(&t, &op), nfiles);
+    ck_assert_str_eq(op, "append");
+    check_scan_ids(&t, 0, 8000);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(maintain_compacts_across_a_schema_change)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    write_ids(&t, 0, 10, 0);
+    tgt_commit(&t, 10);
+    write_ids(&t, 10, 10, 1); /* a new column: score */
+    tgt_commit(&t, 20);
+    loams_keylist *w, *obs;
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 1);
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    ck_assert_int_eq(tgt_resume(&t), 20);
+    cJSON *a = query(&t, "{\"scan\":true,\"limit\":100}");
+    const cJSON *rows = cJSON_GetObjectItem(a, "rows");
+    ck_assert_int_eq(cJSON_GetArraySize(rows), 20);
+    const cJSON *row;
+    int nulls = 0;
+    cJSON_ArrayForEach(row, rows)
+    {
+        int64_t id = (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble;
+        const cJSON *score = cJSON_GetArrayItem(row, 2);
+        if (id < 10) {
+            ck_assert(cJSON_IsNull(score));
+            nulls++;
+        } else {
+            ck_assert(cJSON_IsNumber(score));
+            ck_assert(score->valuedouble == (double)id / 4);
+        }
+    }
+    ck_assert_int_eq(nulls, 10);
+    cJSON_Delete(a);
+    tgt_close(&t);
+}
+END_TEST
+
+/* A declared schema: i int, f float, s string NOT NULL. */
+static const char *declared =
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    "{\"id\":1,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
+    "{\"id\":2,\"name\":\"f\",\"required\":false,\"type\":\"float\"},"
+    "{\"id\":3,\"name\":\"s\",\"required\":true,\"type\":\"string\"}]}";
+
+static void write_ifs(tgt *t, int64_t i, double f, const char *s, int64_t off, int want_fail)
+{
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t ci, cf, cs, r;
+    ck_assert_int_eq(loams_batch_add_column(b, "i", &ci), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "f", &cf), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "s", &cs), 0);
+    ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+    loams_batch_set_origin(b, r, 0, off);
+    loams_value v = {.type = LOAMS_T_INT64, .u.i = i};
+    ck_assert_int_eq(loams_batch_set(b, r, ci, &v), 0);
+    v.type = LOAMS_T_FLOAT64;
+    v.u.f = f;
+    ck_assert_int_eq(loams_batch_set(b, r, cf, &v), 0);
+    if (s != NULL) {
+        v.type = LOAMS_T_STRING;
+        v.u.s.ptr = s;
+        v.u.s.len = strlen(s);
+        ck_assert_int_eq(loams_batch_set(b, r, cs, &v), 0);
+    }
+    ck_assert_int_eq(vt->write(t->state, b), 0);
+    ck_assert_uint_eq(loams_batch_failed_count(b), want_fail ? 1 : 0);
+    loams_batch_free(b);
+}
+
+static const char *field_type(const cJSON *schema, const char *name)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(schema, "fields"))
+    {
+        if (strcmp(cJSON_GetObjectItem(f, "name")->valuestring, name) == 0) {
+            return cJSON_GetObjectItem(f, "type")->valuestring;
+        }
+    }
+    return "";
+}
+
+START_TEST(declared_schema_widens_int_to_long_and_float_to_double)
+{
+    loams_option_kv opts[] = {{"declared_schema", declared}};
+    tgt t;
+    tgt_open(&t, opts, 1);
+    tgt_resume(&t);
+    write_ifs(&t, 7, 0.5, "a", 0, 0);
+    write_ifs(&t, 8, 1.5, NULL, 1, 1); /* s is NOT NULL: the row fails alone */
+    tgt_commit(&t, 2);
+    cJSON *a = query(&t, "{\"describe\":true}");
+    const cJSON *schema = cJSON_GetObjectItem(a, "schema");
+    ck_assert_str_eq(field_type(schema, "i"), "int");
+    ck_assert_str_eq(field_type(schema, "f"), "float");
+    cJSON_Delete(a);
+    /* a long out of int range and a double that is not a float widen */
+    write_ifs(&t, 5000000000LL, 0.1, "b", 2, 0);
+    tgt_commit(&t, 3);
+    a = query(&t, "{\"describe\":true}");
+    schema = cJSON_GetObjectItem(a, "schema");
+    ck_assert_str_eq(field_type(schema, "i"), "long");
+    ck_assert_str_eq(field_type(schema, "f"), "double");
+    ck_assert_int_eq(cJSON_GetObjectItem(schema, "schema-id")->valueint, 1);
+    cJSON_Delete(a);
+    /* old (int/float) and new (long/double) files read back in the new types */
+    a = query(&t, "{\"scan\":true}");
+    const cJSON *rows = cJSON_GetObjectItem(a, "rows");
+    ck_assert_int_eq(cJSON_GetArraySize(rows), 2);
+    const cJSON *row;
+    int seen = 0;
+    cJSON_ArrayForEach(row, rows)
+    {
+        double i = cJSON_GetArrayItem(row, 0)->valuedouble;
+        double f = cJSON_GetArrayItem(row, 1)->valuedouble;
+        if (i == 7) {
+            ck_assert(f == 0.5);
+            seen |= 1;
+        } else {
+            ck_assert(i == 5000000000.0);
+            ck_assert(f == 0.1);
+            seen |= 2;
+        }
+    }
+    ck_assert_int_eq(seen, 3);
+    cJSON_Delete(a);
+    /* compaction writes both files' rows in the widened types */
+    loams_keylist *w, *obs;
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 1);
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    ck_assert_int_eq(tgt_resume(&t), 3);
+    const char *op;
+    ck_assert_int_eq(describe_files(&t, &op), 1);
+    a = query(&t, "{\"scan\":true}");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "rows")), 2);
+    cJSON_Delete(a);
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(declared_schema_that_is_not_a_schema_fails_open)
+{
+    loams_option_kv opts[] = {{"declared_schema", "{\"fields\":[{\"id\":1,\"name\":\"d\","
+                                                  "\"required\":false,\"type\":\"decimal(9,2)\"}]}"}};
+    char err[512];
+    loams_ctx *ctx;
+    ck_assert_int_eq(loams_ctx_create(desc, opts, 1, &ctx, err, sizeof err), 0);
+    loams_target_spec spec = {sizeof spec, 0, "ns", "t", "ns.l", 1};
+    void *state = NULL;
+    ck_assert_int_eq(vt->open(ctx, &spec, store, &state), -EINVAL);
+    loams_ctx_error(ctx, err, sizeof err);
+    ck_assert_msg(strstr(err, "decimal(9,2)") != NULL, "%s", err);
+    loams_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("target_iceberg");
+    TCase *tc = tcase_create("vtable");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, maintain_compacts_small_files_into_a_replace_snapshot_keeping_offsets);
+    tcase_add_test(tc, maintain_expires_snapshots_and_lists_unreferenced_files);
+    tcase_add_test(tc, maintain_expiry_only_keeps_the_current_snapshot);
+    tcase_add_test(tc, maintain_compacts_across_a_schema_change);
+    tcase_add_test(tc, declared_schema_widens_int_to_long_and_float_to_double);
+    tcase_add_test(tc, declared_schema_that_is_not_a_schema_fails_open);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
