@@ -21,7 +21,8 @@
  *   committed()    makes it the base and writes metadata/v<N>.metadata.json
  *                  and metadata/version-hint.text for file-based readers.
  * query() answers describe / files / scan requests (iceberg_query.c);
- *
+ * maintain() compacts small files and expires snapshots
+ * (iceberg_maintain.c).
  */
 #include "iceberg_target.h"
 
