@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     size_t per_batch = argc > 2 ? strtoul(argv[2], NULL, 10) : 8192;
     const char *top = getenv("top_builddir");
     char path[4096], err[512];
-    lt_dlhandle h;
+    lt_dlhandle h = NULL;
     loams_plugin_entry_fn entry;
     const loams_plugin_descriptor *desc;
     const loams_transform_vtable *vt;
