@@ -312,10 +312,26 @@ static const char *type_desc(int type, uint32_t dim, char *buf, size_t size)
 int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type, uint32_t dim,
                              loams__cerr *e)
 {
-    const loams__coll_field *f = loams__coll_manifest_field(m, name);
+    loams__coll_field *f = NULL;
+    for (size_t i = 0; i < m->n_fields && f == NULL; i++) {
+        if (strcmp(m->fields[i].name, name) == 0) {
+            f = &m->fields[i];
+        }
+    }
     if (f != NULL) {
         if (f->type == type && f->dim == dim) {
             return 0;
+        }
+        /* DESIGN §8 widening: int values fit a float field (stored as
+         * float64); a float value widens an int field to float.  Old splits
+         * need nothing: a number's stored form is a JSON number either way,
+         * and numbers are not indexed. */
+        if (f->type == LOAMS__CT_FLOAT && type == LOAMS__CT_INT) {
+            return 0;
+        }
+        if (f->type == LOAMS__CT_INT && type == LOAMS__CT_FLOAT) {
+            f->type = LOAMS__CT_FLOAT;
+            return 2;
         }
         char a[32], b[32];
         return loams__cerr_set(e, LOAMS_ESCHEMA,
@@ -576,7 +592,7 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
             goto bad;
         }
         rc = loams__coll_manifest_map(m, fname, type, (uint32_t)dim, e);
-        if (rc == LOAMS_ESCHEMA || rc == 0) {
+        if (rc == LOAMS_ESCHEMA || rc == 0 || rc == 2) {
             why = "the mapping names a field twice";
             goto bad;
         }

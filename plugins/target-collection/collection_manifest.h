@@ -34,7 +34,8 @@
 #include "collection_error.h"
 
 /* Field types of the mapping.  A field's type is fixed by the first value
- * it receives (dynamic mapping); another type later is LOAMS_ESCHEMA. */
+ * it receives (dynamic mapping); another type later is LOAMS_ESCHEMA, except
+ * that a float value widens an int field to float. */
 typedef enum loams__coll_type {
     LOAMS__CT_TEXT = 1,      /* string: indexed for full-text search */
     LOAMS__CT_LIST = 2,      /* list: its string items are indexed */
@@ -121,7 +122,9 @@ int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out,
 const loams__coll_field *loams__coll_manifest_field(const loams__coll_manifest *m,
                                                     const char *name);
 /* Checks a value of `type` (dim for vectors) for field name against the
- * mapping: 0 when it fits, 1 when the field was new and has been added,
+ * mapping: 0 when it fits (an int value fits a float field: the writer
+ * stores it as float64), 1 when the field was new and has been added, 2
+ * when an int field has been widened to float by a float value (DESIGN §8),
  * LOAMS_ESCHEMA when the field has another type or dimension (the message
  * names the collection, field and both types and what to do), -ENOMEM. */
 int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type, uint32_t dim,

@@ -733,6 +733,10 @@ static int do_write(coll *c, loams_batch *b)
             if (rc == 1) {
                 host->log(c->ctx, LOAMS_LOG_INFO, "collection %s.%s: new field '%s' (%s)", c->ns,
                           c->name, cols[i].name, loams__coll_type_name(type));
+            } else if (rc == 2) {
+                host->log(c->ctx, LOAMS_LOG_INFO,
+                          "collection %s.%s: field '%s' widens from int to float", c->ns, c->name,
+                          cols[i].name);
             }
         }
         const loams__coll_field *f = loams__coll_manifest_field(c->work, cols[i].name);
@@ -784,6 +788,10 @@ static int do_write(coll *c, loams_batch *b)
                 goto nomem;
             }
             first = 0;
+            if (cols[i].type == LOAMS__CT_FLOAT && v.type == LOAMS_T_INT64) {
+                v.type = LOAMS_T_FLOAT64; /* a widened field stores float64 */
+                v.u.f = (double)v.u.i;
+            }
             loams__cerr ve;
             int vr = loams__json_value(&c->doc, &v, &ve);
             if (vr == -ENOMEM) {

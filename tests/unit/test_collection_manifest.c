@@ -109,8 +109,37 @@ START_TEST(dynamic_mapping_adds_fields_and_refuses_type_changes)
     ck_assert_ptr_nonnull(strstr(err.msg, "vector(4)"));
     ck_assert_int_eq(loams__coll_manifest_map(m, "vec", LOAMS__CT_VECTOR, 4, &err), LOAMS_ESCHEMA);
     ck_assert_ptr_nonnull(strstr(err.msg, "vector(3)"));
-    ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_FLOAT, 0, &err), LOAMS_ESCHEMA);
+    ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_TEXT, 0, &err), LOAMS_ESCHEMA);
+    ck_assert_ptr_nonnull(strstr(err.msg, "field 'n' is int"));
     ck_assert_uint_eq(m->n_fields, 4);
+    loams__coll_manifest_free(m);
+}
+END_TEST
+
+START_TEST(a_float_value_widens_an_int_field_and_ints_fit_a_float_field)
+{
+    loams__coll_manifest *m = sample();
+    /* "n" is int: a float value widens it (2), once */
+    ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_FLOAT, 0, &err), 2);
+    ck_assert_int_eq(loams__coll_manifest_field(m, "n")->type, LOAMS__CT_FLOAT);
+    ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_FLOAT, 0, &err), 0);
+    /* ints keep fitting the widened field; it never narrows back */
+    ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_INT, 0, &err), 0);
+    ck_assert_int_eq(loams__coll_manifest_field(m, "n")->type, LOAMS__CT_FLOAT);
+    ck_assert_uint_eq(m->n_fields, 3);
+    /* the widening is not a licence for other changes */
+    ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_BOOL, 0, &err), LOAMS_ESCHEMA);
+    ck_assert_ptr_nonnull(strstr(err.msg, "field 'n' is float"));
+    ck_assert_int_eq(loams__coll_manifest_map(m, "subject", LOAMS__CT_INT, 0, &err), LOAMS_ESCHEMA);
+    /* the widened type survives the manifest's round trip */
+    loams__bbuf b = LOAMS__BBUF_INIT;
+    ck_assert_int_eq(loams__coll_manifest_encode(m, &b, &err), 0);
+    loams__coll_manifest *p = NULL;
+    ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(loams__coll_manifest_field(p, "n")->type, LOAMS__CT_FLOAT);
+    loams__bbuf_free(&b);
+    loams__coll_manifest_free(p);
     loams__coll_manifest_free(m);
 }
 END_TEST
@@ -229,6 +258,7 @@ int main(void)
     tcase_add_test(tc, a_manifest_survives_encode_and_parse);
     tcase_add_test(tc, a_clone_is_independent_and_drops_the_dropped_list);
     tcase_add_test(tc, dynamic_mapping_adds_fields_and_refuses_type_changes);
+    tcase_add_test(tc, a_float_value_widens_an_int_field_and_ints_fit_a_float_field);
     tcase_add_test(tc, damaged_manifests_are_refused_with_the_reason);
     tcase_add_test(tc, keys_follow_the_scheme_and_never_repeat);
     tcase_add_test(tc, type_names_round_trip);

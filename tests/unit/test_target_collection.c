@@ -522,6 +522,96 @@ START_TEST(a_new_field_joins_the_mapping)
 }
 END_TEST
 
+/* One row {_pk, n} with n an INT64 (is_float 0) or a FLOAT64. */
+static void write_n(tgt *t, const char *pk, int is_float, int64_t i, double f, int64_t offset)
+{
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t cpk, cn, r;
+    ck_assert_int_eq(loams_batch_add_column(b, "_pk", &cpk), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "n", &cn), 0);
+    ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+    loams_batch_set_origin(b, r, 0, offset);
+    loams_value v = {.type = LOAMS_T_STRING};
+    v.u.s.ptr = pk;
+    v.u.s.len = strlen(pk);
+    ck_assert_int_eq(loams_batch_set(b, r, cpk, &v), 0);
+    v = is_float ? (loams_value){.type = LOAMS_T_FLOAT64, .u.f = f}
+                 : (loams_value){.type = LOAMS_T_INT64, .u.i = i};
+    ck_assert_int_eq(loams_batch_set(b, r, cn, &v), 0);
+    int rc = vt->write(t->state, b);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    ck_assert_uint_eq(loams_batch_failed_count(b), 0);
+    loams_batch_free(b);
+}
+
+/* The stored "n" of document pk in a scan answer (NULL when absent). */
+static const cJSON *scanned_n(cJSON *a, const char *pk)
+{
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItem(a, "docs"))
+    {
+        if (strcmp(cJSON_GetObjectItem(d, "_pk")->valuestring, pk) == 0) {
+            return cJSON_GetObjectItem(d, "n");
+        }
+    }
+    return NULL;
+}
+
+START_TEST(a_float_widens_an_int_field_and_old_splits_still_answer)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    write_rows(&t, first_rows, 3, 0); /* n: int 1, 2, 3 */
+    tgt_commit(&t, 3, NULL);
+    write_n(&t, "t-8", 1, 0, 2.5, 3); /* a float: the field widens */
+    tgt_commit(&t, 4, NULL);
+    /* an int now goes in as float64: 2^53 + 1 rounds to 2^53 */
+    write_n(&t, "t-9", 0, 9007199254740993LL, 0, 4);
+    tgt_commit(&t, 5, NULL);
+    loams_buf *m;
+    loams_buf_create(&m);
+    ck_assert_int_eq(loams_store_get(store, t.ref, 0, 0, m), 0);
+    const char *mj = loams_buf_data(m, NULL);
+    ck_assert_msg(strstr(mj, "\"name\":\t\"n\",\n\t\t\t\"type\":\t\"float\"") != NULL, "%s", mj);
+    loams_buf_free(m);
+    cJSON *a = query(&t, t.ref, "{\"scan\":true}");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "docs")), 5);
+    ck_assert(cJSON_IsNumber(scanned_n(a, "t-1")));
+    ck_assert(scanned_n(a, "t-1")->valuedouble == 1.0); /* the old split's int */
+    ck_assert(scanned_n(a, "t-8")->valuedouble == 2.5);
+    ck_assert(scanned_n(a, "t-9")->valuedouble == 9007199254740992.0);
+    cJSON_Delete(a);
+    /* search over the old split and the new ones is unchanged */
+    a = query(&t, t.ref, "{\"q\":\"printer\"}");
+    ck_assert_str_eq(hit_pks(a), "t-1,t-3");
+    ck_assert(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "hits"), 0), "doc"), "n")
+            ->valuedouble == 1.0);
+    cJSON_Delete(a);
+    /* a bool for the widened field is still an incompatible change */
+    loams_batch *b;
+    loams_batch_create(&b);
+    size_t cpk, cn, r;
+    loams_batch_add_column(b, "_pk", &cpk);
+    loams_batch_add_column(b, "n", &cn);
+    loams_batch_append_row(b, NULL, 0, &r);
+    loams_value v = {.type = LOAMS_T_STRING};
+    v.u.s.ptr = "t-10";
+    v.u.s.len = 4;
+    loams_batch_set(b, r, cpk, &v);
+    v = (loams_value){.type = LOAMS_T_BOOL, .u.b = 1};
+    loams_batch_set(b, r, cn, &v);
+    ck_assert_int_eq(vt->write(t.state, b), LOAMS_ESCHEMA);
+    ck_assert_ptr_nonnull(strstr(ctx_err(&t), "field 'n' is float"));
+    loams_batch_free(b);
+    vt->abort(t.state);
+    tgt_close(&t);
+}
+END_TEST
+
 static char *answers(tgt *t, const char *ref)
 {
     static const char *const reqs[] = {
@@ -867,6 +957,7 @@ int main(void)
     tcase_add_test(tc, a_row_without_pk_fails_alone);
     tcase_add_test(tc, an_incompatible_type_is_eschema_and_abort_forgets_the_staging);
     tcase_add_test(tc, a_new_field_joins_the_mapping);
+    tcase_add_test(tc, a_float_widens_an_int_field_and_old_splits_still_answer);
     tcase_add_test(tc, a_merge_gives_identical_answers);
     tcase_add_test(tc, a_damaged_split_is_reported_as_corrupt);
     tcase_add_test(tc, random_upserts_and_deletes_match_a_fresh_index_of_the_survivors);
