@@ -36,8 +36,15 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     cJSON_AddStringToObject(row, "on_error", loams_on_error_name(d->on_error));
     if (d->error != NULL) {
         cJSON_AddStringToObject(row, "error", d->error);
-        cJSON_AddNumberToObject(row, "error_partition", d->error_partition);
-        cJSON_AddNumberToObject(row, "error_offset", (double)d->error_offset);
+        /* A failure that no record caused (a schema change refused at
+         * commit, a plugin that does not open) has no position: null. */
+        if (d->error_partition >= 0 && d->error_offset >= 0) {
+            cJSON_AddNumberToObject(row, "error_partition", d->error_partition);
+            cJSON_AddNumberToObject(row, "error_offset", (double)d->error_offset);
+        } else {
+            cJSON_AddNullToObject(row, "error_partition");
+            cJSON_AddNullToObject(row, "error_offset");
+        }
     } else {
         cJSON_AddNullToObject(row, "error");
     }
@@ -192,8 +199,12 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
                     num(pp, "applied"), num(pp, "high_water_mark"));
         }
         if (str(row, "error")[0] != '\0') {
-            fprintf(out, "    error at partition %.0f offset %.0f: %s\n",
-                    num(row, "error_partition"), num(row, "error_offset"), str(row, "error"));
+            if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "error_offset"))) {
+                fprintf(out, "    error at partition %.0f offset %.0f: %s\n",
+                        num(row, "error_partition"), num(row, "error_offset"), str(row, "error"));
+            } else {
+                fprintf(out, "    error: %s\n", str(row, "error"));
+            }
         }
     }
     cJSON_Delete(arr);
