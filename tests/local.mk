@@ -214,6 +214,11 @@ TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh
 	tests/integration/link-on-error.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
+# PAUSE/RESUME, search and BM25 through a link, int -> float widening.
+TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
+	tests/integration/link-widen.sh
+EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
+	tests/integration/link-widen.sh
 
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples
