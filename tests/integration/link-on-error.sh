@@ -1,44 +1,153 @@
 #!/bin/bash
-# link-on-error.sh - a stream mixing valid and invalid JSON under on_error
-# = skip and = fail gives exactly the documented result (dead_letter is
-# checked record by record by link-exactly-once.sh):
-#   skip: every valid record applied, every invalid one counted as skipped;
-#   fail: the link stops failed at the first invalid record, with the error
+# link-on-error.sh - a stream mixing valid records with three kinds of
+# failing ones - invalid JSON (decode), a transform error (integer overflow
+# in the SELECT) and a row the target refuses (no _pk) - under each on_error
+# mode gives exactly the documented result:
+#   skip: every valid record applied, every failing one counted as skipped;
+#   fail: the link stops failed at the first failing record, with the error
 #         and the record's partition and offset in system.links; another
-#         link on the same stream keeps running.
+#         link on the same stream keeps running;
+#   dead_letter: every failing record appended once to the dead-letter
+#         stream (named by dead_letter_stream), checked record by record
+#         against the source: key, value bytes and timestamp, and the headers
+#         loams.link, loams.partition, loams.offset and loams.error with the
+#         error of its kind; every valid record applied.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
 
 N=300
+# line NR: every 50th is not JSON (offsets 49, 99, ... on one partition);
+# NR % 100 == 70 overflows in the transform, NR % 100 == 85 has no _pk.
 head -n "$N" "$src/tests/fixtures/support-tickets.jsonl" |
-  awk 'NR % 50 == 0 { print "not json " NR; next } { print }' >"$work/input.txt"
-bad=$(grep -c '^not json' "$work/input.txt")
-good=$((N - bad))
+  /usr/bin/python3 -c '
+import json, sys
+for nr, line in enumerate(sys.stdin, 1):
+    r = json.loads(line)
+    if nr % 50 == 0:
+        v = "not json %d" % nr
+    else:
+        if nr % 100 == 70:
+            r["kind"] = "boom"
+        elif nr % 100 == 85:
+            r["kind"] = "nopk"
+        v = json.dumps(r)
+    print(json.dumps({"k": "r%d" % nr, "v": v}))
+' >"$work/keyed.jsonl"
+bad=$(grep -c '"v": "not json' "$work/keyed.jsonl")
+boom=$(grep -c '\\"kind\\": \\"boom' "$work/keyed.jsonl")
+nopk=$(grep -c '\\"kind\\": \\"nopk' "$work/keyed.jsonl")
+failing=$((bad + boom + nopk))
+good=$((N - failing))
+[ "$bad/$boom/$nopk" = "6/3/3" ] || die "the input has $bad/$boom/$nopk failing records, want 6/3/3"
+select="SELECT CASE WHEN json_get_str(value, '\$.kind') = 'nopk' THEN NULL ELSE key END AS _pk,
+               subject,
+               abs(CASE WHEN json_get_str(value, '\$.kind') = 'boom'
+                        THEN -9223372036854775807 - 1 ELSE 0 END) AS zero"
 sql "CREATE STREAM t.s WITH (partitions = 1);
+     CREATE STREAM t.s3 WITH (partitions = 3);
      CREATE LINK t.skipper FROM STREAM t.s INTO COLLECTION t.c1
-       TRANSFORM (SELECT offset AS _pk, subject) WITH (batch_interval = '200ms', on_error = 'skip');
+       TRANSFORM ($select) WITH (batch_interval = '200ms', on_error = 'skip');
      CREATE LINK t.failer FROM STREAM t.s INTO COLLECTION t.c2
-       TRANSFORM (SELECT offset AS _pk, subject) WITH (batch_interval = '200ms', on_error = 'fail');" \
+       TRANSFORM ($select) WITH (batch_interval = '200ms', on_error = 'fail');
+     CREATE LINK t.dl FROM STREAM t.s3 INTO COLLECTION t.c3
+       TRANSFORM ($select)
+       WITH (batch_bytes = '8KiB', batch_interval = '200ms', on_error = 'dead_letter',
+             dead_letter_stream = 't.errors');" \
   >/dev/null || die "CREATE failed"
-"$host" produce t.s --data-dir "$data" <"$work/input.txt" >/dev/null 2>&1 || die "produce failed"
+for s in t.s t.s3; do
+  "$host" produce "$s" --data-dir "$data" --key-field k --value-field v <"$work/keyed.jsonl" \
+    >/dev/null 2>&1 || die "produce to $s failed"
+done
 start_node a
 wait_caught_up 60
 stop_node a
 "$host" links --json --data-dir "$data" >"$work/links.json"
-/usr/bin/python3 - "$work/links.json" "$good" "$bad" <<'PY' || die "system.links is not as documented"
+/usr/bin/python3 - "$work/links.json" "$good" "$failing" <<'PY' || die "system.links is not as documented"
 import json, sys
 links = {l["link"]: l for l in json.load(open(sys.argv[1]))}
-good, bad = int(sys.argv[2]), int(sys.argv[3])
+good, failing = int(sys.argv[2]), int(sys.argv[3])
 s = links["t.skipper"]
 assert s["state"] == "running", s
-assert (int(s["applied_records"]), int(s["skipped_records"])) == (good, bad), s
+assert (int(s["applied_records"]), int(s["skipped_records"])) == (good, failing), s
 f = links["t.failer"]
 assert f["state"] == "failed", f
 assert int(f["error_partition"]) == 0 and int(f["error_offset"]) == 49, f
 assert "partition 0 offset 49" in f["error"] and "JSON" in f["error"], f["error"]
 assert int(f["applied_records"]) == 0, f   # nothing of the failing batch applied
+d = links["t.dl"]
+assert d["state"] == "running", d
+assert (int(d["applied_records"]), int(d["dead_lettered_records"]), int(d["skipped_records"])) \
+    == (good, failing, 0), d
 PY
-n=$("$host" collection dump t.c1 --data-dir "$data" "${plugin_args[@]}" | wc -l)
-[ "$n" = "$good" ] || die "skip: the collection holds $n documents, want $good"
-ok "on_error = skip: $good applied, $bad skipped; on_error = fail: link failed at offset 49 with its error"
+"$host" links --data-dir "$data" >"$work/links.txt"
+grep -q "^    error at partition 0 offset 49: .*JSON" "$work/links.txt" ||
+  { cat "$work/links.txt"; die "the links table does not show the failer's error and position"; }
+for c in t.c1 t.c3; do
+  "$host" collection dump "$c" --data-dir "$data" "${plugin_args[@]}" >"$work/$c.jsonl" ||
+    die "dump $c failed"
+  /usr/bin/python3 - "$work/keyed.jsonl" "$work/$c.jsonl" <<'PY' || die "$c: documents differ from the valid records"
+import json, sys
+want = {}
+for l in open(sys.argv[1]):
+    kv = json.loads(l)
+    try:
+        r = json.loads(kv["v"])
+    except ValueError:
+        continue
+    if r.get("kind") in ("boom", "nopk"):
+        continue
+    want[kv["k"]] = {"_pk": kv["k"], "subject": r["subject"], "zero": 0}
+got = [json.loads(l) for l in open(sys.argv[2])]
+assert len(got) == len(want), (len(got), len(want))
+assert {d["_pk"]: d for d in got} == want
+PY
+done
+ok "skip: $good applied, $failing skipped; fail: failed at offset 49 with its error; dead_letter: $good applied"
+
+# The dead letters, record by record against the source.
+for p in 0 1 2; do
+  "$host" stream read t.s3 --partition $p --from 0 --limit 1000 --json --data-dir "$data" ||
+    die "reading t.s3 failed"
+done >"$work/source.jsonl"
+parts=$("$host" sql --data-dir "$data" --json "SELECT * FROM system.streams" |
+  /usr/bin/python3 -c '
+import json, sys
+print("".join(str(s["partitions"]) for s in json.load(sys.stdin) if s["stream"] == "t.errors"))')
+[ -n "$parts" ] || die "the dead-letter stream t.errors does not exist"
+for p in $(seq 0 $((parts - 1))); do
+  "$host" stream read t.errors --partition "$p" --from 0 --limit 1000 --json --data-dir "$data" ||
+    die "reading t.errors failed"
+done >"$work/dlq.jsonl"
+/usr/bin/python3 - "$work/source.jsonl" "$work/dlq.jsonl" <<'PY' || die "dead letters differ from the source"
+import json, sys
+src = {(r["partition"], r["offset"]): r for r in map(json.loads, open(sys.argv[1]))}
+dlq = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+def kind(r):
+    try:
+        return {"boom": "transform", "nopk": "target"}.get(json.loads(r["value"]).get("kind"))
+    except ValueError:
+        return "decode"
+want = {pos: kind(r) for pos, r in src.items() if kind(r)}
+seen = set()
+for d in dlq:
+    h = d["headers"]
+    pos = (int(h["loams.partition"]), int(h["loams.offset"]))
+    assert pos in want, ("a dead letter for a record that did not fail", pos, d)
+    assert pos not in seen, ("dead-lettered twice", pos)
+    seen.add(pos)
+    s = src[pos]
+    assert h["loams.link"] == "t.dl", h
+    assert (d["key"], d["value"], d["timestamp"]) == (s["key"], s["value"], s["timestamp"]), (d, s)
+    err = h["loams.error"]
+    assert err.startswith("partition %d offset %d: " % pos), err
+    k = want[pos]
+    if k == "decode":
+        assert "JSON" in err, err
+    elif k == "transform":
+        assert "integer overflow" in err, err
+    else:
+        assert "collection t.c3: the row has no _pk" in err, err
+assert seen == set(want), ("missing dead letters", sorted(set(want) - seen))
+PY
+ok "dead_letter: every failing record once in t.errors with its key, value, timestamp and headers"

@@ -2,7 +2,8 @@
 # link-zombie.sh - two nodes; node a is frozen (SIGSTOP) just before a
 # commit, past its lease TTL; node b takes the link over and catches up;
 # after SIGCONT, a's commit is rejected (stale epoch) and logged, and the
-# collection holds every record exactly once.
+# collection holds every record exactly once: the full set of _pk and the
+# content (subject, body) equal the source's.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -11,7 +12,7 @@ N=600
 head -n "$N" "$src/tests/fixtures/support-tickets.jsonl" >"$work/input.jsonl"
 sql "CREATE STREAM t.tickets WITH (partitions = 2);
      CREATE LINK t.l FROM STREAM t.tickets INTO COLLECTION t.c
-       TRANSFORM (SELECT key AS _pk, subject) WITH (batch_bytes = '16KiB', batch_interval = '200ms');" \
+       TRANSFORM (SELECT key AS _pk, subject, body) WITH (batch_bytes = '16KiB', batch_interval = '200ms');" \
   >/dev/null || die "CREATE failed"
 "$host" produce t.tickets --data-dir "$data" --key-field id <"$work/input.jsonl" >/dev/null 2>&1 ||
   die "produce failed"
@@ -38,9 +39,24 @@ ok "zombie commit rejected: $(grep -m1 -o 'commit to t.c rejected.*' "$work/a.lo
 stop_node a
 wait_caught_up 30
 stop_node b
-got=$("$host" collection dump t.c --data-dir "$data" "${plugin_args[@]}" |
-  /usr/bin/python3 -c 'import json,sys; ks=[json.loads(l)["_pk"] for l in sys.stdin]; print(len(ks), len(set(ks)))')
-[ "$got" = "$N $N" ] || die "collection holds $got (docs, distinct _pk), want $N $N"
+/usr/bin/python3 - "$work/input.jsonl" >"$work/expected.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in sorted(rows, key=lambda r: r["id"]):
+    print(json.dumps({"_pk": r["id"], "subject": r["subject"], "body": r["body"]}, sort_keys=True))
+PY
+"$host" collection dump t.c --data-dir "$data" "${plugin_args[@]}" >"$work/dump.jsonl" ||
+  die "collection dump failed"
+/usr/bin/python3 - "$work/dump.jsonl" >"$work/got.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for r in sorted(rows, key=lambda r: r["_pk"]):
+    print(json.dumps({k: r.get(k) for k in ("_pk", "subject", "body")}, sort_keys=True))
+PY
+if ! cmp -s "$work/expected.jsonl" "$work/got.jsonl"; then
+  diff "$work/expected.jsonl" "$work/got.jsonl" | head -n 10
+  die "the collection differs from the source ($(wc -l <"$work/got.jsonl") docs, want $N)"
+fi
 applied=$("$host" links --json --data-dir "$data" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["applied_records"])')
 [ "$applied" = "$N" ] || die "applied_records is $applied, want $N (counted once)"
-ok "collection exact after the zombie: $N documents, applied_records $applied"
+ok "collection exact after the zombie: $N documents equal to the source (_pk, subject, body), applied_records $applied"
