@@ -140,8 +140,8 @@ int loams__ice_data_file_encode_minimal(loams__bytebuf *b, const char *uri, uint
 }
 
 int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t schema_id,
-                              const loams__ice_entry *entries, size_t n, uint64_t *length,
-                              char *err, size_t errlen)
+                              int codec, const loams__ice_entry *entries, size_t n,
+                              uint64_t *length, char *err, size_t errlen)
 {
     char *entry_schema = NULL;
     int rc = loams__iceberg_manifest_entry_schema(LOAMS__ICEBERG_UNPARTITIONED_FIELDS, NULL,
@@ -163,6 +163,7 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
     loams__avro_options o;
     loams__avro_options_init(&o);
     o.schema_json = entry_schema;
+    o.codec = (loams__avro_codec)codec;
     o.metadata = meta;
     o.nmetadata = sizeof meta / sizeof meta[0];
     loams__avro_writer *w = NULL;
@@ -173,10 +174,18 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
         int x = loams__avro_put_int(b, e->status);
         x |= loams__avro_put_union(b, 1);
         x |= loams__avro_put_long(b, e->snapshot_id);
-        x |= loams__avro_put_union(b, 1);
-        x |= loams__avro_put_long(b, e->sequence);
-        x |= loams__avro_put_union(b, 1);
-        x |= loams__avro_put_long(b, e->file_sequence);
+        if (e->status == LOAMS__ICE_ADDED) {
+            /* null: inherited from the manifest list (spec, "Sequence Number
+             * Inheritance": an added file's numbers are assigned at commit) */
+            x |= loams__avro_put_union(b, 0);
+            x |= loams__avro_put_union(b, 0);
+        } else {
+            /* existing and deleted entries must carry both explicitly */
+            x |= loams__avro_put_union(b, 1);
+            x |= loams__avro_put_long(b, e->sequence);
+            x |= loams__avro_put_union(b, 1);
+            x |= loams__avro_put_long(b, e->file_sequence);
+        }
         x |= loams__bytebuf_append(b, e->data_file, e->data_file_len);
         rc = x ? -ENOMEM : loams__avro_writer_end_datum(w);
     }
@@ -194,9 +203,10 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
 }
 
 int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_t parent_id,
-                                   int64_t sequence, const loams__ice_manifest_file *fresh,
-                                   size_t nfresh, const loams__avro_value *const *carried,
-                                   size_t ncarried, char *err, size_t errlen)
+                                   int64_t sequence, int codec,
+                                   const loams__ice_manifest_file *fresh, size_t nfresh,
+                                   const loams__avro_value *const *carried, size_t ncarried,
+                                   char *err, size_t errlen)
 {
     char sid[24], pid[24], seq[24];
     snprintf(sid, sizeof sid, "%" PRId64, snapshot_id);
@@ -211,6 +221,7 @@ int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_
     loams__avro_options o;
     loams__avro_options_init(&o);
     o.schema_json = loams__iceberg_manifest_file_schema;
+    o.codec = (loams__avro_codec)codec;
     o.metadata = meta;
     o.nmetadata = parent_id >= 0 ? 4 : 3;
     loams__avro_writer *w = NULL;

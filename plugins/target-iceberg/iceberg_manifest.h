@@ -40,7 +40,10 @@ int loams__ice_data_file_encode_minimal(loams__bytebuf *out, const char *uri,
                                         uint64_t record_count, uint64_t file_size);
 
 /* One entry of a manifest: status, and the data_file record's bytes.
- * file_sequence is the sequence number of the snapshot that added it. */
+ * file_sequence is the sequence number of the snapshot that added it.
+ * ADDED entries are written with null sequence numbers (readers inherit
+ * the manifest's, as the spec asks); EXISTING and DELETED ones with
+ * sequence and file_sequence. */
 typedef struct loams__ice_entry {
     int status;
     int64_t snapshot_id;
@@ -50,10 +53,11 @@ typedef struct loams__ice_entry {
     size_t data_file_len;
 } loams__ice_entry;
 
-/* Writes a manifest of entries[0..n) to sink; *length gets its size. */
+/* Writes a manifest of entries[0..n) to sink with codec (a
+ * loams__avro_codec); *length gets its size. */
 int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t schema_id,
-                              const loams__ice_entry *entries, size_t n, uint64_t *length,
-                              char *err, size_t errlen);
+                              int codec, const loams__ice_entry *entries, size_t n,
+                              uint64_t *length, char *err, size_t errlen);
 
 /* A manifest_file record of the new snapshot's own manifest. */
 typedef struct loams__ice_manifest_file {
@@ -69,8 +73,9 @@ typedef struct loams__ice_manifest_file {
 /* Writes a manifest list: fresh[0..nfresh) then carried[0..ncarried)
  * (values decoded from an earlier list). */
 int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_t parent_id,
-                                   int64_t sequence, const loams__ice_manifest_file *fresh,
-                                   size_t nfresh, const loams__avro_value *const *carried,
-                                   size_t ncarried, char *err, size_t errlen);
+                                   int64_t sequence, int codec,
+                                   const loams__ice_manifest_file *fresh, size_t nfresh,
+                                   const loams__avro_value *const *carried, size_t ncarried,
+                                   char *err, size_t errlen);
 
 #endif

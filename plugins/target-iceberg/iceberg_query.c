@@ -115,7 +115,7 @@ int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
             f->records = loams__avro_field_long(df, "record_count", 0);
             f->bytes = loams__avro_field_long(df, "file_size_in_bytes", 0);
             f->sequence = loams__avro_field_long(ent, "sequence_number", mseq);
-            f->file_sequence = loams__avro_field_long(ent, "file_sequence_number", f->sequence);
+            f->file_sequence = loams__avro_field_long(ent, "file_sequence_number", mseq);
             f->snapshot_id = loams__avro_field_long(ent, "snapshot_id",
                                                     loams__avro_field_long(mf, "added_snapshot_id", 0));
             f->manifest = m;

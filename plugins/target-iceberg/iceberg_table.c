@@ -250,16 +250,11 @@ static cJSON *array_of(cJSON *meta, const char *key)
     return a;
 }
 
-int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t last_id,
-                            const loams__ice_snap *sn, const char *prev_uri)
+int32_t loams__ice_meta_schema_id(const cJSON *meta, const loams__ice_schema *work, int *is_new)
 {
-    int rc = -ENOMEM;
-    cJSON *schemas = array_of(meta, "schemas");
-    if (schemas == NULL) {
-        return -ENOMEM;
-    }
-    /* the schema: reuse the current one when the fields did not change */
+    /* the current schema when its fields did not change, else a new id */
     int64_t cur_id = loams__ice_long(meta, "current-schema-id", 0);
+    const cJSON *schemas = cJSON_GetObjectItemCaseSensitive(meta, "schemas");
     const cJSON *sj;
     int64_t max_sid = -1;
     int same = 0;
@@ -277,16 +272,28 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
             }
         }
     }
-    int64_t schema_id = cur_id;
-    if (!same) {
+    *is_new = !same;
+    return (int32_t)(same ? cur_id : max_sid + 1);
+}
+
+int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t last_id,
+                            const loams__ice_snap *sn, const char *prev_uri)
+{
+    int rc = -ENOMEM;
+    cJSON *schemas = array_of(meta, "schemas");
+    if (schemas == NULL) {
+        return -ENOMEM;
+    }
+    int is_new;
+    int64_t schema_id = loams__ice_meta_schema_id(meta, work, &is_new);
+    if (is_new) {
         loams__ice_schema tmp = *work;
-        tmp.schema_id = (int32_t)(max_sid + 1);
+        tmp.schema_id = (int32_t)schema_id;
         cJSON *nj = loams__ice_schema_to_json(&tmp);
         if (nj == NULL || !cJSON_AddItemToArray(schemas, nj)) {
             cJSON_Delete(nj);
             return -ENOMEM;
         }
-        schema_id = max_sid + 1;
     }
     if (set_num(meta, "current-schema-id", (double)schema_id) != 0 ||
         set_num(meta, "last-column-id", last_id) != 0) {

@@ -61,6 +61,12 @@ typedef struct loams__ice_snap {
     int64_t deleted_files, deleted_records, deleted_bytes;
 } loams__ice_snap;
 
+/* The schema id that loams__ice_meta_advance gives `work` in the next
+ * version of meta: the current schema's when the fields are the same
+ * (*is_new = 0), else one above the highest (*is_new = 1).  Manifests
+ * written for that version name it in their `schema-id` header. */
+int32_t loams__ice_meta_schema_id(const cJSON *meta, const loams__ice_schema *work, int *is_new);
+
 /* Turns *meta (modified in place) into the next version: adds schema
  * `work` when it differs from the current one (new schema id), sets
  * last-column-id, adds snapshot `sn` (summary with the standard keys and

@@ -47,6 +47,7 @@ typedef struct ice {
     /* options */
     loams__pq_codec codec;
     int zstd_level;
+    int manifest_codec; /* loams__avro_codec of manifests and manifest lists */
     uint64_t target_file_bytes, row_group_bytes;
     long snapshot_keep;
     int64_t snapshot_max_age_ms;

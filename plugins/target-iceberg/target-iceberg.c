@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "avro_writer.h"
 #include "iceberg_manifest.h"
 
 const loams_host_api *loams__ice_host;
@@ -42,6 +43,8 @@ const loams_host_api *loams__ice_host;
 static const loams_option_spec options[] = {
     {"compression", LOAMS_OPT_ENUM, 0, "zstd", "zstd|snappy|none", "Parquet page codec"},
     {"zstd_level", LOAMS_OPT_INT, 0, "1", NULL, "zstd level of Parquet pages (-7 .. 19)"},
+    {"manifest_codec", LOAMS_OPT_ENUM, 0, "deflate", "deflate|null",
+     "Avro codec of manifests and manifest lists (deflate, as Iceberg's own writers)"},
     {"target_file_bytes", LOAMS_OPT_SIZE, 0, "128MiB", NULL,
      "data files are cut at this size; maintenance compacts smaller files up to it"},
     {"row_group_bytes", LOAMS_OPT_SIZE, 0, "128MiB", NULL,
@@ -164,6 +167,9 @@ static int load_options(ice *t)
     } else if (comp != NULL && strcmp(comp, "none") == 0) {
         t->codec = LOAMS__PQ_CODEC_NONE;
     }
+    const char *mc = host->option(t->ctx, "manifest_codec");
+    t->manifest_codec = mc != NULL && strcmp(mc, "null") == 0 ? LOAMS__AVRO_CODEC_NULL
+                                                             : LOAMS__AVRO_CODEC_DEFLATE;
     const char *lv = host->option(t->ctx, "zstd_level");
     const char *kp = host->option(t->ctx, "snapshot_keep");
     char *end;
@@ -760,15 +766,19 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
                                             : in->entries[i].file_sequence;
             }
         }
-        cJSON *sj = loams__ice_schema_to_json(&t->work);
+        /* the header names the schema the new metadata gives t->work */
+        int is_new;
+        loams__ice_schema hs = t->work;
+        hs.schema_id = loams__ice_meta_schema_id(meta, &t->work, &is_new);
+        cJSON *sj = loams__ice_schema_to_json(&hs);
         char *stext = sj != NULL ? cJSON_PrintUnformatted(sj) : NULL;
         cJSON_Delete(sj);
         loams__ice_uuid(uuid);
         uint64_t mlen = 0;
         rc = stext == NULL ? -ENOMEM
                            : loams__ice_manifest_write((loams__sink){avro_sink, &buf}, stext,
-                                                       t->work.schema_id, ents, in->nentries,
-                                                       &mlen, e, sizeof e);
+                                                       hs.schema_id, t->manifest_codec, ents,
+                                                       in->nentries, &mlen, e, sizeof e);
         cJSON_free(stext);
         int64_t min_seq = sn.sequence;
         for (size_t i = 0; i < in->nentries; i++) {
@@ -807,8 +817,8 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
     rc = loams__ice_manifest_list_write((loams__sink){avro_sink, &buf}, sn.id,
                                         parent != NULL ? loams__ice_long(parent, "snapshot-id", -1)
                                                        : -1,
-                                        sn.sequence, fresh, nfresh, in->carried, in->ncarried, e,
-                                        sizeof e);
+                                        sn.sequence, t->manifest_codec, fresh, nfresh,
+                                        in->carried, in->ncarried, e, sizeof e);
     if (rc != 0) {
         rc = loams__ice_fail(t, rc, "table %s.%s: %s", t->ns, t->name, e);
         goto out;
