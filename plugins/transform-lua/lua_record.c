@@ -215,6 +215,12 @@ void loams__lua_record_setup(lua_State *L, loams__lua_state *st)
         lua_rawset(L, -3);
     }
     st->ref_slots = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    lua_createtable(L, LOAMS__LUA_KEY_CACHE, 0);
+    st->ref_keycache = luaL_ref(L, LUA_REGISTRYINDEX);
+    for (size_t i = 0; i < LOAMS__LUA_KEY_CACHE; i++) {
+        st->kc_key[i] = NULL; /* pointers of an older state's strings */
+    }
     st->rec_fields = 0;
     st->lazy_filled = 0;
 }
@@ -723,8 +729,10 @@ static void stage_row(lua_State *L, loams__lua_state *st, int idx, lua_Integer n
     int interned = 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, st->ref_slots); /* names -> slots, for the loop */
     int slots = lua_gettop(L);
+    size_t pos; /* the field's position in the traversal, for the key cache */
 restart:
     st->row_starts[st->nrows_staged] = st->ncells;
+    pos = 0;
     lua_pushnil(L);
     while (lua_next(L, idx) != 0) {
         if (lua_type(L, -2) != LUA_TSTRING) {
@@ -739,12 +747,31 @@ restart:
                        "strings (return a list of row tables to emit several rows)",
                        luaL_typename(L, -2));
         }
+        /* rows of one script mostly have the same keys in the same order:
+         * the cache answers by string identity (a string, not a number, so
+         * lua_tolstring converts nothing under lua_next) */
+        const char *key = lua_tolstring(L, -2, NULL);
         size_t slot = SIZE_MAX;
-        lua_pushvalue(L, -2);
-        if (lua_rawget(L, slots) == LUA_TNUMBER) {
-            slot = (size_t)lua_tointeger(L, -1) - 1;
+        if (pos < LOAMS__LUA_KEY_CACHE && st->kc_key[pos] == key) {
+            slot = st->kc_slot[pos];
+        } else {
+            lua_pushvalue(L, -2);
+            if (lua_rawget(L, slots) == LUA_TNUMBER) {
+                slot = (size_t)lua_tointeger(L, -1) - 1;
+            }
+            lua_pop(L, 1);
+            if (slot != SIZE_MAX && pos < LOAMS__LUA_KEY_CACHE) {
+                /* anchored, so no other string can take its address; the
+                 * table's array part is preallocated: this never allocates */
+                lua_rawgeti(L, LUA_REGISTRYINDEX, st->ref_keycache);
+                lua_pushvalue(L, -3);
+                lua_rawseti(L, -2, (lua_Integer)pos + 1);
+                lua_pop(L, 1);
+                st->kc_key[pos] = key;
+                st->kc_slot[pos] = slot;
+            }
         }
-        lua_pop(L, 1);
+        pos++;
         if (slot == SIZE_MAX) {
             if (interned) {
                 luaL_error(L, "internal error: a column name could not be interned");
@@ -814,9 +841,9 @@ static void stage_result(lua_State *L, loams__lua_state *st)
     stage_row(L, st, r, 0);
 }
 
-int loams__lua_record_call(lua_State *L)
+void loams__lua_record_run(lua_State *L, loams__lua_state *st)
 {
-    loams__lua_state *st = loams__lua_from(L);
+    int top = lua_gettop(L);
     st->ncells = 0;
     st->nrows_staged = 0;
     st->text.len = 0;
@@ -830,7 +857,7 @@ int loams__lua_record_call(lua_State *L)
     lua_pushvalue(L, rec);
     lua_call(L, 1, 1);
     stage_result(L, st);
-    return 0;
+    lua_settop(L, top);
 }
 
 /* ---- emitting ---- */

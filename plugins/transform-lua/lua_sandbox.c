@@ -1,10 +1,11 @@
 /*
  * lua_sandbox.c - the Lua state of a transform and its bounds.
  *
- * Memory: the state allocates through host->realloc (counted per plugin)
- * and a cap: an allocation that would take the state past memory_limit is
- * refused, which Lua turns into a "not enough memory" error after an
- * emergency collection - so garbage never causes a false refusal.
+ * Memory: the state allocates through the host (counted per plugin; small
+ * blocks are kept for reuse, see below) and a cap: an allocation that
+ * would take the state past memory_limit is refused, which Lua turns into
+ * a "not enough memory" error after an emergency collection - so garbage
+ * never causes a false refusal.
  *
  * Instructions, time, cancellation: a count hook runs every
  * LOAMS__LUA_HOOK_EVERY instructions (time is the thread's CPU time, read
@@ -37,6 +38,86 @@
 
 /* ---- memory ---- */
 
+/* Lua allocates and frees about ten small blocks per record (the record's
+ * strings, the row table and its fields).  Blocks up to the pool's largest
+ * class are allocated through the host at their class's size and, when
+ * Lua frees them, kept on a free list of their class (up to
+ * LOAMS__LUA_POOL_KEEP bytes) instead of going back to the host: the host's
+ * allocator counts every block with atomic operations, which cost more
+ * than the rest of an allocation.  Kept blocks stay counted as the
+ * plugin's memory; the lua_memory_limit check counts what Lua holds. */
+
+#define POOL_MAX ((size_t)LOAMS__LUA_POOL_CLASSES * LOAMS__LUA_POOL_STEP)
+
+/* The class of an n-byte block (0 < n <= POOL_MAX) and its size. */
+static size_t pool_class(size_t n)
+{
+    return (n - 1) / LOAMS__LUA_POOL_STEP;
+}
+
+static size_t pool_class_size(size_t c)
+{
+    return (c + 1) * LOAMS__LUA_POOL_STEP;
+}
+
+static void *block_alloc(loams__lua_state *st, size_t n)
+{
+    if (n > POOL_MAX) {
+        return loams__lua_host->malloc(st->ctx, n);
+    }
+    size_t c = pool_class(n);
+    void *p = st->pool[c];
+    if (p != NULL) {
+        memcpy(&st->pool[c], p, sizeof p); /* the next free block */
+        st->pool_bytes -= pool_class_size(c);
+        return p;
+    }
+    return loams__lua_host->malloc(st->ctx, pool_class_size(c));
+}
+
+/* Frees a block Lua knew as n bytes.  A block of a class is at least the
+ * class's size (it may be larger: shrinking keeps the block). */
+static void block_free(loams__lua_state *st, void *p, size_t n)
+{
+    if (n > POOL_MAX || st->pool_bytes + pool_class_size(pool_class(n)) > LOAMS__LUA_POOL_KEEP) {
+        loams__lua_host->free(st->ctx, p);
+        return;
+    }
+    size_t c = pool_class(n);
+    memcpy(p, &st->pool[c], sizeof p);
+    st->pool[c] = p;
+    st->pool_bytes += pool_class_size(c);
+}
+
+/* Gives the kept blocks back to the host (when the state closes). */
+static void pool_release(loams__lua_state *st)
+{
+    for (size_t c = 0; c < LOAMS__LUA_POOL_CLASSES; c++) {
+        while (st->pool[c] != NULL) {
+            void *p = st->pool[c];
+            memcpy(&st->pool[c], p, sizeof p);
+            loams__lua_host->free(st->ctx, p);
+        }
+    }
+    st->pool_bytes = 0;
+}
+
+static void *block_realloc(loams__lua_state *st, void *ptr, size_t old, size_t n)
+{
+    if (old > POOL_MAX && n > POOL_MAX) {
+        return loams__lua_host->realloc(st->ctx, ptr, n);
+    }
+    if (old <= POOL_MAX && n <= POOL_MAX && pool_class(n) <= pool_class(old)) {
+        return ptr; /* fits where it is */
+    }
+    void *p = block_alloc(st, n);
+    if (p != NULL) {
+        memcpy(p, ptr, old < n ? old : n);
+        block_free(st, ptr, old);
+    }
+    return p;
+}
+
 static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     loams__lua_state *st = ud;
@@ -44,7 +125,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
     if (nsize == 0) {
         if (ptr != NULL) {
-            loams__lua_host->free(st->ctx, ptr);
+            block_free(st, ptr, old);
             st->mem_used -= old;
         }
         return NULL;
@@ -53,7 +134,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         st->mem_refused = 1;
         return NULL;
     }
-    void *p = loams__lua_host->realloc(st->ctx, ptr, nsize);
+    void *p = ptr != NULL ? block_realloc(st, ptr, old, nsize) : block_alloc(st, nsize);
     if (p == NULL) {
         st->mem_refused = 1;
         return NULL;
@@ -556,6 +637,7 @@ int loams__lua_state_open(loams__lua_state *st, int rebuild)
     st->mem_refused = 0;
     st->L = lua_newstate(sandbox_alloc, st);
     if (st->L == NULL) {
+        pool_release(st);
         open_failed(st,
                     "cannot create a Lua state (out of memory, or lua_memory_limit "
                     "%zu bytes is too small)",
@@ -635,12 +717,14 @@ fail:
 void loams__lua_state_close(loams__lua_state *st)
 {
     if (st->L == NULL) {
+        pool_release(st); /* lua_newstate failed */
         return;
     }
     /* finalizers the script set run now: give them a budget of their own */
     loams__lua_budget_start(st);
     lua_close(st->L);
     st->L = NULL;
+    pool_release(st);
     st->ref_transform = st->ref_rec = st->ref_rec_mt = LUA_NOREF;
     st->ref_inkeys = st->ref_slots = LUA_NOREF;
 }

@@ -538,6 +538,46 @@ static int recover_memory(loams__lua_state *st)
     return rc;
 }
 
+/* The protected call over the rows of a run, from st->row to the end of
+ * the batch: one protected call for every row that does not fail (a call
+ * per row costs about as much as a small script).  Returns normally when
+ * the batch is done, or with st->rows_rc set (and the context's error)
+ * when a host call failed or the run was cancelled; raises when a record
+ * fails, with st->row the failed row. */
+static int run_rows(lua_State *L)
+{
+    loams__lua_state *st = loams__lua_from(L);
+    const loams_host_api *h = loams__lua_host;
+    for (; st->row < st->rows; st->row++) {
+        size_t row = st->row;
+        if (h->batch_row_failed(st->in, row)) {
+            continue;
+        }
+        st->mem_refused = 0;
+        loams__lua_budget_start(st);
+        loams__lua_record_run(L, st);
+        int rc = loams__lua_emit(st);
+        if (rc == LOAMS_ESCHEMA) {
+            rc = h->batch_row_fail(st->in, row, LOAMS_ESCHEMA, "Lua transform: %s", st->errbuf);
+        }
+        if (rc != 0) {
+            if (st->fatal != 0) {
+                h->set_error(st->ctx, "cannot write the output rows of input row %zu", row);
+            } else {
+                h->set_error(st->ctx, "cannot mark input row %zu failed", row);
+            }
+            st->rows_rc = rc;
+            return 0;
+        }
+        if ((row & 1023) == 1023 && h->cancelled(st->ctx)) {
+            h->set_error(st->ctx, "the transform was cancelled");
+            st->rows_rc = LOAMS_ECANCELLED;
+            return 0;
+        }
+    }
+    return 0;
+}
+
 static int lua_run(void *state, loams_batch *in, loams_batch *out)
 {
     loams__lua_state *st = state;
@@ -564,59 +604,46 @@ static int lua_run(void *state, loams_batch *in, loams_batch *out)
                                       : "the output batch refused a column");
         goto out;
     }
-    size_t rows = h->batch_rows(in);
-    for (size_t row = 0; row < rows; row++) {
-        if (h->batch_row_failed(in, row)) {
-            continue;
-        }
-        st->row = row;
-        st->mem_refused = 0;
-        loams__lua_budget_start(st);
-        lua_pushcfunction(L, loams__lua_record_call);
+    st->rows = h->batch_rows(in);
+    st->row = 0;
+    while (st->row < st->rows) {
+        st->rows_rc = 0;
+        lua_pushcfunction(L, run_rows);
         status = lua_pcall(L, 0, 0, 0);
         if (status == LUA_OK) {
-            rc = loams__lua_emit(st);
-            if (rc == LOAMS_ESCHEMA) {
-                rc = h->batch_row_fail(in, row, LOAMS_ESCHEMA, "Lua transform: %s", st->errbuf);
-            }
-            if (rc != 0) {
-                if (st->fatal != 0) {
-                    h->set_error(st->ctx, "cannot write the output rows of input row %zu", row);
-                } else {
-                    h->set_error(st->ctx, "cannot mark input row %zu failed", row);
-                }
-                goto out;
-            }
-        } else {
-            if (st->stop == LOAMS__LUA_STOP_CANCELLED) {
-                lua_settop(L, 0);
-                rc = LOAMS_ECANCELLED;
-                h->set_error(st->ctx, "the transform was cancelled");
-                goto out;
-            }
-            int code = st->stop != LOAMS__LUA_RUNNING || status == LUA_ERRMEM ? LOAMS_ELIMIT
-                                                                              : LOAMS_EINPUT;
-            int memory = status == LUA_ERRMEM || st->mem_refused;
-            const char *msg = loams__lua_error_message(st, status);
+            rc = st->rows_rc; /* the message is set */
+            goto out;
+        }
+        /* input row st->row failed */
+        size_t row = st->row;
+        if (st->stop == LOAMS__LUA_STOP_CANCELLED) {
             lua_settop(L, 0);
-            rc = h->batch_row_fail(in, row, code, "Lua transform: %s", msg);
+            rc = LOAMS_ECANCELLED;
+            h->set_error(st->ctx, "the transform was cancelled");
+            goto out;
+        }
+        int code =
+            st->stop != LOAMS__LUA_RUNNING || status == LUA_ERRMEM ? LOAMS_ELIMIT : LOAMS_EINPUT;
+        int memory = status == LUA_ERRMEM || st->mem_refused;
+        const char *msg = loams__lua_error_message(st, status);
+        lua_settop(L, 0);
+        rc = h->batch_row_fail(in, row, code, "Lua transform: %s", msg);
+        if (rc != 0) {
+            h->set_error(st->ctx, "cannot mark input row %zu failed", row);
+            goto out;
+        }
+        if (memory) {
+            rc = recover_memory(st);
             if (rc != 0) {
-                h->set_error(st->ctx, "cannot mark input row %zu failed", row);
                 goto out;
             }
-            if (memory) {
-                rc = recover_memory(st);
-                if (rc != 0) {
-                    goto out;
-                }
-                L = st->L;
-                lua_pushcfunction(L, loams__lua_run_begin);
-                status = lua_pcall(L, 0, 0, 0);
-                if (status != LUA_OK || st->fatal != 0) {
-                    rc = st->fatal != 0 ? st->fatal : -ENOMEM;
-                    h->set_error(st->ctx, "cannot go on with the batch after a memory failure");
-                    goto out;
-                }
+            L = st->L;
+            lua_pushcfunction(L, loams__lua_run_begin);
+            status = lua_pcall(L, 0, 0, 0);
+            if (status != LUA_OK || st->fatal != 0) {
+                rc = st->fatal != 0 ? st->fatal : -ENOMEM;
+                h->set_error(st->ctx, "cannot go on with the batch after a memory failure");
+                goto out;
             }
         }
         if ((row & 1023) == 1023 && h->cancelled(st->ctx)) {
@@ -624,6 +651,7 @@ static int lua_run(void *state, loams_batch *in, loams_batch *out)
             h->set_error(st->ctx, "the transform was cancelled");
             goto out;
         }
+        st->row = row + 1;
     }
     rc = 0;
 out:

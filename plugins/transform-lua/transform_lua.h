@@ -54,6 +54,16 @@ extern const loams_host_api *loams__lua_host;
  * tables). */
 #define LOAMS__LUA_MAX_DEPTH 64
 
+/* Small blocks the state's allocator keeps for reuse: sizes up to
+ * LOAMS__LUA_POOL_CLASSES * LOAMS__LUA_POOL_STEP bytes, at most
+ * LOAMS__LUA_POOL_KEEP bytes of free ones (lua_sandbox.c). */
+#define LOAMS__LUA_POOL_STEP 16
+#define LOAMS__LUA_POOL_CLASSES 64
+#define LOAMS__LUA_POOL_KEEP (1u << 20)
+
+/* Fields of a row table whose slots stage_row caches by position. */
+#define LOAMS__LUA_KEY_CACHE 16
+
 /* Why a record was stopped by the budget hook. */
 typedef enum loams__lua_stop {
     LOAMS__LUA_RUNNING = 0,
@@ -113,6 +123,9 @@ typedef struct loams__lua_state {
     /* ---- memory (lua_sandbox.c) ---- */
     size_t mem_used, mem_peak;
     int mem_refused; /* an allocation was refused since the flag was cleared */
+    /* free small blocks, per size class, and their bytes */
+    void *pool[LOAMS__LUA_POOL_CLASSES];
+    size_t pool_bytes;
 
     /* ---- budget (lua_sandbox.c) ---- */
     int64_t instructions; /* counted by the hook since the record started */
@@ -139,6 +152,8 @@ typedef struct loams__lua_state {
     /* ---- the run in progress ---- */
     loams_batch *in, *out;
     size_t row;         /* the input row being transformed */
+    size_t rows;        /* rows of `in` */
+    int rows_rc;        /* a status that ended the rows call (see transform_lua.c) */
     size_t in_cols;     /* columns of `in` */
     size_t rec_fields;  /* non-nil fields the current rec was filled with */
     size_t lazy_filled; /* lazy fields filled by __index during the record */
@@ -156,6 +171,12 @@ typedef struct loams__lua_state {
     loams__lua_cbuf text;   /* strings, bytes and JSON text of staged cells */
     loams__lua_cbuf items;  /* list items (loams_value), nested lists included */
     loams__lua_cbuf floats; /* vector components */
+    /* stage_row's key cache: the key string met at each position of the
+     * last row table's traversal, and its slot.  The strings are anchored
+     * in ref_keycache, so an equal pointer is the same string. */
+    const char *kc_key[LOAMS__LUA_KEY_CACHE];
+    size_t kc_slot[LOAMS__LUA_KEY_CACHE];
+    int ref_keycache;
 
     /* ---- JSON (lua_json.c) ---- */
     loams__json_alloc json_alloc;
@@ -239,9 +260,10 @@ void loams__lua_record_setup(lua_State *L, loams__lua_state *st);
  * a protected call. */
 int loams__lua_run_begin(lua_State *L);
 
-/* The protected per-record call: fills rec from st->row, calls the script,
- * stages what it returned.  Raises on any failure of the record. */
-int loams__lua_record_call(lua_State *L);
+/* One record, inside a protected call: fills rec from st->row, calls the
+ * script, stages what it returned; leaves the stack as it found it.
+ * Raises on any failure of the record. */
+void loams__lua_record_run(lua_State *L, loams__lua_state *st);
 
 /* After a successful record call: checks the staged cells against the
  * columns' stable types, then appends the rows to st->out.  Returns 0, or
