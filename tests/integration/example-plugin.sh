@@ -29,6 +29,16 @@ case "$cflags" in
 *"-I$stage/"*) ;;
 *) fail "pkg-config --cflags does not point into the staged tree: $cflags" ;;
 esac
+# The installed .pc states the ABI of the installed header.
+abi_major=$(sed -n 's/^#define LOAMS_ABI_MAJOR \([0-9]*\).*/\1/p' "$top_srcdir/plugins-api/loams/plugin.h")
+abi_minor=$(sed -n 's/^#define LOAMS_ABI_MINOR \([0-9]*\).*/\1/p' "$top_srcdir/plugins-api/loams/plugin.h")
+[ -n "$abi_major" ] && [ -n "$abi_minor" ] || fail "cannot read the ABI version from plugin.h"
+pc_major=$(pkg-config --variable=abi_major loams-plugin)
+pc_minor=$(pkg-config --variable=abi_minor loams-plugin)
+[ "$pc_major" = "$abi_major" ] ||
+  fail "loams-plugin.pc says abi_major=$pc_major, plugins-api/loams/plugin.h says $abi_major"
+[ "$pc_minor" = "$abi_minor" ] ||
+  fail "loams-plugin.pc says abi_minor=$pc_minor, plugins-api/loams/plugin.h says $abi_minor"
 
 # Build from a copy (the source tree may be read-only, as in distcheck).
 cp -R "$top_srcdir/docs/examples/decoder-kv" "$tmp/src"
@@ -49,8 +59,6 @@ fi
 rc=$?
 cat "$tmp/list.out"
 [ "$rc" -eq 0 ] || fail "--list-plugins exit status $rc"
-abi_major=$(sed -n 's/^#define LOAMS_ABI_MAJOR \([0-9]*\).*/\1/p' "$top_srcdir/plugins-api/loams/plugin.h")
-abi_minor=$(sed -n 's/^#define LOAMS_ABI_MINOR \([0-9]*\).*/\1/p' "$top_srcdir/plugins-api/loams/plugin.h")
 grep -q "^decoder-kv  *decoder  *native  *1\.0\.0  *$abi_major\.$abi_minor  *$tmp/plugins/decoder-kv\.so  *Decodes key=value text into one column per key$" \
   "$tmp/list.out" || fail "decoder-kv is not listed as expected"
 "$host" --list-plugins --verbose --no-default-plugin-dirs --plugin-dir "$tmp/plugins" \
