@@ -1,7 +1,8 @@
 #!/bin/sh
 # stream-cli.sh - the stream log through the CLI: sql creates and drops
 # streams (with positioned errors), produce appends stdin (plain and keyed
-# JSON, several producers at once), stream read/list/describe show it back.
+# JSON, several producers at once, --progress), stream read/list/describe
+# show it back.
 set -eu
 host="${top_builddir:?}/core/loams-host"
 d=$(mktemp -d /tmp/stream-cli.XXXXXX)
@@ -40,6 +41,18 @@ grep -q '^produced 1000 records' "$d/out" || fail "produce plain"
 "$host" stream read plain --data-dir "$d/data" > "$d/read"
 [ "$(wc -l < "$d/read")" -eq 1000 ] || fail "read back count"
 [ "$(head -1 "$d/read")" = 1 ] && [ "$(tail -1 "$d/read")" = 1000 ] || fail "read back order"
+
+# --progress on a slow input: a line on stderr (not a terminal: one per
+# line) when a batch lands a second or more after the last, then the summary.
+{ seq 1 5; sleep 1.5; seq 6 10; sleep 1.5; seq 11 15; } |
+  "$host" produce default.plain --data-dir "$d/data" --batch 5 --progress > "$d/out" 2> "$d/progress"
+grep -q '^produced 15 records (21 bytes) to default.plain in ' "$d/out" ||
+  fail "summary after --progress: $(cat "$d/out")"
+grep -Eq '^(10 records, 0\.0 MB|15 records, 0\.0 MB), [0-9]+ records/s$' "$d/progress" ||
+  fail "no progress line: $(cat "$d/progress")"
+if grep -Evq '^(10|15) records, 0\.0 MB, [0-9]+ records/s$' "$d/progress"; then
+  fail "stderr has more than progress lines: $(cat "$d/progress")"
+fi
 
 # Keyed JSON from two producers at once; each key lands on its FNV-1a partition.
 i=0
