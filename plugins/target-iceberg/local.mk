@@ -97,6 +97,10 @@ tests_unit_test_avro_writer_LDADD = $(ICEBERG_TEST_LDADD) $(CJSON_LIBS) $(ZLIB_L
 TESTS += tests/integration/table-link.sh tests/integration/table-declared.sh
 EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-declared.sh tests/integration/table-duckdb.mjs \
 	tests/integration/table-files.py
+# Manifest entry metrics of the plugin's files, value by value against DuckDB.
+TESTS += tests/integration/table-metrics.sh
+EXTRA_DIST += tests/integration/table-metrics.sh tests/integration/table-metrics.mjs \
+	tests/integration/table-metrics.py
 
 # The plugin through its vtable: maintain (compaction, expiry), declared schemas.
 check_PROGRAMS += tests/unit/test_target_iceberg

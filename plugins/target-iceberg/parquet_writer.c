@@ -587,7 +587,11 @@ static int cut_page(loams__pq_writer *w, column *c)
     if (rc) {
         return rc;
     }
-    if (c->page_dict) {
+    /* A page of nulls only holds no index: it is written PLAIN (no values),
+     * since an RLE_DICTIONARY page in a chunk whose dictionary never got a
+     * value would have no dictionary page to refer to (readers refuse it). */
+    int dict_page = c->page_dict && c->indices.len > 0;
+    if (dict_page) {
         int bw = dict_index_width(c);
         encoding = ENC_RLE_DICTIONARY;
         rc = loams__bytebuf_append_byte(body, (uint8_t)bw);
@@ -639,7 +643,7 @@ static int cut_page(loams__pq_writer *w, column *c)
     m->num_values += (int64_t)c->page_values;
     m->uncompressed += (int64_t)(w->header.len + body->len);
     m->compressed += (int64_t)(w->header.len + comp_len);
-    if (c->page_dict) {
+    if (dict_page) {
         m->dict_data_pages++;
         /* Does the dictionary pay?  Compare dictionary + indices with what
          * PLAIN would have written; stop using it for this chunk if not. */

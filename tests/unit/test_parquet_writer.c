@@ -424,6 +424,69 @@ START_TEST(test_dictionary_column_then_fallback_to_plain)
 }
 END_TEST
 
+/* The encodings of column col's data pages in row group 0, in order (0
+ * PLAIN, 8 RLE_DICTIONARY; at most max), and whether it has a dictionary. */
+static size_t data_page_encodings(size_t col, int *encs, size_t max, int *has_dict)
+{
+    const tnode *m = chunk_meta(0, col);
+    *has_dict = get(m, 11) != NULL;
+    size_t off = (size_t)(*has_dict ? geti(m, 11) : geti(m, 9));
+    size_t end = off + (size_t)geti(m, 7), n = 0;
+    while (off < end) {
+        tnode hdr;
+        size_t len;
+        uint8_t *body = read_page(off, 0, &hdr, &len, &off);
+        if (geti(&hdr, 1) == 0 && n < max) { /* DATA_PAGE */
+            encs[n++] = (int)geti(get(&hdr, 5), 2);
+        }
+        free(body);
+        tree_free(&hdr);
+    }
+    ck_assert_uint_eq(off, end);
+    return n;
+}
+
+START_TEST(test_pages_of_nulls_never_refer_to_a_missing_dictionary)
+{
+    /* a: a page of nulls, then values (dictionary pages); b: nulls only.
+     * An RLE_DICTIONARY page in a chunk without a dictionary page is
+     * refused by readers ("missing dictionary"): nulls-only pages are
+     * PLAIN. */
+    static const loams__pq_column_def cols[] = {{"a", LOAMS__PQ_STRING, 1, 1, 0},
+                                                {"b", LOAMS__PQ_STRING, 1, 2, 0}};
+    loams__pq_options o;
+    loams__pq_options_init(&o);
+    o.codec = LOAMS__PQ_CODEC_NONE;
+    o.page_max_values = 10;
+    loams__pq_writer *w;
+    ck_assert_int_eq(loams__pq_writer_open(cols, 2, &o, sink(), &w, NULL, 0), 0);
+    char buf[16];
+    for (int i = 0; i < 30; i++) {
+        snprintf(buf, sizeof(buf), "v%d", i % 3);
+        loams__pq_value row[2] = {i < 10 ? vnull() : vstr(buf), vnull()};
+        ck_assert_int_eq(loams__pq_writer_write_row(w, row), 0);
+    }
+    ck_assert_int_eq(loams__pq_writer_close(w), 0);
+    parse_file();
+    int encs[8], has_dict;
+    ck_assert_uint_eq(data_page_encodings(0, encs, 8, &has_dict), 3);
+    ck_assert(has_dict);
+    ck_assert_int_eq(encs[0], 0);
+    ck_assert_int_eq(encs[1], 8);
+    ck_assert_int_eq(encs[2], 8);
+    ck_assert_uint_eq(data_page_encodings(1, encs, 8, &has_dict), 3);
+    ck_assert(!has_dict);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(encs[i], 0);
+    }
+    const tnode *encl = get(chunk_meta(0, 1), 2); /* ColumnMetaData.encodings */
+    for (size_t i = 0; i < encl->nkids; i++) {
+        ck_assert_int_ne(encl->kids[i].i, 8);
+    }
+    loams__pq_writer_free(w);
+}
+END_TEST
+
 START_TEST(test_row_groups_are_cut_by_bytes_and_memory_stays_bounded)
 {
     static const loams__pq_column_def cols[] = {{"s", LOAMS__PQ_STRING, 0, 1, 0},
@@ -765,6 +828,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_footer_has_schema_with_field_ids_and_types);
     tcase_add_test(tc, test_optional_column_pages_carry_rle_definition_levels);
     tcase_add_test(tc, test_dictionary_column_then_fallback_to_plain);
+    tcase_add_test(tc, test_pages_of_nulls_never_refer_to_a_missing_dictionary);
     tcase_add_test(tc, test_row_groups_are_cut_by_bytes_and_memory_stays_bounded);
     tcase_add_test(tc, test_statistics_follow_type_order);
     tcase_add_test(tc, test_iceberg_string_bounds_are_truncated_and_rounded_up);
