@@ -5,7 +5,8 @@
 #   2. SIGKILL one node: its tasks resume elsewhere within TTL + poll (+ slack);
 #   3. SIGSTOP one node past its TTL: its tasks move; after SIGCONT every
 #      fenced write it tries is rejected (no overlap) and logged;
-#   4. SIGTERM: every node exits 0 within the stop bound and releases its
+#   4. SIGTERM (all nodes but one), then SIGINT (the last, holding leases
+#      alone): every node exits 0 within the stop bound and releases its
 #      leases (none left in the metastore).
 # Takes about 20 s.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -171,11 +172,14 @@ done
 # --- 1 (again, over the whole run) ---
 "$check" overlap "$journal" || die "a task ran on two nodes at once"
 
-# --- 4. SIGTERM: exit 0 within the bound, leases released ---
+# --- 4. SIGTERM, then SIGINT: exit 0 within the bound, leases released ---
+# Every node but one gets SIGTERM at once; the last one gets SIGINT alone.
+int_node=$(printf '%s\n' "${!pid[@]}" | sort | head -n 1)
 bound_ms=$((STOP_TIMEOUT_MS + 2000))
 term_ms=$(now_ms)
-for n in "${!pid[@]}"; do kill -TERM "${pid[$n]}"; done
+for n in "${!pid[@]}"; do [ "$n" = "$int_node" ] || kill -TERM "${pid[$n]}"; done
 for n in "${!pid[@]}"; do
+  [ "$n" = "$int_node" ] && continue
   rc=0
   deadline=$((term_ms + bound_ms))
   while kill -0 "${pid[$n]}" 2>/dev/null && [ "$(now_ms)" -lt "$deadline" ]; do
@@ -189,6 +193,28 @@ for n in "${!pid[@]}"; do
   echo "$n exited 0 within $took ms of SIGTERM (bound $bound_ms ms)"
   unset "pid[$n]"
 done
+# Alone, the last node claims the tasks the others released; with no other
+# node left to take a lease over, any lease SIGINT did not release stays.
+for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+  "$check" held "$data" "$int_node" | grep -q '^test/' && break
+  sleep 0.2
+done
+"$check" held "$data" "$int_node" | grep -q '^test/' || die "$int_node claimed no task alone"
+int_ms=$(now_ms)
+kill -INT "${pid[$int_node]}"
+deadline=$((int_ms + bound_ms))
+while kill -0 "${pid[$int_node]}" 2>/dev/null && [ "$(now_ms)" -lt "$deadline" ]; do
+  sleep 0.05
+done
+kill -0 "${pid[$int_node]}" 2>/dev/null && die "$int_node still running ${bound_ms} ms after SIGINT"
+rc=0
+wait "${pid[$int_node]}" || rc=$?
+took=$(($(now_ms) - int_ms))
+[ "$rc" -eq 0 ] || die "$int_node exited with status $rc after SIGINT"
+grep -q "received SIGINT: stopping" "$work/$int_node.log" || die "$int_node did not log SIGINT"
+grep -q "stopped: every lease released" "$work/$int_node.log" || die "$int_node did not log its stop"
+echo "$int_node exited 0 within $took ms of SIGINT (bound $bound_ms ms)"
+unset "pid[$int_node]"
 "$check" leases "$data" || die "leases left after every node stopped"
 "$check" overlap "$journal" || die "a task ran on two nodes at once"
 ok "worker-serve: all checks passed"
