@@ -169,6 +169,8 @@ for d in entries:
                 hit("NaN list elements")
             if int(col["nulls"]) > 0:
                 hit("null lists")
+            if int(col["empty"]) > int(col["nulls"]):
+                hit("empty lists")
             continue
         check(got[1] == fx["rows"], "%s %s: value_counts %r of %d rows" % (w, name, got[1], fx["rows"]))
         check(got[2] == int(col["nulls"]), "%s %s: null_value_counts %r, DuckDB reads %s NULLs" % (w, name, got[2], col["nulls"]))
@@ -206,7 +208,7 @@ for d in entries:
     for k in sorted(set(want_upper) | set(upper or {})):
         check((upper or {}).get(k) == want_upper.get(k), "%s: upper bound of field %d is %r, want %r" % (w, k, (upper or {}).get(k), want_upper.get(k)))
 
-for h in ("several row groups", "NaN values", "NaN list elements", "null lists",
+for h in ("several row groups", "NaN values", "NaN list elements", "null lists", "empty lists",
           "a column without values", "no upper bound for a string",
           "a string upper bound that dropped code points", "a string upper bound past the surrogates",
           "no upper bound for binary", "a binary upper bound", "infinity", "a zero lower bound",

@@ -75,6 +75,7 @@ CREATE LINK m.l FROM STREAM m.src FORMAT json INTO TABLE m.tab
       else r.b_bin = string.char(200 + n % 50) .. string.rep('\\255', 15) .. string.char(n % 256, 1, 2) end
       r.b_allff = string.rep('\\255', 17 + n % 2)
       if n % 9 == 1 then r.vec = nil
+      elseif n % 9 == 2 then r.vec = loams.array()
       elseif n % 5 == 0 then r.vec = { 1.5, 0.0 / 0.0, n }
       else r.vec = { n * 0.5, -n, 2.25 } end
       return r
