@@ -132,6 +132,8 @@ noinst_PROGRAMS += tests/bench/bench-log
 tests_bench_bench_log_SOURCES = tests/bench/bench-log.c
 tests_bench_bench_log_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_log_LDADD = core/libloams-core.la
+TESTS += tests/bench/bench-log-smoke.sh
+EXTRA_DIST += tests/bench/bench-log-smoke.sh
 TESTS += tests/integration/stream-cli.sh
 EXTRA_DIST += tests/integration/stream-cli.sh
 

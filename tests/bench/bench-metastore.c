@@ -14,7 +14,8 @@
  * --dir: where the stores go (default $TMPDIR or /tmp; fsync figures are
  * those of that file system).  --txns: per process without fsync (default
  * 20000); --sync-txns: per process with fsync (default 300); --smoke: tiny
- * counts, for `make check`.  Exit 0, or 1 when a case failed.
+ * counts, for `make check`.  Prints the load average at its start and end.
+ * Exit 0, or 1 when a case failed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -256,7 +257,12 @@ int main(int argc, char **argv)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("metastore transactions: compare version + put %d-byte value, one key per process\n",
            VALUE_BYTES);
-    printf("stores in %s, %ld CPUs online\n\n", base, cpus);
+    double load[3] = {-1, -1, -1};
+    if (getloadavg(load, 3) != 3) {
+        load[0] = load[1] = load[2] = -1;
+    }
+    printf("stores in %s, %ld CPUs online, load average at start: %.2f %.2f %.2f\n\n", base, cpus,
+           load[0], load[1], load[2]);
     printf("%-22s %5s %6s %8s %12s %14s\n", "case", "procs", "fsync", "txns", "txn/s",
            "peak RSS KiB");
     int failed = 0;
@@ -275,5 +281,9 @@ int main(int argc, char **argv)
                per * bc->procs, rate, rss);
         fflush(stdout);
     }
+    if (getloadavg(load, 3) != 3) {
+        load[0] = load[1] = load[2] = -1;
+    }
+    printf("\nload average at end: %.2f %.2f %.2f\n", load[0], load[1], load[2]);
     return failed;
 }
