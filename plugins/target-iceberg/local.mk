@@ -107,7 +107,9 @@ check_PROGRAMS += tests/unit/test_target_iceberg
 TESTS += tests/unit/test_target_iceberg
 tests_unit_test_target_iceberg_SOURCES = tests/unit/test_target_iceberg.c \
 	$(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_target_iceberg_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
 tests_unit_test_target_iceberg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS)
-tests_unit_test_target_iceberg_LDADD = core/libloams-core.la $(CHECK_LIBS) $(CJSON_LIBS)
+tests_unit_test_target_iceberg_LDADD = core/libloams-core.la \
+	plugins/target-iceberg/libiceberg-files.la $(CHECK_LIBS) $(CJSON_LIBS)
 tests_unit_test_target_iceberg_DEPENDENCIES = core/libloams-core.la \
 	plugins/target-iceberg/target-iceberg.la plugins/store-fs/store-fs.la

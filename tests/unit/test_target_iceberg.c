@@ -4,8 +4,10 @@
  * compacting small files into a `replace` snapshot that keeps the applied
  * offsets and every row, snapshot expiry listing exactly the files no kept
  * snapshot references, nothing to do on a compacted table, a compaction
- * across a schema change, and a declared schema (CREATE TABLE) whose int
- * and float columns widen to long and double.
+ * across a schema change, a declared schema (CREATE TABLE) whose int
+ * and float columns widen to long and double, and the manifests of
+ * appends, an evolution and a compaction read back with avro_reader
+ * (header schema-id and codec, inherited and explicit sequence numbers).
  */
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -19,6 +21,7 @@
 
 #include <loams/plugin.h>
 
+#include "avro_reader.h"
 #include "batch.h"
 #include "buf.h"
 #include "keylist.h"
@@ -412,12 +415,165 @@ START_TEST(maintain_compacts_across_a_schema_change)
 }
 END_TEST
 
+/* The whole file at root/key (NUL-terminated), or NULL. */
+static char *slurp(const char *key, size_t *len)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", root, key);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_uint_eq(fread(d, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    d[n] = '\0';
+    *len = (size_t)n;
+    return d;
+}
+
+/* The Avro file a file:// URI of the table names; its codec must be
+ * want_codec (NULL: any). */
+static loams__avro_file *read_avro_uri(const char *uri, const char *want_codec)
+{
+    const char *at = strstr(uri, "/ns/t/");
+    ck_assert_ptr_nonnull(at);
+    size_t len;
+    char *d = slurp(at + 1, &len);
+    ck_assert_ptr_nonnull(d);
+    loams__avro_file *f;
+    char err[256];
+    ck_assert_msg(loams__avro_file_read(d, len, &f, err, sizeof err) == 0, "%s: %s", uri, err);
+    free(d);
+    size_t cl;
+    const char *codec = loams__avro_file_meta(f, "avro.codec", &cl);
+    ck_assert_ptr_nonnull(codec);
+    ck_assert_msg(want_codec == NULL ||
+                      (cl == strlen(want_codec) && memcmp(codec, want_codec, cl) == 0),
+                  "%s: codec %.*s, want %s", uri, (int)cl, codec, want_codec);
+    return f;
+}
+
+static int is_null_field(const loams__avro_value *rec, const char *name)
+{
+    const loams__avro_value *v = loams__avro_field(rec, name);
+    ck_assert_ptr_nonnull(v);
+    return v->kind == LOAMS__AV_NULL;
+}
+
+/* Checks the manifests of the current snapshot of t->ref: the list and
+ * the snapshot's own manifest are in codec, whose header's schema-id is
+ * the current schema's (and its schema has nfields fields),
+ * ADDED entries have null sequence numbers, the others explicit ones
+ * no higher than their manifest's; returns the entries per status. */
+static void check_current_manifests(tgt *t, const char *codec, int nfields, int counts[3])
+{
+    size_t len;
+    char *text = slurp(t->ref, &len);
+    ck_assert_ptr_nonnull(text);
+    cJSON *meta = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(meta);
+    int64_t cur = (int64_t)cJSON_GetObjectItem(meta, "current-snapshot-id")->valuedouble;
+    int64_t sid = (int64_t)cJSON_GetObjectItem(meta, "current-schema-id")->valuedouble;
+    const cJSON *snap, *cs = NULL;
+    cJSON_ArrayForEach(snap, cJSON_GetObjectItem(meta, "snapshots"))
+    {
+        if ((int64_t)cJSON_GetObjectItem(snap, "snapshot-id")->valuedouble == cur) {
+            cs = snap;
+        }
+    }
+    ck_assert_ptr_nonnull(cs);
+    int64_t seq = (int64_t)cJSON_GetObjectItem(cs, "sequence-number")->valuedouble;
+    loams__avro_file *list =
+        read_avro_uri(cJSON_GetObjectItem(cs, "manifest-list")->valuestring, codec);
+    counts[0] = counts[1] = counts[2] = 0;
+    for (size_t m = 0; m < loams__avro_file_count(list); m++) {
+        const loams__avro_value *mf = loams__avro_file_object(list, m);
+        int64_t mseq = loams__avro_field_long(mf, "sequence_number", -1);
+        ck_assert_int_le(mseq, seq);
+        char path[1200];
+        ck_assert_int_eq(loams__avro_field_str(mf, "manifest_path", path, sizeof path), 0);
+        loams__avro_file *man = read_avro_uri(path, mseq == seq ? codec : NULL);
+        size_t hl;
+        const char *h = loams__avro_file_meta(man, "schema-id", &hl);
+        char want[24];
+        snprintf(want, sizeof want, "%lld", (long long)sid);
+        if (mseq == seq) { /* this snapshot's own manifest */
+            ck_assert_msg(h != NULL && hl == strlen(want) && memcmp(h, want, hl) == 0,
+                          "manifest schema-id %.*s, the table's schema is %s", (int)hl, h, want);
+            const char *sj = loams__avro_file_meta(man, "schema", &hl);
+            cJSON *hs = cJSON_ParseWithLength(sj, hl);
+            ck_assert_ptr_nonnull(hs);
+            ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(hs, "fields")), nfields);
+            cJSON_Delete(hs);
+        }
+        for (size_t e = 0; e < loams__avro_file_count(man); e++) {
+            const loams__avro_value *ent = loams__avro_file_object(man, e);
+            int64_t st = loams__avro_field_long(ent, "status", -1);
+            ck_assert(st >= 0 && st <= 2);
+            counts[st]++;
+            if (st == 1) {
+                ck_assert(is_null_field(ent, "sequence_number"));
+                ck_assert(is_null_field(ent, "file_sequence_number"));
+            } else {
+                int64_t ds = loams__avro_field_long(ent, "sequence_number", -1);
+                int64_t fs = loams__avro_field_long(ent, "file_sequence_number", -1);
+                ck_assert(ds >= 1 && ds <= fs && fs <= mseq);
+            }
+        }
+        loams__avro_file_free(man);
+    }
+    loams__avro_file_free(list);
+    cJSON_Delete(meta);
+}
+
+START_TEST(manifests_name_their_schema_and_inherit_added_sequence_numbers)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    int c[3];
+    write_ids(&t, 0, 10, 0);
+    tgt_commit(&t, 10);
+    check_current_manifests(&t, "deflate", 2, c);
+    ck_assert(c[1] == 1 && c[0] == 0 && c[2] == 0);
+    write_ids(&t, 10, 10, 1); /* a new column: schema 1 */
+    tgt_commit(&t, 20);
+    check_current_manifests(&t, "deflate", 3, c);
+    ck_assert(c[1] == 2 && c[0] == 0 && c[2] == 0);
+    loams_keylist *w, *obs;
+    ck_assert_int_eq(run_maintain(&t, &w, &obs), 1); /* a replace snapshot */
+    loams_keylist_free(w);
+    loams_keylist_free(obs);
+    check_current_manifests(&t, "deflate", 3, c);
+    ck_assert(c[1] == 1 && c[2] == 2);
+    tgt_close(&t);
+
+    /* manifest_codec = 'null', on the same table */
+    char ref[sizeof t.ref];
+    snprintf(ref, sizeof ref, "%s", t.ref);
+    loams_option_kv opts[] = {{"manifest_codec", "null"}};
+    tgt_open(&t, opts, 1);
+    snprintf(t.ref, sizeof t.ref, "%s", ref);
+    ck_assert_int_eq(tgt_resume(&t), 20);
+    write_ids(&t, 20, 5, 1);
+    tgt_commit(&t, 25);
+    check_current_manifests(&t, "null", 3, c);
+    ck_assert(c[1] == 2 && c[2] == 2); /* the new file, and the replace manifest */
+    tgt_close(&t);
+}
+END_TEST
+
 /* A declared schema: i int, f float, s string NOT NULL. */
-static const char *declared =
-    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
-    "{\"id\":1,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
-    "{\"id\":2,\"name\":\"f\",\"required\":false,\"type\":\"float\"},"
-    "{\"id\":3,\"name\":\"s\",\"required\":true,\"type\":\"string\"}]}";
+static const char *declared = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                              "{\"id\":1,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
+                              "{\"id\":2,\"name\":\"f\",\"required\":false,\"type\":\"float\"},"
+                              "{\"id\":3,\"name\":\"s\",\"required\":true,\"type\":\"string\"}]}";
 
 static void write_ifs(tgt *t, int64_t i, double f, const char *s, int64_t off, int want_fail)
 {
@@ -544,6 +700,7 @@ int main(void)
     tcase_add_test(tc, maintain_compacts_across_a_schema_change);
     tcase_add_test(tc, declared_schema_widens_int_to_long_and_float_to_double);
     tcase_add_test(tc, declared_schema_that_is_not_a_schema_fails_open);
+    tcase_add_test(tc, manifests_name_their_schema_and_inherit_added_sequence_numbers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
