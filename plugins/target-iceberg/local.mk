@@ -112,4 +112,5 @@ tests_unit_test_target_iceberg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFL
 tests_unit_test_target_iceberg_LDADD = core/libloams-core.la \
 	plugins/target-iceberg/libiceberg-files.la $(CHECK_LIBS) $(CJSON_LIBS)
 tests_unit_test_target_iceberg_DEPENDENCIES = core/libloams-core.la \
+	plugins/target-iceberg/libiceberg-files.la \
 	plugins/target-iceberg/target-iceberg.la plugins/store-fs/store-fs.la
