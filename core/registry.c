@@ -24,6 +24,7 @@
 
 #include "host_api.h"
 #include "log.h"
+#include "udf.h"
 
 #ifndef LOAMS_PLUGIN_DIR
 #error "LOAMS_PLUGIN_DIR must be defined by the build (Makefile.am)"
@@ -578,7 +579,21 @@ static int load_native(loams_registry *r, const char *path)
 
     loams_plugin_entry_fn entry;
     memcpy(&entry, &sym, sizeof entry);
+    size_t udfs_before = loams_udf_count(NULL);
     const loams_plugin_descriptor *d = entry(r->host);
+    if (loams_udf_count(NULL) != udfs_before) {
+        /* The entry registered UDFs (the one moment ABI 1.x gives a plugin
+         * to do so): the process-wide UDF registry points into this file's
+         * code for the life of the process (udf.h), so the file must never
+         * be unmapped - not when it is rejected below, not when the
+         * registry closes.  RTLD_NODELETE on the loaded object does that. */
+        void *pin = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
+        if (pin != NULL) {
+            dlclose(pin);
+        } else {
+            probe = NULL; /* never closed: its reference keeps the file mapped */
+        }
+    }
     char what[TEXT_LEN], detail[TEXT_LEN];
     if (loams__registry_check_descriptor(d, what, sizeof what, detail, sizeof detail) != 0) {
         /* detail already starts with "DETAIL: ". */
@@ -616,7 +631,9 @@ out:
     if (advise != NULL) {
         lt_dladvise_destroy(&advise);
     }
-    dlclose(probe);
+    if (probe != NULL) {
+        dlclose(probe);
+    }
     return rc;
 }
 

@@ -37,7 +37,10 @@
  *
  * Ownership: the registry owns every lt_dlhandle it opened, every string
  * and record it returns, and the libltdl initialisation it made; everything
- * is released by loams_registry_close().  Descriptors, vtables and option
+ * is released by loams_registry_close().  One exception: a file whose entry
+ * point registered UDFs (host->udf_register) stays mapped for the life of
+ * the process (RTLD_NODELETE), rejected or not, because the process-wide
+ * UDF registry (udf.h) keeps pointers into it.  Descriptors, vtables and option
  * tables point into the loaded plugins and stay valid until then too.
  *
  * Threads: loams_registry_open() and loams_registry_close() serialise their

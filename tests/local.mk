@@ -217,11 +217,13 @@ TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
 # PAUSE/RESUME, search and BM25 through a link, int -> float widening,
-# flushing at batch_bytes or batch_interval.
+# flushing at batch_bytes or batch_interval, UDFs from another plugin.
 TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
-	tests/integration/link-widen.sh tests/integration/link-flush.sh
+	tests/integration/link-widen.sh tests/integration/link-flush.sh \
+	tests/integration/link-udf.sh
 EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
-	tests/integration/link-widen.sh tests/integration/link-flush.sh
+	tests/integration/link-widen.sh tests/integration/link-flush.sh \
+	tests/integration/link-udf.sh
 
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples

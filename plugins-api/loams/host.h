@@ -229,7 +229,13 @@ typedef struct loams_host_api {
     /* ---- added in 1.0: UDFs ---- */
 
     /* Registers a scalar SQL function for every SQL transform of this host.
-     * nargs = -1 for variadic.  -EEXIST when the name is taken, -EINVAL. */
+     * nargs = -1 for variadic.  -EEXIST when the name is taken, -EINVAL.
+     * A plugin registers from its entry point (ctx NULL): that is the one
+     * moment ABI 1.x runs every loaded plugin, so CREATE LINK and every
+     * link task see the function; the host then keeps the plugin's file
+     * mapped for the life of the process.  The entry runs again when a
+     * process loads the plugins again: treat -EEXIST for its own names as
+     * done (tests/plugins/udf-functions). */
     int (*udf_register)(loams_ctx *ctx, const char *name, int nargs, loams_udf_fn fn,
                         void *userdata);
     /* Enumerates registered UDFs (transform plugins bind them). */

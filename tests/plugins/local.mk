@@ -62,3 +62,9 @@ tests_plugins_bad_options_bad_options_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(L
 check_LTLIBRARIES += tests/plugins/bad-undefined/bad-undefined.la
 tests_plugins_bad_undefined_bad_undefined_la_SOURCES = tests/plugins/bad-undefined/bad-undefined.c
 tests_plugins_bad_undefined_bad_undefined_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+# udf-functions registers shout() and priority_rank() from its entry point
+# (tests/integration/link-udf.sh calls them from a link's SELECT).
+check_LTLIBRARIES += tests/plugins/udf-functions/udf-functions.la
+tests_plugins_udf_functions_udf_functions_la_SOURCES = tests/plugins/udf-functions/udf-functions.c
+tests_plugins_udf_functions_udf_functions_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)

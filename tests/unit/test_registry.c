@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "registry.h"
+#include "udf.h"
 
 /* The host's ABI as text ("1.1"): the messages name it. */
 #define STR(x) #x
@@ -472,6 +473,41 @@ START_TEST(valid_plugin_loads_with_its_descriptor)
     ck_assert_ptr_eq(loams_registry_dir_at(r, 1), NULL);
     ck_assert_ptr_eq(loams_registry_at(r, 1), NULL);
     ck_assert_ptr_eq(loams_registry_rejected_at(r, 0), NULL);
+    loams_registry_close(r);
+}
+END_TEST
+
+/* udf-functions registers shout() from its entry point; the function must
+ * stay callable after the registry that loaded the file has closed (the
+ * UDF registry lives as long as the process), and a second registry loads
+ * the file again without an error. */
+START_TEST(a_plugin_that_registered_udfs_stays_mapped_after_close)
+{
+    const char *dir = new_dir();
+    install("udf-functions", dir);
+    loams_registry *r = open_dir(dir);
+    ck_assert_uint_eq(loams_registry_rejected_count(r), 0);
+    ck_assert_uint_eq(loams_registry_count(r), 1);
+    long i = loams_udf_find("shout");
+    ck_assert_int_ge(i, 0);
+    ck_assert_int_ge(loams_udf_find("priority_rank"), 0);
+    loams_registry_close(r);
+    loams_udf_fn fn = NULL;
+    int nargs = 0;
+    ck_assert_int_eq(loams_udf_at(NULL, (size_t)i, NULL, &nargs, &fn, NULL), 0);
+    ck_assert_int_eq(nargs, 1);
+    loams_value arg = {.type = LOAMS_T_STRING}, out = {0};
+    arg.u.s.ptr = "vpn down";
+    arg.u.s.len = 8;
+    ck_assert_int_eq(fn(NULL, NULL, &arg, 1, &out), 0); /* unmapped code would crash here */
+    ck_assert_int_eq(out.type, LOAMS_T_STRING);
+    ck_assert_int_eq((int)out.u.s.len, 9);
+    ck_assert_int_eq(memcmp(out.u.s.ptr, "VPN DOWN!", 9), 0);
+    size_t count = loams_udf_count(NULL);
+    r = open_dir(dir);
+    ck_assert_uint_eq(loams_registry_rejected_count(r), 0);
+    ck_assert_uint_eq(loams_registry_count(r), 1);
+    ck_assert_uint_eq(loams_udf_count(NULL), count);
     loams_registry_close(r);
 }
 END_TEST
@@ -999,6 +1035,7 @@ int main(void)
     tcase_add_test(tc, same_directory_twice_is_scanned_once);
     tcase_add_test(tc, relative_plugin_dir_is_shown_absolute);
     tcase_add_test(tc, two_registries_load_the_same_plugin_independently);
+    tcase_add_test(tc, a_plugin_that_registered_udfs_stays_mapped_after_close);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lua");
