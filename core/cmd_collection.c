@@ -3,6 +3,8 @@
  * prints every live document of a collection's newest commit as JSON
  * lines ({"_pk": ..., fields...}), paging through the plugin's scan query.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,44 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "target_query.h"
+
+/* cJSON prints numbers with 15 significant digits when they compare
+ * "close enough", which turns a stored integer such as a timestamp in
+ * microseconds (16 digits) into 1.79611339414443e+15.  Numbers are printed
+ * here exactly instead: integers as integers, others with 17 digits (the
+ * answer's text went through a double, so integers beyond 2^53 are already
+ * rounded).  Returns 0 or -ENOMEM. */
+static int exact_numbers(cJSON *item)
+{
+    cJSON *child = item->child;
+    while (child != NULL) {
+        cJSON *next = child->next;
+        if (cJSON_IsNumber(child)) {
+            char text[40];
+            double d = child->valuedouble;
+            if (!isfinite(d)) {
+                snprintf(text, sizeof text, "null");
+            } else if (d == floor(d) && fabs(d) < 1e18) {
+                snprintf(text, sizeof text, "%.0f", d);
+            } else {
+                snprintf(text, sizeof text, "%.17g", d);
+            }
+            cJSON *raw = cJSON_CreateRaw(text);
+            /* in an object, the replacement takes the member's name */
+            if (raw == NULL ||
+                !(child->string != NULL
+                      ? cJSON_ReplaceItemInObjectCaseSensitive(item, child->string, raw)
+                      : cJSON_ReplaceItemViaPointer(item, child, raw))) {
+                cJSON_Delete(raw);
+                return -ENOMEM;
+            }
+        } else if (exact_numbers(child) != 0) {
+            return -ENOMEM;
+        }
+        child = next;
+    }
+    return 0;
+}
 
 int loams_cmd_collection(int argc, char **argv)
 {
@@ -76,16 +116,24 @@ int loams_cmd_collection(int argc, char **argv)
         size_t len;
         const char *text = loams_buf_data(out, &len);
         cJSON *a = cJSON_ParseWithLength(text, len);
-        const cJSON *docs = cJSON_GetObjectItemCaseSensitive(a, "docs");
+        cJSON *docs = cJSON_GetObjectItemCaseSensitive(a, "docs");
         const cJSON *next = cJSON_GetObjectItemCaseSensitive(a, "next");
-        const cJSON *d;
+        cJSON *d;
+        int nomem = 0;
         cJSON_ArrayForEach(d, docs)
         {
-            char *line = cJSON_PrintUnformatted(d);
-            if (line != NULL) {
-                puts(line);
-                cJSON_free(line);
+            char *line = exact_numbers(d) == 0 ? cJSON_PrintUnformatted(d) : NULL;
+            if (line == NULL) {
+                nomem = 1;
+                break;
             }
+            puts(line);
+            cJSON_free(line);
+        }
+        if (nomem) {
+            cJSON_Delete(a);
+            fprintf(stderr, "loams-host collection: out of memory printing a document\n");
+            goto done;
         }
         free(cursor);
         cursor = cJSON_IsString(next) ? strdup(next->valuestring) : NULL;

@@ -20,9 +20,9 @@ newest_manifest() {
 
 sql "CREATE STREAM t.s WITH (partitions = 1);
      CREATE LINK t.l FROM STREAM t.s INTO COLLECTION t.c
-       TRANSFORM (SELECT key AS _pk, p, s) WITH (batch_interval = '100ms');" \
+       TRANSFORM (SELECT key AS _pk, p, s, n) WITH (batch_interval = '100ms');" \
   >/dev/null || die "CREATE failed"
-produce '{"id":"a","p":1,"s":"w"}' '{"id":"b","p":2,"s":"w"}'
+produce '{"id":"a","p":1,"s":"w","n":1796113394144433}' '{"id":"b","p":2,"s":"w"}'
 start_node a
 wait_caught_up 30
 /usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); t=[f["type"] for f in m["mapping"] if f["name"]=="p"]; assert t==["int"], t' \
@@ -38,8 +38,8 @@ stop_node a
 grep -q "field 'p' widens from int to float" "$work/a.log" || die "the widening was not logged"
 /usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); t=[f["type"] for f in m["mapping"] if f["name"]=="p"]; assert t==["float"], t' \
   "$(newest_manifest)" || die "the newest manifest does not map p as float"
-# the stored documents as the plugin answers (collection dump re-prints
-# numbers through cJSON, which keeps 15 digits)
+# the stored documents, as the plugin answers and as collection dump prints
+# them (exact numbers: a 16-digit integer too)
 "$host" search t.c w --k 10 --json --data-dir "$data" "${plugin_args[@]}" >"$work/search.json" ||
   die "search failed"
 /usr/bin/python3 - "$work/search.json" <<'PY' || die "stored values are not what was produced"
@@ -48,7 +48,18 @@ got = {h["_pk"]: h["doc"]["p"] for h in json.load(open(sys.argv[1]))["hits"]}
 # d's int went in after the widening: stored as float64 (2^53 + 1 rounds)
 want = {"a": 1, "b": 2, "c": 2.5, "d": 9007199254740992}
 assert got == want, got
+assert [h["doc"].get("n") for h in json.load(open(sys.argv[1]))["hits"] if h["_pk"] == "a"] == \
+    [1796113394144433]
 PY
+"$host" collection dump t.c --data-dir "$data" "${plugin_args[@]}" >"$work/dump.jsonl" ||
+  die "collection dump failed"
+/usr/bin/python3 - "$work/dump.jsonl" <<'PY' || { cat "$work/dump.jsonl"; die "collection dump does not print the numbers exactly"; }
+import json, sys
+docs = {d["_pk"]: d for d in map(json.loads, open(sys.argv[1]))}
+assert {k: d["p"] for k, d in docs.items()} == {"a": 1, "b": 2, "c": 2.5, "d": 9007199254740992}
+assert docs["a"]["n"] == 1796113394144433, docs["a"]
+PY
+grep -q '"n":1796113394144433' "$work/dump.jsonl" || die "dump prints n as $(grep -o '"n":[^,}]*' "$work/dump.jsonl")"
 "$host" links --json --data-dir "$data" | /usr/bin/python3 -c '
 import json, sys
 l = json.load(sys.stdin)[0]
