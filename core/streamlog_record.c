@@ -163,11 +163,12 @@ int loams_stream_headers_next(const void *headers, size_t len, size_t *pos,
     /* *pos == 0 means "before the count"; afterwards it is the byte
      * position of the next header, and the remaining count is implied by
      * reaching the end, which keeps the iterator state one integer. */
-    const uint8_t *base = headers, *end = base + len, *p;
+    const uint8_t *base = headers, *end, *p;
     uint64_t n;
     if (headers == NULL || len == 0) {
-        return 0;
+        return 0; /* a record without headers: (NULL, 0), so no pointer arithmetic before */
     }
+    end = base + len;
     if (*pos == 0) {
         p = base;
         if (varint_get(&p, end, &n) != 0) {

@@ -305,10 +305,12 @@ int loams_duration_parse(const char *text, int64_t *us, char *err, size_t errlen
 
 int loams_size_format(uint64_t bytes, char *out, size_t size)
 {
-    static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    /* Up to PiB: the largest unit loams_size_parse() reads back (a multiple
+     * of 2^60 is written as PiB, e.g. '1024PiB'). */
+    static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;
     uint64_t v = bytes;
-    while (v != 0 && v % 1024 == 0 && u < 6) {
+    while (v != 0 && v % 1024 == 0 && u < 5) {
         v /= 1024;
         u++;
     }

@@ -66,7 +66,8 @@ tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 #   tests_fuzz_fuzz_NAME_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 # and a fourth when it needs the rest of the host (batches, host API table):
 #   tests_fuzz_fuzz_NAME_LDADD = $(LOAMS_FUZZ_LDADD)
-LOAMS_FUZZ_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
+LOAMS_FUZZ_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined
 LOAMS_FUZZ_LDADD = core/libloams-core.la
 LOAMS_FUZZ_TARGETS =
 EXTRA_PROGRAMS = $(LOAMS_FUZZ_TARGETS)
@@ -86,6 +87,54 @@ tests_fuzz_fuzz_decoder_json_SOURCES = tests/fuzz/fuzz-decoder-json.c \
 	plugins/decoder-json/decoder_json.c
 tests_fuzz_fuzz_decoder_json_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
 tests_fuzz_fuzz_decoder_json_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS)
+
+# Readers of stored and requested bytes (docs/ARCHITECTURE.md, "Fuzzers"):
+# sizes and durations, the stored stream record, the node config file.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
+	tests/fuzz/fuzz-node-config
+tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h core/units.c
+tests_fuzz_fuzz_units_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+tests_fuzz_fuzz_stream_record_SOURCES = tests/fuzz/fuzz-stream-record.c tests/fuzz/fuzz_input.h \
+	core/streamlog_record.c
+tests_fuzz_fuzz_stream_record_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+tests_fuzz_fuzz_node_config_SOURCES = tests/fuzz/fuzz-node-config.c core/node_config.c
+tests_fuzz_fuzz_node_config_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+tests_fuzz_fuzz_node_config_LDADD = $(LOAMS_FUZZ_LDADD)
+# The Iceberg target's Avro (manifests) and Parquet (data files) readers,
+# each with its writer for the round trip.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-avro tests/fuzz/fuzz-parquet
+LOAMS_FUZZ_ICEBERG_CFLAGS = $(LOAMS_FUZZ_CFLAGS) -I$(top_srcdir)/plugins/target-iceberg
+tests_fuzz_fuzz_avro_SOURCES = tests/fuzz/fuzz-avro.c tests/fuzz/fuzz_input.h \
+	plugins/target-iceberg/avro_reader.c plugins/target-iceberg/avro_writer.c \
+	plugins/target-iceberg/byte_buffer.c
+tests_fuzz_fuzz_avro_CFLAGS = $(LOAMS_FUZZ_ICEBERG_CFLAGS) $(CJSON_CFLAGS) $(ZLIB_CFLAGS)
+tests_fuzz_fuzz_avro_LDADD = $(CJSON_LIBS) $(ZLIB_LIBS)
+tests_fuzz_fuzz_parquet_SOURCES = tests/fuzz/fuzz-parquet.c tests/fuzz/fuzz_input.h \
+	plugins/target-iceberg/parquet_reader.c plugins/target-iceberg/parquet_writer.c \
+	plugins/target-iceberg/parquet_encoding.c plugins/target-iceberg/thrift_compact.c \
+	plugins/target-iceberg/byte_buffer.c
+tests_fuzz_fuzz_parquet_CFLAGS = $(LOAMS_FUZZ_ICEBERG_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS)
+tests_fuzz_fuzz_parquet_LDADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) -lm
+# The collection target's split reader (with its writer for the round trip;
+# compiled with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION so that a mutated
+# split gets past the checksums) and its search request parser.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-split tests/fuzz/fuzz-collection-query
+LOAMS_FUZZ_COLLECTION_CFLAGS = $(LOAMS_FUZZ_CFLAGS) -I$(top_srcdir)/plugins/target-collection \
+	$(CJSON_CFLAGS) $(ZSTD_CFLAGS)
+LOAMS_FUZZ_COLLECTION_BASE = plugins/target-collection/collection_error.c \
+	plugins/target-collection/crc32c.c plugins/target-collection/byte_buffer.c \
+	plugins/target-collection/pk_hash.c
+tests_fuzz_fuzz_split_SOURCES = tests/fuzz/fuzz-split.c tests/fuzz/fuzz_input.h \
+	plugins/target-collection/split_reader.c plugins/target-collection/split_writer.c \
+	plugins/target-collection/tokenize.c $(LOAMS_FUZZ_COLLECTION_BASE)
+tests_fuzz_fuzz_split_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS) \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+tests_fuzz_fuzz_split_LDADD = $(CJSON_LIBS) $(ZSTD_LIBS) -lm
+tests_fuzz_fuzz_collection_query_SOURCES = tests/fuzz/fuzz-collection-query.c \
+	plugins/target-collection/collection_query.c
+tests_fuzz_fuzz_collection_query_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS)
+tests_fuzz_fuzz_collection_query_LDADD = plugins/target-collection/libcollection.la $(CJSON_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz_input.h
 EXTRA_DIST += tests/fuzz/run-fuzzers.sh
 # metastore and leases (core/metastore*.c, core/lease.c)
 check_PROGRAMS += tests/unit/test_metastore tests/unit/test_lease

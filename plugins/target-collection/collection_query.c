@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -39,6 +40,19 @@ static int bad(loams__cerr *e, const char *fmt, const char *member)
     return loams__cerr_set(e, LOAMS_EINPUT, "search request: %s", what);
 }
 
+/* Whether a member named like `it` comes before it in root (cJSON keeps
+ * both copies of a repeated name; which one should win would be a guess,
+ * and taking both leaked the first and overran the vector). */
+static int given_before(const cJSON *root, const cJSON *it)
+{
+    for (const cJSON *p = root->child; p != NULL && p != it; p = p->next) {
+        if (strcmp(p->string, it->string) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
                               loams__cerr *e)
 {
@@ -69,6 +83,10 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
         cJSON_ArrayForEach(it, root)
         {
             const char *name = it->string;
+            if (given_before(root, it)) {
+                rc = bad(e, "\"%.64s\" is given twice", name);
+                goto out;
+            }
             if (strcmp(name, "scan") == 0) {
                 continue;
             }
@@ -107,6 +125,10 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
     cJSON_ArrayForEach(it, root)
     {
         const char *name = it->string;
+        if (given_before(root, it)) {
+            rc = bad(e, "\"%.64s\" is given twice", name);
+            goto out;
+        }
         if (strcmp(name, "q") == 0) {
             if (!cJSON_IsString(it)) {
                 rc = bad(e, "\"%s\" must be a string", name);
@@ -155,8 +177,10 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
             const cJSON *x;
             cJSON_ArrayForEach(x, it)
             {
-                if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) {
-                    rc = bad(e, "\"%s\" must hold only finite numbers", name);
+                /* finite as a float, too: 1e50 would be inf */
+                if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) ||
+                    fabs(x->valuedouble) > FLT_MAX) {
+                    rc = bad(e, "\"%s\" must hold only finite numbers (at most 3.4e38)", name);
                     goto out;
                 }
                 r->vector[r->dim++] = (float)x->valuedouble;

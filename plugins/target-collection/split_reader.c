@@ -20,6 +20,15 @@
 
 #define TAIL_BYTES (64u * 1024u)
 
+/* The fuzzer (tests/fuzz/fuzz-split) is built with
+ * FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION so that a mutated split gets
+ * past its checksums to the parsing behind them; no other build defines it. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define CRC_MATCHES(computed, stored) ((void)(computed), (void)(stored), 1)
+#else
+#define CRC_MATCHES(computed, stored) ((computed) == (stored))
+#endif
+
 typedef struct dirent {
     uint32_t kind;
     uint32_t field;
@@ -150,7 +159,7 @@ static int load_section(loams__split_reader *r, const dirent *d, unsigned char *
         free(p);
         return rc;
     }
-    if (loams__crc32c(0, p, (size_t)d->len) != d->crc) {
+    if (!CRC_MATCHES(loams__crc32c(0, p, (size_t)d->len), d->crc)) {
         free(p);
         char what[96];
         snprintf(what, sizeof what, "section %s (field %d) fails its checksum", kind_name(d->kind),
@@ -172,6 +181,20 @@ static const dirent *find_sec(const loams__split_reader *r, uint32_t kind, uint3
     return NULL;
 }
 
+/* A META number as an integer in [lo, hi] (within int64_t), into *out; 0 when
+ * it is not one.  Converting a double out of an integer type's range is
+ * undefined, so a corrupt META must be caught before the cast. */
+static int meta_int(const cJSON *j, double lo, double hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(j) || !(j->valuedouble >= lo && j->valuedouble <= hi)) {
+        return 0;
+    }
+    *out = (int64_t)j->valuedouble;
+    return 1;
+}
+
+#define META_MAX 9223372036854774784.0 /* the largest double below 2^63 */
+
 static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
 {
     int rc = 0;
@@ -189,7 +212,11 @@ static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
         goto out;
     }
     r->n_docs = (uint32_t)docs->valuedouble;
-    r->created_us = cJSON_IsNumber(created) ? (int64_t)created->valuedouble : 0;
+    r->created_us = 0;
+    if (created != NULL && !meta_int(created, -9223372036854775808.0, META_MAX, &r->created_us)) {
+        rc = corrupt(r, e, "META created_us is not a time");
+        goto out;
+    }
     if (strcmp(codec->valuestring, "zstd") == 0) {
         r->codec = LOAMS__CODEC_ZSTD;
     } else if (strcmp(codec->valuestring, "none") == 0) {
@@ -212,8 +239,10 @@ static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(f, "kind");
         const cJSON *fd = cJSON_GetObjectItemCaseSensitive(f, "docs");
-        if (!cJSON_IsString(name) || !cJSON_IsString(kind) || !cJSON_IsNumber(fd)) {
-            rc = corrupt(r, e, "a META field lacks name, kind or docs");
+        int64_t fdocs;
+        if (!cJSON_IsString(name) || !cJSON_IsString(kind) ||
+            !meta_int(fd, 0, (double)r->n_docs, &fdocs)) {
+            rc = corrupt(r, e, "a META field lacks name, kind or docs (0..the split's docs)");
             goto out;
         }
         rf->name = strdup(name->valuestring);
@@ -223,13 +252,19 @@ static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
         }
         r->n_fields = ++i;
         rf->info.name = rf->name;
-        rf->info.docs = (uint64_t)fd->valuedouble;
+        rf->info.docs = (uint64_t)fdocs;
         if (strcmp(kind->valuestring, "text") == 0) {
             const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(f, "tokens");
             const cJSON *terms = cJSON_GetObjectItemCaseSensitive(f, "terms");
+            int64_t ntok = 0, nterms = 0;
+            if ((tokens != NULL && !meta_int(tokens, 0, META_MAX, &ntok)) ||
+                (terms != NULL && !meta_int(terms, 0, META_MAX, &nterms))) {
+                rc = corrupt(r, e, "a META text field has bad tokens or terms counts");
+                goto out;
+            }
             rf->info.kind = LOAMS__FIELD_TEXT;
-            rf->info.tokens = cJSON_IsNumber(tokens) ? (uint64_t)tokens->valuedouble : 0;
-            rf->info.terms = cJSON_IsNumber(terms) ? (uint64_t)terms->valuedouble : 0;
+            rf->info.tokens = (uint64_t)ntok;
+            rf->info.terms = (uint64_t)nterms;
         } else if (strcmp(kind->valuestring, "vector") == 0) {
             const cJSON *dim = cJSON_GetObjectItemCaseSensitive(f, "dim");
             if (!cJSON_IsNumber(dim) || dim->valuedouble < 1 || dim->valuedouble > 65536) {
@@ -284,7 +319,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         rc = corrupt(r, e, "the footer magic is missing (not a split, or cut short)");
         goto fail;
     }
-    if (loams__crc32c(0, foot, 20) != loams__le32_get(foot + 20)) {
+    if (!CRC_MATCHES(loams__crc32c(0, foot, 20), loams__le32_get(foot + 20))) {
         rc = corrupt(r, e, "the footer fails its checksum");
         goto fail;
     }
@@ -309,7 +344,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         }
         dp = dirbuf;
     }
-    if (loams__crc32c(0, dp, dir_len) != dir_crc) {
+    if (!CRC_MATCHES(loams__crc32c(0, dp, dir_len), dir_crc)) {
         rc = corrupt(r, e, "the directory fails its checksum");
         goto fail;
     }
@@ -343,7 +378,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     }
     if (md->off >= tail_off) {
         const unsigned char *mp = tail + (md->off - tail_off);
-        if (loams__crc32c(0, mp, (size_t)md->len) != md->crc) {
+        if (!CRC_MATCHES(loams__crc32c(0, mp, (size_t)md->len), md->crc)) {
             rc = corrupt(r, e, "section META fails its checksum");
             goto fail;
         }
@@ -498,22 +533,26 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
     const unsigned char *p = f->index_raw;
     const unsigned char *end = p + f->index_sec->len;
     if (end - p < 4) {
-        return corrupt(r, e, "a dictionary index is truncated");
+        rc = corrupt(r, e, "a dictionary index is truncated");
+        goto fail;
     }
     uint32_t n = loams__le32_get(p);
     p += 4;
     if (n > f->index_sec->len / 20) {
-        return corrupt(r, e, "a dictionary index's block count does not fit its length");
+        rc = corrupt(r, e, "a dictionary index's block count does not fit its length");
+        goto fail;
     }
     f->blocks = calloc(n ? n : 1, sizeof *f->blocks);
     if (f->blocks == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {
         dict_block *b = &f->blocks[i];
         uint64_t tl;
         if (end - p < 20) {
-            return corrupt(r, e, "a dictionary index is truncated");
+            rc = corrupt(r, e, "a dictionary index is truncated");
+            goto fail;
         }
         b->off = loams__le64_get(p);
         b->len = loams__le32_get(p + 8);
@@ -523,7 +562,8 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
         if (loams__varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p) ||
             b->off > f->blocks_sec->len || b->len > f->blocks_sec->len - b->off ||
             b->n_terms == 0) {
-            return corrupt(r, e, "a dictionary index entry is malformed");
+            rc = corrupt(r, e, "a dictionary index entry is malformed");
+            goto fail;
         }
         b->first = p;
         b->first_len = (size_t)tl;
@@ -532,6 +572,13 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
     f->n_blocks = n;
     f->index_loaded = 1;
     return 0;
+fail:
+    /* not loaded: the next lookup tries again (and must not leak this) */
+    free(f->index_raw);
+    f->index_raw = NULL;
+    free(f->blocks);
+    f->blocks = NULL;
+    return rc;
 }
 
 static int term_cmp(const unsigned char *a, size_t al, const unsigned char *b, size_t bl)
@@ -628,7 +675,7 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
     if ((rc = rd(r, f->blocks_sec->off + b->off, b->len, blk, e)) != 0) {
         goto out;
     }
-    if (loams__crc32c(0, blk, b->len) != b->crc) {
+    if (!CRC_MATCHES(loams__crc32c(0, blk, b->len), b->crc)) {
         rc = corrupt(r, e, "a dictionary block fails its checksum");
         goto out;
     }
@@ -667,7 +714,7 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
         if ((rc = rd(r, f->post_sec->off + poff, plen, post, e)) != 0) {
             goto out;
         }
-        if (loams__crc32c(0, post, (size_t)plen) != pcrc) {
+        if (!CRC_MATCHES(loams__crc32c(0, post, (size_t)plen), pcrc)) {
             rc = corrupt(r, e, "a postings list fails its checksum");
             goto out;
         }
@@ -823,16 +870,19 @@ static int load_stored_index(loams__split_reader *r, loams__cerr *e)
     }
     uint64_t len = r->sidx_sec->len;
     if (len < 8) {
-        return corrupt(r, e, "STORED_INDEX is truncated");
+        rc = corrupt(r, e, "STORED_INDEX is truncated");
+        goto fail;
     }
     uint32_t n = loams__le32_get(r->sidx_raw);
     uint32_t codec = loams__le32_get(r->sidx_raw + 4);
     if ((uint64_t)n * LOAMS__STORED_ENTRY_BYTES + 8 != len || codec != (uint32_t)r->codec) {
-        return corrupt(r, e, "STORED_INDEX does not match its length or codec");
+        rc = corrupt(r, e, "STORED_INDEX does not match its length or codec");
+        goto fail;
     }
     r->sblocks = calloc(n ? n : 1, sizeof *r->sblocks);
     if (r->sblocks == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        rc = loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        goto fail;
     }
     uint32_t next = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -847,15 +897,25 @@ static int load_stored_index(loams__split_reader *r, loams__cerr *e)
         if (b->first_doc != next || b->docs == 0 || b->off > r->sblk_sec->len ||
             b->len > r->sblk_sec->len - b->off ||
             (uint64_t)b->raw_len < ((uint64_t)b->docs + 1) * 4) {
-            return corrupt(r, e, "a STORED_INDEX entry is malformed");
+            rc = corrupt(r, e, "a STORED_INDEX entry is malformed");
+            goto fail;
         }
         next += b->docs;
     }
     if (next != r->n_docs) {
-        return corrupt(r, e, "STORED_INDEX does not cover every document");
+        rc = corrupt(r, e, "STORED_INDEX does not cover every document");
+        goto fail;
     }
     r->n_sblocks = n;
     return 0;
+fail:
+    /* not loaded: the next call tries again (a half-filled index must not
+     * pass for a loaded one, nor the raw section leak) */
+    free(r->sidx_raw);
+    r->sidx_raw = NULL;
+    free(r->sblocks);
+    r->sblocks = NULL;
+    return rc;
 }
 
 static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
@@ -890,7 +950,7 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
         free(raw);
         return rc;
     }
-    if (loams__crc32c(0, src, b->len) != b->crc) {
+    if (!CRC_MATCHES(loams__crc32c(0, src, b->len), b->crc)) {
         free(raw);
         return corrupt(r, e, "a document block fails its checksum");
     }

@@ -48,6 +48,11 @@ struct loams__avro_file {
     loams__avro_value *objs;
     size_t n_objs;
     chunk *chunks;
+    /* Values (objects included) the data may decode into: bounded by its
+     * size, since a schema of empty types (null, records of them) repeated
+     * through named references, or a corrupt count, decodes into any number
+     * of values from no bytes at all. */
+    size_t values_left;
     char *err;
     size_t errlen;
 };
@@ -223,9 +228,12 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
         }
     } else if (strcmp(ts, "fixed") == 0) {
         const cJSON *sz = cJSON_GetObjectItemCaseSensitive(j, "size");
-        if (!cJSON_IsNumber(sz) || sz->valuedouble < 0 || (n = node_new(f, LOAMS__AV_FIXED)) == NULL) {
-            return cJSON_IsNumber(sz) && sz->valuedouble >= 0 ? -ENOMEM
-                                                               : set_err(f, "Avro schema: fixed without size");
+        /* a whole number that fits (a size past INT32_MAX would not fit the
+         * file anyway, and converting a huge double is undefined) */
+        int ok = cJSON_IsNumber(sz) && sz->valuedouble >= 0 && sz->valuedouble <= INT32_MAX &&
+                 sz->valuedouble == (double)(int64_t)sz->valuedouble;
+        if (!ok || (n = node_new(f, LOAMS__AV_FIXED)) == NULL) {
+            return ok ? -ENOMEM : set_err(f, "Avro schema: fixed without a size (0..2^31-1)");
         }
         n->size = (size_t)sz->valuedouble;
         if ((rc = register_name(f, n, j)) != 0) {
@@ -298,9 +306,10 @@ static int get_len(loams__avro_file *f, cursor *c, size_t *n)
 
 static loams__avro_value *values_alloc(loams__avro_file *f, size_t n)
 {
-    if (n == 0) {
-        return NULL;
+    if (n == 0 || n > f->values_left) {
+        return NULL; /* the caller tells the two apart through values_left */
     }
+    f->values_left -= n;
     chunk *c = f->chunks;
     if (c == NULL || c->cap - c->used < n) {
         size_t cap = n > 1024 ? n : 1024;
@@ -323,11 +332,23 @@ static loams__avro_value *values_alloc(loams__avro_file *f, size_t n)
 static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, int depth,
                   loams__avro_value *v);
 
-/* Array and map blocks: count (negative: then a byte size), items. */
+static int too_many_values(loams__avro_file *f, size_t n)
+{
+    if (n > f->values_left) {
+        return set_err(f, "Avro data decodes into more values than its %zu bytes can hold "
+                          "(a corrupt count, or a schema of empty types)",
+                       f->plain_len);
+    }
+    return -ENOMEM;
+}
+
+/* Array and map blocks: count (negative: then a byte size), items.  The
+ * items of every block go into one array that grows geometrically. */
 static int decode_blocks(loams__avro_file *f, const loams__avro_node *node, cursor *c, int depth,
                          loams__avro_value *v)
 {
     int map = node->kind == LOAMS__AV_MAP;
+    size_t cap = 0;
     for (;;) {
         int64_t count;
         int rc = get_long(f, c, &count);
@@ -342,20 +363,29 @@ static int decode_blocks(loams__avro_file *f, const loams__avro_node *node, curs
             if ((rc = get_long(f, c, &bytes)) != 0) {
                 return rc;
             }
+            if (count == INT64_MIN) {
+                return set_err(f, "Avro data: a block count is out of range");
+            }
             count = -count;
         }
-        if ((uint64_t)count > (uint64_t)(c->end - c->p) + 1) {
-            return set_err(f, "Avro data: a block of %lld items is longer than the data",
-                           (long long)count);
+        if ((uint64_t)count > f->values_left) {
+            return too_many_values(f, (size_t)-1);
         }
-        loams__avro_value *items = values_alloc(f, v->n + (size_t)count);
-        if (items == NULL) {
-            return -ENOMEM;
+        if (v->n + (size_t)count > cap) {
+            size_t ncap = v->n + (size_t)count;
+            if (ncap < 2 * cap && 2 * cap <= f->values_left) {
+                ncap = 2 * cap;
+            }
+            loams__avro_value *items = values_alloc(f, ncap);
+            if (items == NULL) {
+                return too_many_values(f, ncap);
+            }
+            if (v->n > 0) {
+                memcpy(items, v->items, v->n * sizeof *items);
+            }
+            v->items = items;
+            cap = ncap;
         }
-        if (v->n > 0) {
-            memcpy(items, v->items, v->n * sizeof *items);
-        }
-        v->items = items;
         for (int64_t i = 0; i < count; i++) {
             loams__avro_value *it = &v->items[v->n++];
             if (map) {
@@ -445,7 +475,7 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
         return get_raw(f, c, t->size, &v->p);
     case LOAMS__AV_RECORD:
         if ((v->items = values_alloc(f, t->n)) == NULL && t->n > 0) {
-            return -ENOMEM;
+            return too_many_values(f, t->n);
         }
         v->n = t->n;
         for (size_t i = 0; i < t->n && rc == 0; i++) {
@@ -517,6 +547,9 @@ static int read_header(loams__avro_file *f, cursor *c, const uint8_t **sync, int
             int64_t bytes;
             if ((rc = get_long(f, c, &bytes)) != 0) {
                 return rc;
+            }
+            if (count == INT64_MIN) {
+                return set_err(f, "Avro header: a metadata block count is out of range");
             }
             count = -count;
         }
@@ -655,20 +688,26 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
             goto out;
         }
     }
-    if (total > plain.len + nb) {
-        rc = set_err(f, "Avro blocks claim %llu objects in %zu bytes", (unsigned long long)total,
-                     plain.len);
-        goto out;
-    }
     f->plain = plain.data;
     f->plain_len = plain.len;
     plain.data = NULL;
+    /* 16 values a byte is more than any real schema needs (a primitive
+     * takes at least a byte, a record adds one value for its fields) */
+    f->values_left = f->plain_len <= (SIZE_MAX - 65536) / 16 ? 16 * f->plain_len + 65536 : SIZE_MAX;
+    if (total > f->values_left) {
+        rc = set_err(f, "Avro blocks claim %llu objects in %zu bytes", (unsigned long long)total,
+                     f->plain_len);
+        goto out;
+    }
+    f->values_left -= (size_t)total;
     if (total > 0 && (f->objs = calloc((size_t)total, sizeof *f->objs)) == NULL) {
         rc = -ENOMEM;
         goto out;
     }
     for (size_t b = 0; b < nb; b++) {
-        cursor bc = {f->plain + bstart[b], f->plain + (b + 1 < nb ? bstart[b + 1] : f->plain_len)};
+        /* (no block has bytes: plain is NULL, and NULL + 0 is undefined) */
+        const uint8_t *base = f->plain != NULL ? f->plain : (const uint8_t *)"";
+        cursor bc = {base + bstart[b], base + (b + 1 < nb ? bstart[b + 1] : f->plain_len)};
         for (size_t i = 0; i < bcount[b]; i++) {
             if ((rc = decode(f, f->root, &bc, 0, &f->objs[f->n_objs])) != 0) {
                 goto out;

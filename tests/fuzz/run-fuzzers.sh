@@ -9,6 +9,9 @@ build=${1:?usage: run-fuzzers.sh BUILD_DIR [SECONDS]}
 secs=${2:-${LOAMS_FUZZ_SECONDS:-60}}
 src=$(cd "$(dirname "$0")" && pwd)
 make -C "$build" -j"$(nproc)" >/dev/null || exit 1
+# Undefined behaviour fails a target (for targets built without
+# -fno-sanitize-recover too).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 artifacts="$build/tests/fuzz/artifacts"
 mkdir -p "$artifacts"
 n=0

@@ -498,6 +498,13 @@ START_TEST(requests_parse_and_bad_ones_explain_themselves)
     bad_request("{\"k\":1}", "exactly one of \"q\"");
     bad_request("{\"q\":\"x\",\"vector\":[1]}", "exactly one of \"q\"");
     bad_request("{\"q\":\"x\",\"field\":\"v\"}", "go with \"vector\"");
+    /* found by fuzz-collection-query: a repeated member leaked its first
+     * value, and a second, shorter "vector" was written past its end; a
+     * number beyond float range became inf */
+    bad_request("{\"vector\":[1,2,3],\"vector\":[1]}", "\"vector\" is given twice");
+    bad_request("{\"q\":\"a\",\"q\":\"b\"}", "\"q\" is given twice");
+    bad_request("{\"scan\":true,\"limit\":5,\"limit\":6}", "\"limit\" is given twice");
+    bad_request("{\"vector\":[0.5,-3e50]}", "\"vector\" must hold only finite numbers");
     bad_request("{\"vector\":[1],\"fields\":[\"a\"]}", "goes with \"q\"");
 }
 END_TEST

@@ -428,6 +428,72 @@ START_TEST(a_corrupt_postings_list_fails_the_lookup)
 }
 END_TEST
 
+/* Recomputes every section checksum in the directory, then the directory's
+ * and the footer's, so that a test can change a section's content and reach
+ * the parsing behind the checksums. */
+static void reseal(loams__bbuf *b)
+{
+    unsigned char *foot = b->data + b->len - LOAMS__SPLIT_FOOTER_BYTES;
+    uint64_t dir_off = loams__le64_get(foot), dir_len = loams__le64_get(foot + 8);
+    unsigned char *dp = b->data + dir_off;
+    for (uint32_t i = 0; i < loams__le32_get(dp); i++) {
+        unsigned char *ent = dp + 4 + (size_t)i * LOAMS__SPLIT_DIRENT_BYTES;
+        uint64_t off = loams__le64_get(ent + 8), len = loams__le64_get(ent + 16);
+        loams__le32_put(ent + 24, loams__crc32c(0, b->data + off, (size_t)len));
+    }
+    loams__le32_put(foot + 16, loams__crc32c(0, dp, (size_t)dir_len));
+    loams__le32_put(foot + 20, loams__crc32c(0, foot, 20));
+}
+
+/* The section of `kind` (the first one), at *len bytes. */
+static unsigned char *section(loams__bbuf *b, uint32_t kind, uint64_t *len)
+{
+    unsigned char *foot = b->data + b->len - LOAMS__SPLIT_FOOTER_BYTES;
+    unsigned char *dp = b->data + loams__le64_get(foot);
+    for (uint32_t i = 0; i < loams__le32_get(dp); i++) {
+        unsigned char *ent = dp + 4 + (size_t)i * LOAMS__SPLIT_DIRENT_BYTES;
+        if (loams__le32_get(ent) == kind) {
+            *len = loams__le64_get(ent + 16);
+            return b->data + loams__le64_get(ent + 8);
+        }
+    }
+    ck_abort_msg("no section of kind %u", kind);
+    return NULL;
+}
+
+/* Found by fuzz-split: a dictionary index or STORED_INDEX that failed to
+ * parse was kept half loaded: the next lookup leaked the first load (and a
+ * STORED_INDEX with a bad entry passed for loaded, with no blocks).  Each
+ * call must fail the same way, and nothing may leak (the ASan build). */
+START_TEST(a_corrupt_index_fails_every_lookup_and_is_not_kept)
+{
+    loams__bbuf bytes = LOAMS__BBUF_INIT;
+    build_many(&bytes, 300, LOAMS__CODEC_ZSTD);
+    uint64_t len;
+    unsigned char *di = section(&bytes, LOAMS__SEC_DICT_INDEX, &len);
+    ck_assert_uint_ge(len, 24);
+    loams__le32_put(di + 4 + 8, 0xFFFFFFFFu); /* block 0's length: past the blocks */
+    unsigned char *si = section(&bytes, LOAMS__SEC_STORED_INDEX, &len);
+    ck_assert_uint_ge(len, 8 + LOAMS__STORED_ENTRY_BYTES);
+    loams__le32_put(si + 8 + 4, 0); /* block 0 holds no documents */
+    reseal(&bytes);
+    loams__split_reader *r;
+    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "bad", &r, &err), 0);
+    loams__postings p = {0};
+    const char *json;
+    size_t n;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(loams__split_reader_postings(r, 0, "common", 6, &p, &err), LOAMS_ECORRUPT);
+        ck_assert_ptr_nonnull(strstr(err.msg, "dictionary index entry is malformed"));
+        ck_assert_int_eq(loams__split_reader_doc(r, 0, &json, &n, &err), LOAMS_ECORRUPT);
+        ck_assert_ptr_nonnull(strstr(err.msg, "STORED_INDEX entry is malformed"));
+    }
+    loams__split_reader_close(r);
+    loams__postings_free(&p);
+    loams__bbuf_free(&bytes);
+}
+END_TEST
+
 START_TEST(truncated_and_foreign_objects_are_refused)
 {
     loams__bbuf bytes = LOAMS__BBUF_INIT;
@@ -465,6 +531,7 @@ int main(void)
     tcase_add_test(tc, a_term_lookup_reads_a_small_part_of_the_split);
     tcase_add_test(tc, a_flipped_byte_anywhere_is_reported_as_corrupt);
     tcase_add_test(tc, a_corrupt_postings_list_fails_the_lookup);
+    tcase_add_test(tc, a_corrupt_index_fails_every_lookup_and_is_not_kept);
     tcase_add_test(tc, truncated_and_foreign_objects_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -177,6 +177,23 @@ START_TEST(test_format_round_trips)
 }
 END_TEST
 
+/* Found by fuzz-units: a multiple of 2^60 was written as 'EiB', a unit the
+ * parser does not read, so a config dump did not load back. */
+START_TEST(test_format_of_exbibyte_multiples_parses_back)
+{
+    char out[64];
+    const uint64_t sizes[] = {1ULL << 60, 2ULL << 60, 15ULL << 60};
+    for (size_t i = 0; i < 3; i++) {
+        uint64_t back = 0;
+        loams_size_format(sizes[i], out, sizeof out);
+        ck_assert_int_eq(loams_size_parse(out, &back, NULL, 0), 0);
+        ck_assert_uint_eq(back, sizes[i]);
+    }
+    loams_size_format(1ULL << 60, out, sizeof out);
+    ck_assert_str_eq(out, "1024PiB");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("units");
@@ -187,6 +204,7 @@ int main(void)
     tcase_add_test(tc, test_duration_errors_say_what_is_wrong_and_the_units);
     tcase_add_test(tc, test_null_error_buffer_is_allowed);
     tcase_add_test(tc, test_format_round_trips);
+    tcase_add_test(tc, test_format_of_exbibyte_multiples_parses_back);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
