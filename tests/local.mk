@@ -277,7 +277,7 @@ EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-sear
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples
 dist_samples_DATA = tests/fixtures/support-tickets.jsonl
-EXTRA_DIST += tests/bench/bench-link.sh
+EXTRA_DIST += tests/bench/bench-link.sh tests/bench/bench-link-table-duckdb.mjs
 
 # Link apply end to end and per stage through the real link runtime, next to
 # an sqlite3 FTS5 bulk import in the same run (docs/BENCHMARKS.md; prints
@@ -285,5 +285,6 @@ EXTRA_DIST += tests/bench/bench-link.sh
 noinst_PROGRAMS += tests/bench/bench-link-apply
 tests_bench_bench_link_apply_SOURCES = tests/bench/bench-link-apply.c \
 	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
-tests_bench_bench_link_apply_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/tests/bench
+tests_bench_bench_link_apply_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/tests/bench \
+	-DLOAMS_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_link_apply_LDADD = core/libloams-core.la $(CJSON_LIBS)

@@ -92,7 +92,9 @@ int loams__ice_accepts(loams__ice_type t, uint32_t v)
     case LOAMS__ICE_DATE:
         return v == LOAMS_T_STRING || v == LOAMS_T_TIMESTAMP;
     case LOAMS__ICE_TIMESTAMPTZ:
-        return v == LOAMS_T_TIMESTAMP;
+        /* SQL transforms give timestamps as INT64 microseconds
+         * (docs/TRANSFORM-SQL.md): a timestamptz column takes them as such */
+        return v == LOAMS_T_TIMESTAMP || v == LOAMS_T_INT64;
     case LOAMS__ICE_STRING:
         return v == LOAMS_T_STRING || v == LOAMS_T_JSON;
     case LOAMS__ICE_BINARY:

@@ -1,37 +1,62 @@
 /*
  * bench-link-apply.c - link apply end to end and per stage, through the real
- * link runtime, next to an SQLite FTS5 bulk insert measured in the same run.
+ * link runtime, into a collection (next to an SQLite FTS5 bulk insert) or
+ * into an Iceberg table (next to DuckDB writing Parquet), the reference
+ * measured in the same run.
  *
- *   bench-link-apply [-n RECORDS] [-d DIR] [-k] [-R] [-p PLUGIN_DIR]...
+ *   bench-link-apply [-t collection|table] [-j TASKS[,TASKS]...] [-n RECORDS]
+ *                    [-d DIR] [-k] [-R] [-p PLUGIN_DIR]...
  *                    [-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none]
  *
- * A producer process (not timed with the link) creates the stream and the
- * seed's link without embed (docs/LINKS.md) in a fresh data dir (DIR, or a
- * temporary one removed at the end unless -k), then appends RECORDS support
- * tickets (tests/bench/ticket_gen.h, ~400 bytes of JSON, key "ticket-<i>")
- * to the one-partition stream, and writes the same tickets' key, subject
- * and body as a TSV file for the reference.
+ * For each TASKS count (-j; default 1 for a collection, 1,2 for a table) a
+ * producer process (not timed with the link) creates TASKS streams and as
+ * many links in a fresh data dir (under DIR, or a temporary one removed at
+ * the end unless -k), then appends RECORDS support tickets
+ * (tests/bench/ticket_gen.h, ~400 bytes of JSON, key "ticket-<i>") split
+ * into TASKS equal ranges, one per one-partition stream.  The first
+ * producer also writes the reference's input: for a collection the
+ * tickets' key, subject and body as a TSV file; for a table the record
+ * values as JSON lines.
+ *
+ *   -t collection: the seed's link without embed (docs/LINKS.md) into a
+ *      collection (key, subject, body, timestamp);
+ *   -t table: CREATE TABLE (subject string, body string, priority int,
+ *      customer string, ts timestamptz) and a link INTO TABLE whose SELECT
+ *      takes subject, body, CAST(priority AS INTEGER) and customer.name
+ *      with json_get_* and the record's timestamp (the ticket's "ts").
  *
  * Then this process runs a worker with the link task source - the same code
  * as `loams-host serve`: lease, stream log read, decoder-json,
- * transform-sql, target-collection write/prepare through store-fs, and the
- * fenced commit - until the target's commits hold every record.  It prints
+ * transform-sql, the target's write/prepare through store-fs, and the
+ * fenced commit; TASKS links run at once on TASKS worker threads - until
+ * the targets' commits hold every record, and checks each target's pointer
+ * (and for a table its current snapshot: total-records, and total-files-size
+ * against the data files in the store).  It prints
  *   - end to end: records/s and MB/s of wall time (worker start to the
- *     commit that catches up) and of the process's CPU time (one core);
- *   - per stage (the runtime's stage times, loams_link_stats): read,
- *     decode, transform, write (index), prepare (split files), commit,
- *     each as CPU seconds of the run thread and records/s and MB/s of it;
- *   - the peak RSS (VmHWM) when the applied count passes each fifth of the
- *     stream, and at the end, so one run shows whether memory follows the
- *     batch or the stream;
- *   - the reference: the sqlite3 shell importing the TSV into an FTS5 table
- *     (pk UNINDEXED, subject, body), wall and CPU time, and the ratios.
+ *     commit that catches up) and of the process's CPU time;
+ *   - per stage (the runtime's stage times, loams_link_stats, summed over
+ *     the links): read, decode, transform, write, prepare, commit, each as
+ *     CPU seconds of the run threads and records/s and MB/s of it;
+ *   - the peak RSS (VmHWM, reset before each run) when the applied count
+ *     passes each fifth of the stream, and at the end, so one run shows
+ *     whether memory follows the batch or the stream;
+ *   - the reference: for a collection the sqlite3 shell importing the TSV
+ *     into an FTS5 table (pk UNINDEXED, subject, body); for a table DuckDB
+ *     (npm @duckdb/node-api, tests/integration/duckdb-env.sh installs it)
+ *     with SET threads = TASKS: COPY (SELECT the same columns FROM
+ *     read_json(the JSON lines)) TO a Parquet file (COMPRESSION zstd)
+ *     (tests/bench/bench-link-table-duckdb.mjs), which then reads the
+ *     link's data files and its own file back and checks that both hold
+ *     the same rows (count and a sum of row hashes);
+ *   - a table mode summary: ours and DuckDB's records/s by wall and by CPU,
+ *     output bytes (the sum of the data files) and the ratios per TASKS.
  * MB are 10^6 bytes of record key + value.  The load average is printed
  * first: on a shared machine compare the CPU-time figures.
  *
  * Plugins come from every -p DIR, or else from the build tree's plugin dirs
- * (../../plugins/NAME/.libs from this program).  -b / -i / -z set the link's batch_bytes,
- * batch_interval and the collection's zstd_level (default 64MiB, 2s, 1).
+ * (../../plugins/NAME/.libs from this program).  -b / -i / -z set the link's
+ * batch_bytes, batch_interval and the target's zstd_level (default 64MiB, 2s,
+ * 1; `none` writes uncompressed).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -51,10 +76,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "commit.h"
 #include "datadir.h"
 #include "ddl.h"
 #include "ddl_exec.h"
+#include "keylist.h"
+#include "link_catalog.h"
 #include "link_runtime.h"
 #include "log.h"
 #include "node.h"
@@ -115,14 +143,41 @@ static long status_kb(const char *name)
     return kb;
 }
 
+#define MAX_RUNS 8
+
 typedef struct options {
     uint64_t n;
     const char *dir;
-    int keep, no_reference;
+    int keep, no_reference, table;
     const char *plugin_dirs[MAX_PLUGIN_DIRS];
     size_t n_plugin_dirs;
     const char *batch_bytes, *batch_interval, *zstd_level;
+    unsigned tasks[MAX_RUNS]; /* -j: the link task counts, one run each */
+    size_t nruns;
 } options;
+
+/* The names of task k of `ntasks` (all in namespace b): one task keeps the
+ * names docs/BENCHMARKS.md shows, more append _<k>. */
+typedef struct task_names {
+    char stream[48], link[48], target[48];
+} task_names;
+
+static void names_of(const options *o, unsigned ntasks, unsigned k, task_names *t)
+{
+    char sfx[16] = "";
+    if (ntasks > 1) {
+        snprintf(sfx, sizeof sfx, "_%u", k);
+    }
+    snprintf(t->stream, sizeof t->stream, "tickets%s", sfx);
+    snprintf(t->link, sizeof t->link, "%s%s", o->table ? "tickets_table" : "tickets_search", sfx);
+    snprintf(t->target, sizeof t->target, "tickets%s", sfx);
+}
+
+/* Records [first_of(k), first_of(k + 1)) go to task k. */
+static uint64_t first_of(const options *o, unsigned ntasks, unsigned k)
+{
+    return o->n * k / ntasks;
+}
 
 static loams_registry_config registry_config(const options *o)
 {
@@ -175,7 +230,67 @@ static int run_ddl(loams_datadir *dd, const loams_registry *reg, const char *tex
     return rc != 0;
 }
 
-static int produce(const options *o, const char *data_dir, const char *tsv_path)
+static int link_ddl(const options *o, unsigned ntasks, char *ddl, size_t size)
+{
+    char codec[64];
+    if (strcmp(o->zstd_level, "none") == 0) {
+        snprintf(codec, sizeof codec, "compression = 'none'");
+    } else {
+        snprintf(codec, sizeof codec, "zstd_level = %s", o->zstd_level);
+    }
+    size_t used = 0;
+    for (unsigned k = 0; k < ntasks; k++) {
+        task_names t;
+        names_of(o, ntasks, k, &t);
+        int n;
+        if (o->table) {
+            n = snprintf(ddl + used, size - used,
+                         "CREATE STREAM b.%s WITH (partitions = 1);\n"
+                         "CREATE TABLE b.%s (subject string, body string, priority int,\n"
+                         "                   customer string, ts timestamptz);\n"
+                         "CREATE LINK b.%s FROM STREAM b.%s INTO TABLE b.%s\n"
+                         "  TRANSFORM (\n"
+                         "    SELECT json_get_str(value, '$.subject') AS subject,\n"
+                         "           json_get_str(value, '$.body')    AS body,\n"
+                         "           CAST(json_get_str(value, '$.priority') AS INTEGER) AS "
+                         "priority,\n"
+                         "           json_get_str(value, '$.customer.name') AS customer,\n"
+                         "           timestamp AS ts\n"
+                         "  )\n"
+                         "  WITH (batch_bytes = '%s', batch_interval = '%s', "
+                         "on_error = 'dead_letter',\n"
+                         "        %s);\n",
+                         t.stream, t.target, t.link, t.stream, t.target, o->batch_bytes,
+                         o->batch_interval, codec);
+        } else {
+            n = snprintf(ddl + used, size - used,
+                         "CREATE STREAM b.%s WITH (partitions = 1);\n"
+                         "CREATE LINK b.%s FROM STREAM b.%s INTO COLLECTION b.%s\n"
+                         "  TRANSFORM (\n"
+                         "    SELECT key AS _pk,\n"
+                         "           json_get_str(value, '$.subject') AS subject,\n"
+                         "           json_get_str(value, '$.body')    AS body,\n"
+                         "           timestamp AS ts\n"
+                         "  )\n"
+                         "  WITH (batch_bytes = '%s', batch_interval = '%s', "
+                         "on_error = 'dead_letter',\n"
+                         "        %s);\n",
+                         t.stream, t.link, t.stream, t.target, o->batch_bytes, o->batch_interval,
+                         codec);
+        }
+        if (n < 0 || (size_t)n >= size - used) {
+            return 1;
+        }
+        used += (size_t)n;
+    }
+    return 0;
+}
+
+/* Creates the streams and links of a run with `ntasks` tasks in data_dir
+ * and appends the tickets; writes the reference's input to ref_path unless
+ * it is NULL (a TSV for a collection, the values as JSON lines for a
+ * table). */
+static int produce(const options *o, unsigned ntasks, const char *data_dir, const char *ref_path)
 {
     loams_registry_config cfg = registry_config(o);
     loams_node_options no = {.data_dir = data_dir, .create = 1, .plugins = &cfg};
@@ -185,40 +300,20 @@ static int produce(const options *o, const char *data_dir, const char *tsv_path)
         fprintf(stderr, "bench-link-apply: %s\n", err);
         return 1;
     }
-    char ddl[2048], codec[64];
-    if (strcmp(o->zstd_level, "none") == 0) {
-        snprintf(codec, sizeof codec, "compression = 'none'");
-    } else {
-        snprintf(codec, sizeof codec, "zstd_level = %s", o->zstd_level);
+    char ddl[2048 * MAX_RUNS];
+    if (link_ddl(o, ntasks, ddl, sizeof ddl) != 0) {
+        fprintf(stderr, "bench-link-apply: the DDL does not fit its buffer\n");
+        loams_node_close(node);
+        return 1;
     }
-    snprintf(ddl, sizeof ddl,
-             "CREATE STREAM b.tickets WITH (partitions = 1);\n"
-             "CREATE LINK b.tickets_search FROM STREAM b.tickets INTO COLLECTION b.tickets\n"
-             "  TRANSFORM (\n"
-             "    SELECT key AS _pk,\n"
-             "           json_get_str(value, '$.subject') AS subject,\n"
-             "           json_get_str(value, '$.body')    AS body,\n"
-             "           timestamp AS ts\n"
-             "  )\n"
-             "  WITH (batch_bytes = '%s', batch_interval = '%s', on_error = 'dead_letter',\n"
-             "        %s);",
-             o->batch_bytes, o->batch_interval, codec);
     if (run_ddl(node->dd, node->registry, ddl) != 0) {
         loams_node_close(node);
         return 1;
     }
-    loams_objname sn;
-    loams_objname_set(&sn, "b", "tickets", NULL, 0);
-    loams_stream *s;
-    loams_stream_err serr;
-    if (loams_stream_open(node->dd->log, &sn, &s, &serr) != 0) {
-        fprintf(stderr, "bench-link-apply: %s\n", serr.msg);
+    FILE *ref = ref_path != NULL ? fopen(ref_path, "w") : NULL;
+    if (ref_path != NULL && ref == NULL) {
+        fprintf(stderr, "bench-link-apply: %s: %s\n", ref_path, strerror(errno));
         loams_node_close(node);
-        return 1;
-    }
-    FILE *tsv = o->no_reference ? NULL : fopen(tsv_path, "w");
-    if (!o->no_reference && tsv == NULL) {
-        fprintf(stderr, "bench-link-apply: %s: %s\n", tsv_path, strerror(errno));
         return 1;
     }
     char *data = malloc((size_t)PRODUCE_BATCH * 1100);
@@ -227,53 +322,74 @@ static int produce(const options *o, const char *data_dir, const char *tsv_path)
         fprintf(stderr, "bench-link-apply: out of memory\n");
         return 1;
     }
+    unsigned style = o->table ? TICKET_GEN_NUMERIC_PRIORITY | TICKET_GEN_TS : 0;
     uint64_t bytes = 0;
     double t0 = now_s();
     int rc = 0;
-    for (uint64_t first = 0; first < o->n && rc == 0; first += PRODUCE_BATCH) {
-        size_t k = o->n - first < PRODUCE_BATCH ? (size_t)(o->n - first) : PRODUCE_BATCH;
-        size_t used = 0;
-        for (size_t i = 0; i < k; i++) {
-            char *key = data + used;
-            int kl = snprintf(key, 32, "ticket-%llu", (unsigned long long)(first + i));
-            used += (size_t)kl;
-            char *val = data + used;
-            size_t vl = ticket_gen(first + i, val, 1024);
-            used += vl;
-            recs[i] = (loams_stream_record_in){.key = key,
-                                               .key_len = (size_t)kl,
-                                               .value = val,
-                                               .value_len = vl,
-                                               .timestamp_us = 0,
-                                               .partition = -1};
-            bytes += (uint64_t)kl + vl;
-            if (tsv != NULL) {
-                cJSON *j = cJSON_ParseWithLength(val, vl);
-                fprintf(tsv, "%.*s\t", kl, key);
-                tsv_cell(tsv, j, "subject");
-                fputc('\t', tsv);
-                tsv_cell(tsv, j, "body");
-                fputc('\n', tsv);
-                cJSON_Delete(j);
+    for (unsigned k = 0; k < ntasks && rc == 0; k++) {
+        task_names tn;
+        names_of(o, ntasks, k, &tn);
+        loams_objname sn;
+        loams_objname_set(&sn, "b", tn.stream, NULL, 0);
+        loams_stream *s;
+        loams_stream_err serr;
+        if (loams_stream_open(node->dd->log, &sn, &s, &serr) != 0) {
+            fprintf(stderr, "bench-link-apply: %s\n", serr.msg);
+            rc = 1;
+            break;
+        }
+        uint64_t end = first_of(o, ntasks, k + 1);
+        for (uint64_t first = first_of(o, ntasks, k); first < end && rc == 0;
+             first += PRODUCE_BATCH) {
+            size_t nb = end - first < PRODUCE_BATCH ? (size_t)(end - first) : PRODUCE_BATCH;
+            size_t used = 0;
+            for (size_t i = 0; i < nb; i++) {
+                char *key = data + used;
+                int kl = snprintf(key, 32, "ticket-%llu", (unsigned long long)(first + i));
+                used += (size_t)kl;
+                char *val = data + used;
+                size_t vl = ticket_gen_styled(first + i, style, val, 1024);
+                used += vl;
+                recs[i] = (loams_stream_record_in){
+                    .key = key,
+                    .key_len = (size_t)kl,
+                    .value = val,
+                    .value_len = vl,
+                    .timestamp_us = o->table ? ticket_gen_ts(first + i) : 0,
+                    .partition = -1};
+                bytes += (uint64_t)kl + vl;
+                if (ref != NULL && o->table) {
+                    fwrite(val, 1, vl, ref);
+                    fputc('\n', ref);
+                } else if (ref != NULL) {
+                    cJSON *j = cJSON_ParseWithLength(val, vl);
+                    fprintf(ref, "%.*s\t", kl, key);
+                    tsv_cell(ref, j, "subject");
+                    fputc('\t', ref);
+                    tsv_cell(ref, j, "body");
+                    fputc('\n', ref);
+                    cJSON_Delete(j);
+                }
+            }
+            if ((rc = loams_stream_append(s, recs, nb, NULL, &serr)) != 0) {
+                fprintf(stderr, "bench-link-apply: append: %s\n", serr.msg);
             }
         }
-        if ((rc = loams_stream_append(s, recs, k, NULL, &serr)) != 0) {
-            fprintf(stderr, "bench-link-apply: append: %s\n", serr.msg);
-        }
+        loams_stream_close(s);
     }
     double t1 = now_s();
-    if (tsv != NULL && fclose(tsv) != 0) {
-        fprintf(stderr, "bench-link-apply: %s: %s\n", tsv_path, strerror(errno));
+    if (ref != NULL && fclose(ref) != 0) {
+        fprintf(stderr, "bench-link-apply: %s: %s\n", ref_path, strerror(errno));
         rc = 1;
     }
     if (rc == 0) {
-        printf("produced %llu records, %.1f MB (%.0f bytes each) in %.2f s (with the TSV)\n",
-               (unsigned long long)o->n, (double)bytes / 1e6, (double)bytes / (double)o->n,
-               t1 - t0);
+        printf("produced %llu records into %u stream%s, %.1f MB (%.0f bytes each) in %.2f s%s\n",
+               (unsigned long long)o->n, ntasks, ntasks > 1 ? "s" : "", (double)bytes / 1e6,
+               (double)bytes / (double)o->n, t1 - t0,
+               ref_path == NULL ? "" : o->table ? " (with the JSON lines)" : " (with the TSV)");
     }
     free(data);
     free(recs);
-    loams_stream_close(s);
     loams_node_close(node);
     return rc != 0;
 }
@@ -324,8 +440,120 @@ static void print_stage(const char *what, const loams_link_stage_time *t, uint64
            cpu > 0 ? (double)bytes / cpu / 1e6 : 0.0);
 }
 
-static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, double *wall_out,
-                 double *cpu_out)
+typedef struct run_result {
+    unsigned tasks;
+    uint64_t records, bytes; /* bytes: record key + value */
+    double wall, cpu;        /* seconds: worker start to caught up; process CPU */
+    uint64_t out_bytes;      /* a table's data files */
+    uint64_t files;
+    long peak_kb; /* VmHWM at the end of the run */
+} run_result;
+
+static const char *summary_str(const cJSON *summary, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(summary, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Checks a table's current snapshot (its metadata.json at `ref`) against
+ * the `records` its link applied: total-records, and total-files-size equal
+ * to the sum of the data files in the store (every one committed: the run
+ * had no failure, so none is an orphan).  Appends the files' paths to
+ * `list` for DuckDB and adds their bytes and count. */
+static void table_check(loams_node *node, const char *target, const char *ref, uint64_t records,
+                        FILE *list, uint64_t *bytes, uint64_t *files)
+{
+    loams_buf *buf;
+    loams_keylist *keys;
+    if (loams_buf_create(&buf) != 0 || loams_keylist_create(&keys) != 0) {
+        die("out of memory");
+    }
+    int rc = loams_store_get(node->store, ref, 0, 0, buf);
+    if (rc != 0) {
+        die("table b.%s: cannot read its metadata '%s' (%d)", target, ref, rc);
+    }
+    size_t len;
+    const char *text = loams_buf_data(buf, &len);
+    cJSON *m = cJSON_ParseWithLength(text, len);
+    const cJSON *cur = cJSON_GetObjectItemCaseSensitive(m, "current-snapshot-id");
+    const cJSON *snap, *summary = NULL;
+    cJSON_ArrayForEach(snap, cJSON_GetObjectItemCaseSensitive(m, "snapshots"))
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(snap, "snapshot-id");
+        if (cJSON_IsNumber(cur) && cJSON_IsNumber(id) && id->valuedouble == cur->valuedouble) {
+            summary = cJSON_GetObjectItemCaseSensitive(snap, "summary");
+        }
+    }
+    if (summary == NULL) {
+        die("table b.%s: metadata '%s' has no current snapshot with a summary", target, ref);
+    }
+    uint64_t total_records = strtoull(summary_str(summary, "total-records"), NULL, 10);
+    uint64_t total_size = strtoull(summary_str(summary, "total-files-size"), NULL, 10);
+    uint64_t total_files = strtoull(summary_str(summary, "total-data-files"), NULL, 10);
+    if (total_records != records) {
+        die("table b.%s: the current snapshot holds %llu records, its link applied %llu", target,
+            (unsigned long long)total_records, (unsigned long long)records);
+    }
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "b/%s/data/", target);
+    if ((rc = loams_store_list(node->store, prefix, NULL, 0, keys)) != 0) {
+        die("table b.%s: cannot list '%s' (%d)", target, prefix, rc);
+    }
+    uint64_t sum = 0;
+    size_t nkeys = loams_keylist_count(keys);
+    for (size_t i = 0; i < nkeys; i++) {
+        const char *key = loams_keylist_at(keys, i);
+        loams_object_info info;
+        char uri[PATH_MAX + 16];
+        if (loams_store_head(node->store, key, &info) != 0 ||
+            loams_store_uri(node->store, key, uri, sizeof uri) != 0 ||
+            strncmp(uri, "file://", 7) != 0) {
+            die("table b.%s: cannot size or name '%s'", target, key);
+        }
+        sum += info.size;
+        fprintf(list, "%s\n", uri + 7);
+    }
+    if (sum != total_size || nkeys != total_files) {
+        die("table b.%s: the snapshot counts %llu data files of %llu bytes, the store holds %zu "
+            "of %llu bytes",
+            target, (unsigned long long)total_files, (unsigned long long)total_size, nkeys,
+            (unsigned long long)sum);
+    }
+    *bytes += sum;
+    *files += nkeys;
+    cJSON_Delete(m);
+    loams_keylist_free(keys);
+    loams_buf_free(buf);
+}
+
+/* A link that stopped (on_error = 'fail' hit a record, a refused schema
+ * change) ends the benchmark with its error instead of a wait forever. */
+static void links_check(loams_node *node, const options *o, unsigned ntasks)
+{
+    for (unsigned k = 0; k < ntasks; k++) {
+        task_names tn;
+        names_of(o, ntasks, k, &tn);
+        loams_objname name;
+        loams_objname_set(&name, "b", tn.link, NULL, 0);
+        loams_link_def d;
+        loams_link_def_init(&d);
+        loams_meta_err merr;
+        if (loams_link_get(node->dd->meta, &name, &d, &merr) != 0) {
+            die("reading link b.%s: %s", tn.link, merr.msg);
+        }
+        if (d.state != LOAMS_LINK_RUNNING) {
+            die("link b.%s is %s: %s", tn.link, loams_link_state_name(d.state),
+                d.error != NULL ? d.error : "(no error)");
+        }
+        loams_link_def_clear(&d);
+    }
+}
+
+/* Runs the links of a run with `ntasks` tasks until caught up, checks the
+ * targets and prints the figures; a table's data files are listed in
+ * files_path. */
+static int apply(const options *o, unsigned ntasks, const char *data_dir, const char *files_path,
+                 run_result *res)
 {
     loams_registry_config cfg = registry_config(o);
     loams_node_options no = {.data_dir = data_dir, .create = 0, .plugins = &cfg};
@@ -334,6 +562,12 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
     if (loams_node_open(&no, &node, err, sizeof err) != 0) {
         fprintf(stderr, "bench-link-apply: %s\n", err);
         return 1;
+    }
+    /* The peak RSS of this run only (Linux: 5 resets VmHWM). */
+    FILE *cr = fopen("/proc/self/clear_refs", "w");
+    if (cr != NULL) {
+        fputs("5", cr);
+        fclose(cr);
     }
     watch w;
     memset(&w, 0, sizeof w);
@@ -367,6 +601,7 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
         die("cannot start the worker");
     }
     double done = 0;
+    unsigned polls = 0;
     for (;;) {
         pthread_mutex_lock(&w.mu);
         done = w.done_at;
@@ -379,6 +614,9 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
         if (ws.failed > 0) {
             die("the link run failed (see the log above)");
         }
+        if (++polls % 100 == 0) {
+            links_check(node, o, ntasks);
+        }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -387,37 +625,63 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
     loams_worker_stop(worker, 10000);
     loams_worker_free(worker);
 
-    /* The target must hold every record's output exactly once. */
-    loams_objname target;
-    loams_objname_set(&target, "b", "tickets", NULL, 0);
-    loams_pointer p;
-    loams_pointer_init(&p);
-    loams_meta_err merr;
-    if (loams_pointer_read(node->dd->meta, &target, &p, &merr) != 0) {
-        die("reading the pointer: %s", merr.msg);
+    /* Each target must hold its records' output exactly once. */
+    FILE *list = NULL;
+    if (o->table && (list = fopen(files_path, "w")) == NULL) {
+        die("%s: %s", files_path, strerror(errno));
     }
-    int64_t next = -1;
-    loams_offsets_get(p.applied, 0, &next);
-    if (p.applied_records != o->n || next != (int64_t)o->n || p.skipped_records != 0 ||
-        p.dead_lettered_records != 0) {
-        die("the pointer says %llu applied, %llu skipped, %llu dead-lettered, next offset %lld; "
-            "expected %llu applied",
-            (unsigned long long)p.applied_records, (unsigned long long)p.skipped_records,
-            (unsigned long long)p.dead_lettered_records, (long long)next, (unsigned long long)o->n);
+    memset(res, 0, sizeof *res);
+    for (unsigned k = 0; k < ntasks; k++) {
+        task_names tn;
+        names_of(o, ntasks, k, &tn);
+        uint64_t want = first_of(o, ntasks, k + 1) - first_of(o, ntasks, k);
+        loams_objname target;
+        loams_objname_set(&target, "b", tn.target, NULL, 0);
+        loams_pointer p;
+        loams_pointer_init(&p);
+        loams_meta_err merr;
+        if (loams_pointer_read(node->dd->meta, &target, &p, &merr) != 0) {
+            die("reading the pointer of b.%s: %s", tn.target, merr.msg);
+        }
+        int64_t next = -1;
+        loams_offsets_get(p.applied, 0, &next);
+        if (p.applied_records != want || next != (int64_t)want || p.skipped_records != 0 ||
+            p.dead_lettered_records != 0) {
+            die("the pointer of b.%s says %llu applied, %llu skipped, %llu dead-lettered, next "
+                "offset %lld; expected %llu applied",
+                tn.target, (unsigned long long)p.applied_records,
+                (unsigned long long)p.skipped_records, (unsigned long long)p.dead_lettered_records,
+                (long long)next, (unsigned long long)want);
+        }
+        if (o->table) {
+            table_check(node, tn.target, p.ref, want, list, &res->out_bytes, &res->files);
+        }
+        loams_pointer_clear(&p);
     }
-    loams_pointer_clear(&p);
+    if (list != NULL && fclose(list) != 0) {
+        die("%s: %s", files_path, strerror(errno));
+    }
 
     const loams_link_stats *s = &w.sum;
     double wall = done - t0, cpu = cpu1 - cpu0;
-    *bytes_out = s->bytes;
-    *wall_out = wall;
-    *cpu_out = cpu;
-    printf("\nlink apply, %llu records in %llu commits (%.1f MB of records)\n",
-           (unsigned long long)s->records, (unsigned long long)s->commits, (double)s->bytes / 1e6);
+    res->tasks = ntasks;
+    res->records = s->records;
+    res->bytes = s->bytes;
+    res->wall = wall;
+    res->cpu = cpu;
+    printf("\nlink apply, %u task%s, %llu records in %llu commits (%.1f MB of records)\n", ntasks,
+           ntasks > 1 ? "s at once" : "", (unsigned long long)s->records,
+           (unsigned long long)s->commits, (double)s->bytes / 1e6);
     print_rate("end to end, wall", wall, s->records, s->bytes);
-    double idle = (double)s->idle.wall_ns / 1e9;
+    double idle = (double)s->idle.wall_ns / 1e9 / ntasks;
     print_rate("end to end, wall less idle waits", wall - idle, s->records, s->bytes);
-    print_rate("end to end, process CPU (one core)", cpu, s->records, s->bytes);
+    print_rate(ntasks > 1 ? "end to end, process CPU" : "end to end, process CPU (one core)", cpu,
+               s->records, s->bytes);
+    if (o->table) {
+        printf("  output: %llu data files, %llu bytes (%.1f MB, %.1f bytes a record)\n",
+               (unsigned long long)res->files, (unsigned long long)res->out_bytes,
+               (double)res->out_bytes / 1e6, (double)res->out_bytes / (double)s->records);
+    }
     double stage_cpu = (double)(s->read.cpu_ns + s->decode.cpu_ns + s->transform.cpu_ns +
                                 s->write.cpu_ns + s->prepare.cpu_ns + s->commit.cpu_ns) /
                        1e9;
@@ -433,14 +697,19 @@ static int apply(const options *o, const char *data_dir, uint64_t *bytes_out, do
     all.wall_ns = s->read.wall_ns + s->decode.wall_ns + s->transform.wall_ns + s->write.wall_ns +
                   s->prepare.wall_ns + s->commit.wall_ns;
     print_stage("all stages", &all, s->records, s->bytes, stage_cpu);
-    printf("  %-12s %8.2f   (waiting for records or for batch_interval)\n", "idle", idle);
-    printf("  (records/s and MB/s per stage: of that stage's CPU time; the index is write +\n"
-           "   prepare; the rest of the process CPU is the worker's threads and polling)\n");
+    printf("  %-12s %8.2f   (waiting for records or for batch_interval)\n", "idle",
+           (double)s->idle.wall_ns / 1e9);
+    printf("  (records/s and MB/s per stage: of that stage's CPU time, summed over the tasks; "
+           "%s;\n   the rest of the process CPU is the worker's threads and polling)\n",
+           o->table ? "write encodes and compresses Parquet pages, prepare finishes the files\n"
+                      "   and writes the manifests and metadata"
+                    : "the index is write + prepare");
     printf("\npeak RSS (VmHWM): %ld kB before the run (registry, plugins), ", rss_before);
     printf("then at");
     for (int i = 0; i < 5; i++) {
         printf(" %llu: %ld kB%s", (unsigned long long)w.hwm_at[i], w.hwm_kb[i], i < 4 ? "," : "\n");
     }
+    res->peak_kb = status_kb("VmHWM");
     printf("  (VmRSS now %ld kB, of which anonymous %ld kB; %ld minor page faults during the "
            "run)\n",
            status_kb("VmRSS"), status_kb("RssAnon"), ru1.ru_minflt - ru0.ru_minflt);
@@ -478,6 +747,90 @@ static int reference(const char *work, const char *tsv, double *wall, double *cp
     return 0;
 }
 
+#ifndef LOAMS_SRCDIR
+#define LOAMS_SRCDIR "."
+#endif
+
+typedef struct duck_result {
+    uint64_t rows, bytes;
+    double cpu, wall;
+    long peak_kb;
+} duck_result;
+
+/* DuckDB with `threads` threads converts the JSON lines to a Parquet file
+ * in work (tests/bench/bench-link-table-duckdb.mjs, through
+ * tests/integration/duckdb-env.sh, which installs DuckDB from npm when
+ * missing), then checks that the link's data files (files_path) hold the
+ * same rows. */
+static int duckdb_reference(const char *work, const char *jsonl, unsigned threads,
+                            const char *files_path, duck_result *r)
+{
+    char cmd[PATH_MAX * 4 + 512];
+    snprintf(cmd, sizeof cmd,
+             "bash -c '. \"$0/tests/integration/duckdb-env.sh\" && loams_duckdb_install && "
+             "loams_duckdb_node \"$0/tests/bench/bench-link-table-duckdb.mjs\" \"$@\"' "
+             "'%s' '%s' '%s/duckdb-%u.parquet' %u '%s'",
+             LOAMS_SRCDIR, jsonl, work, threads, threads, files_path);
+    fflush(stdout);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) {
+        fprintf(stderr, "bench-link-apply: cannot run DuckDB: %s\n", strerror(errno));
+        return 1;
+    }
+    char line[1024];
+    int got = 0;
+    memset(r, 0, sizeof *r);
+    while (fgets(line, sizeof line, p) != NULL) {
+        unsigned long long rows, bytes;
+        if (sscanf(line, "result rows=%llu bytes=%llu cpu_s=%lf wall_s=%lf rss_kb=%ld", &rows,
+                   &bytes, &r->cpu, &r->wall, &r->peak_kb) == 5) {
+            r->rows = rows;
+            r->bytes = bytes;
+            got = 1;
+        } else {
+            printf("  %s", line);
+        }
+    }
+    int st = pclose(p);
+    if (st != 0 || !got) {
+        fprintf(stderr, "bench-link-apply: the DuckDB reference failed (status %d%s)\n", st,
+                got ? "" : ", no result line");
+        return 1;
+    }
+    return 0;
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
+
+/* The table mode's summary: ours next to DuckDB per thread count. */
+static void print_table_summary(const run_result *res, const duck_result *duck, size_t nruns)
+{
+    printf("\n%-28s %7s %12s %12s %9s %13s %9s\n", "link into a table vs DuckDB", "threads",
+           "rec/s wall", "rec/s CPU", "MB/s CPU", "output bytes", "peak RSS");
+    for (size_t i = 0; i < nruns; i++) {
+        const run_result *o = &res[i];
+        const duck_result *d = &duck[i];
+        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "loams link -> Iceberg zstd",
+               o->tasks, ratio((double)o->records, o->wall), ratio((double)o->records, o->cpu),
+               ratio((double)o->bytes, o->cpu) / 1e6, (unsigned long long)o->out_bytes,
+               o->peak_kb / 1000);
+        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "DuckDB COPY -> Parquet zstd",
+               o->tasks, ratio((double)d->rows, d->wall), ratio((double)d->rows, d->cpu),
+               ratio((double)o->bytes, d->cpu) / 1e6, (unsigned long long)d->bytes,
+               d->peak_kb / 1000);
+        printf("%-28s %7u %11.2fx %11.2fx %9s %12.3fx\n", "  loams / DuckDB", o->tasks,
+               ratio(ratio((double)o->records, o->wall), ratio((double)d->rows, d->wall)),
+               ratio(ratio((double)o->records, o->cpu), ratio((double)d->rows, d->cpu)), "",
+               ratio((double)o->out_bytes, (double)d->bytes));
+    }
+    printf("(rec/s CPU: records per second of the process's CPU time, all its threads; MB/s: "
+           "of the records' key + value bytes; output: the data files; DuckDB's peak RSS "
+           "includes node)\n");
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb;
@@ -504,12 +857,41 @@ static void default_plugin_dirs(options *o, glob_t *g)
     }
 }
 
+/* -j 1,2: task counts, each 1 .. 8. */
+static void parse_tasks(options *o, const char *arg)
+{
+    o->nruns = 0;
+    const char *p = arg;
+    while (*p != '\0') {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || v < 1 || v > 8 || o->nruns == MAX_RUNS || (*end != ',' && *end != '\0')) {
+            die("-j %s: give task counts from 1 to 8, separated by commas (at most %d)", arg,
+                MAX_RUNS);
+        }
+        o->tasks[o->nruns++] = (unsigned)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (o->nruns == 0) {
+        die("-j %s: give at least one task count", arg);
+    }
+}
+
 int main(int argc, char **argv)
 {
     options o = {.n = 1000000, .batch_bytes = "64MiB", .batch_interval = "2s", .zstd_level = "1"};
+    const char *tasks_arg = NULL;
     int c;
-    while ((c = getopt(argc, argv, "n:d:kRp:b:i:z:")) != -1) {
+    while ((c = getopt(argc, argv, "t:j:n:d:kRp:b:i:z:")) != -1) {
         switch (c) {
+        case 't':
+            if (strcmp(optarg, "table") == 0) {
+                o.table = 1;
+            } else if (strcmp(optarg, "collection") != 0) {
+                die("-t %s: the target is 'collection' or 'table'", optarg);
+            }
+            break;
+        case 'j': tasks_arg = optarg; break;
         case 'n': o.n = strtoull(optarg, NULL, 10); break;
         case 'd': o.dir = optarg; break;
         case 'k': o.keep = 1; break;
@@ -524,13 +906,20 @@ int main(int argc, char **argv)
         case 'i': o.batch_interval = optarg; break;
         case 'z': o.zstd_level = optarg; break;
         default:
-            fprintf(stderr, "usage: bench-link-apply [-n RECORDS] [-d DIR] [-k] [-R] "
-                            "[-p PLUGIN_DIR]... [-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL]\n");
+            fprintf(stderr, "usage: bench-link-apply [-t collection|table] [-j TASKS[,TASKS]...] "
+                            "[-n RECORDS] [-d DIR] [-k] [-R] [-p PLUGIN_DIR]... "
+                            "[-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none]\n");
             return 2;
         }
     }
+    parse_tasks(&o, tasks_arg != NULL ? tasks_arg : o.table ? "1,2" : "1");
     if (o.n == 0) {
         die("-n must be at least 1");
+    }
+    for (size_t i = 0; i < o.nruns; i++) {
+        if (o.n < o.tasks[i]) {
+            die("-n %llu: give at least one record per task", (unsigned long long)o.n);
+        }
     }
     glob_t g = {0};
     if (o.n_plugin_dirs == 0) {
@@ -548,47 +937,78 @@ int main(int argc, char **argv)
             die("mkdtemp: %s", strerror(errno));
         }
     }
-    char data_dir[PATH_MAX + 16], tsv[PATH_MAX + 16];
-    snprintf(data_dir, sizeof data_dir, "%s/data", work);
-    snprintf(tsv, sizeof tsv, "%s/tickets.tsv", work);
+    char ref[PATH_MAX + 16], files[PATH_MAX + 16];
+    snprintf(ref, sizeof ref, "%s/%s", work, o.table ? "tickets.jsonl" : "tickets.tsv");
+    snprintf(files, sizeof files, "%s/data-files.txt", work);
     loams_log_set_level(LOAMS_LOG_WARN);
 
     double load[3] = {0, 0, 0};
     getloadavg(load, 3);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("bench-link-apply: %llu records, load average %.2f %.2f %.2f on %ld CPUs\n",
-           (unsigned long long)o.n, load[0], load[1], load[2], ncpu);
+    printf("bench-link-apply: %llu records into a %s, load average %.2f %.2f %.2f on %ld CPUs\n",
+           (unsigned long long)o.n, o.table ? "table" : "collection", load[0], load[1], load[2],
+           ncpu);
     fflush(stdout);
 
-    pid_t pid = fork();
-    if (pid < 0) {
-        die("fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        int rc = produce(&o, data_dir, tsv);
+    run_result res[MAX_RUNS];
+    duck_result duck[MAX_RUNS];
+    memset(duck, 0, sizeof duck);
+    for (size_t i = 0; i < o.nruns; i++) {
+        char data_dir[PATH_MAX + 16];
+        snprintf(data_dir, sizeof data_dir, "%s/data-%u", work, o.tasks[i]);
+        if (o.nruns > 1 || o.tasks[i] > 1) {
+            printf("\n---- %u link task%s ----\n", o.tasks[i], o.tasks[i] > 1 ? "s" : "");
+        }
         fflush(stdout);
-        _exit(rc);
+        pid_t pid = fork();
+        if (pid < 0) {
+            die("fork: %s", strerror(errno));
+        }
+        if (pid == 0) {
+            int rc = produce(&o, o.tasks[i], data_dir, i == 0 && !o.no_reference ? ref : NULL);
+            fflush(stdout);
+            _exit(rc);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            die("the producer failed");
+        }
+        if (apply(&o, o.tasks[i], data_dir, files, &res[i]) != 0) {
+            return 1;
+        }
+        if (o.table && !o.no_reference) {
+            printf("\nreference: DuckDB, SET threads = %u; COPY (SELECT the same columns FROM "
+                   "read_json(the JSON lines)) TO Parquet, COMPRESSION zstd\n",
+                   o.tasks[i]);
+            if (duckdb_reference(work, ref, o.tasks[i], files, &duck[i]) != 0) {
+                return 1;
+            }
+            print_rate("DuckDB, wall", duck[i].wall, duck[i].rows, res[i].bytes);
+            print_rate("DuckDB, process CPU", duck[i].cpu, duck[i].rows, res[i].bytes);
+            printf("  output: %llu bytes (%.1f MB)\n", (unsigned long long)duck[i].bytes,
+                   (double)duck[i].bytes / 1e6);
+        }
+        if (!o.keep && o.dir == NULL) {
+            nftw(data_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        }
     }
-    int st;
-    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        die("the producer failed");
-    }
-    uint64_t bytes = 0;
-    double wall = 0, cpu = 0;
-    if (apply(&o, data_dir, &bytes, &wall, &cpu) != 0) {
-        return 1;
-    }
-    if (!o.no_reference) {
+    if (!o.table && !o.no_reference) {
         double fwall, fcpu;
-        if (reference(work, tsv, &fwall, &fcpu) != 0) {
+        if (reference(work, ref, &fwall, &fcpu) != 0) {
             return 1;
         }
         printf("\nreference: sqlite3 shell, FTS5 bulk import of the same tickets (pk, subject, "
                "body)\n");
-        print_rate("FTS5, wall", fwall, o.n, bytes);
-        print_rate("FTS5, CPU", fcpu, o.n, bytes);
-        printf("\nlink apply / FTS5: %.2fx by wall time, %.2fx by CPU time\n",
-               wall > 0 ? fwall / wall : 0.0, cpu > 0 ? fcpu / cpu : 0.0);
+        print_rate("FTS5, wall", fwall, o.n, res[0].bytes);
+        print_rate("FTS5, CPU", fcpu, o.n, res[0].bytes);
+        for (size_t i = 0; i < o.nruns; i++) {
+            printf("\nlink apply (%u task%s) / FTS5: %.2fx by wall time, %.2fx by CPU time\n",
+                   o.tasks[i], o.tasks[i] > 1 ? "s" : "", ratio(fwall, res[i].wall),
+                   ratio(fcpu, res[i].cpu));
+        }
+    }
+    if (o.table && !o.no_reference) {
+        print_table_summary(res, duck, o.nruns);
     }
     getloadavg(load, 3);
     printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1], load[2]);

@@ -43,7 +43,18 @@ static const char *const plans[] = {"free", "team", "business", "enterprise"};
 
 #define PICK(arr, r) (arr[(r) % (sizeof(arr) / sizeof(arr[0]))])
 
+int64_t ticket_gen_ts(uint64_t n)
+{
+    /* a second of tickets per thousand, jittered within the millisecond */
+    return TICKET_GEN_TS0 + (int64_t)n * 1000 + (int64_t)(mix(n ^ UINT64_C(0x7473)) % 1000);
+}
+
 size_t ticket_gen(uint64_t n, char *buf, size_t cap)
+{
+    return ticket_gen_styled(n, 0, buf, cap);
+}
+
+size_t ticket_gen_styled(uint64_t n, unsigned style, char *buf, size_t cap)
 {
     uint64_t r = mix(n);
     char body[400];
@@ -70,16 +81,23 @@ size_t ticket_gen(uint64_t n, char *buf, size_t cap)
     }
     body[bl] = '\0';
     uint64_t a = mix(r + 1), b = mix(r + 2);
+    static const char *const digits[] = {"1", "2", "3", "4"};
+    const char *prio = style & TICKET_GEN_NUMERIC_PRIORITY ? PICK(digits, a >> 8)
+                                                           : PICK(priorities, a >> 8);
+    char ts[40] = "";
+    if (style & TICKET_GEN_TS) {
+        snprintf(ts, sizeof ts, ",\"ts\":%lld", (long long)ticket_gen_ts(n));
+    }
     int len = snprintf(buf, cap,
                        "{\"id\":%llu,\"subject\":\"%s\",\"body\":\"%s.\",\"priority\":\"%s\","
                        "\"tags\":[\"%s\",\"%s\"],\"customer\":{\"id\":%llu,\"name\":\"%s %s\","
                        "\"email\":\"%s.%s@example.com\",\"plan\":\"%s\"},"
-                       "\"created_at\":\"2026-09-%02d\"}",
-                       (unsigned long long)n, PICK(subjects, a), body, PICK(priorities, a >> 8),
+                       "\"created_at\":\"2026-09-%02d\"%s}",
+                       (unsigned long long)n, PICK(subjects, a), body, prio,
                        PICK(tags, a >> 16), PICK(tags, a >> 24),
                        (unsigned long long)(b % 100000), PICK(first, b >> 8), PICK(last, b >> 16),
                        PICK(first, b >> 8), PICK(last, b >> 16), PICK(plans, b >> 24),
-                       (int)(1 + (b >> 32) % 28));
+                       (int)(1 + (b >> 32) % 28), ts);
     if (len < 0) {
         return 0;
     }

@@ -5,8 +5,9 @@
  * offsets and every row, snapshot expiry listing exactly the files no kept
  * snapshot references, nothing to do on a compacted table, a compaction
  * across a schema change, a declared schema (CREATE TABLE) whose int
- * and float columns widen to long and double, and the manifests of
- * appends, an evolution and a compaction read back with avro_reader
+ * and float columns widen to long and double, a declared timestamptz
+ * column taking INT64 microseconds (what SQL transforms give), and the
+ * manifests of appends, an evolution and a compaction read back with avro_reader
  * (header schema-id and codec, inherited and explicit sequence numbers).
  */
 #include <check.h>
@@ -672,6 +673,59 @@ START_TEST(declared_schema_widens_int_to_long_and_float_to_double)
 }
 END_TEST
 
+/* SQL transforms give timestamps as INT64 microseconds: a declared
+ * timestamptz column stores them (and TIMESTAMP values) as the same instant. */
+START_TEST(declared_timestamptz_takes_int64_microseconds)
+{
+    loams_option_kv opts[] = {
+        {"declared_schema", "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,"
+                            "\"name\":\"at\",\"required\":false,\"type\":\"timestamptz\"}]}"}};
+    tgt t;
+    tgt_open(&t, opts, 1);
+    tgt_resume(&t);
+    static const int64_t us[2] = {INT64_C(1788220800005046), INT64_C(-1)};
+    static const uint32_t types[2] = {LOAMS_T_INT64, LOAMS_T_TIMESTAMP};
+    for (int i = 0; i < 2; i++) {
+        loams_batch *b;
+        ck_assert_int_eq(loams_batch_create(&b), 0);
+        size_t c, r;
+        ck_assert_int_eq(loams_batch_add_column(b, "at", &c), 0);
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        loams_batch_set_origin(b, r, 0, i);
+        loams_value v = {.type = types[i], .u.i = us[i]};
+        ck_assert_int_eq(loams_batch_set(b, r, c, &v), 0);
+        ck_assert_int_eq(vt->write(t.state, b), 0);
+        ck_assert_uint_eq(loams_batch_failed_count(b), 0);
+        loams_batch_free(b);
+    }
+    tgt_commit(&t, 2);
+    cJSON *a = query(&t, "{\"describe\":true}");
+    ck_assert_str_eq(field_type(cJSON_GetObjectItem(a, "schema"), "at"), "timestamptz");
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "schema"), "schema-id")->valueint,
+                     0);
+    cJSON_Delete(a);
+    a = query(&t, "{\"scan\":true}");
+    const cJSON *rows = cJSON_GetObjectItem(a, "rows");
+    ck_assert_int_eq(cJSON_GetArraySize(rows), 2);
+    int seen = 0;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        const char *s = cJSON_GetArrayItem(row, 0)->valuestring;
+        ck_assert_ptr_nonnull(s);
+        if (strcmp(s, "2026-09-01T00:00:00.005046Z") == 0) {
+            seen |= 1;
+        } else {
+            ck_assert_str_eq(s, "1969-12-31T23:59:59.999999Z");
+            seen |= 2;
+        }
+    }
+    ck_assert_int_eq(seen, 3);
+    cJSON_Delete(a);
+    tgt_close(&t);
+}
+END_TEST
+
 START_TEST(declared_schema_that_is_not_a_schema_fails_open)
 {
     loams_option_kv opts[] = {{"declared_schema", "{\"fields\":[{\"id\":1,\"name\":\"d\","
@@ -700,6 +754,7 @@ int main(void)
     tcase_add_test(tc, maintain_compacts_across_a_schema_change);
     tcase_add_test(tc, declared_schema_widens_int_to_long_and_float_to_double);
     tcase_add_test(tc, declared_schema_that_is_not_a_schema_fails_open);
+    tcase_add_test(tc, declared_timestamptz_takes_int64_microseconds);
     tcase_add_test(tc, manifests_name_their_schema_and_inherit_added_sequence_numbers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
