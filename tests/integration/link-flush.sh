@@ -38,17 +38,16 @@ applied() { # applied LINK
 import json, sys
 print([l for l in json.load(sys.stdin) if l["link"] == sys.argv[1]][0]["applied_records"])' "$1"
 }
-# bytes first: wait until the applied count stops moving
-last=-1
+# bytes first: wait until less than batch_bytes is left (100 bytes a record)
 for i in $(seq 1 60); do
-  a=$(applied t.bytes)
-  [ "$a" = "$last" ] && [ "$a" -gt 0 ] && break
-  last=$a
+  last=$(applied t.bytes)
+  [ $(((N - last) * 100)) -lt "$B" ] && break
   sleep 0.5
 done
+[ $(((N - last) * 100)) -lt "$B" ] || die "t.bytes applied only $last of $N records in 30 s"
 sleep 2 # two more seconds: the tail must stay staged
 a=$(applied t.bytes)
-[ "$a" = "$last" ] || die "t.bytes still moving after it settled ($last -> $a)"
+[ "$a" = "$last" ] || die "t.bytes committed its tail below batch_bytes ($last -> $a)"
 grep "task=link/t/bytes/.* committed " "$work/a.log" |
   sed 's/.*: \([0-9]*\) records applied.* (\([0-9]*\) records, \([0-9]*\) bytes;.*/\1 \2 \3/' \
     >"$work/commits.txt"
