@@ -32,6 +32,12 @@
  * tables (madvise MADV_DONTNEED; for a shared file mapping that only unmaps
  * them: the data stays in the file and the page cache, and a later access
  * faults it back in).  A reader's RSS follows its chunk, not the log.
+ * Appends map pages too: each write transaction reads the partition's last
+ * leaf through the mapping, and the kernel maps the recently written pages
+ * around it (fault-around), so a producer would grow by about the size of
+ * what it appended.  Every APPEND_RELEASE_BYTES appended, the append drops
+ * the whole mapping from the page tables the same way (inside its write
+ * transaction, so the map cannot be resized meanwhile).
  */
 #include "streamlog_backend.h"
 
@@ -45,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +60,7 @@
 #define LOG_MAXREADERS 1024
 #define LOG_DEFAULT_MAP (32ull << 30)
 #define TRIM_CHUNK 50000
+#define APPEND_RELEASE_BYTES (32u << 20)
 #define STATE_LIVE 1
 #define STATE_DROPPED 2
 
@@ -71,6 +79,8 @@ struct loams__logbe {
     pthread_mutex_t dbi_lock; /* mdb_dbi_open, mdb_drop and the cache */
     dbi_slot *slots;          /* open addressing, cap a power of two */
     size_t cap, used;
+    uint64_t unreleased; /* bytes appended since the mapping was released (under
+                            LMDB's write lock) */
 };
 
 /* The private part of a read result. */
@@ -760,6 +770,36 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Drops the pages of the log file's mapping from the page tables (see the
+ * top of the file).  LMDB does not say where it mapped the file (its
+ * me_mapaddr is set for MDB_FIXEDMAP only), so the mappings of the file
+ * (by device and inode) are found in /proc/self/maps.  Runs inside a write
+ * transaction, so the map cannot move meanwhile.  Only an optimisation: a
+ * failure (or a file system whose mappings show another device or inode
+ * than fstat) changes nothing. */
+static void release_map(loams__logbe *be)
+{
+    mdb_filehandle_t fd;
+    struct stat st;
+    if (mdb_env_get_fd(be->env, &fd) != 0 || fstat(fd, &st) != 0) {
+        return;
+    }
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) {
+        return;
+    }
+    char line[4352];
+    while (fgets(line, sizeof line, maps) != NULL) {
+        unsigned long lo, hi, ino;
+        unsigned dmaj, dmin;
+        if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu", &lo, &hi, &dmaj, &dmin, &ino) == 5 &&
+            ino == (unsigned long)st.st_ino && makedev(dmaj, dmin) == st.st_dev && hi > lo) {
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        }
+    }
+    fclose(maps);
+}
+
 static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
                      const loams_stream_record_in *recs, const uint32_t *part, size_t n,
                      loams_stream_pos *pos, loams_stream_err *err)
@@ -824,6 +864,7 @@ static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
         if (status != 0) {
             goto out;
         }
+        uint64_t bytes_before = ps.bytes;
         rc = mdb_cursor_open(txn, dbis[p], &c);
         if (rc != 0) {
             status = lmdb_fail(be, err, rc, "appending");
@@ -863,7 +904,12 @@ static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
         if (status != 0) {
             goto out;
         }
+        be->unreleased += ps.bytes - bytes_before;
         begin = end;
+    }
+    if (be->unreleased >= APPEND_RELEASE_BYTES) {
+        release_map(be);
+        be->unreleased = 0;
     }
     rc = mdb_txn_commit(txn);
     txn = NULL;
