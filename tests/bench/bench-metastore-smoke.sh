@@ -5,5 +5,5 @@ set -eu
 : "${top_builddir:?}"
 out=$("$top_builddir/tests/bench/bench-metastore" --smoke)
 echo "$out"
-rows=$(echo "$out" | grep -cE '^(loams_meta_txn|reference: raw LMDB) +[0-9]+ +(yes|no) +[0-9]+ +[0-9]+ +[0-9]+$')
+rows=$(echo "$out" | grep -cE '^(loams_meta_txn|reference: raw LMDB) +[0-9]+ +(yes|no) +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$')
 [ "$rows" = 8 ] || { echo "FAIL: expected 8 result rows, got $rows" >&2; exit 1; }

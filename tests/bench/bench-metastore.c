@@ -7,15 +7,20 @@
  * conflicts and the figure is the store's, not the retry loop's).  The
  * reference, measured in the same run on the same file system, is the same
  * operation written directly against LMDB (begin, get, put, commit), so the
- * difference is the cost of the metastore layer.
+ * difference is the cost of the metastore layer.  Each case runs next to
+ * its reference (so both see the same load) REPEAT times; the median run is
+ * shown, by wall time (all processes together) and per CPU second of the
+ * processes (user + system: the per-core cost, which other load on a
+ * shared machine does not distort; with fsync the wall time is the figure).
  *
- *   bench-metastore [--dir D] [--txns N] [--sync-txns N] [--smoke]
+ *   bench-metastore [--dir D] [--txns N] [--sync-txns N] [--repeat N] [--smoke]
  *
  * --dir: where the stores go (default $TMPDIR or /tmp; fsync figures are
  * those of that file system).  --txns: per process without fsync (default
- * 20000); --sync-txns: per process with fsync (default 300); --smoke: tiny
- * counts, for `make check`.  Prints the load average at its start and end.
- * Exit 0, or 1 when a case failed.
+ * 20000); --sync-txns: per process with fsync (default 300); --repeat:
+ * runs per case (default 3); --smoke: tiny counts, one run, for `make
+ * check`.  Prints the load average at its start and end.  Exit 0, or 1 when
+ * a case failed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +38,7 @@
 
 #define VALUE_BYTES 100
 #define MAX_PROCS 8
+#define MAX_REPEAT 15
 
 typedef struct child_report {
     long txns;
@@ -161,8 +167,10 @@ typedef struct bench_case {
 } bench_case;
 
 /* Runs one case in `procs` fresh processes that start together; returns
- * transactions per second (negative on failure). */
-static double run_case(const char *base, const bench_case *bc, long txns, long *maxrss_kib)
+ * transactions per second (negative on failure) and sets *cpu_s to the CPU
+ * time the processes used. */
+static double run_case(const char *base, const bench_case *bc, long txns, long *maxrss_kib,
+                       double *cpu_s)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/loams-bench-meta-XXXXXX", base);
@@ -212,9 +220,13 @@ static double run_case(const char *base, const bench_case *bc, long txns, long *
         }
     }
     double elapsed = now_s() - t0;
+    *cpu_s = 0;
     for (int p = 0; p < bc->procs; p++) {
         int status;
-        waitpid(pids[p], &status, 0);
+        struct rusage ru;
+        wait4(pids[p], &status, 0, &ru);
+        *cpu_s += (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             ok = 0;
         }
@@ -224,10 +236,23 @@ static double run_case(const char *base, const bench_case *bc, long txns, long *
     return ok ? (double)total / elapsed : -1;
 }
 
+static double median(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) { /* insertion sort: n is small */
+        double x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--) {
+            v[j] = v[j - 1];
+        }
+        v[j] = x;
+    }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-    long txns = 20000, sync_txns = 300;
+    long txns = 20000, sync_txns = 300, repeat = 3;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             base = argv[++i];
@@ -235,24 +260,30 @@ int main(int argc, char **argv)
             txns = strtol(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--sync-txns") == 0 && i + 1 < argc) {
             sync_txns = strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+            repeat = strtol(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--smoke") == 0) {
             txns = 200;
             sync_txns = 5;
+            repeat = 1;
         } else {
             fprintf(stderr, "usage: bench-metastore [--dir D] [--txns N] [--sync-txns N] "
-                            "[--smoke]\n");
+                            "[--repeat N] [--smoke]\n");
             return 2;
         }
     }
-    if (txns <= 0 || sync_txns <= 0) {
-        fprintf(stderr, "bench-metastore: --txns and --sync-txns must be positive\n");
+    if (txns <= 0 || sync_txns <= 0 || repeat <= 0 || repeat > MAX_REPEAT) {
+        fprintf(stderr, "bench-metastore: --txns and --sync-txns must be positive, --repeat 1 to "
+                        "%d\n",
+                MAX_REPEAT);
         return 2;
     }
+    /* each case next to its reference */
     static const bench_case cases[] = {
-        {"loams_meta_txn", 0, 1, 0},      {"loams_meta_txn", 0, 4, 0},
-        {"loams_meta_txn", 0, 1, 1},      {"loams_meta_txn", 0, 4, 1},
-        {"reference: raw LMDB", 1, 1, 0}, {"reference: raw LMDB", 1, 4, 0},
-        {"reference: raw LMDB", 1, 1, 1}, {"reference: raw LMDB", 1, 4, 1},
+        {"loams_meta_txn", 0, 1, 0}, {"reference: raw LMDB", 1, 1, 0},
+        {"loams_meta_txn", 0, 4, 0}, {"reference: raw LMDB", 1, 4, 0},
+        {"loams_meta_txn", 0, 1, 1}, {"reference: raw LMDB", 1, 1, 1},
+        {"loams_meta_txn", 0, 4, 1}, {"reference: raw LMDB", 1, 4, 1},
     };
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("metastore transactions: compare version + put %d-byte value, one key per process\n",
@@ -263,22 +294,32 @@ int main(int argc, char **argv)
     }
     printf("stores in %s, %ld CPUs online, load average at start: %.2f %.2f %.2f\n\n", base, cpus,
            load[0], load[1], load[2]);
-    printf("%-22s %5s %6s %8s %12s %14s\n", "case", "procs", "fsync", "txns", "txn/s",
-           "peak RSS KiB");
+    printf("median of %ld run(s) per case, each case next to its reference\n\n", repeat);
+    printf("%-22s %5s %6s %8s %12s %12s %14s\n", "case", "procs", "fsync", "txns", "txn/s",
+           "txn/CPU-s", "peak RSS KiB");
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *bc = &cases[i];
         long per = bc->sync ? sync_txns : txns;
-        long rss = 0;
-        double rate = run_case(base, bc, per, &rss);
-        if (rate < 0) {
-            printf("%-22s %5d %6s %8s %12s\n", bc->name, bc->procs, bc->sync ? "yes" : "no",
-                   "-", "FAILED");
+        long rss = 0, worst_rss = 0;
+        double rates[MAX_REPEAT], cpu_rates[MAX_REPEAT];
+        int ok = 1;
+        for (long r = 0; r < repeat && ok; r++) {
+            double cpu = 0;
+            rates[r] = run_case(base, bc, per, &rss, &cpu);
+            ok = rates[r] >= 0;
+            cpu_rates[r] = cpu > 0 ? (double)(per * bc->procs) / cpu : 0;
+            worst_rss = rss > worst_rss ? rss : worst_rss;
+        }
+        if (!ok) {
+            printf("%-22s %5d %6s %8s %12s\n", bc->name, bc->procs, bc->sync ? "yes" : "no", "-",
+                   "FAILED");
             failed = 1;
             continue;
         }
-        printf("%-22s %5d %6s %8ld %12.0f %14ld\n", bc->name, bc->procs, bc->sync ? "yes" : "no",
-               per * bc->procs, rate, rss);
+        printf("%-22s %5d %6s %8ld %12.0f %12.0f %14ld\n", bc->name, bc->procs,
+               bc->sync ? "yes" : "no", per * bc->procs, median(rates, (size_t)repeat),
+               median(cpu_rates, (size_t)repeat), worst_rss);
         fflush(stdout);
     }
     if (getloadavg(load, 3) != 3) {
