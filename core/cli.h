@@ -24,6 +24,7 @@ int loams_cmd_sql(int argc, char **argv);
 int loams_cmd_produce(int argc, char **argv);
 int loams_cmd_stream(int argc, char **argv);
 int loams_cmd_links(int argc, char **argv);
+int loams_cmd_gc(int argc, char **argv);
 int loams_cmd_search(int argc, char **argv);
 int loams_cmd_collection(int argc, char **argv);
 int loams_cmd_graph(int argc, char **argv);

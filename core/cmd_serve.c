@@ -22,6 +22,7 @@
 #include "log.h"
 #include "node_config.h"
 #include "registry.h"
+#include "gc_source.h"
 #include "retention_source.h"
 #include "status.h"
 #include "test_tasks.h"
@@ -353,6 +354,19 @@ int loams_cmd_serve(int argc, char **argv)
         if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
             fprintf(stderr, "%s: cannot add the link task source: %s\n", CMD,
                     loams_strerror(rc));
+            goto out;
+        }
+        /* GC deletes the files no commit references (gc.h). */
+        loams_gc_source_options go = {.meta = dd->meta,
+                                      .store = store,
+                                      .interval_ms = cfg.gc_interval_ms,
+                                      .grace_ms = cfg.gc_grace_ms};
+        loams_task_source gc_source;
+        if ((rc = loams_gc_source(&go, &gc_source, err, sizeof err)) != 0) {
+            fprintf(stderr, "%s: %s\n", CMD, err);
+            goto out;
+        }
+        if ((rc = add_source(w, &gc_source)) != 0) {
             goto out;
         }
     } else {

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "gc.h"
 #include "keylist.h"
 #include "offsets.h"
 
@@ -98,6 +99,7 @@ static int pointer_parse(const char *key, const char *text, size_t len, loams_po
     }
     p->epoch = json_u64(root, "epoch");
     p->committed_ms = (int64_t)json_u64(root, "committed_ms");
+    p->maintained_ms = (int64_t)json_u64(root, "maintained_ms");
     p->applied_records = json_u64(root, "applied_records");
     p->skipped_records = json_u64(root, "skipped_records");
     p->dead_lettered_records = json_u64(root, "dead_lettered_records");
@@ -154,6 +156,7 @@ static char *pointer_format(const loams_pointer *p)
         cJSON_AddStringToObject(root, "link", p->link) == NULL ||
         cJSON_AddNumberToObject(root, "epoch", (double)p->epoch) == NULL ||
         cJSON_AddNumberToObject(root, "committed_ms", (double)p->committed_ms) == NULL ||
+        cJSON_AddNumberToObject(root, "maintained_ms", (double)p->maintained_ms) == NULL ||
         cJSON_AddNumberToObject(root, "applied_records", (double)p->applied_records) == NULL ||
         cJSON_AddNumberToObject(root, "skipped_records", (double)p->skipped_records) == NULL ||
         cJSON_AddNumberToObject(root, "dead_lettered_records",
@@ -231,31 +234,15 @@ int loams_orphans_record(loams_meta *m, const loams_keylist *keys, int64_t now_m
     if (n == 0) {
         return 0;
     }
-    loams_meta_write *writes = calloc(n, sizeof *writes);
-    char *names = calloc(n, 48);
-    int rc = -ENOMEM;
-    if (writes == NULL || names == NULL) {
-        goto out;
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = loams_gc_writes_record(&ws, LOAMS_GC_ORPHAN, now_ms, loams_keylist_at(keys, i));
     }
-    for (size_t i = 0; i < n; i++) {
-        char *k = names + i * 48;
-        const char *obj = loams_keylist_at(keys, i);
-        /* FNV-1a of the object key keeps the key short and distinct from
-         * other tasks' orphans recorded in the same millisecond. */
-        uint64_t h = 1469598103934665603ULL;
-        for (const char *c = obj; *c != '\0'; c++) {
-            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-        }
-        snprintf(k, 48, "gc/orphan/%013" PRId64 "/%016" PRIx64, now_ms, h);
-        writes[i].kind = LOAMS_OP_PUT;
-        writes[i].key = k;
-        writes[i].key_len = strlen(k);
-        writes[i].value = obj;
-        writes[i].value_len = strlen(obj);
+    if (rc == 0) {
+        rc = loams_meta_txn(m, NULL, 0, ws.w, ws.n, NULL, err);
     }
-    rc = loams_meta_txn(m, NULL, 0, writes, n, NULL, err);
-out:
-    free(writes);
-    free(names);
+    loams_gc_writes_clear(&ws);
     return rc;
 }

@@ -6,7 +6,7 @@
  * "target/<ns>/<name>", whose value (JSON) holds:
  *
  *   {"kind":"collection","ref":"<manifest object key>","link":"ns.l",
- *    "epoch":7,"committed_ms":..., "applied":{"0":120,"1":98},
+ *    "epoch":7,"committed_ms":...,"maintained_ms":...,"applied":{"0":120,"1":98},
  *    "applied_records":..,"skipped_records":..,"dead_lettered_records":..}
  *
  * The manifest at `ref` is the authority for the applied offsets; the
@@ -41,6 +41,7 @@ typedef struct loams_pointer {
     char link[2 * LOAMS_IDENT_MAX + 2]; /* "ns.name" of the link that committed */
     uint64_t epoch;             /* its lease epoch */
     int64_t committed_ms;
+    int64_t maintained_ms;      /* the last maintenance commit (0: none) */
     loams_offsets *applied;     /* owned; never NULL after loams_pointer_init */
     uint64_t applied_records;   /* cumulative, per the link that writes the target */
     uint64_t skipped_records;

@@ -413,3 +413,50 @@ void loams_lease_fence_compare(const loams_lease *lease, loams_fence_storage *st
     cmp->value = storage->value;
     cmp->value_len = (size_t)vlen;
 }
+
+int loams_lease_run_over(loams_meta *m, const char *task, uint64_t epoch, int *over,
+                         loams_lease_over_storage *st, loams_meta_compare cmps[2],
+                         loams_meta_err *err)
+{
+    int rc = check_task("check", task, err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (m == NULL || over == NULL || st == NULL || cmps == NULL) {
+        return loams__meta_fail(err, -EINVAL, "lease check: NULL argument");
+    }
+    *over = 0;
+    int found;
+    uint64_t task_version;
+    loams_lease cur;
+    memset(&cur, 0, sizeof cur);
+    if ((rc = read_task(m, task, &found, &cur, &task_version, err)) != 0) {
+        return rc;
+    }
+    size_t fklen = fence_key(st->fence_key, sizeof st->fence_key, task);
+    uint64_t fence_epoch = 0, fence_version = 0;
+    loams_meta_kv fkv;
+    rc = loams_meta_get(m, st->fence_key, fklen, &fkv, err);
+    if (rc == 0) {
+        fence_version = fkv.version;
+        rc = parse_fence(task, &fkv, &fence_epoch, err);
+        loams_meta_kv_free(&fkv);
+        if (rc != 0) {
+            return rc;
+        }
+    } else if (rc != LOAMS_ENOTFOUND) {
+        return rc;
+    }
+    /* Taken again (a higher epoch anywhere), or released (no record). */
+    *over = fence_epoch > epoch || (found && cur.epoch > epoch) || !found;
+    size_t tklen = task_key(st->task_key, sizeof st->task_key, task);
+    cmps[0] = (loams_meta_compare){.kind = LOAMS_CMP_VERSION,
+                                   .key = st->task_key,
+                                   .key_len = tklen,
+                                   .version = task_version};
+    cmps[1] = (loams_meta_compare){.kind = LOAMS_CMP_VERSION,
+                                   .key = st->fence_key,
+                                   .key_len = fklen,
+                                   .version = fence_version};
+    return 0;
+}

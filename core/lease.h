@@ -100,4 +100,20 @@ typedef struct loams_fence_storage {
 void loams_lease_fence_compare(const loams_lease *lease, loams_fence_storage *storage,
                                loams_meta_compare *cmp);
 
+/* Whether the run of `task` at `epoch` is over for good, so that it can
+ * never commit again: the lease was acquired since at a higher epoch, or
+ * it was released (no record; a run releases when it ends).  A lease that
+ * expired but that nobody took is not over (its holder may re-take it at
+ * the same epoch).  When *over is 1, cmps[0..2) (pointing into `st`, the
+ * caller's) compare the versions of task/<key> and fence/<key> read, so a
+ * transaction that acts on the answer fails if either changed since.
+ * Errors: LOAMS_ECORRUPT (a record cannot be parsed), metastore errors. */
+typedef struct loams_lease_over_storage {
+    char task_key[LOAMS_LEASE_KEY_MAX + 16];
+    char fence_key[LOAMS_LEASE_KEY_MAX + 16];
+} loams_lease_over_storage;
+int loams_lease_run_over(loams_meta *m, const char *task, uint64_t epoch, int *over,
+                         loams_lease_over_storage *st, loams_meta_compare cmps[2],
+                         loams_meta_err *err);
+
 #endif /* LOAMS_CORE_LEASE_H */

@@ -12,18 +12,21 @@
 
 #include <cjson/cJSON.h>
 
+#include "registry.h"
+
 void loams_link_def_init(loams_link_def *d)
 {
     memset(d, 0, sizeof *d);
     d->batch_bytes = 64ULL << 20;
     d->batch_interval_ms = 2000;
+    d->maintenance_interval_ms = LOAMS_LINK_MAINTENANCE_INTERVAL_MS;
     d->on_error = LOAMS_ON_ERROR_FAIL;
     d->state = LOAMS_LINK_RUNNING;
     d->error_partition = -1;
     d->error_offset = -1;
 }
 
-static void options_clear(loams_link_options *o)
+void loams_link_options_clear(loams_link_options *o)
 {
     for (size_t i = 0; i < o->count; i++) {
         free((char *)o->items[i].name);
@@ -38,14 +41,55 @@ void loams_link_def_clear(loams_link_def *d)
 {
     free(d->format);
     free(d->decoder);
-    options_clear(&d->decoder_options);
+    loams_link_options_clear(&d->decoder_options);
     free(d->transform_kind);
     free(d->transform_text);
+    loams_link_options_clear(&d->transform_options);
     free(d->target_kind);
     free(d->target_plugin);
-    options_clear(&d->target_options);
+    loams_link_options_clear(&d->target_options);
     free(d->error);
     loams_link_def_init(d);
+}
+
+int loams_link_transform_options(const loams_link_def *d, const loams_registry *reg,
+                                 loams_link_options *out)
+{
+    for (size_t i = 0; i < d->transform_options.count; i++) {
+        if (loams_link_options_add(out, d->transform_options.items[i].name,
+                                   d->transform_options.items[i].value) != 0) {
+            loams_link_options_clear(out);
+            return -ENOMEM;
+        }
+    }
+    if (d->transform_kind == NULL || strcmp(d->transform_kind, "lua") != 0) {
+        return 0;
+    }
+    size_t n = 0, ndirs = reg != NULL ? loams_registry_dir_count(reg) : 0;
+    for (size_t i = 0; i < ndirs; i++) {
+        n += strlen(loams_registry_dir_at(reg, i)) + 1;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    char *path = malloc(n);
+    if (path == NULL) {
+        loams_link_options_clear(out);
+        return -ENOMEM;
+    }
+    path[0] = '\0';
+    for (size_t i = 0; i < ndirs; i++) {
+        if (i > 0) {
+            strcat(path, ":");
+        }
+        strcat(path, loams_registry_dir_at(reg, i));
+    }
+    int rc = loams_link_options_add(out, "script_path", path);
+    free(path);
+    if (rc != 0) {
+        loams_link_options_clear(out);
+    }
+    return rc;
 }
 
 int loams_link_options_add(loams_link_options *o, const char *name, const char *value)
@@ -132,12 +176,15 @@ char *loams_link_def_to_json(const loams_link_def *d)
         !add_options(root, "decoder_options", &d->decoder_options) ||
         !add_str(root, "transform_kind", d->transform_kind) ||
         !add_str(root, "transform", d->transform_text) ||
+        !add_options(root, "transform_options", &d->transform_options) ||
         !add_str(root, "target_kind", d->target_kind) || !add_name(root, "target", &d->target) ||
         !add_str(root, "target_plugin", d->target_plugin) ||
         !add_options(root, "target_options", &d->target_options) ||
         cJSON_AddNumberToObject(root, "batch_bytes", (double)d->batch_bytes) == NULL ||
         cJSON_AddNumberToObject(root, "batch_interval_ms", (double)d->batch_interval_ms) ==
             NULL ||
+        cJSON_AddNumberToObject(root, "maintenance_interval_ms",
+                                (double)d->maintenance_interval_ms) == NULL ||
         !add_str(root, "on_error", loams_on_error_name(d->on_error)) ||
         !add_name(root, "dead_letter_stream", &d->dead_letter_stream) ||
         !add_str(root, "state", loams_link_state_name(d->state)) ||
@@ -213,6 +260,7 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
         !get_options(root, "decoder_options", &d->decoder_options) ||
         !get_str(root, "transform_kind", &d->transform_kind, 1) ||
         !get_str(root, "transform", &d->transform_text, 1) ||
+        !get_options(root, "transform_options", &d->transform_options) ||
         !get_str(root, "target_kind", &d->target_kind, 1) ||
         !get_name(root, "target", &d->target) ||
         !get_str(root, "target_plugin", &d->target_plugin, 1) ||
@@ -234,6 +282,8 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     free(state);
     d->batch_bytes = (uint64_t)get_num(root, "batch_bytes", (double)d->batch_bytes);
     d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
+    d->maintenance_interval_ms = (int64_t)get_num(root, "maintenance_interval_ms",
+                                                  LOAMS_LINK_MAINTENANCE_INTERVAL_MS);
     d->error_partition = (int32_t)get_num(root, "error_partition", -1);
     d->error_offset = (int64_t)get_num(root, "error_offset", -1);
     d->created_ms = (int64_t)get_num(root, "created_ms", 0);

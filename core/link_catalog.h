@@ -4,7 +4,8 @@
  * A link definition is what CREATE LINK validated, stored as JSON: source
  * stream, decoder plugin and its options, transform (kind + program text),
  * target (kind, name, plugin and its options), the link's own options
- * (batch_bytes, batch_interval, on_error, dead_letter_stream) and its state:
+ * (batch_bytes, batch_interval, maintenance_interval, on_error,
+ * dead_letter_stream), the transform plugin's options and its state:
  * running, paused (PAUSE LINK) or failed (on_error = 'fail' hit a record:
  * the error text and the record's partition/offset are kept for
  * system.links).  RESUME LINK sets a paused or failed link running again.
@@ -50,12 +51,14 @@ typedef struct loams_link_def {
     loams_link_options decoder_options;
     char *transform_kind;          /* "sql" or "lua" */
     char *transform_text;          /* the SELECT, or the Lua code / script name */
+    loams_link_options transform_options; /* WITH options of the transform plugin (lua_*) */
     char *target_kind;             /* "collection", "table", "graph" */
     loams_objname target;
     char *target_plugin;           /* target plugin name */
     loams_link_options target_options;
     uint64_t batch_bytes;
     int64_t batch_interval_ms;
+    int64_t maintenance_interval_ms; /* how often the run maintains the target (0: never) */
     loams_on_error on_error;
     loams_objname dead_letter_stream;
     loams_link_state state;
@@ -66,12 +69,28 @@ typedef struct loams_link_def {
     uint64_t version;              /* metastore version read (0 = not stored) */
 } loams_link_def;
 
-/* Defaults: batch_bytes 64 MiB, batch_interval 2 s, on_error fail. */
+/* The default maintenance_interval: 10 minutes. */
+#define LOAMS_LINK_MAINTENANCE_INTERVAL_MS (10 * 60 * 1000)
+
+/* Defaults: batch_bytes 64 MiB, batch_interval 2 s, maintenance_interval
+ * 10 min, on_error fail. */
 void loams_link_def_init(loams_link_def *d);
 void loams_link_def_clear(loams_link_def *d);
 
 /* Appends name = value (copied) to an option list.  -ENOMEM. */
 int loams_link_options_add(loams_link_options *o, const char *name, const char *value);
+/* Frees an option list's items and empties it. */
+void loams_link_options_clear(loams_link_options *o);
+
+/* The options a run (and CREATE LINK's compile check) opens the transform
+ * plugin with: the link's transform_options, plus for Lua transforms
+ * script_path = the registry's plugin directories in order, so that
+ * TRANSFORM LUA 'name' finds the scripts --list-plugins lists.  *out
+ * (zeroed by the caller) gets copies; free with loams_link_options_clear.
+ * -ENOMEM. */
+struct loams_registry;
+int loams_link_transform_options(const loams_link_def *d, const struct loams_registry *reg,
+                                 loams_link_options *out);
 
 const char *loams_link_state_name(loams_link_state s);
 const char *loams_on_error_name(loams_on_error e);

@@ -73,7 +73,8 @@ static const char *option_text(const loams_ddl_option *o)
 /* Adds the plugin's accepted option names to msg. */
 static void accepted_options(const loams_plugin *p, char *out, size_t size)
 {
-    size_t n = (size_t)snprintf(out, size, "batch_bytes, batch_interval, on_error, dead_letter_stream");
+    size_t n = (size_t)snprintf(out, size, "batch_bytes, batch_interval, maintenance_interval, "
+                                "on_error, dead_letter_stream");
     for (const loams_option_spec *s = p != NULL ? p->options : NULL; s != NULL && s->name != NULL;
          s++) {
         if (n < size) {
@@ -131,7 +132,8 @@ static int check_declared(const loams_ddl_script *script, const loams_ddl_stmt *
  * checks its output against the declared table (NULL: none). */
 static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script *script,
                            const loams_ddl_stmt *st, const char *plugin_name,
-                           const char *declared, char *err, size_t errlen)
+                           const loams_link_def *d, const char *declared, char *err,
+                           size_t errlen)
 {
     const loams_ddl_transform *t = &st->link.transform;
     const loams_plugin *p;
@@ -145,7 +147,14 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
     const loams_transform_vtable *vt = p->vtable;
     loams_ctx *ctx = NULL;
     char msg[1024];
-    int rc = loams_ctx_create(p->descriptor, NULL, 0, &ctx, msg, sizeof msg);
+    loams_link_options opts = {0};
+    int rc = loams_link_transform_options(d, env->registry, &opts);
+    if (rc == 0) {
+        rc = loams_ctx_create(p->descriptor, opts.items, opts.count, &ctx, msg, sizeof msg);
+        loams_link_options_clear(&opts);
+    } else {
+        snprintf(msg, sizeof msg, "out of memory");
+    }
     if (rc != 0) {
         return error_at(script, t->pos, rc, err, errlen, "%s", msg);
     }
@@ -174,6 +183,51 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
                     msg[0] != '\0' ? msg : "it does not compile");
 }
 
+/* Whether `key` went to the transform's options (read_transform_options). */
+static int is_transform_option(const loams_link_def *d, const char *key)
+{
+    for (size_t i = 0; i < d->transform_options.count; i++) {
+        if (strcmp(d->transform_options.items[i].name, key) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Takes the WITH options that the transform plugin declares (lua_*) into
+ * d->transform_options; script_path is the host's (its plugin dirs). */
+static int read_transform_options(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                                  const loams_ddl_stmt *st, const char *plugin_name,
+                                  loams_link_def *d, char *err, size_t errlen)
+{
+    const loams_plugin *p;
+    if (loams_registry_find(env->registry, LOAMS_KIND_TRANSFORM, plugin_name, &p) != 0 ||
+        p->descriptor == NULL) {
+        return 0; /* check_transform says so */
+    }
+    for (size_t i = 0; i < st->with.count; i++) {
+        const loams_ddl_option *o = &st->with.items[i];
+        if (loams_option_spec_find(p->descriptor, o->key) == NULL) {
+            continue;
+        }
+        if (strcmp(o->key, "script_path") == 0) {
+            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                            "script_path is set by the host (its plugin directories: "
+                            "--plugin-dir, LOAMS_PLUGIN_PATH, the installed dir); put the "
+                            "script in one of them");
+        }
+        if (loams_link_options_add(&d->transform_options, o->key, option_text(o)) != 0) {
+            return -ENOMEM;
+        }
+    }
+    char why[1024];
+    if (loams_options_validate(p->descriptor, d->transform_options.items,
+                               d->transform_options.count, why, sizeof why) != 0) {
+        return error_at(script, st->pos, LOAMS_EINPUT, err, errlen, "%s", why);
+    }
+    return 0;
+}
+
 /* Fills the definition's link options and target options from WITH. */
 static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *script,
                      const loams_ddl_stmt *st, const loams_plugin *target, loams_link_def *d,
@@ -198,6 +252,17 @@ static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *scri
                                 why[0] ? why : "must be at least 1ms");
             }
             d->batch_interval_ms = us / 1000;
+        } else if (strcmp(o->key, "maintenance_interval") == 0) {
+            int64_t us;
+            if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 ||
+                (us != 0 && us < 1000000)) {
+                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                "maintenance_interval: %s",
+                                why[0] ? why : "must be at least 1s, or 0 (never)");
+            }
+            d->maintenance_interval_ms = us / 1000;
+        } else if (is_transform_option(d, o->key)) {
+            continue; /* read by read_transform_options */
         } else if (strcmp(o->key, "on_error") == 0) {
             const char *v = option_text(o);
             if (strcmp(v, "fail") == 0) {
@@ -373,7 +438,14 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         (rc = add_declared_schema(env, script, st, &d, &declared, err, errlen)) != 0) {
         goto out;
     }
-    if ((rc = check_transform(env, script, st, tname, declared, err, errlen)) != 0) {
+    if ((d.transform_kind = strdup(l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "sql"
+                                                                                : "lua")) ==
+        NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if ((rc = read_transform_options(env, script, st, tname, &d, err, errlen)) != 0 ||
+        (rc = check_transform(env, script, st, tname, &d, declared, err, errlen)) != 0) {
         goto out;
     }
     const char *gname = loams_link_target_plugin_for(l->target_kind);
@@ -392,9 +464,6 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
                                                                 : LOAMS_DDL_FORMAT_JSON))) ==
             NULL ||
         (d.decoder = strdup(dname)) == NULL ||
-        (d.transform_kind = strdup(l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "sql"
-                                                                                : "lua")) ==
-            NULL ||
         (d.transform_text = strdup(l->transform.text)) == NULL ||
         (d.target_kind = strdup(target_kind_word(l->target_kind))) == NULL ||
         (d.target_plugin = strdup(gname)) == NULL) {

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "commit.h"
 #include "failpoint.h"
+#include "gc.h"
 #include "keylist.h"
 #include "link_catalog.h"
 #include "log.h"
@@ -25,6 +26,7 @@
 #include "plugin_ctx.h"
 #include "record.h"
 #include "scheduler.h"
+#include "write_journal.h"
 
 #define COMP "link"
 /* One read-decode-transform-write round handles at most this much. */
@@ -71,6 +73,7 @@ typedef struct link_run {
     loams_stream_slice slice;
     loams_buf *headers;      /* header JSON of the chunk's records */
     loams_keylist *written;
+    loams_write_journal *journal; /* intents of the files written since the last commit */
     part_span *spans;
 
     uint64_t staged_bytes;
@@ -284,8 +287,13 @@ static int instances_open(link_run *r)
         }
     }
     if (rc == 0) {
-        rc = instance_open(r, &r->transform, LOAMS_KIND_TRANSFORM, transform_plugin_name(&r->def),
-                           NULL);
+        loams_link_options topts = {0};
+        rc = loams_link_transform_options(&r->def, r->env->registry, &topts);
+        if (rc == 0) {
+            rc = instance_open(r, &r->transform, LOAMS_KIND_TRANSFORM,
+                               transform_plugin_name(&r->def), &topts);
+        }
+        loams_link_options_clear(&topts);
     }
     if (rc == 0) {
         r->tvt = r->transform.plugin->vtable;
@@ -778,23 +786,132 @@ static int resume(link_run *r)
     return dlq_resume(r);
 }
 
+/* Starts / ends a target call whose new objects belong to the next commit:
+ * the store records their write intents first (write_journal.h). */
+static const loams_store_journal *journal_begin(link_run *r)
+{
+    return loams_store_set_journal(loams_write_journal_hook(r->journal));
+}
+
+static void journal_end(const loams_store_journal *prev)
+{
+    loams_store_set_journal(prev);
+}
+
+/* The files written since the last commit will not be committed: they
+ * become orphans for GC (or stay intents, which GC handles once this run
+ * is over, when even that fails). */
+static void abandon_files(link_run *r)
+{
+    size_t n = loams_write_journal_pending(r->journal);
+    loams_meta_err merr;
+    if (n > 0 && loams_write_journal_abandon(r->journal, now_ms(), &merr) != 0) {
+        run_log(r, LOAMS_LOG_WARN,
+                "could not record %zu files as orphans (%s); GC finds them through their "
+                "write intents once this run is over",
+                n, merr.msg);
+    }
+    loams_keylist_clear(r->written);
+}
+
 static void discard_staged(link_run *r)
 {
     memset(&r->cur, 0, sizeof r->cur); /* that work is redone */
     loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
     r->gvt->abort(r->target.state);
     loams_ctx_set_current(prev);
+    abandon_files(r);
 }
 
-static void record_orphans(link_run *r)
+/* The extra writes of a commit's transaction (commit_txn). */
+static int commit_writes(link_run *r, const loams_pointer *next, const loams_keylist *obsolete,
+                         char **marks, loams_gc_writes *ws)
 {
-    loams_meta_err merr;
-    if (loams_keylist_count(r->written) > 0 &&
-        loams_orphans_record(r->env->meta, r->written, now_ms(), &merr) != 0) {
-        run_log(r, LOAMS_LOG_WARN, "could not record %zu orphan files for GC: %s",
-                loams_keylist_count(r->written), merr.msg);
+    int rc;
+    if (r->dlq != NULL && obsolete == NULL) {
+        char skey[300];
+        if ((*marks = dlq_marks(r)) == NULL) {
+            return -ENOMEM;
+        }
+        linkstate_key(&r->def.name, skey, sizeof skey);
+        if ((rc = loams_gc_writes_put(ws, skey, *marks)) != 0) {
+            return rc;
+        }
     }
-    loams_keylist_clear(r->written);
+    /* The files written for this commit are referenced now ... */
+    if ((rc = loams_write_journal_commit_writes(r->journal, ws)) != 0) {
+        return rc;
+    }
+    /* ... and the manifest it supersedes, and what maintenance replaced,
+     * are not (deleted after the grace period: readers may hold them). */
+    int64_t now = now_ms();
+    if (r->base.ref != NULL && strcmp(r->base.ref, next->ref) != 0 &&
+        (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, r->base.ref)) != 0) {
+        return rc;
+    }
+    for (size_t i = 0; obsolete != NULL && i < loams_keylist_count(obsolete); i++) {
+        const char *key = loams_keylist_at(obsolete, i);
+        if (strcmp(key, next->ref) != 0 &&
+            (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, key)) != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The fenced transaction that makes next->ref the target's newest commit
+ * (DESIGN §9); with it go the DLQ marks (a link commit; obsolete == NULL)
+ * or the maintenance's obsolete keys, and the GC records.  On success the
+ * journal is settled and next becomes the base. */
+static int commit_txn(link_run *r, loams_pointer *next, const loams_keylist *obsolete,
+                      loams_meta_err *merr)
+{
+    char *marks = NULL;
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    int rc = commit_writes(r, next, obsolete, &marks, &ws);
+    if (rc == 0) {
+        loams_lease fence;
+        memset(&fence, 0, sizeof fence);
+        snprintf(fence.key, sizeof fence.key, "%s", r->key);
+        fence.epoch = r->epoch;
+        rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, next, ws.w,
+                          ws.n, merr);
+    } else {
+        snprintf(merr->msg, sizeof merr->msg, "out of memory");
+    }
+    if (rc == 0) {
+        loams_write_journal_settled(r->journal);
+        loams_pointer tmp = r->base;
+        r->base = *next;
+        *next = tmp;
+    }
+    loams_gc_writes_clear(&ws);
+    free(marks);
+    return rc;
+}
+
+/* A pointer for a new commit of `ref` on top of the base. */
+static int pointer_next(link_run *r, const char *ref, const loams_offsets *applied,
+                        loams_pointer *next)
+{
+    int rc = loams_pointer_init(next);
+    if (rc != 0) {
+        return rc;
+    }
+    snprintf(next->kind, sizeof next->kind, "%s", r->def.target_kind);
+    snprintf(next->link, sizeof next->link, "%s.%s", r->def.name.ns, r->def.name.name);
+    next->epoch = r->epoch;
+    next->committed_ms = now_ms();
+    next->maintained_ms = r->base.maintained_ms;
+    next->applied_records = r->base.applied_records + r->d_applied;
+    next->skipped_records = r->base.skipped_records + r->d_skipped;
+    next->dead_lettered_records = r->base.dead_lettered_records + r->d_dead;
+    if ((rc = loams_pointer_set_ref(next, ref)) != 0 ||
+        (rc = loams_offsets_copy(next->applied, applied)) != 0) {
+        loams_pointer_clear(next);
+    }
+    return rc;
 }
 
 /* Commits what is staged.  Returns 0, LOAMS_EFENCED (zombie), LOAMS_ECONFLICT
@@ -807,76 +924,44 @@ static int commit(link_run *r)
     stage_clock clk;
     stage_start(&clk);
     loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+    const loams_store_journal *pj = journal_begin(r);
     int rc = r->gvt->prepare(r->target.state, r->next, &ref, r->written);
+    journal_end(pj);
     loams_ctx_set_current(prev);
     stage_end(&clk, &r->cur.prepare);
     if (rc != 0) {
         loams_task_set_error(r->task, "target prepare: %s",
                              instance_error(&r->target, err, sizeof err));
-        record_orphans(r);
         discard_staged(r);
         return rc;
     }
     if ((rc = loams_failpoint("link.before_commit")) != 0) {
         loams_task_set_error(r->task, "failpoint link.before_commit");
-        record_orphans(r);
         discard_staged(r);
         return rc;
     }
     loams_pointer next;
-    if ((rc = loams_pointer_init(&next)) != 0) {
+    if ((rc = pointer_next(r, ref, r->next, &next)) != 0) {
+        discard_staged(r);
         return rc;
     }
-    snprintf(next.kind, sizeof next.kind, "%s", r->def.target_kind);
-    snprintf(next.link, sizeof next.link, "%s.%s", r->def.name.ns, r->def.name.name);
-    next.epoch = r->epoch;
-    next.committed_ms = now_ms();
-    next.applied_records = r->base.applied_records + r->d_applied;
-    next.skipped_records = r->base.skipped_records + r->d_skipped;
-    next.dead_lettered_records = r->base.dead_lettered_records + r->d_dead;
-    char *marks = NULL;
-    char skey[300];
-    loams_meta_write extra = {0};
-    size_t nextra = 0;
-    if ((rc = loams_pointer_set_ref(&next, ref)) != 0 ||
-        (rc = loams_offsets_copy(next.applied, r->next)) != 0) {
-        goto out;
-    }
-    if (r->dlq != NULL) {
-        if ((marks = dlq_marks(r)) == NULL) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        linkstate_key(&r->def.name, skey, sizeof skey);
-        extra = (loams_meta_write){.kind = LOAMS_OP_PUT,
-                                   .key = skey,
-                                   .key_len = strlen(skey),
-                                   .value = marks,
-                                   .value_len = strlen(marks)};
-        nextra = 1;
-    }
-    loams_lease fence;
-    memset(&fence, 0, sizeof fence);
-    snprintf(fence.key, sizeof fence.key, "%s", r->key);
-    fence.epoch = r->epoch;
     loams_meta_err merr;
     stage_start(&clk);
-    rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, &next, &extra,
-                      nextra, &merr);
+    size_t nfiles = loams_write_journal_pending(r->journal);
+    rc = commit_txn(r, &next, NULL, &merr);
+    loams_pointer_clear(&next);
     if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
         run_log(r, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg,
-                loams_keylist_count(r->written));
+                nfiles);
         loams_task_set_error(r->task, "%s", merr.msg);
-        record_orphans(r);
         discard_staged(r);
-        goto out;
+        return rc;
     }
     if (rc != 0) {
         loams_task_set_error(r->task, "commit to %s.%s: %s", r->def.target.ns,
                              r->def.target.name, merr.msg);
-        record_orphans(r);
         discard_staged(r);
-        goto out;
+        return rc;
     }
     loams_failpoint("link.after_commit");
     prev = loams_ctx_set_current(r->target.ctx);
@@ -890,25 +975,95 @@ static int commit(link_run *r)
     run_log(r, LOAMS_LOG_INFO,
             "committed %s: %" PRIu64 " records applied, %" PRIu64 " skipped, %" PRIu64
             " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s)",
-            ref, r->d_applied, r->d_skipped, r->d_dead, r->cur.records, r->cur.bytes, times);
+            r->base.ref, r->d_applied, r->d_skipped, r->d_dead, r->cur.records, r->cur.bytes,
+            times);
     if (r->env->on_commit != NULL) {
         r->env->on_commit(r->env->userdata, &r->def, &r->cur);
     }
     loams_link_stats_add(&r->total, &r->cur);
     memset(&r->cur, 0, sizeof r->cur);
-    /* The new commit is the base of the next one. */
-    loams_pointer tmp = r->base;
-    r->base = next;
-    next = tmp;
     loams_keylist_clear(r->written);
     r->staged_bytes = r->staged_records = 0;
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
     r->n_dlq_done = 0;
-out:
-    free(marks);
+    return 0;
+}
+
+/* Maintenance (merges, compaction, snapshot expiry) every
+ * maintenance_interval, between two commits (nothing staged): the target's
+ * maintain() writes a new commit that keeps the applied offsets, and the
+ * same fenced transaction makes it the newest, deleting the intents of its
+ * files and recording what it no longer references for GC.  The target
+ * then resumes from it.  Returns 0, or the status that ends the run (a
+ * failed maintenance only logs: the data is unchanged). */
+static int maintain(link_run *r)
+{
+    int64_t now = now_ms();
+    if (r->def.maintenance_interval_ms <= 0 || r->gvt->maintain == NULL ||
+        r->staged_records > 0 || r->base.ref == NULL ||
+        now - r->base.maintained_ms < r->def.maintenance_interval_ms) {
+        return 0;
+    }
+    loams_keylist *obsolete = NULL;
+    if (loams_keylist_create(&obsolete) != 0) {
+        return -ENOMEM;
+    }
+    loams_keylist_clear(r->written);
+    const char *new_ref = NULL;
+    char err[1024];
+    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+    const loams_store_journal *pj = journal_begin(r);
+    int rc = r->gvt->maintain(r->target.state, r->base.ref, &new_ref, r->written, obsolete);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    loams_pointer next;
+    memset(&next, 0, sizeof next);
+    if (rc != 0) {
+        run_log(r, LOAMS_LOG_WARN, "maintenance of %s.%s failed (the data is unchanged; tried "
+                "again in %" PRId64 " ms): %s", r->def.target.ns, r->def.target.name,
+                r->def.maintenance_interval_ms, instance_error(&r->target, err, sizeof err));
+        new_ref = NULL;
+    }
+    if (new_ref == NULL) {
+        /* Nothing to do (or failed): try again one interval later; the time
+         * is kept in memory only (no commit to carry it). */
+        abandon_files(r);
+        r->base.maintained_ms = now;
+        loams_keylist_free(obsolete);
+        return 0;
+    }
+    loams_meta_err merr;
+    size_t nfiles = loams_write_journal_pending(r->journal);
+    if ((rc = pointer_next(r, new_ref, r->base.applied, &next)) == 0) {
+        next.maintained_ms = now;
+        rc = commit_txn(r, &next, obsolete, &merr);
+    } else {
+        snprintf(merr.msg, sizeof merr.msg, "out of memory");
+    }
+    if (rc == 0) {
+        run_log(r, LOAMS_LOG_INFO,
+                "maintained %s.%s: commit %s (%zu files written, %zu no longer referenced)",
+                r->def.target.ns, r->def.target.name, new_ref, nfiles,
+                loams_keylist_count(obsolete));
+    } else {
+        run_log(r, LOAMS_LOG_WARN, "maintenance commit of %s.%s rejected: %s", r->def.target.ns,
+                r->def.target.name, merr.msg);
+        abandon_files(r);
+    }
     loams_pointer_clear(&next);
-    return rc;
+    loams_keylist_free(obsolete);
+    loams_keylist_clear(r->written);
+    if (rc == LOAMS_EFENCED) {
+        loams_task_set_error(r->task, "%s", merr.msg);
+        return rc;
+    }
+    /* The target starts over from the newest commit (the maintenance's, or
+     * the one it built on). */
+    prev = loams_ctx_set_current(r->target.ctx);
+    r->gvt->abort(r->target.state);
+    loams_ctx_set_current(prev);
+    return resume(r);
 }
 
 /* ---- one chunk ---- */
@@ -977,7 +1132,9 @@ static int write_chunk(link_run *r, size_t nrecords)
         }
     }
     prev = loams_ctx_set_current(r->target.ctx);
+    const loams_store_journal *pj = journal_begin(r);
     rc = r->gvt->write(r->target.state, r->out);
+    journal_end(pj);
     loams_ctx_set_current(prev);
     if (rc == LOAMS_ESCHEMA) {
         /* An incompatible schema change pauses the link (DESIGN §8). */
@@ -1051,6 +1208,9 @@ static int run_loop(link_run *r)
     while (rc == 0) {
         r->cancel_flag = loams_task_cancelled(r->task);
         if (r->cancel_flag || definition_changed(r)) {
+            break;
+        }
+        if (r->staged_records == 0 && (rc = maintain(r)) != 0) {
             break;
         }
         stage_clock clk;
@@ -1138,7 +1298,8 @@ static int run_setup(link_run *r)
         (rc = loams_pointer_init(&r->base)) != 0 || (rc = loams_offsets_create(&r->next)) != 0 ||
         (rc = loams_offsets_create(&r->dlq_hwm)) != 0 || (rc = loams_batch_create(&r->in)) != 0 ||
         (rc = loams_batch_create(&r->out)) != 0 || (rc = loams_buf_create(&r->headers)) != 0 ||
-        (rc = loams_keylist_create(&r->written)) != 0) {
+        (rc = loams_keylist_create(&r->written)) != 0 ||
+        (rc = loams_write_journal_new(r->env->meta, r->key, r->epoch, &r->journal)) != 0) {
         return rc != 0 ? rc : -ENOMEM;
     }
     loams_stream_slice_init(&r->slice);
@@ -1153,6 +1314,7 @@ static void run_teardown(link_run *r)
     loams_batch_free(r->out);
     loams_buf_free(r->headers);
     loams_keylist_free(r->written);
+    loams_write_journal_free(r->journal);
     loams_offsets_free(r->next);
     loams_offsets_free(r->dlq_hwm);
     loams_pointer_clear(&r->base);

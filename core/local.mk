@@ -26,7 +26,10 @@ core_libloams_core_la_SOURCES += \
 	core/node_config.c core/node_config.h \
 	core/worker.c core/worker.h \
 	core/test_tasks.c core/test_tasks.h \
+	core/periodic_source.c core/periodic_source.h \
 	core/retention_source.c core/retention_source.h \
+	core/gc.c core/gc.h core/gc_source.c core/gc_source.h \
+	core/write_journal.c core/write_journal.h \
 	core/cmd_serve.c
 
 # The host side of the plugin ABI: batches, options, stores, the API table.
@@ -73,6 +76,6 @@ core_libloams_core_la_SOURCES += \
 	core/node.c core/node.h \
 	core/link_runtime.c core/link_runtime.h \
 	core/target_query.c core/target_query.h \
-	core/cmd_links.c core/cmd_search.c core/cmd_collection.c \
+	core/cmd_links.c core/cmd_gc.c core/cmd_search.c core/cmd_collection.c \
 	core/cmd_graph.c \
 	core/cmd_table.c

@@ -22,6 +22,10 @@ static const loams_cmd commands[] = {
      "print system.links: state, applied offsets, lag, last commit, records\n"
      "applied / skipped / dead-lettered per link",
      loams_cmd_links},
+    {"gc", "gc status [--json] [--data-dir DIR]",
+     "print what GC holds: write intents, orphan and obsolete files (count, oldest)\n"
+     "and the last pass; the daemon's gc task deletes them (docs/OPERATIONS.md)",
+     loams_cmd_gc},
     {"search",
      "search NS.COLLECTION \"QUERY\" [--k N] [--field F]... [--vector '[..]'] [--json] "
      "[--data-dir DIR]",

@@ -49,6 +49,8 @@ static const key_spec keys[] = {
     {"default_weight", KT_UINT, OFF(default_weight), 1, 1000000},
     {"log_level", KT_LOGLEVEL, OFF(log_level), 0, 0},
     {"retention_interval", KT_DURATION, OFF(retention_interval_ms), 1000, 86400000},
+    {"gc_interval", KT_DURATION, OFF(gc_interval_ms), 100, 86400000},
+    {"gc_grace", KT_DURATION, OFF(gc_grace_ms), 0, 30LL * 86400000},
     {"test_tasks", KT_UINT, OFF(test_tasks), 0, 10000},
     {"test_journal", KT_STRING, OFF(test_journal), 0, 0},
     {"test_task_duration", KT_DURATION, OFF(test_task_ms), 10, 3600000},
@@ -80,6 +82,8 @@ int loams_config_init(loams_config *c)
     c->default_weight = 1;
     c->log_level = LOAMS_LOG_INFO;
     c->retention_interval_ms = 300000;
+    c->gc_interval_ms = 60000;
+    c->gc_grace_ms = 3600000;
     c->test_task_ms = 1500;
     c->test_write_ms = 100;
     char host[256];
@@ -704,6 +708,8 @@ void loams_config_dump(const loams_config *c, FILE *out)
             c->max_concurrent, c->max_per_namespace, c->default_weight);
     fprintf(out, "log_level = %s\n", levels[c->log_level <= LOAMS_LOG_DEBUG ? c->log_level : 2]);
     print_duration(out, "retention_interval", c->retention_interval_ms);
+    print_duration(out, "gc_interval", c->gc_interval_ms);
+    print_duration(out, "gc_grace", c->gc_grace_ms);
     if (c->test_tasks > 0) {
         fprintf(out, "test_tasks = %u\n", c->test_tasks);
         if (c->test_journal != NULL) {

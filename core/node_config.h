@@ -63,6 +63,8 @@ typedef struct loams_config {
     size_t n_namespaces;
     loams_log_level log_level;     /* default info */
     int64_t retention_interval_ms; /* default 5 min: how often retention runs */
+    int64_t gc_interval_ms;        /* default 1 min: how often GC runs */
+    int64_t gc_grace_ms;           /* default 1 h: how long unreferenced files are kept */
     /* Test-only task source (docs/OPERATIONS.md); off when test_tasks is 0. */
     uint32_t test_tasks;
     char *test_journal;

@@ -30,6 +30,34 @@ struct loams_store_writer {
 };
 
 static _Thread_local char tls_store_err[4096];
+static _Thread_local const loams_store_journal *tls_journal;
+
+const loams_store_journal *loams_store_set_journal(const loams_store_journal *j)
+{
+    const loams_store_journal *prev = tls_journal;
+    tls_journal = j;
+    return prev;
+}
+
+/* Records `key` in the thread's journal, if any, before it is written. */
+static int journal_record(const char *key)
+{
+    if (tls_journal == NULL) {
+        return 0;
+    }
+    char msg[1024] = "";
+    int rc = tls_journal->record(tls_journal->userdata, key, msg, sizeof msg);
+    if (rc != 0) {
+        snprintf(tls_store_err, sizeof tls_store_err,
+                 "'%s' is not written: its write intent could not be recorded: %s", key,
+                 msg[0] != '\0' ? msg : loams_strerror(rc));
+        loams_ctx *cur = loams_ctx_current();
+        if (cur != NULL) {
+            loams_ctx_set_error(cur, "%s", tls_store_err);
+        }
+    }
+    return rc;
+}
 
 const char *loams_store_last_error(void)
 {
@@ -153,7 +181,11 @@ int loams_store_put(loams_store *s, const char *key, const void *data, size_t le
 {
     begin();
     /* failpoint "store.write": inside a target's file writing (tests) */
-    int rc = loams_failpoint("store.write");
+    int rc = journal_record(key);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = loams_failpoint("store.write");
     return finish(s, rc != 0 ? rc : s->vt->put(s->state, key, data, len), "put", key);
 }
 
@@ -203,7 +235,13 @@ int loams_store_writer_open(loams_store *s, const char *key, loams_store_writer 
         return finish(s, -ENOMEM, "open a writer for", key);
     }
     begin();
-    int rc = s->vt->writer_open(s->state, key, &wr->w);
+    int rc = journal_record(key);
+    if (rc != 0) {
+        free(wr);
+        free(copy);
+        return rc;
+    }
+    rc = s->vt->writer_open(s->state, key, &wr->w);
     if (rc != 0) {
         free(wr);
         free(copy);

@@ -52,6 +52,22 @@ loams_ctx *loams_store_ctx(loams_store *s);
 /* The message of the last failed store call on this thread ("" if none). */
 const char *loams_store_last_error(void);
 
+/* A write journal (write_journal.h): while one is set on a thread, every
+ * object that thread creates (put, writer_open) is first recorded through
+ * record(userdata, key, err, errlen), so that a crash between the write
+ * and the commit that references the object cannot leak it.  When record
+ * fails (a status, and a message in err) the object is not written and the
+ * call returns that status with the message (where a store call's message
+ * goes).  The journal is the setter's. */
+typedef struct loams_store_journal {
+    int (*record)(void *userdata, const char *key, char *err, size_t errlen);
+    void *userdata;
+} loams_store_journal;
+
+/* Sets the calling thread's journal (NULL: none) and returns the previous
+ * one, to restore afterwards. */
+const loams_store_journal *loams_store_set_journal(const loams_store_journal *j);
+
 /* host->store_*: see loams/store.h. */
 int loams_store_put(loams_store *s, const char *key, const void *data, size_t len);
 int loams_store_get(loams_store *s, const char *key, uint64_t off, uint64_t len, loams_buf *out);

@@ -189,13 +189,16 @@ EXTRA_DIST += tests/integration/stream-cli.sh
 # The first real plugins, loaded as modules and run through the real host.
 # (tests/unit/plugin_loader.c loads them through the registry.)
 LOAMS_PLUGIN_UNIT_TESTS = tests/unit/test_store_fs tests/unit/test_decoder_json \
-	tests/unit/test_decoder_raw
+	tests/unit/test_decoder_raw tests/unit/test_gc
 check_PROGRAMS += $(LOAMS_PLUGIN_UNIT_TESTS)
 TESTS += $(LOAMS_PLUGIN_UNIT_TESTS)
 LOAMS_PLUGIN_TEST_SOURCES = tests/unit/plugin_loader.c tests/unit/plugin_loader.h
 tests_unit_test_store_fs_SOURCES = tests/unit/test_store_fs.c $(LOAMS_PLUGIN_TEST_SOURCES)
 tests_unit_test_store_fs_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_store_fs_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_gc_SOURCES = tests/unit/test_gc.c $(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_gc_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_gc_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_decoder_json_SOURCES = tests/unit/test_decoder_json.c \
 	tests/unit/decoder_harness.h $(LOAMS_PLUGIN_TEST_SOURCES)
 tests_unit_test_decoder_json_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -265,6 +268,9 @@ TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh
 	tests/integration/link-on-error.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
+# GC of the files no commit references, after crashes and maintenance.
+TESTS += tests/integration/gc.sh
+EXTRA_DIST += tests/integration/gc.sh
 # PAUSE/RESUME, search and BM25 through a link, int -> float widening,
 # flushing at batch_bytes or batch_interval, UDFs from another plugin.
 TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \

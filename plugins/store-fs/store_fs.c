@@ -12,9 +12,13 @@
  * (the names of temporary files).
  *
  * Atomic writes: put and a writer write a temporary file
- * ".loams-tmp.<pid>.<n>" in the object's directory, fsync it, rename it onto
- * the key and fsync the directory; a directory created on the way is fsynced
- * into its parent.  Readers see the old object or the new one, never a part.
+ * ".loams-tmp.d/<pid>.<n>" under the root, holding an flock on it, fsync
+ * it, rename it onto the key (then close it) and fsync the key's directory;
+ * a directory created on the way is fsynced into its parent.  Readers see
+ * the old object or the new one, never a part.  The temporary files of a
+ * process that died mid-write are removed when a store is opened: a file of
+ * .loams-tmp.d that is over a minute old and whose lock can be taken has no
+ * writer (the kernel drops an flock with its process).
  * Listing walks the directories in an order that yields keys in byte order
  * (a directory sorts as its name followed by '/'), skips temporary files,
  * and prunes subtrees outside the prefix or before start_after.  Deleting
@@ -36,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -45,6 +51,8 @@
 #define KEY_MAX 1024
 #define SEGMENT_MAX 255
 #define TMP_PREFIX ".loams-tmp."
+#define TMP_DIR TMP_PREFIX "d"
+#define TMP_STALE_SECONDS 60
 #define LIST_PAGE 1000
 #define READ_CHUNK (256u * 1024u)
 
@@ -257,14 +265,43 @@ static int make_parents(fs_state *s, const char *key)
     return 0;
 }
 
-/* The temporary file path for key: "<dir>/.loams-tmp.<pid>.<n>". */
-static void tmp_path(const char *key, char *out, size_t size)
+/* A new temporary file path: ".loams-tmp.d/<pid>.<n>". */
+static void tmp_path(char *out, size_t size)
 {
     unsigned long n = __atomic_add_fetch(&tmp_counter, 1, __ATOMIC_RELAXED);
-    const char *last = strrchr(key, '/');
-    int dlen = last != NULL ? (int)(last - key) : 0;
-    snprintf(out, size, "%.*s%s" TMP_PREFIX "%ld.%lu", dlen, key, dlen > 0 ? "/" : "",
-             (long)getpid(), n);
+    snprintf(out, size, TMP_DIR "/%ld.%lu", (long)getpid(), n);
+}
+
+/* Removes the temporary files that no live process writes (see the top). */
+static void sweep_tmp(fs_state *s)
+{
+    int dfd = openat(s->root_fd, TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        return;
+    }
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        close(dfd);
+        return;
+    }
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        int fd = openat(dfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0) {
+            continue;
+        }
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            now - st.st_mtime > TMP_STALE_SECONDS && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            unlinkat(dfd, e->d_name, 0);
+        }
+        close(fd);
+    }
+    closedir(d);
 }
 
 /* Opens a new temporary file for key (creating parent directories). */
@@ -275,16 +312,22 @@ static int open_tmp(fs_state *s, const char *key, char *tmp, size_t size, int *f
         return rc;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
-        tmp_path(key, tmp, size);
+        tmp_path(tmp, size);
         *fd = openat(s->root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (*fd >= 0) {
+            /* Held until the file is renamed: the sweep leaves it alone. */
+            if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+                int e = errno;
+                close(*fd);
+                unlinkat(s->root_fd, tmp, 0);
+                return sys_error(s, e, "lock the temporary file for", key);
+            }
             return 0;
         }
         if (errno == ENOENT) {
-            /* A concurrent delete removed an empty parent: create it again. */
-            rc = make_parents(s, key);
-            if (rc != 0) {
-                return rc;
+            /* The temporary directory is gone: create it again. */
+            if (mkdirat(s->root_fd, TMP_DIR, 0755) != 0 && errno != EEXIST) {
+                break;
             }
             continue;
         }
@@ -320,10 +363,21 @@ static int publish(fs_state *s, int fd, const char *tmp, const char *key)
     if (s->do_fsync && fsync(fd) != 0) {
         rc = sys_error(s, errno, "sync", key);
     }
-    if (close(fd) != 0 && rc == 0) {
+    /* Renamed while open (and locked), so a sweep never takes it. */
+    int renamed = 0, rename_errno = 0;
+    if (rc == 0) {
+        renamed = renameat(s->root_fd, tmp, s->root_fd, key) == 0;
+        if (!renamed && errno == ENOENT && make_parents(s, key) == 0) {
+            /* A concurrent delete removed an empty parent: create it again. */
+            renamed = renameat(s->root_fd, tmp, s->root_fd, key) == 0;
+        }
+        rename_errno = renamed ? 0 : errno;
+    }
+    if (close(fd) != 0 && rc == 0 && renamed) {
         rc = sys_error(s, errno, "close", key);
     }
-    if (rc == 0 && renameat(s->root_fd, tmp, s->root_fd, key) != 0) {
+    if (rc == 0 && !renamed) {
+        errno = rename_errno;
         if (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST) {
             char shown[200];
             host->set_error(s->ctx,
@@ -405,6 +459,14 @@ static int fs_open(loams_ctx *ctx, void **state)
                         strerror(-rc), rc == -ENOTDIR ? " (root must be a directory)" : "");
         goto fail;
     }
+    if (mkdirat(s->root_fd, TMP_DIR, 0755) != 0 && errno != EEXIST) {
+        rc = -errno;
+        host->set_error(ctx, "store-fs: cannot create '%s/" TMP_DIR "' (temporary files): %s",
+                        root, strerror(-rc));
+        close(s->root_fd);
+        goto fail;
+    }
+    sweep_tmp(s);
     char *real = realpath(root, NULL);
     if (real == NULL) {
         rc = -errno;

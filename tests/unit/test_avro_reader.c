@@ -81,10 +81,11 @@ static void doubling_schema(char *out, size_t size, int k)
     }
     char inner[8192];
     doubling_schema(inner, sizeof inner, k - 1);
-    snprintf(out, size,
-             "{\"type\":\"record\",\"name\":\"T%d\",\"fields\":[{\"name\":\"a\",\"type\":%s},"
-             "{\"name\":\"b\",\"type\":\"T%d\"}]}",
-             k, inner, k - 1);
+    int n = snprintf(out, size,
+                     "{\"type\":\"record\",\"name\":\"T%d\",\"fields\":[{\"name\":\"a\","
+                     "\"type\":%s},{\"name\":\"b\",\"type\":\"T%d\"}]}",
+                     k, inner, k - 1);
+    ck_assert_msg(n > 0 && (size_t)n < size, "schema of depth %d does not fit", k);
 }
 
 START_TEST(a_schema_that_expands_without_bytes_is_refused)

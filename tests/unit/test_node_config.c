@@ -160,6 +160,7 @@ START_TEST(file_errors_name_file_line_and_key)
                      "bad.conf:1: unknown key 'leas_ttl' (known keys: data_dir, plugin_dirs, "
                      "node_id, listen, lease_ttl, poll_interval, stop_timeout, max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
+                     "gc_interval, gc_grace, "
                      "test_tasks, test_journal, test_task_duration, test_write_interval)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -66,7 +68,7 @@ static void put_str(const char *key, const char *text)
                   loams_store_last_error());
 }
 
-static int tmp_files_in(const char *dir)
+static int count_tmp(const char *dir, int all)
 {
     int n = 0;
     DIR *d = opendir(dir);
@@ -75,10 +77,24 @@ static int tmp_files_in(const char *dir)
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        n += strncmp(de->d_name, ".loams-tmp.", 11) == 0;
+        if (all) {
+            n += de->d_name[0] != '.';
+        } else {
+            n += strncmp(de->d_name, ".loams-tmp.", 11) == 0 &&
+                 strcmp(de->d_name, ".loams-tmp.d") != 0;
+        }
     }
     closedir(d);
     return n;
+}
+
+/* Temporary files: those of the store's temporary directory, and any
+ * stray one in dir (there must be none). */
+static int tmp_files_in(const char *dir)
+{
+    char tmpdir[512];
+    snprintf(tmpdir, sizeof tmpdir, "%s/.loams-tmp.d", root);
+    return count_tmp(tmpdir, 1) + count_tmp(dir, 0);
 }
 
 START_TEST(test_descriptor_is_a_1_0_store)
@@ -498,6 +514,41 @@ static void *put_many(void *arg)
     return NULL;
 }
 
+/* A temporary file left by a dead writer (old, unlocked) is removed when a
+ * store opens; a fresh one, or one whose writer holds its lock, stays. */
+START_TEST(test_open_sweeps_temporary_files_of_dead_writers)
+{
+    char dead[512], fresh[512], held[512];
+    snprintf(dead, sizeof dead, "%s/.loams-tmp.d/999999.1", root);
+    snprintf(fresh, sizeof fresh, "%s/.loams-tmp.d/999999.2", root);
+    snprintf(held, sizeof held, "%s/.loams-tmp.d/999999.3", root);
+    int fd_dead = open(dead, O_WRONLY | O_CREAT, 0644);
+    int fd_fresh = open(fresh, O_WRONLY | O_CREAT, 0644);
+    int fd_held = open(held, O_WRONLY | O_CREAT, 0644);
+    ck_assert(fd_dead >= 0 && fd_fresh >= 0 && fd_held >= 0);
+    close(fd_dead);
+    close(fd_fresh);
+    struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, dead, old, 0), 0);
+    ck_assert_int_eq(utimensat(AT_FDCWD, held, old, 0), 0);
+    /* another open file description holds the lock, as a live writer does */
+    ck_assert_int_eq(flock(fd_held, LOCK_EX), 0);
+    loams_store *s2 = NULL;
+    loams_option_kv kv[] = {{"root", root}};
+    char err[512];
+    ck_assert_msg(loams_store_open(desc, kv, 1, &s2, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(access(dead, F_OK), -1);
+    ck_assert_int_eq(access(fresh, F_OK), 0);
+    ck_assert_int_eq(access(held, F_OK), 0);
+    loams_store_close(s2);
+    close(fd_held);
+    /* temporary files are never listed */
+    loams_keylist *l = list("", NULL, 0, 0);
+    ck_assert_uint_eq(loams_keylist_count(l), 0);
+    loams_keylist_free(l);
+}
+END_TEST
+
 START_TEST(test_two_threads_putting_at_once)
 {
     pthread_t t[2];
@@ -563,6 +614,7 @@ int main(void)
     tcase_add_test(tc, test_delete_removes_object_and_empty_directories);
     tcase_add_test(tc, test_writer_publishes_on_commit_only);
     tcase_add_test(tc, test_open_errors_and_root_creation);
+    tcase_add_test(tc, test_open_sweeps_temporary_files_of_dead_writers);
     tcase_add_test(tc, test_two_threads_putting_at_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
