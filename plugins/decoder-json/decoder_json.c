@@ -35,7 +35,9 @@
  * strict pass that validates it and collects its top-level members (nested
  * values are validated and kept as text); the cells are set only when the
  * whole document is valid, so a bad record adds no column.  Nothing is
- * allocated per record beyond reused scratch buffers.  cJSON is the
+ * allocated per record beyond reused scratch buffers; a member's column
+ * (and whether it is wanted) is looked up once per batch and member
+ * position, since a stream's records mostly repeat their members.  cJSON is the
  * reference the fuzzer compares it with (tests/fuzz).
  *
  * Threads: decode() on one state is never called from two threads at once
@@ -52,13 +54,33 @@
 
 #include <loams/plugin.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define DEFAULT_DEPTH 64
 #define MAX_DEPTH_LIMIT 1000
 
 static const loams_host_api *host;
 
+/* What the decoder knows about the member at position k of the records of
+ * one batch: records of a stream mostly repeat their members in the same
+ * order, so the column (and whether a later stage reads it) is looked up
+ * once per batch and position instead of once per member. */
+typedef struct name_slot {
+    char *name; /* the unescaped name (host memory), len bytes */
+    size_t len, cap;
+    uint64_t gen; /* json_state.gen of the batch it was looked up for */
+    int wanted;
+    long col; /* its column in that batch, -1 before it is added */
+} name_slot;
+
+#define MAX_NAME_SLOTS 256
+
 typedef struct json_state {
     loams_ctx *ctx;
+    name_slot slots[MAX_NAME_SLOTS];
+    uint64_t gen; /* counts decode() calls: a slot of another batch is stale */
     int max_depth;
     locale_t c_locale; /* strtod_l: numbers always use '.' */
     char *scratch;     /* unescaped member names and strings of one record */
@@ -127,7 +149,13 @@ static size_t utf8_valid_prefix(const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        /* ASCII fast path, 8 bytes at a time */
+        /* ASCII fast path, 16 (SSE2) or 8 bytes at a time */
+#if defined(__SSE2__)
+        while (i + 16 <= n &&
+               _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i))) == 0) {
+            i += 16;
+        }
+#endif
         while (i + 8 <= n) {
             uint64_t w;
             memcpy(&w, p + i, 8);
@@ -236,10 +264,33 @@ static int parse_string(json_cursor *c, char *out, size_t *out_len)
     for (;;) {
         /* copy a run of plain bytes, 8 at a time while none is special */
         size_t run = c->i;
+#if defined(__SSE2__)
+        /* 16 bytes at a time: '"', '\\' and bytes < 0x20 (unsigned, as a
+         * signed compare after flipping the top bit) */
+        while (c->i + 16 <= c->n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(c->p + c->i));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8((char)0x80)),
+                               _mm_set1_epi8((char)(0x20 ^ 0x80))));
+            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+            if (mask != 0) {
+                c->i += (size_t)__builtin_ctz(mask);
+                goto special;
+            }
+            c->i += 16;
+        }
+#endif
         while (c->i + 8 <= c->n) {
             uint64_t w;
             memcpy(&w, c->p + c->i, 8);
-            if (has_special_byte(w)) {
+            uint64_t special = has_special_byte(w);
+            if (special) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                /* the lowest flagged byte is exact: jump straight to it */
+                c->i += (size_t)__builtin_ctzll(special) >> 3;
+#endif
                 break;
             }
             c->i += 8;
@@ -251,6 +302,9 @@ static int parse_string(json_cursor *c, char *out, size_t *out_len)
             }
             c->i++;
         }
+#if defined(__SSE2__)
+    special:
+#endif
         if (out != NULL && c->i > run) {
             memcpy(out + o, c->p + run, c->i - run);
             o += c->i - run;
@@ -545,7 +599,8 @@ typedef struct json_member {
     size_t name_at; /* byte position of the name in the value */
     size_t str_off;  /* STRING values: unescaped bytes in the scratch */
     loams_value v;
-    int skip; /* no later stage reads its column: validated, not stored */
+    int skip;  /* no later stage reads its column: validated, not stored */
+    int slot;  /* its name_slot (same name, this batch), or -1 */
 } json_member;
 
 static int grow(json_state *s, void **buf, size_t *cap, size_t need, size_t elem)
@@ -688,6 +743,35 @@ static int member_wanted(const loams_batch *batch, const char *name, size_t len)
     return host->batch_column_wanted(batch, col, col == name ? len : strlen(col));
 }
 
+/* Sets m->skip (and m->slot) for the member at position k, from its
+ * name_slot when the slot holds the same name for this batch.  -ENOMEM. */
+static int member_slot(json_state *s, const loams_batch *batch, size_t k, json_member *m)
+{
+    const char *name = s->scratch + m->name_off;
+    m->slot = -1;
+    if (k >= MAX_NAME_SLOTS) {
+        m->skip = !member_wanted(batch, name, m->name_len);
+        return 0;
+    }
+    name_slot *sl = &s->slots[k];
+    if (sl->gen == s->gen && sl->len == m->name_len && memcmp(sl->name, name, m->name_len) == 0) {
+        m->skip = !sl->wanted;
+        m->slot = (int)k;
+        return 0;
+    }
+    m->skip = !member_wanted(batch, name, m->name_len);
+    if (grow(s, (void **)&sl->name, &sl->cap, m->name_len + 1, 1) != 0) {
+        return -ENOMEM;
+    }
+    memcpy(sl->name, name, m->name_len);
+    sl->len = m->name_len;
+    sl->gen = s->gen;
+    sl->wanted = !m->skip;
+    sl->col = -1;
+    m->slot = (int)k;
+    return 0;
+}
+
 /* Parses a top-level object, collecting its members into s->members. */
 static int collect_object(json_state *s, json_cursor *c, const loams_batch *batch,
                           size_t *n_members)
@@ -722,7 +806,9 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
         }
         o += m->name_len;
         s->scratch[o++] = '\0';
-        m->skip = !member_wanted(batch, s->scratch + m->name_off, m->name_len);
+        if ((rc = member_slot(s, batch, *n_members, m)) != 0) {
+            return rc;
+        }
         skip_ws(c);
         if (c->i >= c->n || c->p[c->i] != ':') {
             return unexpected(c, "':' after a member name");
@@ -771,12 +857,19 @@ static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n
         if (m->skip) {
             continue;
         }
-        char renamed[16];
-        const char *name = column_name(s->scratch + m->name_off, renamed);
         size_t col;
-        int rc = host->batch_add_column(batch, name, &col);
-        if (rc != 0) {
-            return rc;
+        int rc;
+        if (m->slot >= 0 && s->slots[m->slot].col >= 0) {
+            col = (size_t)s->slots[m->slot].col;
+        } else {
+            char renamed[16];
+            const char *name = column_name(s->scratch + m->name_off, renamed);
+            if ((rc = host->batch_add_column(batch, name, &col)) != 0) {
+                return rc;
+            }
+            if (m->slot >= 0) {
+                s->slots[m->slot].col = (long)col;
+            }
         }
         if (m->v.type == LOAMS_T_STRING) {
             m->v.u.s.ptr = s->scratch + m->str_off;
@@ -901,6 +994,7 @@ static int json_decode(void *state, loams_batch *batch)
         return -EINVAL;
     }
     size_t rows = host->batch_rows(batch);
+    s->gen++; /* another batch: other columns, maybe another filter */
     for (size_t r = 0; r < rows; r++) {
         if ((r & 1023) == 1023 && host->cancelled(s->ctx)) {
             host->set_error(s->ctx, "decoder-json: cancelled");
@@ -943,6 +1037,9 @@ static void json_close(void *state)
     host->free(ctx, s->scratch);
     host->free(ctx, s->number);
     host->free(ctx, s->members);
+    for (size_t k = 0; k < MAX_NAME_SLOTS; k++) {
+        host->free(ctx, s->slots[k].name);
+    }
     host->free(ctx, s);
 }
 

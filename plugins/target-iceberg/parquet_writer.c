@@ -20,6 +20,10 @@
 #include <snappy-c.h>
 #include <zstd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <loams/status.h>
 
 #include "parquet_encoding.h"
@@ -185,6 +189,15 @@ static size_t utf8_check(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
+#if defined(__SSE2__)
+        while (n - i >= 16 &&
+               _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i))) == 0) {
+            i += 16;
+        }
+        if (i >= n) {
+            break;
+        }
+#endif
         if (n - i >= 8) {
             uint64_t v;
             memcpy(&v, s + i, 8);

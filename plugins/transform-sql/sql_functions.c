@@ -197,7 +197,13 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
     }
     switch (fn->kind) {
     case LOAMS__SQL_GET_STR:
-        if (v.kind == LOAMS__JSON_STRING) {
+        if (v.kind == LOAMS__JSON_STRING && !v.escaped && is_stable(st, json)) {
+            /* The text is the cell's own bytes, which the batch keeps in
+             * place for the whole run (as vt_column hands them to SQLite):
+             * no copy. */
+            size_t n = v.end - v.start;
+            sqlite3_result_text(c, n ? (const char *)json + v.start : "", (int)n, SQLITE_STATIC);
+        } else if (v.kind == LOAMS__JSON_STRING) {
             size_t need = v.end - v.start, n;
             if (need > st->text_cap) {
                 char *nb = loams__sql_host->realloc(st->ctx, st->text_buf, need);

@@ -519,9 +519,12 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
             break;
         case LOAMS_T_STRING:
         case LOAMS_T_JSON:
+            /* The bytes as they are: sqlite3_value_text() would copy a text
+             * that SQLite holds without a NUL (a batch cell read in place)
+             * just to terminate it.  The connection's encoding is UTF-8. */
             v.type = value_type(sv);
-            v.u.s.ptr = (const char *)sqlite3_value_text(sv);
             v.u.s.len = (size_t)sqlite3_value_bytes(sv);
+            v.u.s.ptr = v.u.s.len ? sqlite3_value_blob(sv) : "";
             if (!v.u.s.ptr) {
                 rc = -ENOMEM;
                 goto out;

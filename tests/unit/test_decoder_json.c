@@ -185,6 +185,83 @@ START_TEST(test_only_wanted_members_become_columns_but_every_member_is_checked)
 }
 END_TEST
 
+/* Strings are scanned 16 and 8 bytes at a time: a control byte, a quote,
+ * an escape or a multi-byte character at any position of strings of any
+ * length is found exactly where it is. */
+START_TEST(test_special_bytes_are_found_at_every_position_of_long_strings)
+{
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t k = 0; k < len; k++) {
+            char plain[64], doc[160], want[192];
+            memset(plain, 'a', len);
+            plain[len] = '\0';
+            decoder_run run;
+            decoder_open(&run, desc, NULL, 0);
+            /* a raw control byte: the record fails at its byte */
+            plain[k] = '\x01';
+            snprintf(doc, sizeof doc, "{\"s\":\"%s\"}", plain);
+            add(&run, 0, doc);
+            /* an escape and a two-byte character: unescaped in place */
+            plain[k] = '\0';
+            snprintf(doc, sizeof doc, "{\"s\":\"%s\\n\xc3\xa9%s\"}", plain, plain + k + 1);
+            add(&run, 1, doc);
+            ck_assert_int_eq(decoder_decode(&run), 0);
+            snprintf(want,
+                     sizeof want, "partition 0 offset 0: invalid JSON at byte %zu: control "
+                                  "character 0x01 inside a string (write it as an escape, e.g. "
+                                  "\\n or \\u0001)",
+                     6 + k);
+            ck_assert_str_eq(row_error(&run, 0), want);
+            snprintf(want, sizeof want, "%s\n\xc3\xa9%s", plain, plain + k + 1);
+            ck_assert_str_eq(row_error(&run, 1), "");
+            ck_assert(text_is(cell(&run, 1, "s"), want));
+            decoder_close(&run);
+        }
+    }
+}
+END_TEST
+
+/* The decoder remembers, per member position, the column of the name it
+ * found there in the batch: records whose members change order or set, and
+ * a next batch with other columns and another filter, still get every
+ * value in its own column. */
+START_TEST(test_members_in_any_order_and_a_next_batch_land_in_their_columns)
+{
+    decoder_run run;
+    decoder_open(&run, desc, NULL, 0);
+    add(&run, 0, "{\"a\":1,\"b\":\"x\"}");
+    add(&run, 1, "{\"b\":\"y\",\"a\":2}");
+    add(&run, 2, "{\"a\":3,\"c\":true,\"b\":\"z\"}");
+    add(&run, 3, "{\"a\":4,\"b\":\"w\"}");
+    add(&run, 4, "{\"b\":\"v\"}");
+    ck_assert_int_eq(decoder_decode(&run), 0);
+    static const char *const b[] = {"x", "y", "z", "w", "v"};
+    for (size_t r = 0; r < 5; r++) {
+        ck_assert_str_eq(row_error(&run, r), "");
+        ck_assert(text_is(cell(&run, r, "b"), b[r]));
+        if (r < 4) {
+            ck_assert_int_eq(cell(&run, r, "a").u.i, (int64_t)r + 1);
+        } else {
+            ck_assert_uint_eq(cell(&run, r, "a").type, LOAMS_T_NULL);
+        }
+        ck_assert_uint_eq(cell(&run, r, "c").type, r == 2 ? LOAMS_T_BOOL : LOAMS_T_NULL);
+    }
+    /* a next batch: its columns are added in another order, and only "a"
+     * is read */
+    loams_batch_reset(run.batch);
+    const char *const wanted[] = {"a"};
+    ck_assert_int_eq(loams_batch_want_columns(run.batch, wanted, 1), 0);
+    add(&run, 5, "{\"c\":false,\"a\":6}");
+    add(&run, 6, "{\"a\":7,\"b\":\"u\"}");
+    ck_assert_int_eq(decoder_decode(&run), 0);
+    ck_assert_int_eq(cell(&run, 0, "a").u.i, 6);
+    ck_assert_int_eq(cell(&run, 1, "a").u.i, 7);
+    ck_assert_int_lt(loams_batch_column_find(run.batch, "b"), 0);
+    ck_assert_int_lt(loams_batch_column_find(run.batch, "c"), 0);
+    decoder_close(&run);
+}
+END_TEST
+
 static const struct {
     const char *value;
     size_t len; /* 0: strlen */
@@ -424,6 +501,8 @@ int main(void)
     tcase_add_test(tc, test_only_wanted_members_become_columns_but_every_member_is_checked);
     tcase_add_test(tc, test_a_bad_record_adds_no_column);
     tcase_add_test(tc, test_nesting_limit_and_option);
+    tcase_add_test(tc, test_members_in_any_order_and_a_next_batch_land_in_their_columns);
+    tcase_add_test(tc, test_special_bytes_are_found_at_every_position_of_long_strings);
     tcase_add_test(tc, test_rows_failed_before_decoding_are_left_alone);
     tcase_add_test(tc, test_cancellation_stops_a_long_batch);
     tcase_add_test(tc, test_two_decoders_on_two_threads_keep_their_own_positions);

@@ -293,6 +293,35 @@ struct malformed_case {
     const char *what; /* a word of the message */
 };
 
+/* Strings are scanned 16 and 8 bytes at a time: a character of two bytes,
+ * an escape, a control byte or bad UTF-8 at any position of strings of any
+ * length is found exactly where it is. */
+START_TEST(special_bytes_are_found_at_every_position_of_long_strings)
+{
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t k = 0; k < len; k++) {
+            char a[64], json[256], want[256];
+            memset(a, 'a', k);
+            a[k] = '\0';
+            char b[64];
+            memset(b, 'b', len - k - 1);
+            b[len - k - 1] = '\0';
+            snprintf(json, sizeof json, "{\"s\":\"%s\xc3\xa9%s\\n%s\"}", a, b, a);
+            snprintf(want, sizeof want, "%s\xc3\xa9%s\n%s", a, b, a);
+            ck_assert_str_eq(string_at(json, "$.s", NULL), want);
+            static const char *const bad[] = {"\x01", "\xc3\x28"};
+            for (size_t i = 0; i < 2; i++) {
+                loams__json_value v;
+                loams__json_error err = {0, NULL};
+                snprintf(json, sizeof json, "{\"s\":\"%s%s%s\"}", a, bad[i], b);
+                ck_assert_int_eq(lookup(json, "$.s", &v, &err), LOAMS_EINPUT);
+                ck_assert_uint_eq(err.pos, 6 + k);
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(malformed_documents_are_errors_with_byte_positions)
 {
     static const struct malformed_case cases[] = {
@@ -508,6 +537,7 @@ static Suite *json_path_suite(void)
     tcase_add_test(tc, objects_and_arrays_come_back_as_raw_json);
     tcase_add_test(tc, duplicate_names_return_the_first);
     tcase_add_test(tc, malformed_documents_are_errors_with_byte_positions);
+    tcase_add_test(tc, special_bytes_are_found_at_every_position_of_long_strings);
     tcase_add_test(tc, nesting_is_bounded_at_512_levels);
     tcase_add_test(tc, bad_paths_are_refused_with_positions);
     tcase_add_test(tc, the_whole_document_is_validated_even_past_the_value_read);
