@@ -5,7 +5,7 @@
 # exactly once, drops what the script drops, and sends the records the
 # script fails on (an error, an endless loop stopped by the instruction
 # budget) to the dead-letter stream with the Lua message; a named script is
-# found in LOAMS_PLUGIN_PATH.
+# found in LOAMS_PLUGIN_PATH and in a --plugin-dir directory; lua_* link options.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -141,3 +141,55 @@ LOAMS_PLUGIN_PATH="$scripts" sql "CREATE LINK t.p FROM STREAM t.tickets INTO COL
   TRANSFORM LUA 'pii_redact';" >/dev/null 2>"$work/create.err" ||
   die "CREATE LINK with TRANSFORM LUA 'pii_redact' failed: $(cat "$work/create.err")"
 ok "named script found in LOAMS_PLUGIN_PATH"
+
+# ---- a named script from a --plugin-dir directory, run by serve ----
+pdir="$work/plugdir"
+mkdir -m 0755 "$pdir"
+cp "$src/lua/examples/pii_redact.lua" "$pdir/"
+chmod 0644 "$pdir/pii_redact.lua"
+"$host" --list-plugins --plugin-dir "$pdir" --no-default-plugin-dirs | grep -q "pii_redact" ||
+  die "--list-plugins does not list the script of --plugin-dir"
+sql --plugin-dir "$pdir" "CREATE LINK t.q FROM STREAM t.tickets INTO COLLECTION t.cq
+  TRANSFORM LUA 'pii_redact' WITH (batch_interval = '200ms');" >/dev/null 2>"$work/create.err" ||
+  die "CREATE LINK with a script of --plugin-dir failed: $(cat "$work/create.err")"
+sql "DROP LINK t.p; DROP LINK t.l;" >/dev/null || die "DROP LINK failed"
+plugin_args+=(--plugin-dir "$pdir")
+start_node b
+wait_caught_up 90
+stop_node b
+n=$("$host" collection dump t.cq --data-dir "$data" "${plugin_args[@]}" | grep -c .)
+[ "$n" -gt 0 ] || die "the link of a --plugin-dir script applied nothing"
+grep -q "no Lua script named" "$work/b.log" && die "serve did not find the script: $(grep -m1 'no Lua script' "$work/b.log")"
+ok "TRANSFORM LUA 'pii_redact' from --plugin-dir: CREATE LINK and serve find it ($n documents)"
+
+# ---- lua_* options in WITH reach the transform ----
+out=$(sql "CREATE LINK t.r FROM STREAM t.tickets INTO COLLECTION t.cr
+  TRANSFORM LUA \$\$ function transform(rec) return { _pk = rec.id } end \$\$
+  WITH (lua_memory_limit = 'lots');" 2>&1) && die "a bad lua_memory_limit was accepted"
+echo "$out" | grep -q "lua_memory_limit" || die "bad lua_memory_limit: unclear error: $out"
+out=$(sql "CREATE LINK t.r FROM STREAM t.tickets INTO COLLECTION t.cr
+  TRANSFORM LUA \$\$ function transform(rec) return { _pk = rec.id } end \$\$
+  WITH (script_path = '/tmp');" 2>&1) && die "script_path was accepted in WITH"
+echo "$out" | grep -q "script_path is set by the host" || die "script_path: unclear error: $out"
+# A 10,000-instruction budget stops a script that loops 100,000 times per
+# record: every record is dead-lettered with the budget in its message.
+sql "CREATE LINK t.r FROM STREAM t.tickets INTO COLLECTION t.cr
+  TRANSFORM LUA \$\$
+    function transform(rec)
+      local n = 0
+      for i = 1, 100000 do n = n + i end
+      return { _pk = rec.id, n = n }
+    end
+  \$\$
+  WITH (lua_instruction_limit = '10000', on_error = 'dead_letter', batch_interval = '200ms');" \
+  >/dev/null 2>"$work/create.err" || die "CREATE LINK with lua_* options failed: $(cat "$work/create.err")"
+start_node c
+wait_caught_up 90
+stop_node c
+"$host" stream read t.r_dlq --partition 0 --from 0 --limit 100000 --json --data-dir "$data" \
+  >"$work/dlq-r.jsonl" || die "reading t.r_dlq failed"
+dead=$(grep -c "instruction budget exceeded: more than 10000" "$work/dlq-r.jsonl")
+[ "$dead" -gt 0 ] && [ "$dead" -eq "$(grep -c . "$work/dlq-r.jsonl")" ] ||
+  die "lua_instruction_limit = 10000 did not stop the records ($dead of $(grep -c . "$work/dlq-r.jsonl") dead letters)"
+ok "lua_instruction_limit from WITH: all $dead records stopped at 10000 instructions"
+exit 0
