@@ -294,3 +294,6 @@ tests_bench_bench_link_apply_SOURCES = tests/bench/bench-link-apply.c \
 tests_bench_bench_link_apply_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/tests/bench \
 	-DLOAMS_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_link_apply_LDADD = core/libloams-core.la $(CJSON_LIBS)
+# ... and its table mode, with tiny counts, in make check (row counts checked).
+TESTS += tests/bench/bench-link-table-smoke.sh
+EXTRA_DIST += tests/bench/bench-link-table-smoke.sh
