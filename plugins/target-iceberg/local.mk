@@ -92,13 +92,19 @@ tests_unit_test_avro_writer_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
 tests_unit_test_avro_writer_CFLAGS = $(ICEBERG_TEST_CFLAGS) $(CJSON_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_avro_writer_LDADD = $(ICEBERG_TEST_LDADD) $(CJSON_LIBS) $(ZLIB_LIBS)
 
-# the reader on what fuzz-avro found (tests/fuzz/fuzz-avro.c fuzzes it)
+# the readers on what fuzz-avro and fuzz-parquet found (tests/fuzz/)
 check_PROGRAMS += tests/unit/test_avro_reader
 TESTS += tests/unit/test_avro_reader
 tests_unit_test_avro_reader_SOURCES = tests/unit/test_avro_reader.c
 tests_unit_test_avro_reader_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
 tests_unit_test_avro_reader_CFLAGS = $(ICEBERG_TEST_CFLAGS)
 tests_unit_test_avro_reader_LDADD = $(ICEBERG_TEST_LDADD)
+check_PROGRAMS += tests/unit/test_parquet_reader
+TESTS += tests/unit/test_parquet_reader
+tests_unit_test_parquet_reader_SOURCES = tests/unit/test_parquet_reader.c
+tests_unit_test_parquet_reader_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
+tests_unit_test_parquet_reader_CFLAGS = $(ICEBERG_TEST_CFLAGS)
+tests_unit_test_parquet_reader_LDADD = $(ICEBERG_TEST_LDADD)
 
 # A link INTO TABLE end to end, read back by python3-avro, avro-c and DuckDB
 # (exactly once across crashes, schema evolution).

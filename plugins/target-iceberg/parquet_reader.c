@@ -185,6 +185,10 @@ static int map_columns(loams__pqr *r, selem *el, uint32_t nel)
     if (nel == 0 || el[0].nchildren <= 0) {
         return fail(r, "Parquet schema has no columns");
     }
+    if ((uint32_t)el[0].nchildren > nel - 1) {
+        return fail(r, "Parquet schema root has %d children in %u elements", (int)el[0].nchildren,
+                    nel);
+    }
     size_t ncols = (size_t)el[0].nchildren;
     if ((r->cols = calloc(ncols, sizeof *r->cols)) == NULL) {
         return -ENOMEM;
@@ -196,11 +200,16 @@ static int map_columns(loams__pqr *r, selem *el, uint32_t nel)
         }
         selem *e = &el[i];
         pcol *pc = &r->cols[c];
+        if (e->name == NULL) {
+            return fail(r, "Parquet schema element %u (column %zu) has no name", i, c);
+        }
         if ((pc->pub.name = malloc(e->name_len + 1)) == NULL) {
             return -ENOMEM;
         }
         r->ncols = c + 1;
-        memcpy(pc->pub.name, e->name, e->name_len);
+        if (e->name_len > 0) {
+            memcpy(pc->pub.name, e->name, e->name_len);
+        }
         pc->pub.name[e->name_len] = '\0';
         pc->pub.field_id = e->field_id;
         pc->pub.optional = e->rep == 1;
@@ -323,6 +332,23 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
     }
     if (rc == LOAMS_ECORRUPT && err != NULL && errlen > 0 && err[0] == '\0') {
         fail(r, "Parquet footer is malformed");
+    }
+    if (rc == 0 && r->ncols == 0) {
+        rc = fail(r, "Parquet footer has no schema");
+    }
+    /* The rows of the row groups are the file's: a reader that handed over
+     * fewer rows than the footer says would lose them (compaction rewrites
+     * what it reads). */
+    int64_t sum = 0;
+    for (size_t g = 0; g < r->ngroups && rc == 0; g++) {
+        if (r->group_rows[g] < 0 || r->group_rows[g] > INT64_MAX - sum) {
+            rc = fail(r, "Parquet row group %zu has %lld rows", g, (long long)r->group_rows[g]);
+        }
+        sum += rc == 0 ? r->group_rows[g] : 0;
+    }
+    if (rc == 0 && sum != r->num_rows) {
+        rc = fail(r, "Parquet footer says %lld rows, its row groups hold %lld",
+                  (long long)r->num_rows, (long long)sum);
     }
 out:
     free(el);
