@@ -259,6 +259,7 @@ static int build_worker(const loams_config *cfg, loams_datadir *dd, loams_worker
         .clock = NULL,
         .lease_ttl_ms = cfg->lease_ttl_ms,
         .poll_interval_ms = cfg->poll_interval_ms,
+        .task_slice_ms = cfg->task_slice_ms,
         .sched = {cfg->max_concurrent, cfg->max_per_namespace, cfg->default_weight, ns,
                   cfg->n_namespaces},
     };

@@ -1213,6 +1213,11 @@ static int run_loop(link_run *r)
         if (r->staged_records == 0 && (rc = maintain(r)) != 0) {
             break;
         }
+        if (r->staged_records == 0 && loams_task_should_yield(r->task)) {
+            run_log(r, LOAMS_LOG_INFO, "yielding the slot to a waiting task (everything read "
+                    "is committed); the link runs again shortly");
+            break;
+        }
         stage_clock clk;
         stage_start(&clk);
         long n = read_chunk(r);

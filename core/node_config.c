@@ -44,6 +44,7 @@ static const key_spec keys[] = {
     {"lease_ttl", KT_DURATION, OFF(lease_ttl_ms), 100, 3600000},
     {"poll_interval", KT_DURATION, OFF(poll_interval_ms), 10, 3600000},
     {"stop_timeout", KT_DURATION, OFF(stop_timeout_ms), 0, 600000},
+    {"task_slice", KT_DURATION, OFF(task_slice_ms), 100, 86400000},
     {"max_concurrent", KT_UINT, OFF(max_concurrent), 1, 1024},
     {"max_per_namespace", KT_UINT, OFF(max_per_namespace), 1, 1024},
     {"default_weight", KT_UINT, OFF(default_weight), 1, 1000000},
@@ -77,6 +78,7 @@ int loams_config_init(loams_config *c)
     c->lease_ttl_ms = 30000;
     c->poll_interval_ms = 1000;
     c->stop_timeout_ms = 10000;
+    c->task_slice_ms = 30000;
     c->max_concurrent = 16;
     c->max_per_namespace = 4;
     c->default_weight = 1;
@@ -704,6 +706,7 @@ void loams_config_dump(const loams_config *c, FILE *out)
     print_duration(out, "lease_ttl", c->lease_ttl_ms);
     print_duration(out, "poll_interval", c->poll_interval_ms);
     print_duration(out, "stop_timeout", c->stop_timeout_ms);
+    print_duration(out, "task_slice", c->task_slice_ms);
     fprintf(out, "max_concurrent = %u\nmax_per_namespace = %u\ndefault_weight = %u\n",
             c->max_concurrent, c->max_per_namespace, c->default_weight);
     fprintf(out, "log_level = %s\n", levels[c->log_level <= LOAMS_LOG_DEBUG ? c->log_level : 2]);

@@ -56,6 +56,7 @@ typedef struct loams_config {
     int64_t lease_ttl_ms;       /* default 30 s */
     int64_t poll_interval_ms;   /* default 1 s */
     int64_t stop_timeout_ms;    /* default 10 s: how long a stop waits for tasks */
+    int64_t task_slice_ms;      /* default 30 s: a run this old yields to a waiting task */
     uint32_t max_concurrent;    /* default 16 */
     uint32_t max_per_namespace; /* default 4 */
     uint32_t default_weight;    /* default 1 */

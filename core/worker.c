@@ -65,6 +65,7 @@ struct loams_task {
 
     int cancelled;     /* atomic */
     int cancel_reason; /* atomic, first reason wins */
+    int yield_wanted;  /* atomic: the poll thread asks the run to yield */
     char errmsg[512];
 
     int state;         /* under w->lock */
@@ -85,8 +86,10 @@ struct loams_worker {
     const loams_clock *clock;
     int64_t ttl_ms;
     int64_t poll_ms;
+    int64_t slice_ms; /* loams_task_should_yield */
     int64_t tick_ms; /* renewer granularity */
     uint32_t max_concurrent;
+    uint32_t max_per_ns;
     loams_sched *sched; /* poll thread only */
 
     loams_task_source *sources;
@@ -106,6 +109,12 @@ struct loams_worker {
 
     backoff_entry *backoff;
     size_t nbackoff;
+
+    /* Poll thread only: since when each proposed task not running here has
+     * waited (order_by_wait). */
+    char **wait_keys;
+    int64_t *wait_since;
+    size_t nwait;
 
     int started, stopping, stopped, renewer_quit, pool_quit;
     int stop_result;
@@ -263,6 +272,11 @@ int64_t loams_task_claimed_ms(const loams_task *t)
     return t->claimed_ms;
 }
 
+int loams_task_should_yield(const loams_task *t)
+{
+    return __atomic_load_n(&t->yield_wanted, __ATOMIC_ACQUIRE);
+}
+
 int loams_task_cancelled(const loams_task *t)
 {
     return __atomic_load_n(&t->cancelled, __ATOMIC_ACQUIRE);
@@ -413,6 +427,28 @@ static int64_t backoff_fail(loams_worker *w, const char *key, int64_t now)
     return delay;
 }
 
+/* Keeps `key` from starting again before `until` (a run that yielded),
+ * without counting a failure. */
+static void backoff_hold(loams_worker *w, const char *key, int64_t until)
+{
+    backoff_entry *e = backoff_find(w, key);
+    if (e == NULL) {
+        backoff_entry *grown = realloc(w->backoff, (w->nbackoff + 1) * sizeof *grown);
+        char *copy = strdup(key);
+        if (grown != NULL) {
+            w->backoff = grown;
+        }
+        if (grown == NULL || copy == NULL) {
+            free(copy);
+            return;
+        }
+        e = &w->backoff[w->nbackoff++];
+        e->key = copy;
+        e->fails = 0;
+    }
+    e->until_ms = until;
+}
+
 static int backoff_blocks(loams_worker *w, const char *key, int64_t now)
 {
     backoff_entry *e = backoff_find(w, key);
@@ -473,6 +509,9 @@ static void run_task(loams_worker *w, loams_task *t)
                        "finished in %" PRId64 " ms", took);
         pthread_mutex_lock(&w->lock);
         backoff_forget(w, t->key);
+        if (loams_task_should_yield(t)) {
+            backoff_hold(w, t->key, now_ms(w) + 2 * w->poll_ms);
+        }
         pthread_mutex_unlock(&w->lock);
     } else if (reason != CANCEL_NONE) {
         stat_inc(&w->n_cancelled);
@@ -731,6 +770,136 @@ static int claim(loams_worker *w, const list_item *it)
     return 1;
 }
 
+static void waits_free(char **keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(keys[i]);
+    }
+    free(keys);
+}
+
+/* Orders the proposed tasks by how long they have waited on this node
+ * (longest first; the scheduler keeps this order within a namespace and
+ * class), so that a task that waited gets the slot a run yields before one
+ * that just had it.  order[0..list->n) gets the indexes.  Tasks running
+ * here are not waiting.  Out of memory: proposal order. */
+static void order_by_wait(loams_worker *w, const loams_task_list *list,
+                          const loams_sched_running *running, size_t nrunning, int64_t now,
+                          size_t *order)
+{
+    size_t n = list->n;
+    char **keys = calloc(n ? n : 1, sizeof *keys);
+    int64_t *since = calloc(n ? n : 1, sizeof *since);
+    int64_t *item_since = calloc(n ? n : 1, sizeof *item_since);
+    size_t nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    if (keys == NULL || since == NULL || item_since == NULL) {
+        free(keys);
+        free(since);
+        free(item_since);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *key = list->items[i].key;
+        int here = 0;
+        for (size_t r = 0; r < nrunning && !here; r++) {
+            here = strcmp(running[r].key, key) == 0;
+        }
+        item_since[i] = now;
+        for (size_t k = 0; k < w->nwait; k++) {
+            if (strcmp(w->wait_keys[k], key) == 0) {
+                item_since[i] = w->wait_since[k];
+                break;
+            }
+        }
+        if (!here && (keys[nk] = strdup(key)) != NULL) {
+            since[nk++] = item_since[i];
+        }
+    }
+    /* insertion sort: stable, and n is the number of proposed tasks */
+    for (size_t i = 1; i < n; i++) {
+        size_t v = order[i], j = i;
+        while (j > 0 && item_since[order[j - 1]] > item_since[v]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+    waits_free(w->wait_keys, w->nwait);
+    free(w->wait_since);
+    w->wait_keys = keys;
+    w->wait_since = since;
+    w->nwait = nk;
+    free(item_since);
+}
+
+/* Whether running task t may give its slot to candidate c. */
+static int yield_scope(const loams_worker *w, const loams_task *t, const loams_sched_candidate *c,
+                       int ns_full, int64_t now)
+{
+    return t->state != T_DONE && t->prio >= c->prio && now - t->claimed_ms >= w->slice_ms &&
+           (!ns_full || strcmp(t->ns, c->ns) == 0);
+}
+
+/* Candidates the caps kept from starting (not tried, not running here) get
+ * one slot each from the runs that hold them: a run of the same or a less
+ * urgent class, older than the slice, in the candidate's namespace (or in
+ * any namespace when the node-wide cap is what is full), is asked to yield.
+ * A run asked before and still running serves again, so waiting tasks ask
+ * for no more slots than they need. */
+static void ask_yields(loams_worker *w, const loams_sched_candidate *cands, const char *tried,
+                       size_t ncand, int64_t now)
+{
+    pthread_mutex_lock(&w->lock);
+    size_t ntasks = 0;
+    for (loams_task *t = w->tasks; t != NULL; t = t->next) {
+        ntasks++;
+    }
+    loams_task **given = calloc(ntasks ? ntasks : 1, sizeof *given);
+    size_t ngiven = 0;
+    for (size_t i = 0; i < ncand && given != NULL; i++) {
+        size_t in_ns = 0, total = 0;
+        int running_here = 0;
+        for (loams_task *t = w->tasks; t != NULL && !tried[i]; t = t->next) {
+            if (t->state != T_DONE) {
+                total++;
+                in_ns += strcmp(t->ns, cands[i].ns) == 0;
+                running_here |= strcmp(t->key, cands[i].key) == 0;
+            }
+        }
+        int ns_full = in_ns >= w->max_per_ns;
+        if (tried[i] || running_here || (!ns_full && total < w->max_concurrent)) {
+            continue; /* started, running, or held back by a byte-rate cap */
+        }
+        loams_task *pick = NULL;
+        for (int pass = 0; pass < 2 && pick == NULL; pass++) {
+            for (loams_task *t = w->tasks; t != NULL && pick == NULL; t = t->next) {
+                int wanted = __atomic_load_n(&t->yield_wanted, __ATOMIC_RELAXED);
+                int taken = 0;
+                for (size_t g = 0; g < ngiven; g++) {
+                    taken |= given[g] == t;
+                }
+                if (!taken && wanted == (pass == 0) && yield_scope(w, t, &cands[i], ns_full, now)) {
+                    pick = t;
+                }
+            }
+        }
+        if (pick == NULL) {
+            continue;
+        }
+        given[ngiven++] = pick;
+        if (!__atomic_exchange_n(&pick->yield_wanted, 1, __ATOMIC_ACQ_REL)) {
+            loams_log_task(LOAMS_LOG_INFO, COMPONENT, pick->key, pick->fence.epoch,
+                           "asked to yield after %" PRId64 " ms: %s waits for its slot",
+                           now - pick->claimed_ms, cands[i].key);
+        }
+    }
+    free(given);
+    pthread_mutex_unlock(&w->lock);
+}
+
 static int poll_once(loams_worker *w)
 {
     int rc = 0;
@@ -740,6 +909,8 @@ static int poll_once(loams_worker *w)
     size_t *cand_item = NULL;
     loams_sched_running *running = NULL;
     size_t nrunning = 0, ncand = 0;
+    char *tried = NULL;
+    size_t *order = NULL;
 
     reap(w);
     int64_t now = now_ms(w);
@@ -782,8 +953,15 @@ static int poll_once(loams_worker *w)
         rc = -ENOMEM;
         goto out;
     }
+    order = calloc(list.n ? list.n : 1, sizeof *order);
+    if (order == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    order_by_wait(w, &list, running, nrunning, now, order);
     pthread_mutex_lock(&w->lock);
-    for (size_t i = 0; i < list.n; i++) {
+    for (size_t o = 0; o < list.n; o++) {
+        size_t i = order[o];
         const list_item *it = &list.items[i];
         if (backoff_blocks(w, it->key, now)) {
             continue;
@@ -797,13 +975,20 @@ static int poll_once(loams_worker *w)
         goto out;
     }
     size_t idx;
+    tried = calloc(ncand ? ncand : 1, 1);
+    if (tried == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     while (!__atomic_load_n(&w->stopping, __ATOMIC_ACQUIRE) &&
            loams_sched_round_next(w->sched, &idx) == 1) {
         int ok = claim(w, &list.items[cand_item[idx]]);
         loams_sched_round_result(w->sched, idx, ok);
+        tried[idx] = 1;
         started += ok;
     }
     loams_sched_round_end(w->sched);
+    ask_yields(w, cands, tried, ncand, now);
 out:
     if (rc < 0) {
         LOAMS_ERROR(COMPONENT, "poll failed: %s", loams_strerror(rc));
@@ -811,6 +996,8 @@ out:
     free(running);
     free(cands);
     free(cand_item);
+    free(tried);
+    free(order);
     list_clear(&list);
     return rc < 0 ? rc : started;
 }
@@ -859,6 +1046,7 @@ int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *er
     w->clock = o->clock != NULL ? o->clock : loams_clock_real();
     w->ttl_ms = o->lease_ttl_ms ? o->lease_ttl_ms : 30000;
     w->poll_ms = o->poll_interval_ms > 0 ? o->poll_interval_ms : 1000;
+    w->slice_ms = o->task_slice_ms > 0 ? o->task_slice_ms : 30000;
     w->tick_ms = w->ttl_ms / 12;
     if (w->tick_ms < 5) {
         w->tick_ms = 5;
@@ -867,6 +1055,7 @@ int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *er
     }
     w->max_concurrent =
         o->sched.max_concurrent ? o->sched.max_concurrent : LOAMS_SCHED_DEFAULT_MAX_CONCURRENT;
+    w->max_per_ns = o->sched.max_per_namespace > 0 ? o->sched.max_per_namespace : 4;
     w->node_id = strdup(o->node_id);
     w->threads = calloc(w->max_concurrent, sizeof *w->threads);
     if (w->node_id == NULL || w->threads == NULL) {
@@ -1082,6 +1271,8 @@ void loams_worker_free(loams_worker *w)
         free(w->backoff[i].key);
     }
     free(w->backoff);
+    waits_free(w->wait_keys, w->nwait);
+    free(w->wait_since);
     loams_sched_free(w->sched);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->done_cond);

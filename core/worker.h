@@ -102,6 +102,13 @@ int loams_task_txn(loams_task *t, const loams_meta_compare *compares, size_t ncm
 void loams_task_set_error(loams_task *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Whether the worker asks the run to end soon and give its slot to a
+ * waiting task: a run that never ends by itself (a link) checks it at a
+ * point where ending loses nothing (after a commit) and returns 0.  A run
+ * that yielded is not started again on this node for two poll intervals,
+ * so a task that waited gets the slot first. */
+int loams_task_should_yield(const loams_task *t);
+
 /* Counts bytes the run really moved; when it ends, the difference from its
  * estimate is charged to its namespace's byte-rate cap. */
 void loams_task_add_bytes(loams_task *t, uint64_t bytes);
@@ -116,6 +123,9 @@ typedef struct loams_worker_options {
     const loams_clock *clock; /* NULL = loams_clock_real(); not owned */
     int64_t lease_ttl_ms;     /* 0 = 30000 */
     int64_t poll_interval_ms; /* 0 = 1000 */
+    int64_t task_slice_ms;    /* 0 = 30000: a run older than this is asked to yield
+                                 (loams_task_should_yield) when a task of its
+                                 namespace waits for a slot the caps keep busy */
     loams_sched_config sched; /* limits, weights, byte-rate caps; copied */
 } loams_worker_options;
 

@@ -271,6 +271,9 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 # GC of the files no commit references, after crashes and maintenance.
 TESTS += tests/integration/gc.sh
 EXTRA_DIST += tests/integration/gc.sh
+# More links than slots: runs yield after task_slice.
+TESTS += tests/integration/link-yield.sh
+EXTRA_DIST += tests/integration/link-yield.sh
 # PAUSE/RESUME, search and BM25 through a link, int -> float widening,
 # flushing at batch_bytes or batch_interval, UDFs from another plugin.
 TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \

@@ -102,7 +102,8 @@ typedef enum behaviour {
     B_UNTIL_CANCEL,  /* sleep until cancelled, then try one fenced write */
     B_FAIL,          /* return -EIO */
     B_IGNORE_CANCEL, /* block 400 ms regardless of cancellation */
-    B_WRITE_LOOP     /* fenced writes every 20 ms until cancelled or rejected */
+    B_WRITE_LOOP,    /* fenced writes every 20 ms until cancelled or rejected */
+    B_UNTIL_YIELD    /* sleep until asked to yield (return 0) or cancelled */
 } behaviour;
 
 typedef struct fake_source {
@@ -169,6 +170,10 @@ static int fake_run(void *ud, loams_task *t)
         rc = -EIO;
         break;
     case B_IGNORE_CANCEL: sleep_ms(400); break;
+    case B_UNTIL_YIELD:
+        while (!loams_task_should_yield(t) && loams_task_sleep(t, 5) == 0) {
+        }
+        break;
     case B_WRITE_LOOP:
         while (loams_task_sleep(t, 20) == 0) {
             if ((rc = fenced_write(s, t)) != 0) {
@@ -554,6 +559,41 @@ static int count_run(void *ud, loams_task *t)
     return 0;
 }
 
+/* Three runs that never end by themselves and one slot: each is asked to
+ * yield after the slice, and the slot goes to the task that waited longest,
+ * so all three take turns (a, b, c, a, ...). */
+START_TEST(runs_yield_their_slot_to_waiting_tasks_in_turn)
+{
+    fake_source s = {.keys = {"y/a", "y/b", "y/c"},
+                     .ns = {"ns", "ns", "ns"},
+                     .prio = {LOAMS_PRIO_LINK_APPLY, LOAMS_PRIO_LINK_APPLY, LOAMS_PRIO_LINK_APPLY},
+                     .nkeys = 3,
+                     .how = B_UNTIL_YIELD};
+    pthread_mutex_init(&s.lock, NULL);
+    loams_worker_options o = {.meta = meta,
+                              .node_id = "node-1",
+                              .clock = loams_clock_real(),
+                              .lease_ttl_ms = 2000,
+                              .poll_interval_ms = 10,
+                              .task_slice_ms = 60,
+                              .sched = {1, 16, 0, NULL, 0}};
+    loams_worker *w = NULL;
+    char err[256];
+    ck_assert_int_eq(loams_worker_new(&o, &w, err, sizeof err), 0);
+    loams_task_source src = {"fake", &s, fake_propose, fake_run, NULL};
+    ck_assert_int_eq(loams_worker_add_source(w, &src), 0);
+    ck_assert_int_eq(loams_worker_start(w), 0);
+    ck_assert(wait_for(&s.started, 6));
+    ck_assert_int_eq(loams_worker_stop(w, 2000), 0);
+    pthread_mutex_lock(&s.lock);
+    ck_assert_msg(strncmp(s.order, "y/a y/b y/c y/a y/b y/c", 23) == 0, "start order: %s",
+                  s.order);
+    pthread_mutex_unlock(&s.lock);
+    ck_assert_ptr_nonnull(strstr(log_text(), "asked to yield"));
+    loams_worker_free(w);
+}
+END_TEST
+
 START_TEST(bad_candidates_are_refused)
 {
     loams_worker_options o = {.meta = meta, .node_id = "node-1", .clock = &fake_clock};
@@ -594,6 +634,7 @@ int main(void)
     tcase_add_test(tc, stop_cancels_runs_and_releases_leases);
     tcase_add_test(tc, stop_timeout_releases_leases_of_stuck_runs);
     tcase_add_test(tc, failing_run_is_retried_after_a_backoff);
+    tcase_add_test(tc, runs_yield_their_slot_to_waiting_tasks_in_turn);
     tcase_add_test(tc, bad_candidates_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
