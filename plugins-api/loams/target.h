@@ -78,7 +78,17 @@ typedef struct loams_target_vtable {
      * writes a new manifest that keeps the applied offsets and puts its key
      * in *new_ref, or sets *new_ref = NULL when there is nothing to do.
      * Keys written go to `written`; keys no longer referenced by the new
-     * commit go to `obsolete` (the host deletes them after a grace period).
+     * commit go to `obsolete` (the host deletes them after a grace period;
+     * `ref` itself need not be listed: the host records every superseded
+     * ref).  The host calls it between two commits, with nothing staged,
+     * every maintenance_interval of the link; it commits *new_ref through
+     * the same fenced transaction as a link commit, then calls abort() and
+     * resume() with the newest ref (the new one, or `ref` when the commit
+     * was rejected), so the state may be left as maintain() leaves it.
+     * Files created here and in write()/prepare() are journaled by the host
+     * (deleted by GC unless a commit references them); files rewritten in
+     * place by resume()/committed() (side files such as version-hint.text)
+     * are not, and must not be referenced by key from a manifest.
      * May be NULL. */
     int (*maintain)(void *state, const char *ref, const char **new_ref,
                     loams_keylist *written, loams_keylist *obsolete);
