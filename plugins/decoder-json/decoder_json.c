@@ -208,7 +208,7 @@ static size_t utf8_valid_prefix(const unsigned char *p, size_t n)
 
 /* ---- validating parser ---- */
 
-static void skip_ws(json_cursor *c)
+static void skip_ws_run(json_cursor *c)
 {
     while (c->i < c->n) {
         unsigned char ch = c->p[c->i];
@@ -217,6 +217,16 @@ static void skip_ws(json_cursor *c)
         }
         c->i++;
     }
+}
+
+/* Records are mostly written without blanks between tokens: the common case
+ * (a byte above ' ', or the end) returns without a loop or a call. */
+static inline void skip_ws(json_cursor *c)
+{
+    if (c->i < c->n && c->p[c->i] > ' ') {
+        return;
+    }
+    skip_ws_run(c);
 }
 
 static int hex4(const unsigned char *p, unsigned *out)

@@ -1132,6 +1132,34 @@ size_t loams__pq_writer_buffered_bytes(const loams__pq_writer *w)
     return total;
 }
 
+/* A bound of what rows [start, start+count) add to the buffered bytes:
+ * each value at most twice its PLAIN size (a dictionary entry and its
+ * index, or a page that does not compress) plus its level, and a page
+ * header per column.  (Were it exceeded, by many tiny pages, a row group
+ * would end a slice late: memory, not the file's contents.) */
+static size_t slice_bound(const loams__pq_writer *w, const loams__pq_value *const *vals,
+                          size_t start, size_t count, size_t stride_row)
+{
+    size_t bound = 0;
+    for (size_t ci = 0; ci < w->ncols; ci++) {
+        const column *c = &w->cols[ci];
+        bound += 256;
+        for (size_t r = start; r < start + count; r++) {
+            const loams__pq_value *v = stride_row ? &vals[0][r * stride_row + ci] : &vals[ci][r];
+            size_t plain = 8;
+            if (v->is_null) {
+                plain = 0;
+            } else if (is_bytes_type(c)) {
+                plain = 4 + v->u.bin.len;
+            } else if (c->def.type == LOAMS__PQ_FLOAT_LIST) {
+                plain = 6 * v->u.list.n;
+            }
+            bound += 2 * plain + 4;
+        }
+    }
+    return bound;
+}
+
 static int write_rows(loams__pq_writer *w, size_t nrows, const loams__pq_value *const *vals,
                       size_t stride_row)
 {
@@ -1143,8 +1171,13 @@ static int write_rows(loams__pq_writer *w, size_t nrows, const loams__pq_value *
         return rc;
     }
     w->err[0] = '\0';
-    for (size_t start = 0; start < nrows; start += ROW_SLICE) {
-        size_t count = nrows - start < ROW_SLICE ? nrows - start : ROW_SLICE;
+    for (size_t start = 0, count; start < nrows; start += count) {
+        count = nrows - start < ROW_SLICE ? nrows - start : ROW_SLICE;
+        if (count > 1 && loams__pq_writer_buffered_bytes(w) +
+                                 slice_bound(w, vals, start, count, stride_row) >=
+                             w->opt.row_group_bytes) {
+            count = 1; /* the group may end in this slice: at the same row as row by row */
+        }
         for (size_t ci = 0; ci < w->ncols; ci++) {
             if ((rc = append_values(w, &w->cols[ci], vals, ci, start, count, stride_row))) {
                 return fail(w, rc, "appending values");
@@ -1164,6 +1197,12 @@ int loams__pq_writer_write_row(loams__pq_writer *w, const loams__pq_value *row)
 {
     const loams__pq_value *base[1] = {row};
     return write_rows(w, 1, base, w->ncols);
+}
+
+int loams__pq_writer_write_rows(loams__pq_writer *w, size_t nrows, const loams__pq_value *rows)
+{
+    const loams__pq_value *base[1] = {rows};
+    return write_rows(w, nrows, base, w->ncols);
 }
 
 int loams__pq_writer_write_columns(loams__pq_writer *w, size_t nrows,

@@ -168,6 +168,11 @@ int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
  * compressor's or the sink's error (the writer is then failed). */
 int loams__pq_writer_write_row(loams__pq_writer *w, const loams__pq_value *row);
 
+/* Appends nrows rows stored one after the other: rows[r * ncols + i] is
+ * the value of column i in row r.  Same errors as write_row; on
+ * LOAMS_EINPUT no row of the call was appended. */
+int loams__pq_writer_write_rows(loams__pq_writer *w, size_t nrows, const loams__pq_value *rows);
+
 /* Appends nrows rows given by column: columns[i][r] is the value of column
  * i in row r.  Same errors as write_row; on LOAMS_EINPUT no row of the
  * call was appended. */

@@ -640,6 +640,41 @@ static int convert(ice *t, const loams__ice_field *f, const loams_value *v, loam
     return 0;
 }
 
+#define WRITE_SLICE 256
+
+/* Writes the k converted rows in t->row (batch rows src[0..k)) to the open
+ * data file (opening one first), then cuts the file at target_file_bytes.
+ * A value the writer refuses (LOAMS_EINPUT: nothing of the slice was
+ * appended) fails its own row: the slice is then written row by row. */
+static int write_slice(ice *t, loams_batch *b, const size_t *src, size_t k)
+{
+    int rc;
+    if (t->pw == NULL && (rc = loams__ice_file_open(t)) != 0) {
+        return rc;
+    }
+    rc = loams__pq_writer_write_rows(t->pw, k, t->row);
+    if (rc == LOAMS_EINPUT) {
+        rc = 0;
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            rc = loams__pq_writer_write_row(t->pw, &t->row[j * t->work.n]);
+            if (rc == LOAMS_EINPUT) {
+                host->batch_row_fail(b, src[j], LOAMS_EINPUT, "table %s.%s: %s", t->ns, t->name,
+                                     loams__pq_writer_error(t->pw));
+                rc = 0;
+            }
+        }
+    }
+    if (rc != 0) {
+        return loams__ice_fail(t, rc, "table %s.%s: %s", t->ns, t->name,
+                               loams__pq_writer_error(t->pw));
+    }
+    if (t->sw_bytes + loams__pq_writer_buffered_bytes(t->pw) >= t->target_file_bytes &&
+        (rc = loams__ice_file_finish(t)) != 0) {
+        return rc;
+    }
+    return 0;
+}
+
 static int do_write(ice *t, loams_batch *b)
 {
     size_t nrows = host->batch_rows(b), ncols = host->batch_columns(b);
@@ -656,7 +691,7 @@ static int do_write(ice *t, loams_batch *b)
     }
     size_t n = t->work.n;
     if (n > t->cap_row) {
-        loams__pq_value *row = realloc(t->row, n * sizeof *row);
+        loams__pq_value *row = realloc(t->row, WRITE_SLICE * n * sizeof *row);
         long *map = row != NULL ? realloc(t->colmap, n * sizeof *map) : NULL;
         if (row != NULL) {
             t->row = row;
@@ -670,39 +705,35 @@ static int do_write(ice *t, loams_batch *b)
     for (size_t i = 0; i < n; i++) {
         t->colmap[i] = host->batch_column_find(b, t->work.fields[i].name);
     }
+    /* Rows go to the writer WRITE_SLICE at a time (one call validates and
+     * appends them column by column); src[k] is the batch row of slot k. */
+    size_t src[WRITE_SLICE], k = 0;
     for (size_t r = 0; r < nrows; r++) {
         if (host->batch_row_failed(b, r)) {
             continue;
         }
-        if (t->pw == NULL && (rc = loams__ice_file_open(t)) != 0) {
-            return rc;
-        }
+        loams__pq_value *row = &t->row[k * n];
         int bad = 0;
         for (size_t i = 0; i < n && !bad; i++) {
             loams_value v = {.type = LOAMS_T_NULL};
             if (t->colmap[i] >= 0) {
                 host->batch_get(b, r, (size_t)t->colmap[i], &v);
             }
-            bad = convert(t, &t->work.fields[i], &v, &t->row[i], b, r);
+            bad = convert(t, &t->work.fields[i], &v, &row[i], b, r);
         }
         if (bad) {
             continue;
         }
-        rc = loams__pq_writer_write_row(t->pw, t->row);
-        if (rc == LOAMS_EINPUT) {
-            host->batch_row_fail(b, r, LOAMS_EINPUT, "table %s.%s: %s", t->ns, t->name,
-                                 loams__pq_writer_error(t->pw));
-            continue;
+        src[k++] = r;
+        if (k == WRITE_SLICE) {
+            if ((rc = write_slice(t, b, src, k)) != 0) {
+                return rc;
+            }
+            k = 0;
         }
-        if (rc != 0) {
-            return loams__ice_fail(t, rc, "table %s.%s: %s", t->ns, t->name,
-                                   loams__pq_writer_error(t->pw));
-        }
-        if ((r & 255) == 255 &&
-            t->sw_bytes + loams__pq_writer_buffered_bytes(t->pw) >= t->target_file_bytes &&
-            (rc = loams__ice_file_finish(t)) != 0) {
-            return rc;
-        }
+    }
+    if (k > 0 && (rc = write_slice(t, b, src, k)) != 0) {
+        return rc;
     }
     return 0;
 }

@@ -6,7 +6,8 @@
  * snapshot references, nothing to do on a compacted table, a compaction
  * across a schema change, a declared schema (CREATE TABLE) whose int
  * and float columns widen to long and double, a declared timestamptz
- * column taking INT64 microseconds (what SQL transforms give), and the
+ * column taking INT64 microseconds (what SQL transforms give), a value the
+ * Parquet writer refuses failing only its row, and the
  * manifests of appends, an evolution and a compaction read back with avro_reader
  * (header schema-id and codec, inherited and explicit sequence numbers).
  */
@@ -726,6 +727,58 @@ START_TEST(declared_timestamptz_takes_int64_microseconds)
 }
 END_TEST
 
+/* Rows reach the Parquet writer 256 at a time: a value the writer refuses
+ * (a string that is not UTF-8) fails its own row, in a full slice and in
+ * the last one, and every other row is written once. */
+START_TEST(a_value_the_writer_refuses_fails_only_its_row)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t cid, cs, r;
+    ck_assert_int_eq(loams_batch_add_column(b, "id", &cid), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "s", &cs), 0);
+    char text[300][16];
+    for (size_t i = 0; i < 300; i++) {
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        loams_batch_set_origin(b, r, 0, (int64_t)i);
+        loams_value v = {.type = LOAMS_T_INT64, .u.i = (int64_t)i};
+        ck_assert_int_eq(loams_batch_set(b, r, cid, &v), 0);
+        int len = snprintf(text[i], sizeof text[i], "row %zu", i);
+        if (i == 5 || i == 290) {
+            text[i][1] = (char)0xff;
+        }
+        v.type = LOAMS_T_STRING;
+        v.u.s.ptr = text[i];
+        v.u.s.len = (size_t)len;
+        ck_assert_int_eq(loams_batch_set(b, r, cs, &v), 0);
+    }
+    ck_assert_int_eq(vt->write(t.state, b), 0);
+    ck_assert_uint_eq(loams_batch_failed_count(b), 2);
+    ck_assert(loams_batch_row_failed(b, 5) && loams_batch_row_failed(b, 290));
+    loams_batch_free(b);
+    tgt_commit(&t, 300);
+    cJSON *a = query(&t, "{\"scan\":true,\"limit\":1000}");
+    const cJSON *rows = cJSON_GetObjectItem(a, "rows");
+    ck_assert_int_eq(cJSON_GetArraySize(rows), 298);
+    unsigned char seen[300] = {0};
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        int id = (int)cJSON_GetArrayItem(row, 0)->valuedouble;
+        ck_assert(id >= 0 && id < 300 && id != 5 && id != 290 && !seen[id]);
+        seen[id] = 1;
+        char want[16];
+        snprintf(want, sizeof want, "row %d", id);
+        ck_assert_str_eq(cJSON_GetArrayItem(row, 1)->valuestring, want);
+    }
+    cJSON_Delete(a);
+    tgt_close(&t);
+}
+END_TEST
+
 START_TEST(declared_schema_that_is_not_a_schema_fails_open)
 {
     loams_option_kv opts[] = {{"declared_schema", "{\"fields\":[{\"id\":1,\"name\":\"d\","
@@ -755,6 +808,7 @@ int main(void)
     tcase_add_test(tc, declared_schema_widens_int_to_long_and_float_to_double);
     tcase_add_test(tc, declared_schema_that_is_not_a_schema_fails_open);
     tcase_add_test(tc, declared_timestamptz_takes_int64_microseconds);
+    tcase_add_test(tc, a_value_the_writer_refuses_fails_only_its_row);
     tcase_add_test(tc, manifests_name_their_schema_and_inherit_added_sequence_numbers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
