@@ -1236,6 +1236,14 @@ static int run_loop(link_run *r)
             if (rc != 0) {
                 break;
             }
+            /* Held to the namespace's byte rate, if it has one. */
+            stage_clock pace;
+            stage_start(&pace);
+            int stop = loams_task_pace(r->task) != 0;
+            stage_end(&pace, &r->cur.idle);
+            if (stop) {
+                break;
+            }
         }
         int64_t age = r->first_staged_ms ? now_ms() - r->first_staged_ms : 0;
         run_log(r, LOAMS_LOG_DEBUG, "read %ld, staged %" PRIu64 " records (%" PRIu64 " bytes, %" PRId64 " ms)", n, r->staged_records, r->staged_bytes, age);

@@ -519,3 +519,18 @@ int64_t loams_sched_tokens(loams_sched *s, const char *ns, int64_t now_ms)
     bucket_refill(&s->ns[at], now_ms);
     return s->ns[at].tokens_mb / MILLI;
 }
+
+int64_t loams_sched_wait_ms(loams_sched *s, const char *ns, int64_t now_ms)
+{
+    long at = ns_find(s, ns);
+    if (at < 0 || s->ns[at].byte_rate == 0) {
+        return 0;
+    }
+    bucket_refill(&s->ns[at], now_ms);
+    int64_t debt = -s->ns[at].tokens_mb; /* milli-bytes */
+    if (debt <= 0) {
+        return 0;
+    }
+    int64_t rate = (int64_t)s->ns[at].byte_rate; /* milli-bytes per ms */
+    return debt / rate + 1;
+}

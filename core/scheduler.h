@@ -155,4 +155,9 @@ void loams_sched_charge(loams_sched *s, const char *ns, int64_t bytes);
  * for a namespace without a cap.  For tests and metrics. */
 int64_t loams_sched_tokens(loams_sched *s, const char *ns, int64_t now_ms);
 
+/* How long (ms) namespace `ns` stays in debt at its byte rate (0: not in
+ * debt, or no cap): a running task that moved more than the bucket held
+ * waits this long before it moves more (worker.h: loams_task_pace). */
+int64_t loams_sched_wait_ms(loams_sched *s, const char *ns, int64_t now_ms);
+
 #endif /* LOAMS_CORE_SCHEDULER_H */

@@ -53,6 +53,7 @@ struct loams_task {
     loams_task_priority prio;
     uint64_t est_bytes;
     uint64_t bytes;          /* atomic */
+    int64_t charged;         /* under w->sched_lock: bytes past the estimate charged so far */
     loams_lease fence;       /* the lease as acquired; key and epoch never change */
     int64_t claimed_ms;      /* worker clock */
     struct timespec started; /* monotonic, for durations */
@@ -90,7 +91,8 @@ struct loams_worker {
     int64_t tick_ms; /* renewer granularity */
     uint32_t max_concurrent;
     uint32_t max_per_ns;
-    loams_sched *sched; /* poll thread only */
+    loams_sched *sched; /* under sched_lock (the poll thread, and runs charging bytes) */
+    pthread_mutex_t sched_lock;
 
     loams_task_source *sources;
     char **source_names;
@@ -327,7 +329,33 @@ void loams_task_set_error(loams_task *t, const char *fmt, ...)
 
 void loams_task_add_bytes(loams_task *t, uint64_t bytes)
 {
-    __atomic_add_fetch(&t->bytes, bytes, __ATOMIC_RELAXED);
+    uint64_t total = __atomic_add_fetch(&t->bytes, bytes, __ATOMIC_RELAXED);
+    /* What the run moves past its estimate is charged as it goes, so a
+     * long run is held to its namespace's byte rate (loams_task_pace). */
+    int64_t over = (int64_t)total - (int64_t)t->est_bytes;
+    loams_worker *w = t->w;
+    pthread_mutex_lock(&w->sched_lock);
+    if (over > t->charged && w->sched != NULL) {
+        loams_sched_charge(w->sched, t->ns, over - t->charged);
+        t->charged = over;
+    }
+    pthread_mutex_unlock(&w->sched_lock);
+}
+
+int loams_task_pace(loams_task *t)
+{
+    loams_worker *w = t->w;
+    for (;;) {
+        pthread_mutex_lock(&w->sched_lock);
+        int64_t wait = w->sched != NULL ? loams_sched_wait_ms(w->sched, t->ns, now_ms(w)) : 0;
+        pthread_mutex_unlock(&w->sched_lock);
+        if (wait <= 0) {
+            return 0;
+        }
+        if (loams_task_sleep(t, wait < 1000 ? wait : 1000) != 0) {
+            return LOAMS_ECANCELLED;
+        }
+    }
 }
 
 int loams_task_txn(loams_task *t, const loams_meta_compare *compares, size_t ncmp,
@@ -699,7 +727,11 @@ static void reap(loams_worker *w)
         done = t->next;
         uint64_t moved = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
         if (moved != 0 && w->sched != NULL) {
-            loams_sched_charge(w->sched, t->ns, (int64_t)moved - (int64_t)t->est_bytes);
+            /* the rest of the correction: what add_bytes did not charge */
+            pthread_mutex_lock(&w->sched_lock);
+            loams_sched_charge(w->sched, t->ns,
+                               (int64_t)moved - (int64_t)t->est_bytes - t->charged);
+            pthread_mutex_unlock(&w->sched_lock);
         }
         task_free(t);
     }
@@ -970,7 +1002,9 @@ static int poll_once(loams_worker *w)
         cand_item[ncand++] = i;
     }
     pthread_mutex_unlock(&w->lock);
+    pthread_mutex_lock(&w->sched_lock);
     rc = loams_sched_round_begin(w->sched, cands, ncand, running, nrunning, now);
+    pthread_mutex_unlock(&w->sched_lock);
     if (rc < 0) {
         goto out;
     }
@@ -980,14 +1014,24 @@ static int poll_once(loams_worker *w)
         rc = -ENOMEM;
         goto out;
     }
-    while (!__atomic_load_n(&w->stopping, __ATOMIC_ACQUIRE) &&
-           loams_sched_round_next(w->sched, &idx) == 1) {
+    for (;;) {
+        pthread_mutex_lock(&w->sched_lock);
+        int more = !__atomic_load_n(&w->stopping, __ATOMIC_ACQUIRE) &&
+                   loams_sched_round_next(w->sched, &idx) == 1;
+        pthread_mutex_unlock(&w->sched_lock);
+        if (!more) {
+            break;
+        }
         int ok = claim(w, &list.items[cand_item[idx]]);
+        pthread_mutex_lock(&w->sched_lock);
         loams_sched_round_result(w->sched, idx, ok);
+        pthread_mutex_unlock(&w->sched_lock);
         tried[idx] = 1;
         started += ok;
     }
+    pthread_mutex_lock(&w->sched_lock);
     loams_sched_round_end(w->sched);
+    pthread_mutex_unlock(&w->sched_lock);
     ask_yields(w, cands, tried, ncand, now);
 out:
     if (rc < 0) {
@@ -1078,6 +1122,10 @@ int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *er
         goto fail;
     }
     inited++;
+    if ((rc = -pthread_mutex_init(&w->sched_lock, NULL)) != 0) {
+        goto fail;
+    }
+    inited++;
     rc = loams_sched_new(&o->sched, now_ms(w), &w->sched, err, errlen);
     if (rc < 0) {
         goto fail;
@@ -1085,6 +1133,9 @@ int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *er
     *out = w;
     return 0;
 fail:
+    if (inited > 4) {
+        pthread_mutex_destroy(&w->sched_lock);
+    }
     if (inited > 3) {
         pthread_cond_destroy(&w->job_cond);
     }
@@ -1275,6 +1326,7 @@ void loams_worker_free(loams_worker *w)
     free(w->wait_since);
     loams_sched_free(w->sched);
     pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->sched_lock);
     pthread_cond_destroy(&w->done_cond);
     pthread_cond_destroy(&w->poll_cond);
     pthread_cond_destroy(&w->job_cond);

@@ -109,9 +109,15 @@ void loams_task_set_error(loams_task *t, const char *fmt, ...)
  * so a task that waited gets the slot first. */
 int loams_task_should_yield(const loams_task *t);
 
-/* Counts bytes the run really moved; when it ends, the difference from its
- * estimate is charged to its namespace's byte-rate cap. */
+/* Counts bytes the run really moved: what goes past its estimate is
+ * charged to its namespace's byte-rate cap at once (and the estimate is
+ * corrected when the run ends). */
 void loams_task_add_bytes(loams_task *t, uint64_t bytes);
+
+/* Waits while the run's namespace is in debt at its byte rate (returns at
+ * once without a cap): a long run calls it after moving bytes, so it moves
+ * no faster than the cap.  0, or LOAMS_ECANCELLED when cancelled. */
+int loams_task_pace(loams_task *t);
 
 /* ---- the worker ---- */
 

@@ -326,6 +326,20 @@ START_TEST(byte_rate_cap_skips_namespace_until_refilled)
 }
 END_TEST
 
+START_TEST(wait_ms_is_the_time_to_pay_a_debt_back)
+{
+    loams_sched_ns_config ns[] = {{"a", 1, 1000, 1000}}; /* 1000 B/s */
+    loams_sched *s = mk(16, 16, ns, 1, 0);
+    ck_assert_int_eq(loams_sched_wait_ms(s, "a", 0), 0); /* full */
+    loams_sched_charge(s, "a", 1500);                    /* 500 B of debt */
+    ck_assert_int_eq(loams_sched_wait_ms(s, "a", 0), 501);
+    ck_assert_int_eq(loams_sched_wait_ms(s, "a", 250), 251);
+    ck_assert_int_eq(loams_sched_wait_ms(s, "a", 500), 0);
+    ck_assert_int_eq(loams_sched_wait_ms(s, "b", 0), 0); /* no cap */
+    loams_sched_free(s);
+}
+END_TEST
+
 START_TEST(task_bigger_than_burst_starts_then_waits_out_debt)
 {
     loams_sched_ns_config ns[] = {{"a", 1, 1000, 0}}; /* burst defaults to 1000 */
@@ -456,6 +470,7 @@ int main(void)
     tcase_add_test(caps, max_concurrent_counts_running_tasks);
     tcase_add_test(caps, max_per_namespace_skips_full_namespace);
     tcase_add_test(caps, byte_rate_cap_skips_namespace_until_refilled);
+    tcase_add_test(caps, wait_ms_is_the_time_to_pay_a_debt_back);
     tcase_add_test(caps, task_bigger_than_burst_starts_then_waits_out_debt);
     tcase_add_test(caps, charge_corrects_the_estimate);
     tcase_add_test(caps, capped_namespace_keeps_its_fair_share_turn);

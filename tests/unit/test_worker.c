@@ -594,6 +594,51 @@ START_TEST(runs_yield_their_slot_to_waiting_tasks_in_turn)
 }
 END_TEST
 
+/* A run that moves bytes past its estimate is held to its namespace's
+ * byte rate while it runs: 1 MB in 100 kB steps at 1 MB/s with a 100 kB
+ * bucket takes at least 0.9 s. */
+static int paced_run(void *ud, loams_task *t)
+{
+    fake_source *s = ud;
+    __atomic_add_fetch(&s->started, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 10; i++) {
+        loams_task_add_bytes(t, 100000);
+        if (loams_task_pace(t) != 0) {
+            return LOAMS_ECANCELLED;
+        }
+    }
+    __atomic_add_fetch(&s->ended, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+START_TEST(a_long_run_is_held_to_its_namespace_byte_rate)
+{
+    fake_source s = {.keys = {"p/a"}, .ns = {"slow"}, .prio = {LOAMS_PRIO_LINK_APPLY}, .nkeys = 1};
+    pthread_mutex_init(&s.lock, NULL);
+    loams_sched_ns_config ns = {.name = "slow", .byte_rate = 1000000, .byte_burst = 100000};
+    loams_worker_options o = {.meta = meta,
+                              .node_id = "node-1",
+                              .clock = loams_clock_real(),
+                              .lease_ttl_ms = 5000,
+                              .poll_interval_ms = 10,
+                              .sched = {4, 4, 0, &ns, 1}};
+    loams_worker *w = NULL;
+    char err[256];
+    ck_assert_int_eq(loams_worker_new(&o, &w, err, sizeof err), 0);
+    loams_task_source src = {"paced", &s, fake_propose, paced_run, NULL};
+    ck_assert_int_eq(loams_worker_add_source(w, &src), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(loams_worker_start(w), 0);
+    ck_assert(wait_for(&s.ended, 1));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ck_assert_msg(took >= 0.85, "1 MB at 1 MB/s with a 100 kB burst took %.3f s", took);
+    ck_assert_int_eq(loams_worker_stop(w, 2000), 0);
+    loams_worker_free(w);
+}
+END_TEST
+
 START_TEST(bad_candidates_are_refused)
 {
     loams_worker_options o = {.meta = meta, .node_id = "node-1", .clock = &fake_clock};
@@ -635,6 +680,7 @@ int main(void)
     tcase_add_test(tc, stop_timeout_releases_leases_of_stuck_runs);
     tcase_add_test(tc, failing_run_is_retried_after_a_backoff);
     tcase_add_test(tc, runs_yield_their_slot_to_waiting_tasks_in_turn);
+    tcase_add_test(tc, a_long_run_is_held_to_its_namespace_byte_rate);
     tcase_add_test(tc, bad_candidates_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
