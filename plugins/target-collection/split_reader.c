@@ -925,16 +925,14 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
     }
     const stored_block *b = &r->sblocks[bi];
     r->cached_block = -1;
-    unsigned char *raw = malloc(b->raw_len);
-    if (raw == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
-    }
-    unsigned char *src = raw;
+    /* The compressed block is read and checked first, so that the
+     * decompressed size is taken from the index only when the zstd frame
+     * declares the same: a corrupt index cannot make us allocate 4 GiB. */
+    unsigned char *raw = NULL, *src;
     if (r->codec == LOAMS__CODEC_ZSTD) {
         if (b->len > r->zbuf_cap) {
             unsigned char *z = realloc(r->zbuf, b->len);
             if (z == NULL) {
-                free(raw);
                 return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
             }
             r->zbuf = z;
@@ -942,8 +940,9 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
         }
         src = r->zbuf;
     } else if (b->len != b->raw_len) {
-        free(raw);
         return corrupt(r, e, "an uncompressed document block's sizes differ");
+    } else if ((src = raw = malloc(b->raw_len)) == NULL) { /* raw_len = len: within the file */
+        return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
     }
     int rc = rd(r, r->sblk_sec->off + b->off, b->len, src, e);
     if (rc != 0) {
@@ -955,6 +954,12 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
         return corrupt(r, e, "a document block fails its checksum");
     }
     if (r->codec == LOAMS__CODEC_ZSTD) {
+        if (ZSTD_getFrameContentSize(src, b->len) != (unsigned long long)b->raw_len) {
+            return corrupt(r, e, "a document block's size differs from its zstd frame's");
+        }
+        if ((raw = malloc(b->raw_len)) == NULL) {
+            return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
+        }
         size_t z = ZSTD_decompress(raw, b->raw_len, src, b->len);
         if (ZSTD_isError(z) || z != b->raw_len) {
             free(raw);

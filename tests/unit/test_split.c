@@ -494,6 +494,29 @@ START_TEST(a_corrupt_index_fails_every_lookup_and_is_not_kept)
 }
 END_TEST
 
+/* Found by fuzz-split: a STORED_INDEX entry's raw length was allocated
+ * before anything confirmed it (3 GiB for a 1 KiB block). */
+START_TEST(a_stored_block_size_its_frame_does_not_declare_is_corrupt)
+{
+    loams__bbuf bytes = LOAMS__BBUF_INIT;
+    build_many(&bytes, 300, LOAMS__CODEC_ZSTD);
+    uint64_t len;
+    unsigned char *si = section(&bytes, LOAMS__SEC_STORED_INDEX, &len);
+    loams__le32_put(si + 8 + 20, 0xC0000000u); /* block 0's raw length */
+    reseal(&bytes);
+    loams__split_reader *r;
+    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "big", &r, &err), 0);
+    const char *json;
+    size_t n;
+    ck_assert_int_eq(loams__split_reader_doc(r, 0, &json, &n, &err), LOAMS_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "size differs from its zstd frame") != NULL, "%s", err.msg);
+    /* the other blocks still read */
+    ck_assert_int_eq(loams__split_reader_doc(r, 299, &json, &n, &err), 0);
+    loams__split_reader_close(r);
+    loams__bbuf_free(&bytes);
+}
+END_TEST
+
 START_TEST(truncated_and_foreign_objects_are_refused)
 {
     loams__bbuf bytes = LOAMS__BBUF_INIT;
@@ -532,6 +555,7 @@ int main(void)
     tcase_add_test(tc, a_flipped_byte_anywhere_is_reported_as_corrupt);
     tcase_add_test(tc, a_corrupt_postings_list_fails_the_lookup);
     tcase_add_test(tc, a_corrupt_index_fails_every_lookup_and_is_not_kept);
+    tcase_add_test(tc, a_stored_block_size_its_frame_does_not_declare_is_corrupt);
     tcase_add_test(tc, truncated_and_foreign_objects_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
