@@ -56,7 +56,8 @@
  * Plugins come from every -p DIR, or else from the build tree's plugin dirs
  * (../../plugins/NAME/.libs from this program).  -b / -i / -z set the link's
  * batch_bytes, batch_interval and the target's zstd_level (default 64MiB, 2s,
- * 1; `none` writes uncompressed).
+ * and level 1 for a collection, 3 for a table: DuckDB's own default, which
+ * its COPY is given too; `none` writes uncompressed, both).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -762,14 +763,14 @@ typedef struct duck_result {
  * missing), then checks that the link's data files (files_path) hold the
  * same rows. */
 static int duckdb_reference(const char *work, const char *jsonl, unsigned threads,
-                            const char *files_path, duck_result *r)
+                            const char *files_path, const char *level, duck_result *r)
 {
     char cmd[PATH_MAX * 4 + 512];
     snprintf(cmd, sizeof cmd,
              "bash -c '. \"$0/tests/integration/duckdb-env.sh\" && loams_duckdb_install && "
              "loams_duckdb_node \"$0/tests/bench/bench-link-table-duckdb.mjs\" \"$@\"' "
-             "'%s' '%s' '%s/duckdb-%u.parquet' %u '%s'",
-             LOAMS_SRCDIR, jsonl, work, threads, threads, files_path);
+             "'%s' '%s' '%s/duckdb-%u.parquet' %u '%s' '%s'",
+             LOAMS_SRCDIR, jsonl, work, threads, threads, files_path, level);
     fflush(stdout);
     FILE *p = popen(cmd, "r");
     if (p == NULL) {
@@ -805,19 +806,23 @@ static double ratio(double a, double b)
 }
 
 /* The table mode's summary: ours next to DuckDB per thread count. */
-static void print_table_summary(const run_result *res, const duck_result *duck, size_t nruns)
+static void print_table_summary(const run_result *res, const duck_result *duck, size_t nruns,
+                                const char *level)
 {
-    printf("\n%-28s %7s %12s %12s %9s %13s %9s\n", "link into a table vs DuckDB", "threads",
+    printf("\nboth write the same rows with %s%s\n",
+           strcmp(level, "none") == 0 ? "uncompressed pages" : "zstd level ",
+           strcmp(level, "none") == 0 ? "" : level);
+    printf("%-28s %7s %12s %12s %9s %13s %9s\n", "link into a table vs DuckDB", "threads",
            "rec/s wall*", "rec/s CPU", "MB/s CPU", "output bytes", "peak RSS");
     for (size_t i = 0; i < nruns; i++) {
         const run_result *o = &res[i];
         const duck_result *d = &duck[i];
         double wall = o->wall - o->idle;
-        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "loams link -> Iceberg zstd",
+        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "loams link -> Iceberg",
                o->tasks, ratio((double)o->records, wall), ratio((double)o->records, o->cpu),
                ratio((double)o->bytes, o->cpu) / 1e6, (unsigned long long)o->out_bytes,
                o->peak_kb / 1000);
-        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "DuckDB COPY -> Parquet zstd",
+        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "DuckDB COPY -> Parquet",
                o->tasks, ratio((double)d->rows, d->wall), ratio((double)d->rows, d->cpu),
                ratio((double)o->bytes, d->cpu) / 1e6, (unsigned long long)d->bytes,
                d->peak_kb / 1000);
@@ -880,7 +885,7 @@ static void parse_tasks(options *o, const char *arg)
 
 int main(int argc, char **argv)
 {
-    options o = {.n = 1000000, .batch_bytes = "64MiB", .batch_interval = "2s", .zstd_level = "1"};
+    options o = {.n = 1000000, .batch_bytes = "64MiB", .batch_interval = "2s", .zstd_level = NULL};
     const char *tasks_arg = NULL;
     int c;
     while ((c = getopt(argc, argv, "t:j:n:d:kRp:b:i:z:")) != -1) {
@@ -914,6 +919,17 @@ int main(int argc, char **argv)
         }
     }
     parse_tasks(&o, tasks_arg != NULL ? tasks_arg : o.table ? "1,2" : "1");
+    if (o.zstd_level == NULL) {
+        /* a table: the level of DuckDB's COMPRESSION zstd, which it runs at too */
+        o.zstd_level = o.table ? "3" : "1";
+    }
+    if (strcmp(o.zstd_level, "none") != 0) {
+        char *end;
+        long lv = strtol(o.zstd_level, &end, 10);
+        if (*end != '\0' || end == o.zstd_level || lv < -7 || lv > 19) {
+            die("-z %s: give a zstd level from -7 to 19, or none", o.zstd_level);
+        }
+    }
     if (o.n == 0) {
         die("-n must be at least 1");
     }
@@ -979,9 +995,10 @@ int main(int argc, char **argv)
         }
         if (o.table && !o.no_reference) {
             printf("\nreference: DuckDB, SET threads = %u; COPY (SELECT the same columns FROM "
-                   "read_json(the JSON lines)) TO Parquet, COMPRESSION zstd\n",
-                   o.tasks[i]);
-            if (duckdb_reference(work, ref, o.tasks[i], files, &duck[i]) != 0) {
+                   "read_json(the JSON lines)) TO Parquet, %s%s\n",
+                   o.tasks[i], strcmp(o.zstd_level, "none") == 0 ? "uncompressed" : "zstd level ",
+                   strcmp(o.zstd_level, "none") == 0 ? "" : o.zstd_level);
+            if (duckdb_reference(work, ref, o.tasks[i], files, o.zstd_level, &duck[i]) != 0) {
                 return 1;
             }
             print_rate("DuckDB, wall", duck[i].wall, duck[i].rows, res[i].bytes);
@@ -1009,7 +1026,7 @@ int main(int argc, char **argv)
         }
     }
     if (o.table && !o.no_reference) {
-        print_table_summary(res, duck, o.nruns);
+        print_table_summary(res, duck, o.nruns, o.zstd_level);
     }
     getloadavg(load, 3);
     printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1], load[2]);

@@ -3,14 +3,18 @@
 // columns and codec, with SET threads = THREADS; then DuckDB reads the
 // link's data files and its own file back and checks that they hold the
 // same rows (the count and the sum of a hash of every row).
-//   node bench-link-table-duckdb.mjs JSONL OUT.parquet THREADS OUR_FILES_LIST
+//   node bench-link-table-duckdb.mjs JSONL OUT.parquet THREADS OUR_FILES_LIST [LEVEL|none]
+// LEVEL is the zstd level (COMPRESSION_LEVEL; DuckDB's own default is 3),
+// `none` writes uncompressed pages.
 // Prints "result rows=R bytes=B cpu_s=C wall_s=W rss_kb=K" (the COPY's
 // process CPU and wall time, the file's size, node's peak RSS) and a
 // "check" line; exits 1 when the rows differ.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readFileSync, statSync, unlinkSync } from 'node:fs';
 
-const [jsonl, out, threads, oursList] = process.argv.slice(2);
+const [jsonl, out, threads, oursList, level] = process.argv.slice(2);
+const codec = level === 'none' ? 'COMPRESSION uncompressed'
+  : `COMPRESSION zstd${level ? `, COMPRESSION_LEVEL ${Number(level)}` : ''}`;
 const inst = await DuckDBInstance.create(':memory:');
 const con = await inst.connect();
 await con.run(`SET threads = ${Number(threads)}`);
@@ -23,7 +27,7 @@ const select = `SELECT subject, body, CAST(priority AS INTEGER) AS priority,
   body: 'VARCHAR', priority: 'VARCHAR', customer: 'STRUCT(name VARCHAR)', ts: 'BIGINT'})`;
 const w0 = performance.now();
 const c0 = process.cpuUsage();
-await con.run(`COPY (${select}) TO '${out}' (FORMAT parquet, COMPRESSION zstd)`);
+await con.run(`COPY (${select}) TO '${out}' (FORMAT parquet, ${codec})`);
 const c = process.cpuUsage(c0);
 const wall = (performance.now() - w0) / 1000;
 const rss = process.resourceUsage().maxRSS;
