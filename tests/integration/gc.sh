@@ -6,7 +6,8 @@
 # collection whose files are exactly those of its newest manifest, every
 # document there once; maintenance (maintenance_interval) merges splits
 # and GC removes the replaced ones; a table's maintenance commit is a
-# replace snapshot whose rows equal the source.
+# replace snapshot whose rows equal the source; a graph's compacts its
+# segments into one.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -133,4 +134,32 @@ print(len(ids), len(set(ids)))')
 [ "$rows" = "$N $N" ] || die "table holds '$rows' rows (all, distinct), want $N $N"
 ok "table maintenance: replace snapshot, $N rows"
 stop_node e
+
+# 5. A graph: maintenance compacts the segments of many commits into one;
+# GC leaves the newest manifest and its one segment; every node is there.
+sql "CREATE STREAM t.gs WITH (partitions = 1);
+     CREATE LINK t.gl FROM STREAM t.gs INTO GRAPH t.g
+       TRANSFORM (SELECT CAST(key AS TEXT) AS _node, 'row' AS _label,
+                         json_get_str(value, '\$.body') AS body)
+       WITH (batch_bytes = '1KiB', batch_interval = '100ms', maintenance_interval = '1s')" \
+  >/dev/null || die "CREATE graph link failed"
+for i in $(seq 1 $N); do echo "{\"id\":\"n$i\",\"body\":\"node $i\"}"; done |
+  "$host" produce t.gs --data-dir "$data" --key-field id --batch 20 >/dev/null || die "produce"
+start_node f LOAMS_GC_GRACE=0s LOAMS_GC_INTERVAL=300ms
+wait_caught_up 30
+t=0
+until grep -q "maintained t.g:" "$work/f.log"; do
+  sleep 0.3
+  t=$((t + 1))
+  [ "$t" -lt 50 ] || die "no graph maintenance commit within 15 s"
+done
+sleep 1.5
+stop_node f
+manifests=$(ls "$data/objects/t/g/manifest" | wc -l)
+segments=$(ls "$data/objects/t/g/segments" | wc -l)
+[ "$manifests" = 1 ] && [ "$segments" = 1 ] ||
+  die "after compaction and GC the graph has $manifests manifests and $segments segments (want 1 and 1)"
+nodes=$("$host" graph t.g nodes --data-dir "$data" "${plugin_args[@]}" | grep -c .)
+[ "$nodes" = "$N" ] || die "the graph holds $nodes nodes, want $N"
+ok "graph maintenance: one segment, $N nodes; GC deleted the compacted segments"
 exit 0
