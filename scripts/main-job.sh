@@ -8,7 +8,7 @@
 #      embed() (refused: no embedding provider yet), the same link without
 #      the embed column, the shipped sample of tickets produced into the
 #      stream, a daemon that applies the link until it has caught up (with
-#      progress), a search, system.links, and a clean stop.
+#      progress), a search, system.links, what GC holds, and a clean stop.
 set -euo pipefail
 prefix=${1:?usage: main-job.sh PREFIX}
 host="$prefix/bin/loams-host"
@@ -82,6 +82,9 @@ say "search support.tickets \"printer password\""
 
 say "system.links"
 "$host" links
+
+say "what GC holds (files no commit references wait gc_grace, 1h, before deletion)"
+"$host" gc status
 
 say "stop the daemon (SIGTERM)"
 kill -TERM "$serve_pid"
