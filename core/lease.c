@@ -155,6 +155,27 @@ static int read_task(loams_meta *m, const char *task, int *found, loams_lease *l
     return rc;
 }
 
+/* Reads fence/<key> into key (the caller's buffer): its epoch and version
+ * (both 0 when missing). */
+static int read_fence(loams_meta *m, const char *task, char *key, size_t size, uint64_t *epoch,
+                      uint64_t *version, size_t *klen, loams_meta_err *err)
+{
+    *klen = fence_key(key, size, task);
+    *epoch = *version = 0;
+    loams_meta_kv fkv;
+    int rc = loams_meta_get(m, key, *klen, &fkv, err);
+    if (rc == LOAMS_ENOTFOUND) {
+        return 0;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    *version = fkv.version;
+    rc = parse_fence(task, &fkv, epoch, err);
+    loams_meta_kv_free(&fkv);
+    return rc;
+}
+
 int loams_lease_read(loams_meta *m, const char *task, loams_lease *out, loams_meta_err *err)
 {
     int rc = check_task("read", task, err);
@@ -207,18 +228,10 @@ int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *tas
         return rc;
     }
     char fkey[LOAMS_META_KEY_MAX + 1];
-    size_t fklen = fence_key(fkey, sizeof fkey, task);
-    uint64_t fence_epoch = 0, fence_version = 0;
-    loams_meta_kv fkv;
-    rc = loams_meta_get(m, fkey, fklen, &fkv, err);
-    if (rc == 0) {
-        fence_version = fkv.version;
-        rc = parse_fence(task, &fkv, &fence_epoch, err);
-        loams_meta_kv_free(&fkv);
-        if (rc != 0) {
-            return rc;
-        }
-    } else if (rc != LOAMS_ENOTFOUND) {
+    size_t fklen;
+    uint64_t fence_epoch, fence_version;
+    if ((rc = read_fence(m, task, fkey, sizeof fkey, &fence_epoch, &fence_version, &fklen,
+                         err)) != 0) {
         return rc;
     }
     int64_t now = clock->now_ms(clock->userdata);
@@ -433,18 +446,10 @@ int loams_lease_run_over(loams_meta *m, const char *task, uint64_t epoch, int *o
     if ((rc = read_task(m, task, &found, &cur, &task_version, err)) != 0) {
         return rc;
     }
-    size_t fklen = fence_key(st->fence_key, sizeof st->fence_key, task);
-    uint64_t fence_epoch = 0, fence_version = 0;
-    loams_meta_kv fkv;
-    rc = loams_meta_get(m, st->fence_key, fklen, &fkv, err);
-    if (rc == 0) {
-        fence_version = fkv.version;
-        rc = parse_fence(task, &fkv, &fence_epoch, err);
-        loams_meta_kv_free(&fkv);
-        if (rc != 0) {
-            return rc;
-        }
-    } else if (rc != LOAMS_ENOTFOUND) {
+    size_t fklen;
+    uint64_t fence_epoch, fence_version;
+    if ((rc = read_fence(m, task, st->fence_key, sizeof st->fence_key, &fence_epoch,
+                         &fence_version, &fklen, err)) != 0) {
         return rc;
     }
     /* Taken again (a higher epoch anywhere), or released (no record). */

@@ -425,23 +425,36 @@ static void backoff_forget(loams_worker *w, const char *key)
     }
 }
 
+/* The entry of `key`, created (no failures) when missing; NULL when out of
+ * memory. */
+static backoff_entry *backoff_entry_of(loams_worker *w, const char *key)
+{
+    backoff_entry *e = backoff_find(w, key);
+    if (e != NULL) {
+        return e;
+    }
+    backoff_entry *grown = realloc(w->backoff, (w->nbackoff + 1) * sizeof *grown);
+    char *copy = strdup(key);
+    if (grown != NULL) {
+        w->backoff = grown;
+    }
+    if (grown == NULL || copy == NULL) {
+        free(copy);
+        return NULL;
+    }
+    e = &w->backoff[w->nbackoff++];
+    e->key = copy;
+    e->fails = 0;
+    e->until_ms = 0;
+    return e;
+}
+
 /* Records a failure; returns the delay before the next try (ms). */
 static int64_t backoff_fail(loams_worker *w, const char *key, int64_t now)
 {
-    backoff_entry *e = backoff_find(w, key);
+    backoff_entry *e = backoff_entry_of(w, key);
     if (e == NULL) {
-        backoff_entry *grown = realloc(w->backoff, (w->nbackoff + 1) * sizeof *grown);
-        char *copy = strdup(key);
-        if (grown != NULL) {
-            w->backoff = grown;
-        }
-        if (grown == NULL || copy == NULL) {
-            free(copy);
-            return 0; /* out of memory: retry at the next poll */
-        }
-        e = &w->backoff[w->nbackoff++];
-        e->key = copy;
-        e->fails = 0;
+        return 0; /* out of memory: retry at the next poll */
     }
     e->fails++;
     int64_t delay = w->poll_ms;
@@ -459,22 +472,10 @@ static int64_t backoff_fail(loams_worker *w, const char *key, int64_t now)
  * without counting a failure. */
 static void backoff_hold(loams_worker *w, const char *key, int64_t until)
 {
-    backoff_entry *e = backoff_find(w, key);
-    if (e == NULL) {
-        backoff_entry *grown = realloc(w->backoff, (w->nbackoff + 1) * sizeof *grown);
-        char *copy = strdup(key);
-        if (grown != NULL) {
-            w->backoff = grown;
-        }
-        if (grown == NULL || copy == NULL) {
-            free(copy);
-            return;
-        }
-        e = &w->backoff[w->nbackoff++];
-        e->key = copy;
-        e->fails = 0;
+    backoff_entry *e = backoff_entry_of(w, key);
+    if (e != NULL) {
+        e->until_ms = until;
     }
-    e->until_ms = until;
 }
 
 static int backoff_blocks(loams_worker *w, const char *key, int64_t now)
