@@ -370,22 +370,46 @@ static int table_grow(field *f)
     return 0;
 }
 
-/* The in-memory term table's hash (not stored anywhere): 8 bytes at a
- * time, multiply-xorshift mixing.  Inline because it runs once per token. */
+/* Loads of 8 and 4 bytes at p (any alignment). */
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint64_t load32(const unsigned char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* The in-memory term table's hash (not stored anywhere: the dictionary is
+ * written sorted by term bytes): 8 bytes at a time, multiply-xorshift
+ * mixing; the tail (and a term shorter than 8 bytes) is read with loads
+ * that overlap instead of byte by byte, never outside [p, p + len).  The
+ * length is mixed in, so overlapping loads cannot make two different
+ * strings equal.  Inline because it runs once per token. */
 static inline uint64_t term_hash(const unsigned char *p, size_t len)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ (len * 0xff51afd7ed558ccdull);
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 31;
-        p += 8;
-        len -= 8;
-    }
-    uint64_t w = 0;
-    for (size_t i = 0; i < len; i++) {
-        w |= (uint64_t)p[i] << (8 * i);
+    uint64_t w;
+    if (len >= 8) {
+        size_t n = len;
+        while (n > 8) {
+            h = (h ^ load64(p)) * 0xbf58476d1ce4e5b9ull;
+            h ^= h >> 31;
+            p += 8;
+            n -= 8;
+        }
+        w = load64(p + n - 8); /* the last 8 bytes */
+    } else if (len >= 4) {
+        w = load32(p) | (load32(p + len - 4) << 32);
+    } else if (len > 0) {
+        w = (uint64_t)p[0] | ((uint64_t)p[len / 2] << 8) | ((uint64_t)p[len - 1] << 16);
+    } else {
+        w = 0;
     }
     h = (h ^ w) * 0x94d049bb133111ebull;
     h ^= h >> 29;
@@ -393,21 +417,25 @@ static inline uint64_t term_hash(const unsigned char *p, size_t len)
     return h ^ (h >> 32);
 }
 
+/* a[0, n) == b[0, n), with overlapping loads like term_hash. */
 static inline int bytes_equal(const unsigned char *a, const unsigned char *b, size_t n)
 {
-    while (n >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) {
-            return 0;
+    if (n >= 8) {
+        while (n > 8) {
+            if (load64(a) != load64(b)) {
+                return 0;
+            }
+            a += 8;
+            b += 8;
+            n -= 8;
         }
-        a += 8;
-        b += 8;
-        n -= 8;
+        return load64(a + n - 8) == load64(b + n - 8);
     }
-    while (n-- > 0) {
-        if (*a++ != *b++) {
+    if (n >= 4) {
+        return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) {
             return 0;
         }
     }

@@ -36,6 +36,7 @@
 #include "collection_search.h"
 #include "deletion_set.h"
 #include "doc_encode.h"
+#include "pk_filter.h"
 #include "split_format.h"
 #include "split_reader.h"
 #include "split_writer.h"
@@ -96,7 +97,8 @@ typedef struct cached {
     struct coll *owner;
     char *del_key; /* key of `del`, NULL when del is "none deleted" */
     loams__delset *del;
-    uint64_t used; /* LRU clock */
+    loams__pk_filter *pkf; /* the split's _pk hashes; NULL until the supersede check needs it */
+    uint64_t used;         /* LRU clock */
 } cached;
 
 typedef struct coll {
@@ -112,6 +114,11 @@ typedef struct coll {
     char *base_ref;
     loams__coll_manifest *pending; /* prepared, waiting for committed/abort */
     char *pending_ref;
+    /* the _pk filter of the pending commit's new split (its key), built from
+     * the writer's hashes; goes to the split's cache entry when committed */
+    loams__pk_filter *pending_pkf;
+    char *pending_pkf_key;
+    uint64_t pending_pkf_size;
 
     /* staging since resume / the last commit */
     loams__coll_manifest *work; /* base + mapping changes */
@@ -316,9 +323,37 @@ static void cached_free(cached *k)
     }
     loams__split_reader_close(k->r);
     loams__delset_free(k->del);
+    loams__pk_filter_free(k->pkf);
     free(k->del_key);
     free(k->key);
     free(k);
+}
+
+/* The cache entry of split `key` of `size` bytes, created (without a
+ * reader) when new. */
+static int cache_entry(coll *c, const char *key, uint64_t size, cached **out)
+{
+    for (size_t i = 0; i < c->n_cache; i++) {
+        if (strcmp(c->cache[i]->key, key) == 0) {
+            *out = c->cache[i];
+            return 0;
+        }
+    }
+    cached **p = realloc(c->cache, (c->n_cache + 1) * sizeof *p);
+    if (p == NULL) {
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
+    }
+    c->cache = p;
+    cached *k = calloc(1, sizeof *k);
+    if (k == NULL || (k->key = strdup(key)) == NULL) {
+        free(k);
+        return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
+    }
+    k->owner = c;
+    k->size = size;
+    c->cache[c->n_cache++] = k;
+    *out = k;
+    return 0;
 }
 
 /* The reader of split s (opened on first use) and its deletion set as s
@@ -326,30 +361,13 @@ static void cached_free(cached *k)
 static int split_open(coll *c, const loams__coll_split *s, cached **out)
 {
     cached *k = NULL;
-    for (size_t i = 0; i < c->n_cache; i++) {
-        if (strcmp(c->cache[i]->key, s->key) == 0) {
-            k = c->cache[i];
-            break;
-        }
-    }
-    if (k == NULL) {
-        cached **p = realloc(c->cache, (c->n_cache + 1) * sizeof *p);
-        if (p == NULL) {
-            return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", s->key);
-        }
-        c->cache = p;
-        k = calloc(1, sizeof *k);
-        if (k == NULL || (k->key = strdup(s->key)) == NULL) {
-            free(k);
-            return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", s->key);
-        }
-        k->owner = c;
-        k->size = s->bytes;
-        c->cache[c->n_cache++] = k;
+    int rc = cache_entry(c, s->key, s->bytes, &k);
+    if (rc != 0) {
+        return rc;
     }
     k->used = ++c->clock;
     if (k->r == NULL) {
-        int rc = loams__split_reader_open(split_read, k, k->size, k->key, &k->r, &c->err);
+        rc = loams__split_reader_open(split_read, k, k->size, k->key, &k->r, &c->err);
         if (rc != 0) {
             return rc;
         }
@@ -371,7 +389,7 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
             const void *data;
             size_t len;
             loams__delset *d;
-            int rc = get_object(c, s->deletes, 0, 0, &data, &len, &c->err);
+            rc = get_object(c, s->deletes, 0, 0, &data, &len, &c->err);
             if (rc == 0) {
                 rc = loams__delset_decode(data, len, s->docs, s->deletes, &d, &c->err);
             }
@@ -426,12 +444,14 @@ typedef struct view {
     loams__coll_view v;
     loams__split_reader **readers;
     const loams__delset **dels;
+    cached **entries; /* the cache entries of the readers */
 } view;
 
 static void view_free(view *vw)
 {
     free(vw->readers);
     free(vw->dels);
+    free(vw->entries);
     memset(vw, 0, sizeof *vw);
 }
 
@@ -441,7 +461,8 @@ static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
     size_t n = m->n_splits;
     vw->readers = calloc(n ? n : 1, sizeof *vw->readers);
     vw->dels = calloc(n ? n : 1, sizeof *vw->dels);
-    if (vw->readers == NULL || vw->dels == NULL) {
+    vw->entries = calloc(n ? n : 1, sizeof *vw->entries);
+    if (vw->readers == NULL || vw->dels == NULL || vw->entries == NULL) {
         view_free(vw);
         return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening splits");
     }
@@ -454,6 +475,7 @@ static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
         }
         vw->readers[i] = k->r;
         vw->dels[i] = k->del;
+        vw->entries[i] = k;
     }
     vw->v.m = m;
     vw->v.readers = vw->readers;
@@ -959,10 +981,17 @@ static int finish_writer(coll *c, loams_keylist *written)
 
 /* Adds the finished split (c->w, with c->dead replaced within the staging)
  * to m, writing its deletion set when it has dead documents, then frees the
- * writer.  *added = 0 when there was no split or no document of it is live. */
-static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *written, int *added)
+ * writer.  *added = 0 when there was no split or no document of it is live.
+ * When added and pkf is not NULL, *pkf is the split's _pk filter (the
+ * caller's), or NULL when there was no memory for it (a later commit builds
+ * it from the split). */
+static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *written, int *added,
+                         loams__pk_filter **pkf)
 {
     *added = 0;
+    if (pkf != NULL) {
+        *pkf = NULL;
+    }
     if (c->w == NULL) {
         return 0;
     }
@@ -1030,6 +1059,15 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
     }
     rc = loams__coll_manifest_add_split(m, &s, &c->err);
     *added = rc == 0;
+    const uint64_t *H;
+    const uint32_t *D;
+    size_t n;
+    if (*added && pkf != NULL && loams__split_writer_pk_index(c->w, &H, &D, &n) == 0 &&
+        (*pkf = loams__pk_filter_new(n)) != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            loams__pk_filter_add(*pkf, H[i]);
+        }
+    }
 out:
     loams__delset_free(del);
     loams__bbuf_free(&enc);
@@ -1049,11 +1087,48 @@ static int cmp_tomb(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* Marks every live copy of pk in the base's splits deleted. */
+/* The _pk filter of cached split k, built from its reader's _pk values
+ * when this process did not write the split (or the cache forgot it). */
+static int split_filter(coll *c, cached *k, const loams__pk_filter **out)
+{
+    if (k->pkf == NULL) {
+        uint32_t n = loams__split_reader_docs(k->r);
+        loams__pk_filter *f = loams__pk_filter_new(n);
+        if (f == NULL) {
+            return loams__cerr_set(&c->err, -ENOMEM, "out of memory for the _pk filter of %s",
+                                   k->key);
+        }
+        for (uint32_t d = 0; d < n; d++) {
+            const char *pk;
+            size_t len;
+            int rc = loams__split_reader_pk(k->r, d, &pk, &len, &c->err);
+            if (rc != 0) {
+                loams__pk_filter_free(f);
+                return rc;
+            }
+            loams__pk_filter_add(f, loams__pk_hash(pk, len));
+        }
+        k->pkf = f;
+    }
+    *out = k->pkf;
+    return 0;
+}
+
+/* Marks every live copy of pk (whose loams__pk_hash is hash) in the base's
+ * splits deleted; a split whose _pk filter rules the hash out is not
+ * searched. */
 static int supersede(coll *c, loams__coll_manifest *m, view *vw, touched_split *ts, size_t n_base,
-                     const char *pk, size_t len, uint64_t *superseded)
+                     const char *pk, size_t len, uint64_t hash, uint64_t *superseded)
 {
     for (size_t s = 0; s < n_base; s++) {
+        const loams__pk_filter *f = NULL;
+        int frc = split_filter(c, vw->entries[s], &f);
+        if (frc != 0) {
+            return frc;
+        }
+        if (f != NULL && !loams__pk_filter_maybe(f, hash)) {
+            continue;
+        }
         uint32_t doc;
         size_t cursor = 0;
         int found;
@@ -1167,7 +1242,7 @@ static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_sp
                 rc = dead_push(c, (uint32_t)last_doc);
             }
             if (rc == 0 && n_base > 0) {
-                rc = supersede(c, m, vw, ts, n_base, pk, len, superseded);
+                rc = supersede(c, m, vw, ts, n_base, pk, len, h, superseded);
             }
         }
         if (grouped != small) {
@@ -1197,6 +1272,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     view vw;
     memset(&vw, 0, sizeof vw);
     uint64_t superseded = 0;
+    loams__pk_filter *new_pkf = NULL;
     if (ts == NULL) {
         return loams__cerr_set(&c->err, -ENOMEM, "out of memory preparing a commit");
     }
@@ -1257,7 +1333,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
         }
     }
     int added = 0;
-    if ((rc = add_new_split(c, m, written, &added)) != 0) {
+    if ((rc = add_new_split(c, m, written, &added, &new_pkf)) != 0) {
         goto out;
     }
     for (size_t i = 0; i < host->offsets_count(applied); i++) {
@@ -1289,12 +1365,22 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     c->pending = m;
     c->work = NULL;
     *ref = c->pending_ref;
+    loams__pk_filter_free(c->pending_pkf);
+    free(c->pending_pkf_key);
+    c->pending_pkf = NULL;
+    c->pending_pkf_key = NULL;
+    if (new_pkf != NULL && added && (c->pending_pkf_key = strdup(c->split_key)) != NULL) {
+        c->pending_pkf = new_pkf; /* else a later commit builds it from the split */
+        c->pending_pkf_size = c->split_bytes;
+        new_pkf = NULL;
+    }
     host->log(c->ctx, LOAMS_LOG_DEBUG,
               "collection %s.%s: prepared seq %" PRIu64
               ": %u new documents%s, %zu deletes, %" PRIu64 " older versions deleted, %zu splits",
               c->ns, c->name, m->seq, new_docs, added ? "" : " (no split)", c->n_tombs, superseded,
               m->n_splits);
 out:
+    loams__pk_filter_free(new_pkf);
     for (size_t s = 0; s < n_base; s++) {
         loams__delset_free(ts[s].del);
     }
@@ -1515,7 +1601,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     c->n_dead = 0;
     int added;
     if ((rc = finish_writer(c, written)) != 0 ||
-        (rc = add_new_split(c, nm, written, &added)) != 0) {
+        (rc = add_new_split(c, nm, written, &added, NULL)) != 0) {
         goto out;
     }
     char mkey[KEY_MAX];
@@ -1619,6 +1705,8 @@ static void coll_close(void *state)
     loams__coll_manifest_free(c->qman);
     free(c->base_ref);
     free(c->pending_ref);
+    loams__pk_filter_free(c->pending_pkf);
+    free(c->pending_pkf_key);
     free(c->qref);
     for (size_t i = 0; i < c->n_cache; i++) {
         cached_free(c->cache[i]);
@@ -1638,6 +1726,10 @@ static void forget_pending(coll *c)
     c->pending = NULL;
     free(c->pending_ref);
     c->pending_ref = NULL;
+    loams__pk_filter_free(c->pending_pkf);
+    c->pending_pkf = NULL;
+    free(c->pending_pkf_key);
+    c->pending_pkf_key = NULL;
 }
 
 static int coll_resume(void *state, const char *ref, loams_offsets *applied)
@@ -1706,6 +1798,19 @@ static void coll_committed(void *state, const char *ref)
     c->base_ref = c->pending_ref;
     c->pending = NULL;
     c->pending_ref = NULL;
+    /* the new split's _pk filter, so the next commit need not read its _pk
+     * values (without memory for the entry, it is built when needed) */
+    cached *k;
+    if (c->pending_pkf != NULL &&
+        cache_entry(c, c->pending_pkf_key, c->pending_pkf_size, &k) == 0 && k->pkf == NULL) {
+        k->used = ++c->clock;
+        k->pkf = c->pending_pkf;
+        c->pending_pkf = NULL;
+    }
+    loams__pk_filter_free(c->pending_pkf);
+    c->pending_pkf = NULL;
+    free(c->pending_pkf_key);
+    c->pending_pkf_key = NULL;
 }
 
 static void coll_abort(void *state)

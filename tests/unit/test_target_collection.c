@@ -931,6 +931,73 @@ START_TEST(random_upserts_and_deletes_match_a_fresh_index_of_the_survivors)
 }
 END_TEST
 
+/* The supersede check asks each older split's _pk filter first: filters
+ * built from the writer (splits this state committed) and from the split's
+ * _pk values (splits another state wrote) must both find every older copy. */
+START_TEST(upserts_find_older_copies_in_every_split_through_the_filters)
+{
+    enum { SPLITS = 6, NEW = 300 };
+    static char pks[SPLITS * NEW][16];
+    static row rows[NEW + SPLITS];
+    static char rpk[NEW + SPLITS][16];
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    int64_t off = 0;
+    int unique = 0;
+    for (int s = 0; s < SPLITS; s++) {
+        tgt u;
+        tgt *w = &t;
+        if (s % 2 == 1) {
+            /* every other commit from a fresh state: no filter of its own */
+            tgt_open(&u, NULL, 0);
+            snprintf(u.ref, sizeof u.ref, "%s", t.ref);
+            ck_assert_int_eq(tgt_resume(&u), off);
+            w = &u;
+        }
+        size_t n = 0;
+        for (int i = 0; i < NEW; i++) {
+            snprintf(pks[s * NEW + i], sizeof pks[0], "k-%d-%d", s, i);
+            rows[n++] = (row){pks[s * NEW + i], "Printer jam", "new ticket", 0, NULL, NULL, s};
+            unique++;
+        }
+        /* one upsert of a key of every older split, and one delete */
+        for (int o = 0; o < s; o++) {
+            snprintf(rpk[o], sizeof rpk[o], "k-%d-%d", o, 7 + s);
+            rows[n++] = (row){rpk[o], "Scanner fixed", "upserted again", 0, NULL, NULL, 100 + s};
+        }
+        if (s > 0) {
+            snprintf(rpk[SPLITS], sizeof rpk[SPLITS], "k-%d-%d", s - 1, 1);
+            rows[n++] = (row){rpk[SPLITS], NULL, NULL, 1, NULL, NULL, 0};
+            unique--;
+        }
+        write_rows(w, rows, n, off);
+        off += (int64_t)n;
+        tgt_commit(w, off, NULL);
+        if (w != &t) {
+            snprintf(t.ref, sizeof t.ref, "%s", u.ref);
+            tgt_close(&u);
+            ck_assert_int_eq(tgt_resume(&t), off);
+        }
+        cJSON *a = query(&t, t.ref, "{\"q\":\"printer scanner\",\"k\":1}");
+        ck_assert_int_eq(live_docs(a), unique);
+        cJSON_Delete(a);
+        /* each upserted key lives once, in its newest version */
+        a = query(&t, t.ref, "{\"q\":\"upserted\",\"k\":100}");
+        const cJSON *h;
+        int hits = 0;
+        cJSON_ArrayForEach(h, cJSON_GetObjectItem(a, "hits"))
+        {
+            hits++;
+        }
+        cJSON_Delete(a);
+        /* commit s upserted s keys (k-o-(7+s)); all earlier upserts are distinct keys */
+        ck_assert_int_eq(hits, s * (s + 1) / 2);
+    }
+    tgt_close(&t);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused_at_open)
 {
     char err[512];
@@ -961,6 +1028,7 @@ int main(void)
     tcase_add_test(tc, a_merge_gives_identical_answers);
     tcase_add_test(tc, a_damaged_split_is_reported_as_corrupt);
     tcase_add_test(tc, random_upserts_and_deletes_match_a_fresh_index_of_the_survivors);
+    tcase_add_test(tc, upserts_find_older_copies_in_every_split_through_the_filters);
     tcase_add_test(tc, bad_options_are_refused_at_open);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
