@@ -179,6 +179,48 @@ START_TEST(random_text_gives_the_tokens_the_rules_give)
 }
 END_TEST
 
+/* The 16-byte scan of lowercase words: long words, words that end on, just
+ * before and just after a 16-byte boundary or at the end of the text, and
+ * an uppercase letter, a digit, a Latin-1 letter or a separator at every
+ * position of a word, each text cut at every length. */
+START_TEST(long_words_and_every_cut_give_the_tokens_the_rules_give)
+{
+    static const char *const odd[] = {"Q", "7", "\xc3\xa9", "\xc3\x89", " ", ".", "\xc3\x97"};
+    loams__tok_opts opts[] = {{1, 64}, {2, 16}, {1, 15}, {17, 255}};
+    unsigned seed = 777;
+    for (int round = 0; round < 400; round++) {
+        unsigned char text[600];
+        size_t len = 0;
+        while (len < 500) {
+            seed = seed * 1103515245u + 12345u;
+            size_t wl = 1 + (seed >> 16) % 70;
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 16) % (wl + 8); /* >= wl: a plain word */
+            seed = seed * 1103515245u + 12345u;
+            const char *ins = odd[(seed >> 16) % (sizeof odd / sizeof odd[0])];
+            for (size_t i = 0; i < wl; i++) {
+                if (i == at) {
+                    memcpy(text + len, ins, strlen(ins));
+                    len += strlen(ins);
+                }
+                text[len++] = (unsigned char)('a' + (i * 7 + round) % 26);
+            }
+            text[len++] = (seed >> 24) % 3 == 0 ? ',' : ' ';
+        }
+        const loams__tok_opts *o = &opts[round % 4];
+        for (size_t cut = round % 2 ? len - 40 : 0; cut <= len; cut += round % 2 ? 1 : 37) {
+            if (cut > 0 && text[cut - 1] >= 0xC0) {
+                continue; /* not inside a sequence: the reference reads whole ones */
+            }
+            char want[8192];
+            snprintf(want, sizeof want, "%s", toks_reference(o, text, cut));
+            ck_assert_msg(strcmp(toks(o, (const char *)text, cut), want) == 0,
+                          "round %d, cut at %zu of %zu", round, cut, len);
+        }
+    }
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     loams__tok_opts zero = {0, 10};
@@ -212,6 +254,7 @@ int main(void)
     tcase_add_test(tc, tokens_outside_the_length_limits_are_dropped);
     tcase_add_test(tc, text_is_not_needed_to_be_nul_terminated);
     tcase_add_test(tc, random_text_gives_the_tokens_the_rules_give);
+    tcase_add_test(tc, long_words_and_every_cut_give_the_tokens_the_rules_give);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, default_limit_drops_a_long_blob);
     suite_add_tcase(s, tc);
