@@ -17,6 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[64];
 
+static void remove_file(void)
+{
+    unlink(path);
+}
+
 static void put_file(const void *p, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -44,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (path[0] == '\0') {
         snprintf(path, sizeof path, "/tmp/fuzz-node-config.%ld", (long)getpid());
+        atexit(remove_file);
     }
     put_file(data, size);
     loams_config c, again;
