@@ -458,6 +458,9 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
     const loams_host_api *h = loams__sql_host;
     uint32_t small[32];
     uint32_t *types = st->ncols <= 32 ? small : NULL;
+    /* the cells and their types, read once (up to 32 columns) */
+    sqlite3_value *cells[32];
+    uint32_t cell_types[32];
     size_t orow;
     int rc = 0;
 
@@ -468,7 +471,12 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
         }
     }
     for (size_t i = 0; i < st->ncols; i++) {
-        uint32_t t = value_type(sqlite3_column_value(st->stmt, (int)i));
+        sqlite3_value *sv = sqlite3_column_value(st->stmt, (int)i);
+        uint32_t t = value_type(sv);
+        if (i < 32) {
+            cells[i] = sv;
+            cell_types[i] = t;
+        }
         uint32_t was = st->types[i];
         types[i] = was;
         if (t == LOAMS_T_NULL || t == was) {
@@ -494,10 +502,11 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
         goto out;
     }
     for (size_t i = 0; i < st->ncols; i++) {
-        sqlite3_value *sv = sqlite3_column_value(st->stmt, (int)i);
+        sqlite3_value *sv = i < 32 ? cells[i] : sqlite3_column_value(st->stmt, (int)i);
+        uint32_t t = i < 32 ? cell_types[i] : value_type(sv);
         loams_value v;
         memset(&v, 0, sizeof(v));
-        switch (value_type(sv)) {
+        switch (t) {
         case LOAMS_T_NULL:
             continue; /* appended rows are all NULL */
         case LOAMS_T_BOOL:
@@ -522,7 +531,7 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
             /* The bytes as they are: sqlite3_value_text() would copy a text
              * that SQLite holds without a NUL (a batch cell read in place)
              * just to terminate it.  The connection's encoding is UTF-8. */
-            v.type = value_type(sv);
+            v.type = t;
             v.u.s.len = (size_t)sqlite3_value_bytes(sv);
             v.u.s.ptr = v.u.s.len ? sqlite3_value_blob(sv) : "";
             if (!v.u.s.ptr) {
