@@ -69,7 +69,9 @@ static int get_id(const cJSON *o, const char *name, int req, char **out, size_t 
     }
     if (cJSON_IsString(v)) {
         s = v->valuestring;
-    } else if (cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble) {
+    } else if (cJSON_IsNumber(v) && v->valuedouble >= -9223372036854775808.0 &&
+               v->valuedouble <= 9223372036854774784.0 && /* (int64_t) of more is undefined */
+               v->valuedouble == (double)(int64_t)v->valuedouble) {
         snprintf(num, sizeof num, "%" PRId64, (int64_t)v->valuedouble);
         s = num;
     } else {
@@ -94,8 +96,9 @@ static int get_long(const cJSON *o, const char *name, long min, long max, long d
         *out = def;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble ||
-        v->valuedouble < (double)min || v->valuedouble > (double)max) {
+    /* the range first: (long) of a number out of range is undefined */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= (double)min && v->valuedouble <= (double)max) ||
+        v->valuedouble != (double)(long)v->valuedouble) {
         char msg[160];
         snprintf(msg, sizeof msg, "'%s' must be an integer from %ld to %ld", name, min, max);
         return loams__cerr_set(e, LOAMS_EINPUT, "graph query: %s", msg);

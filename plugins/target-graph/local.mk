@@ -44,6 +44,11 @@ tests_unit_test_graph_segment_SOURCES = tests/unit/test_graph_segment.c
 tests_unit_test_graph_segment_CFLAGS = $(GRAPH_CFLAGS) $(CHECK_CFLAGS) \
 	-I$(top_srcdir)/plugins/target-graph
 tests_unit_test_graph_segment_LDADD = plugins/target-graph/libgraph.la $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_graph_query
+TESTS += tests/unit/test_graph_query
+tests_unit_test_graph_query_SOURCES = tests/unit/test_graph_query.c
+tests_unit_test_graph_query_CFLAGS = $(tests_unit_test_graph_segment_CFLAGS)
+tests_unit_test_graph_query_LDADD = plugins/target-graph/libgraph.la $(CHECK_LIBS)
 
 # benchmark (prints figures and the SQLite reference; not a test)
 noinst_PROGRAMS += tests/bench/bench-graph

@@ -29,7 +29,7 @@ for f in "$build"/tests/fuzz/fuzz-*; do
     tail -n 5 "$out"
   else
     echo "FAILED: $name (input kept under $artifacts)"
-    grep -v '^#[0-9]' "$out" | tail -n 40
+    grep -a -v '^#[0-9]' "$out" | tail -n 40
     bad="$bad $name"
   fi
   rm -rf "$corpus" "$out"
