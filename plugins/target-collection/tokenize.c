@@ -6,11 +6,6 @@
 #include "tokenize.h"
 
 #include <errno.h>
-#include <string.h>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* For bytes < 0x80: the lowercase byte, or 0 for a separator. */
 /* clang-format off */
@@ -28,6 +23,24 @@ static const unsigned char ascii_word[128] = {
     ['s'] = 's', ['t'] = 't', ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x',
     ['y'] = 'y', ['z'] = 'z',
 };
+/* clang-format on */
+
+/* clang-format off */
+#define SEP LOAMS__TOK_SEP
+#define LOW LOAMS__TOK_LOWER
+const unsigned char loams__tok_class[256] = {
+    SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, /* 0x00 */
+    SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, /* 0x10 */
+    SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, SEP, /* 0x20 */
+    LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, SEP, SEP, SEP, SEP, SEP, SEP, /* 0-9 */
+    SEP, 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   /* @ A-O */
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   SEP, SEP, SEP, SEP, SEP, /* P-Z */
+    SEP, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, /* ` a-o */
+    LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, LOW, SEP, SEP, SEP, SEP, SEP, /* p-z */
+    /* 0x80-0xFF: 0 (UTF-8, the general case) */
+};
+#undef SEP
+#undef LOW
 /* clang-format on */
 
 int loams__tok_opts_check(const loams__tok_opts *o)
@@ -163,36 +176,9 @@ static size_t encode(unsigned char *out, uint32_t cp)
     return 4;
 }
 
-/* The end of the run of lowercase ASCII letters and digits at p (p when
- * *p is not one): 16 bytes at a time (SSE2) while 16 remain, so a ticket
- * word is usually found by one load and one compare. */
-static inline const unsigned char *lower_run_end(const unsigned char *p, const unsigned char *end)
+int loams__tok_next_slow(loams__tokenizer *t, const unsigned char *p, const char **tok,
+                         size_t *len)
 {
-#if defined(__SSE2__) && defined(__GNUC__)
-    const __m128i a1 = _mm_set1_epi8('a' - 1), z1 = _mm_set1_epi8('z' + 1);
-    const __m128i d1 = _mm_set1_epi8('0' - 1), n1 = _mm_set1_epi8('9' + 1);
-    while (end - p >= 16) {
-        __m128i x;
-        memcpy(&x, p, 16);
-        /* signed compares: bytes >= 0x80 are negative, so never in range */
-        __m128i lower = _mm_and_si128(_mm_cmpgt_epi8(x, a1), _mm_cmplt_epi8(x, z1));
-        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, d1), _mm_cmplt_epi8(x, n1));
-        unsigned other = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(lower, digit)) & 0xFFFFu;
-        if (other != 0) {
-            return p + __builtin_ctz(other);
-        }
-        p += 16;
-    }
-#endif
-    while (p < end && *p < 0x80 && ascii_word[*p] == *p) {
-        p++;
-    }
-    return p;
-}
-
-int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len)
-{
-    const unsigned char *p = t->p;
     const unsigned char *end = t->end;
     for (;;) {
         /* Skip ASCII separators fast, then the general case. */
@@ -202,7 +188,7 @@ int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len)
         /* Fast path: a token of lowercase ASCII letters and digits that
          * ends at an ASCII separator or at the end is its own lowercase
          * form: return it in place, without a copy. */
-        const unsigned char *q = lower_run_end(p, end);
+        const unsigned char *q = loams__tok_lower_end(p, end);
         if (q > p && (q == end || (*q < 0x80 && ascii_word[*q] == 0))) {
             size_t n = (size_t)(q - p);
             if (n >= t->min_bytes && n <= t->max_bytes) {

@@ -37,6 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
+
 /* The largest max_bytes a tokenizer accepts. */
 #define LOAMS__TOK_MAX_LIMIT 255
 #define LOAMS__TOK_DEFAULT_MIN 1
@@ -68,8 +72,72 @@ void loams__tok_init(loams__tokenizer *t, const loams__tok_opts *o, const char *
 /* The next token: returns 1 and sets *tok and *len to the lowercased token
  * (pointing into the iterator or, when the text already holds it in
  * lowercase, into the text; valid until the next call), or returns 0 at the
- * end of the text. */
-int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len);
+ * end of the text.  Inline below: the common token (lowercase ASCII letters
+ * and digits between ASCII separators) is found without a call. */
+static inline int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len);
+
+/* ---- the inline fast path (internal) ---- */
+
+/* Per byte: LOAMS__TOK_SEP for an ASCII separator, LOAMS__TOK_LOWER for a
+ * lowercase ASCII letter or digit, 0 otherwise (uppercase ASCII, bytes
+ * >= 0x80). */
+#define LOAMS__TOK_SEP 1
+#define LOAMS__TOK_LOWER 2
+extern const unsigned char loams__tok_class[256];
+
+/* The general case from p (the tokenizer's rules, one code point at a
+ * time), for what the fast path does not take. */
+int loams__tok_next_slow(loams__tokenizer *t, const unsigned char *p, const char **tok,
+                         size_t *len);
+
+/* The end of the run of lowercase ASCII letters and digits at p (p when
+ * *p is not one): 16 bytes at a time (SSE2) while 16 remain, so a word is
+ * usually found by one load and one compare; never reads at or past end. */
+static inline const unsigned char *loams__tok_lower_end(const unsigned char *p,
+                                                        const unsigned char *end)
+{
+#if defined(__SSE2__) && defined(__GNUC__)
+    const __m128i a1 = _mm_set1_epi8('a' - 1), z1 = _mm_set1_epi8('z' + 1);
+    const __m128i d1 = _mm_set1_epi8('0' - 1), n1 = _mm_set1_epi8('9' + 1);
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* signed compares: bytes >= 0x80 are negative, so never in range */
+        __m128i lower = _mm_and_si128(_mm_cmpgt_epi8(x, a1), _mm_cmplt_epi8(x, z1));
+        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, d1), _mm_cmplt_epi8(x, n1));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(lower, digit)) & 0xFFFFu;
+        if (other != 0) {
+            return p + __builtin_ctz(other);
+        }
+        p += 16;
+    }
+#endif
+    while (p < end && loams__tok_class[*p] == LOAMS__TOK_LOWER) {
+        p++;
+    }
+    return p;
+}
+
+static inline int loams__tok_next(loams__tokenizer *t, const char **tok, size_t *len)
+{
+    const unsigned char *p = t->p;
+    const unsigned char *end = t->end;
+    while (p < end && loams__tok_class[*p] == LOAMS__TOK_SEP) {
+        p++;
+    }
+    /* a token of lowercase ASCII letters and digits that ends at an ASCII
+     * separator or at the end is its own lowercase form: in place */
+    const unsigned char *q = loams__tok_lower_end(p, end);
+    if (q > p && (q == end || loams__tok_class[*q] == LOAMS__TOK_SEP)) {
+        size_t n = (size_t)(q - p);
+        if (n >= t->min_bytes && n <= t->max_bytes) {
+            t->p = q;
+            *tok = (const char *)p;
+            *len = n;
+            return 1;
+        }
+    }
+    return loams__tok_next_slow(t, p, tok, len);
+}
 
 /* Lowercases one code point the way the tokenizer does (identity for code
  * points it does not fold).  Exposed for tests and for query analysis. */

@@ -111,6 +111,32 @@ START_TEST(random_strings_are_escaped_like_byte_by_byte)
 }
 END_TEST
 
+/* The 16-byte scan: one byte that needs care (or the edges of the plain
+ * range: ' ', '~', DEL) at every position of plain strings of 1 to 48 bytes. */
+START_TEST(a_special_byte_at_every_position_is_escaped_like_byte_by_byte)
+{
+    static const unsigned char special[] = {'"', '\\', '\n', 0x01, 0x1f, ' ', '~', 0x7f, 0x80, 0xff};
+    for (size_t len = 1; len <= 48; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof special; k++) {
+                unsigned char text[64];
+                for (size_t i = 0; i < len; i++) {
+                    text[i] = (unsigned char)('a' + i % 26);
+                }
+                text[at] = special[k];
+                char want[512];
+                escape_reference(text, len, want);
+                loams_value v = {.type = LOAMS_T_STRING};
+                v.u.s.ptr = (const char *)text;
+                v.u.s.len = len;
+                ck_assert_msg(strcmp(enc(&v), want) == 0, "length %zu, byte 0x%02x at %zu: %s",
+                              len, special[k], at, enc(&v));
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(base64_matches_rfc4648_vectors)
 {
     const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
@@ -201,6 +227,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, strings_are_escaped_and_invalid_utf8_replaced);
     tcase_add_test(tc, random_strings_are_escaped_like_byte_by_byte);
+    tcase_add_test(tc, a_special_byte_at_every_position_is_escaped_like_byte_by_byte);
     tcase_add_test(tc, base64_matches_rfc4648_vectors);
     tcase_add_test(tc, every_value_type_has_its_json_form);
     tcase_add_test(tc, a_json_value_that_does_not_parse_is_refused);

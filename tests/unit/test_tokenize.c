@@ -221,6 +221,21 @@ START_TEST(long_words_and_every_cut_give_the_tokens_the_rules_give)
 }
 END_TEST
 
+START_TEST(the_byte_classes_of_the_fast_path_follow_the_rules)
+{
+    for (unsigned c = 0; c < 256; c++) {
+        int want = 0;
+        if (c < 0x80) {
+            want = !loams__tok_is_word(c)         ? LOAMS__TOK_SEP
+                   : loams__tok_fold(c) == c ? LOAMS__TOK_LOWER
+                                             : 0;
+        }
+        ck_assert_msg(loams__tok_class[c] == want, "byte 0x%02x: class %d, want %d", c,
+                      loams__tok_class[c], want);
+    }
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     loams__tok_opts zero = {0, 10};
@@ -255,6 +270,7 @@ int main(void)
     tcase_add_test(tc, text_is_not_needed_to_be_nul_terminated);
     tcase_add_test(tc, random_text_gives_the_tokens_the_rules_give);
     tcase_add_test(tc, long_words_and_every_cut_give_the_tokens_the_rules_give);
+    tcase_add_test(tc, the_byte_classes_of_the_fast_path_follow_the_rules);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, default_limit_drops_a_long_blob);
     suite_add_tcase(s, tc);
