@@ -729,8 +729,12 @@ static int do_write(coll *c, loams_batch *b)
         cols[n].name = host->batch_column_name(b, col);
         n++;
     }
-    /* pass 1: the mapping (an incompatible type stops the whole batch) */
+    /* pass 1: the mapping (an incompatible type stops the whole batch);
+     * mapping a field again to the type it was just mapped to changes
+     * nothing, so a column asks once per run of equal value types */
     for (size_t i = 0; i < n; i++) {
+        int mapped_type = 0;
+        uint32_t mapped_dim = 0;
         for (size_t row = 0; row < rows; row++) {
             loams_value v;
             if (host->batch_row_failed(b, row) || host->batch_get(b, row, cols[i].col, &v) != 0) {
@@ -748,10 +752,15 @@ static int do_write(coll *c, loams_batch *b)
                                      c->ns, c->name, cols[i].name, dim);
                 continue;
             }
+            if (type == mapped_type && dim == mapped_dim) {
+                continue;
+            }
             rc = loams__coll_manifest_map(c->work, cols[i].name, type, dim, &c->err);
             if (rc < 0) {
                 goto out;
             }
+            mapped_type = type;
+            mapped_dim = dim;
             if (rc == 1) {
                 host->log(c->ctx, LOAMS_LOG_INFO, "collection %s.%s: new field '%s' (%s)", c->ns,
                           c->name, cols[i].name, loams__coll_type_name(type));
