@@ -220,14 +220,24 @@ static int set_dirlist(loams_config *c, const char *value)
     while (*p != '\0') {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        if (len > 0) {
+        /* Each entry without the blanks around it ("/a : /b"); a blank
+         * entry is none.  (The dump writes entries joined by ':', so a
+         * trailing blank would not load back the same.) */
+        size_t from = 0, to = len;
+        while (from < to && (p[from] == ' ' || p[from] == '\t')) {
+            from++;
+        }
+        while (to > from && (p[to - 1] == ' ' || p[to - 1] == '\t')) {
+            to--;
+        }
+        if (to > from) {
             char **grown = realloc(dirs, (n + 1) * sizeof *dirs);
             if (grown == NULL) {
                 free_dirs(dirs, n);
                 return -ENOMEM;
             }
             dirs = grown;
-            dirs[n] = strndup(p, len);
+            dirs[n] = strndup(p + from, to - from);
             if (dirs[n] == NULL) {
                 free_dirs(dirs, n);
                 return -ENOMEM;

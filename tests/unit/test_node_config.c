@@ -66,7 +66,7 @@ START_TEST(file_sets_every_key_and_namespace_sections)
                                             "; another\n"
                                             "\n"
                                             "data_dir = /var/lib/loams\n"
-                                            "plugin_dirs = /p1::/p2\n"
+                                            "plugin_dirs = /p1:: /p2 :\t: \n"
                                             "node_id = \"node-7\"\n"
                                             "listen = 0.0.0.0:8080\n"
                                             "lease_ttl = 2s\n"
