@@ -46,7 +46,7 @@ COLLECTION_TEST_LIBS = plugins/target-collection/libcollection.la $(CHECK_LIBS)
 
 COLLECTION_UNIT_TESTS = tests/unit/test_tokenize tests/unit/test_split \
 	tests/unit/test_collection_manifest tests/unit/test_doc_encode \
-	tests/unit/test_collection_search tests/unit/test_pk_filter
+	tests/unit/test_collection_search tests/unit/test_pk_filter tests/unit/test_split_terms
 check_PROGRAMS += $(COLLECTION_UNIT_TESTS)
 TESTS += $(COLLECTION_UNIT_TESTS)
 tests_unit_test_tokenize_SOURCES = tests/unit/test_tokenize.c
@@ -61,6 +61,9 @@ tests_unit_test_collection_manifest_LDADD = $(COLLECTION_TEST_LIBS)
 tests_unit_test_doc_encode_SOURCES = tests/unit/test_doc_encode.c
 tests_unit_test_doc_encode_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_doc_encode_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_split_terms_SOURCES = tests/unit/test_split_terms.c tests/unit/collection_test_util.h
+tests_unit_test_split_terms_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_split_terms_LDADD = $(COLLECTION_TEST_LIBS)
 tests_unit_test_pk_filter_SOURCES = tests/unit/test_pk_filter.c
 tests_unit_test_pk_filter_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_pk_filter_LDADD = $(COLLECTION_TEST_LIBS)

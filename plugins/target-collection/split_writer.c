@@ -20,6 +20,7 @@
 
 typedef struct term_entry {
     uint64_t hash;
+    uint64_t head[2]; /* the term's first 16 bytes, zero-padded (term_head) */
     uint32_t term_off;
     uint32_t term_len;
     uint32_t last_doc; /* doc id + 1 of the last document that had the term */
@@ -457,10 +458,63 @@ static inline int bytes_equal(const unsigned char *a, const unsigned char *b, si
     return 1;
 }
 
-/* The entry of term t in f, created when new; NULL on -ENOMEM. */
-static term_entry *term_lookup(field *f, const char *t, size_t len)
+/* Byte masks keeping the first n bytes of a 16-byte little-endian pair. */
+/* clang-format off */
+static const uint64_t head_mask[17][2] = {
+    {0, 0}, {0xFFull, 0}, {0xFFFFull, 0}, {0xFFFFFFull, 0}, {0xFFFFFFFFull, 0},
+    {0xFFFFFFFFFFull, 0}, {0xFFFFFFFFFFFFull, 0}, {0xFFFFFFFFFFFFFFull, 0}, {~0ull, 0},
+    {~0ull, 0xFFull}, {~0ull, 0xFFFFull}, {~0ull, 0xFFFFFFull}, {~0ull, 0xFFFFFFFFull},
+    {~0ull, 0xFFFFFFFFFFull}, {~0ull, 0xFFFFFFFFFFFFull}, {~0ull, 0xFFFFFFFFFFFFFFull},
+    {~0ull, ~0ull},
+};
+/* clang-format on */
+
+/* The head of term t[0, len): its first 16 bytes as two little-endian
+ * words, zero past the term.  When 16 bytes from t are readable (t + 16 <=
+ * limit) they are loaded and masked, without a branch on the length. */
+static inline void term_head(const unsigned char *t, size_t len, const unsigned char *limit,
+                             uint64_t head[2])
 {
-    uint64_t h = term_hash((const unsigned char *)t, len);
+    if (limit != NULL && len <= 16 && limit - t >= 16) {
+        head[0] = loams__le64_get(t) & head_mask[len][0];
+        head[1] = loams__le64_get(t + 8) & head_mask[len][1];
+        return;
+    }
+    unsigned char b[16] = {0};
+    memcpy(b, t, len < 16 ? len : 16);
+    head[0] = loams__le64_get(b);
+    head[1] = loams__le64_get(b + 8);
+}
+
+/* The 64x64 -> 128-bit product folded to 64 bits (one multiply where the
+ * compiler has 128-bit integers). */
+static inline uint64_t mum(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+    uint64_t h = (a ^ (b * 0xbf58476d1ce4e5b9ull)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+#endif
+}
+
+/* The entry of term t in f, created when new; NULL on -ENOMEM.  limit:
+ * the end of the buffer holding t, when 16 bytes may be read from t
+ * (term_head), else NULL.  A term of up to 16 bytes (nearly every word) is
+ * hashed and compared by its head alone, without touching the arena; the
+ * hash (in memory only: the dictionary is written sorted by term bytes)
+ * mixes the length in, so two different terms never share a head and a
+ * length. */
+static term_entry *term_lookup(field *f, const char *t, size_t len, const unsigned char *limit)
+{
+    const unsigned char *u = (const unsigned char *)t;
+    uint64_t head[2];
+    term_head(u, len, limit, head);
+    uint64_t h = mum(head[0] ^ 0xa0761d6478bd642full, head[1] ^ 0xe7037ed1a0b428dbull ^ len);
+    if (len > 16) {
+        h ^= term_hash(u + 16, len - 16);
+    }
     size_t s = h & f->slot_mask;
     for (;;) {
         uint32_t idx = f->slots[s];
@@ -468,8 +522,9 @@ static term_entry *term_lookup(field *f, const char *t, size_t len)
             break;
         }
         term_entry *te = &f->terms[idx - 1];
-        if (te->hash == h && te->term_len == len &&
-            bytes_equal(f->arena.data + te->term_off, (const unsigned char *)t, len)) {
+        if (te->hash == h && te->term_len == len && te->head[0] == head[0] &&
+            te->head[1] == head[1] &&
+            (len <= 16 || bytes_equal(f->arena.data + te->term_off + 16, u + 16, len - 16))) {
             return te;
         }
         s = (s + 1) & f->slot_mask;
@@ -493,6 +548,8 @@ static term_entry *term_lookup(field *f, const char *t, size_t len)
     term_entry *te = &f->terms[f->n_terms];
     memset(te, 0, sizeof *te);
     te->hash = h;
+    te->head[0] = head[0];
+    te->head[1] = head[1];
     te->term_off = off;
     te->term_len = (uint32_t)len;
     f->slots[s] = (uint32_t)++f->n_terms;
@@ -523,8 +580,13 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
     loams__tok_init(&tk, &w->o.tok, text, len);
     const char *t;
     size_t tl;
+    const char *text_end = text + len;
     while (loams__tok_next(&tk, &t, &tl)) {
-        term_entry *te = term_lookup(f, t, tl);
+        /* a token in the text (not lowercased into tk's buffer) may be
+         * read 16 bytes at a time up to the text's end */
+        const unsigned char *limit =
+            t >= text && t < text_end ? (const unsigned char *)text_end : NULL;
+        term_entry *te = term_lookup(f, t, tl, limit);
         if (te == NULL) {
             return loams__cerr_set(e, -ENOMEM, "out of memory for the term dictionary of '%s'",
                                    f->name);
