@@ -46,17 +46,6 @@ const char *loams__sql_type_name(uint32_t type)
     }
 }
 
-void loams__sql_row_error(loams__sql_state *st, sqlite3_context *c, int status, const char *fmt,
-                          ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(st->row_msg, sizeof(st->row_msg), fmt, ap);
-    va_end(ap);
-    st->row_status = status ? status : LOAMS_EINPUT;
-    sqlite3_result_error(c, st->row_msg, -1);
-}
-
 static const char *sqlite_type_name(int t)
 {
     switch (t) {
@@ -83,10 +72,11 @@ static int is_stable(loams__sql_state *st, const void *ptr)
     return 0;
 }
 
-/* The indexed-once document for json[0..len) on the current row. */
-static loams__json_doc *doc_for(loams__sql_state *st, const void *json, size_t len)
+/* The indexed-once document for json[0..len) on the current row; a text
+ * that is not batch memory (stable == 0) is indexed per call. */
+static loams__json_doc *doc_for(loams__sql_state *st, const void *json, size_t len, int stable)
 {
-    if (!is_stable(st, json)) {
+    if (!stable) {
         loams__json_doc_reset(st->scratch_doc, json, len);
         return st->scratch_doc;
     }
@@ -111,15 +101,169 @@ static void free_path(void *p)
 }
 
 /* Quotes at most 60 bytes of the path for a message. */
-static void path_for_message(sqlite3_value *v, char *buf, size_t cap)
+static void path_for_message(const char *t, size_t n, char *buf, size_t cap)
 {
-    const unsigned char *t = sqlite3_value_text(v);
-    int n = sqlite3_value_bytes(v);
     if (!t) {
         snprintf(buf, cap, "NULL");
         return;
     }
-    snprintf(buf, cap, "'%.*s%s'", n > 60 ? 60 : n, (const char *)t, n > 60 ? "..." : "");
+    snprintf(buf, cap, "'%.*s%s'", n > 60 ? 60 : (int)n, t, n > 60 ? "..." : "");
+}
+
+static void row_fail(loams__sql_state *st, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void row_fail(loams__sql_state *st, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->row_msg, sizeof(st->row_msg), fmt, ap);
+    va_end(ap);
+    st->row_status = status ? status : LOAMS_EINPUT;
+}
+
+void loams__sql_row_error(loams__sql_state *st, sqlite3_context *c, int status, const char *fmt,
+                          ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->row_msg, sizeof(st->row_msg), fmt, ap);
+    va_end(ap);
+    st->row_status = status ? status : LOAMS_EINPUT;
+    sqlite3_result_error(c, st->row_msg, -1);
+}
+
+int loams__sql_json_bad_argument(loams__sql_state *st, int kind, int sqlite_type)
+{
+    row_fail(st, LOAMS_EINPUT, "%s(): the first argument must be JSON text or bytes, not %s",
+             st->json_fns[kind].name, sqlite_type_name(sqlite_type));
+    return LOAMS_EINPUT;
+}
+
+int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int stable,
+                         const loams__json_path *path, const char *ptext, size_t plen,
+                         char **buf, size_t *cap, loams_value *out, int *in_place)
+{
+    const char *name = st->json_fns[kind].name;
+    loams__json_doc *doc;
+    loams__json_value v;
+    loams__json_error err = {0, NULL};
+    char pbuf[80];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    *in_place = 0;
+    doc = doc_for(st, json, len, stable);
+    rc = loams__json_doc_get(doc, path, &v, &err);
+    if (rc == -ENOMEM) {
+        return rc;
+    }
+    if (rc) {
+        path_for_message(ptext, plen, pbuf, sizeof(pbuf));
+        row_fail(st, LOAMS_EINPUT, "%s(%s): malformed JSON at byte %zu: %s", name, pbuf,
+                 err.pos, err.what);
+        return LOAMS_EINPUT;
+    }
+    if (v.kind == LOAMS__JSON_MISSING || v.kind == LOAMS__JSON_NULL) {
+        out->type = LOAMS_T_NULL;
+        return 0;
+    }
+    switch (kind) {
+    case LOAMS__SQL_GET_STR:
+        out->type = LOAMS_T_STRING;
+        if (v.kind == LOAMS__JSON_STRING && !v.escaped && stable) {
+            /* The text is the cell's own bytes, which the batch keeps in
+             * place for the whole run: no copy. */
+            size_t n = v.end - v.start;
+            out->u.s.ptr = n ? (const char *)json + v.start : "";
+            out->u.s.len = n;
+            *in_place = 1;
+        } else if (v.kind == LOAMS__JSON_STRING) {
+            size_t need = v.end - v.start, n;
+            if (need > *cap) {
+                char *nb = loams__sql_host->realloc(st->ctx, *buf, need);
+                if (!nb) {
+                    return -ENOMEM;
+                }
+                *buf = nb;
+                *cap = need;
+            }
+            rc = loams__json_value_string(doc, &v, *buf, *cap, &n, &err);
+            if (rc) {
+                path_for_message(ptext, plen, pbuf, sizeof(pbuf));
+                row_fail(st, LOAMS_EINPUT, "%s(%s): bad string at byte %zu: %s", name, pbuf,
+                         err.pos, err.what);
+                return LOAMS_EINPUT;
+            }
+            out->u.s.ptr = n ? *buf : "";
+            out->u.s.len = n;
+        } else {
+            loams__json_value_raw(doc, &v, &out->u.s.ptr, &out->u.s.len);
+        }
+        return 0;
+    case LOAMS__SQL_GET_JSON:
+        out->type = LOAMS_T_JSON;
+        loams__json_value_raw(doc, &v, &out->u.s.ptr, &out->u.s.len);
+        return 0;
+    case LOAMS__SQL_GET_INT: {
+        int64_t i;
+        rc = v.kind == LOAMS__JSON_NUMBER ? loams__json_value_int(doc, &v, &i, &err) : -EINVAL;
+        if (rc == -ENOMEM) {
+            return rc;
+        }
+        if (rc) {
+            path_for_message(ptext, plen, pbuf, sizeof(pbuf));
+            if (rc == -EINVAL) {
+                row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u",
+                         name, pbuf, loams__json_kind_name(v.kind),
+                         v.start - (v.kind == LOAMS__JSON_STRING));
+            } else {
+                row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err.pos,
+                         err.what);
+            }
+            return LOAMS_EINPUT;
+        }
+        out->type = LOAMS_T_INT64;
+        out->u.i = i;
+        return 0;
+    }
+    case LOAMS__SQL_GET_FLOAT: {
+        double d;
+        rc = v.kind == LOAMS__JSON_NUMBER ? loams__json_value_double(doc, &v, &d, &err) : -EINVAL;
+        if (rc == -ENOMEM) {
+            return rc;
+        }
+        if (rc) {
+            path_for_message(ptext, plen, pbuf, sizeof(pbuf));
+            if (rc == -EINVAL) {
+                row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u",
+                         name, pbuf, loams__json_kind_name(v.kind),
+                         v.start - (v.kind == LOAMS__JSON_STRING));
+            } else {
+                row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err.pos,
+                         err.what);
+            }
+            return LOAMS_EINPUT;
+        }
+        out->type = LOAMS_T_FLOAT64;
+        out->u.f = d;
+        return 0;
+    }
+    case LOAMS__SQL_GET_BOOL:
+        if (v.kind != LOAMS__JSON_TRUE && v.kind != LOAMS__JSON_FALSE) {
+            path_for_message(ptext, plen, pbuf, sizeof(pbuf));
+            row_fail(st, LOAMS_EINPUT, "%s(%s): expected true or false, found a %s at byte %u",
+                     name, pbuf, loams__json_kind_name(v.kind),
+                     v.start - (v.kind == LOAMS__JSON_STRING));
+            return LOAMS_EINPUT;
+        }
+        out->type = LOAMS_T_BOOL;
+        out->u.b = v.kind == LOAMS__JSON_TRUE;
+        return 0;
+    default:
+        out->type = LOAMS_T_NULL;
+        return 0;
+    }
 }
 
 static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
@@ -128,13 +272,13 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
     loams__sql_state *st = fn->st;
     const loams__json_path *path;
     loams__json_path *compiled = NULL;
-    loams__json_doc *doc;
-    loams__json_value v;
     loams__json_error err = {0, NULL};
+    loams_value r;
     char pbuf[80];
+    const unsigned char *ptext;
     const void *json;
     size_t len;
-    int t, rc;
+    int t, rc, in_place;
 
     (void)argc;
     t = sqlite3_value_type(argv[0]);
@@ -143,14 +287,13 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
         return;
     }
     if (t != SQLITE_TEXT && t != SQLITE_BLOB) {
-        loams__sql_row_error(st, c, LOAMS_EINPUT,
-                             "%s(): the first argument must be JSON text or bytes, not %s",
-                             fn->name, sqlite_type_name(t));
+        loams__sql_json_bad_argument(st, fn->kind, t);
+        sqlite3_result_error(c, st->row_msg, -1);
         return;
     }
+    ptext = sqlite3_value_text(argv[1]);
     path = sqlite3_get_auxdata(c, 1);
     if (!path) {
-        const unsigned char *ptext = sqlite3_value_text(argv[1]);
         if (!ptext) {
             if (sqlite3_value_type(argv[1]) != SQLITE_NULL) {
                 sqlite3_result_error_nomem(c);
@@ -166,7 +309,8 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
             return;
         }
         if (rc) {
-            path_for_message(argv[1], pbuf, sizeof(pbuf));
+            path_for_message((const char *)ptext, (size_t)sqlite3_value_bytes(argv[1]), pbuf,
+                             sizeof(pbuf));
             loams__sql_row_error(st, c, LOAMS_EINPUT,
                                  "%s(): bad JSON path %s at character %zu: %s", fn->name, pbuf,
                                  err.pos + 1, err.what);
@@ -179,120 +323,34 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
     if (!json) {
         json = "";
     }
-    doc = doc_for(st, json, len);
-    rc = loams__json_doc_get(doc, path, &v, &err);
+    rc = loams__sql_json_eval(st, fn->kind, json, len, is_stable(st, json), path,
+                              (const char *)ptext, (size_t)sqlite3_value_bytes(argv[1]),
+                              &st->text_buf, &st->text_cap, &r, &in_place);
     if (rc == -ENOMEM) {
         sqlite3_result_error_nomem(c);
         goto out;
     }
     if (rc) {
-        path_for_message(argv[1], pbuf, sizeof(pbuf));
-        loams__sql_row_error(st, c, LOAMS_EINPUT, "%s(%s): malformed JSON at byte %zu: %s",
-                             fn->name, pbuf, err.pos, err.what);
+        sqlite3_result_error(c, st->row_msg, -1);
         goto out;
     }
-    if (v.kind == LOAMS__JSON_MISSING || v.kind == LOAMS__JSON_NULL) {
-        sqlite3_result_null(c);
-        goto out;
-    }
-    switch (fn->kind) {
-    case LOAMS__SQL_GET_STR:
-        if (v.kind == LOAMS__JSON_STRING && !v.escaped && is_stable(st, json)) {
-            /* The text is the cell's own bytes, which the batch keeps in
-             * place for the whole run (as vt_column hands them to SQLite):
-             * no copy. */
-            size_t n = v.end - v.start;
-            sqlite3_result_text(c, n ? (const char *)json + v.start : "", (int)n, SQLITE_STATIC);
-        } else if (v.kind == LOAMS__JSON_STRING) {
-            size_t need = v.end - v.start, n;
-            if (need > st->text_cap) {
-                char *nb = loams__sql_host->realloc(st->ctx, st->text_buf, need);
-                if (!nb) {
-                    sqlite3_result_error_nomem(c);
-                    goto out;
-                }
-                st->text_buf = nb;
-                st->text_cap = need;
-            }
-            rc = loams__json_value_string(doc, &v, st->text_buf, st->text_cap, &n, &err);
-            if (rc) {
-                path_for_message(argv[1], pbuf, sizeof(pbuf));
-                loams__sql_row_error(st, c, LOAMS_EINPUT, "%s(%s): bad string at byte %zu: %s",
-                                     fn->name, pbuf, err.pos, err.what);
-                goto out;
-            }
-            sqlite3_result_text(c, n ? st->text_buf : "", (int)n, SQLITE_TRANSIENT);
-        } else {
-            const char *raw;
-            size_t n;
-            loams__json_value_raw(doc, &v, &raw, &n);
-            sqlite3_result_text(c, raw, (int)n, SQLITE_TRANSIENT);
+    switch (r.type) {
+    case LOAMS_T_STRING:
+    case LOAMS_T_JSON:
+        sqlite3_result_text(c, r.u.s.ptr, (int)r.u.s.len,
+                            in_place ? SQLITE_STATIC : SQLITE_TRANSIENT);
+        if (r.type == LOAMS_T_JSON) {
+            sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_JSON);
         }
         break;
-    case LOAMS__SQL_GET_JSON: {
-        const char *raw;
-        size_t n;
-        loams__json_value_raw(doc, &v, &raw, &n);
-        sqlite3_result_text(c, raw, (int)n, SQLITE_TRANSIENT);
-        sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_JSON);
+    case LOAMS_T_INT64:
+        sqlite3_result_int64(c, r.u.i);
         break;
-    }
-    case LOAMS__SQL_GET_INT: {
-        int64_t i;
-        rc = v.kind == LOAMS__JSON_NUMBER ? loams__json_value_int(doc, &v, &i, &err) : -EINVAL;
-        if (rc == -ENOMEM) {
-            sqlite3_result_error_nomem(c);
-            goto out;
-        }
-        if (rc) {
-            path_for_message(argv[1], pbuf, sizeof(pbuf));
-            if (rc == -EINVAL) {
-                loams__sql_row_error(st, c, LOAMS_EINPUT,
-                                     "%s(%s): expected a number, found a %s at byte %u",
-                                     fn->name, pbuf, loams__json_kind_name(v.kind),
-                                     v.start - (v.kind == LOAMS__JSON_STRING));
-            } else {
-                loams__sql_row_error(st, c, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", fn->name,
-                                     pbuf, err.pos, err.what);
-            }
-            goto out;
-        }
-        sqlite3_result_int64(c, i);
+    case LOAMS_T_FLOAT64:
+        sqlite3_result_double(c, r.u.f);
         break;
-    }
-    case LOAMS__SQL_GET_FLOAT: {
-        double d;
-        rc = v.kind == LOAMS__JSON_NUMBER ? loams__json_value_double(doc, &v, &d, &err) : -EINVAL;
-        if (rc == -ENOMEM) {
-            sqlite3_result_error_nomem(c);
-            goto out;
-        }
-        if (rc) {
-            path_for_message(argv[1], pbuf, sizeof(pbuf));
-            if (rc == -EINVAL) {
-                loams__sql_row_error(st, c, LOAMS_EINPUT,
-                                     "%s(%s): expected a number, found a %s at byte %u",
-                                     fn->name, pbuf, loams__json_kind_name(v.kind),
-                                     v.start - (v.kind == LOAMS__JSON_STRING));
-            } else {
-                loams__sql_row_error(st, c, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", fn->name,
-                                     pbuf, err.pos, err.what);
-            }
-            goto out;
-        }
-        sqlite3_result_double(c, d);
-        break;
-    }
-    case LOAMS__SQL_GET_BOOL:
-        if (v.kind != LOAMS__JSON_TRUE && v.kind != LOAMS__JSON_FALSE) {
-            path_for_message(argv[1], pbuf, sizeof(pbuf));
-            loams__sql_row_error(st, c, LOAMS_EINPUT,
-                                 "%s(%s): expected true or false, found a %s at byte %u",
-                                 fn->name, pbuf, loams__json_kind_name(v.kind),
-                                 v.start - (v.kind == LOAMS__JSON_STRING));
-            goto out;
-        }
-        sqlite3_result_int(c, v.kind == LOAMS__JSON_TRUE);
+    case LOAMS_T_BOOL:
+        sqlite3_result_int(c, r.u.b);
         sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_BOOL);
         break;
     default:

@@ -19,6 +19,10 @@
  * after it, so the rest of the batch carries on and rows already emitted
  * are not emitted twice (rows are independent: no aggregates, no ORDER BY).
  *
+ * A program that is only a list of projections of input columns (a column,
+ * CAST(column AS <type>), json_get_*(column, '<path>')) runs without
+ * SQLite once it compiled: projection.c, the same output as SQLite's.
+ *
  * Output types are stable per state: each column's type is recorded at its
  * first non-NULL value; INT64 -> FLOAT64 widens the column (the DESIGN §8
  * schema-evolution rule) and later INT64 values are written as FLOAT64;
@@ -399,6 +403,10 @@ static int sql_compile(loams_ctx *ctx, const char *program, void **out)
     if (rc) {
         goto fail;
     }
+    rc = loams__sql_direct_plan(st);
+    if (rc) {
+        goto fail;
+    }
     *out = st;
     return 0;
 fail:
@@ -451,16 +459,12 @@ static uint32_t value_type(sqlite3_value *v)
     }
 }
 
-/* Appends the statement's current row to `out`; fails the source row on an
- * incompatible type change.  Returns 0 or a status that fails the batch. */
-static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, size_t src)
+int loams__sql_emit_cells(loams__sql_state *st, loams_batch *in, loams_batch *out, size_t src,
+                          const loams_value *cells)
 {
     const loams_host_api *h = loams__sql_host;
     uint32_t small[32];
     uint32_t *types = st->ncols <= 32 ? small : NULL;
-    /* the cells and their types, read once (up to 32 columns) */
-    sqlite3_value *cells[32];
-    uint32_t cell_types[32];
     size_t orow;
     int rc = 0;
 
@@ -471,12 +475,7 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
         }
     }
     for (size_t i = 0; i < st->ncols; i++) {
-        sqlite3_value *sv = sqlite3_column_value(st->stmt, (int)i);
-        uint32_t t = value_type(sv);
-        if (i < 32) {
-            cells[i] = sv;
-            cell_types[i] = t;
-        }
+        uint32_t t = cells[i].type;
         uint32_t was = st->types[i];
         types[i] = was;
         if (t == LOAMS_T_NULL || t == was) {
@@ -502,55 +501,18 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
         goto out;
     }
     for (size_t i = 0; i < st->ncols; i++) {
-        sqlite3_value *sv = i < 32 ? cells[i] : sqlite3_column_value(st->stmt, (int)i);
-        uint32_t t = i < 32 ? cell_types[i] : value_type(sv);
         loams_value v;
-        memset(&v, 0, sizeof(v));
-        switch (t) {
-        case LOAMS_T_NULL:
+        if (cells[i].type == LOAMS_T_NULL) {
             continue; /* appended rows are all NULL */
-        case LOAMS_T_BOOL:
-            v.type = LOAMS_T_BOOL;
-            v.u.b = sqlite3_value_int64(sv) != 0;
-            break;
-        case LOAMS_T_INT64:
-            if (st->types[i] == LOAMS_T_FLOAT64) {
-                v.type = LOAMS_T_FLOAT64;
-                v.u.f = (double)sqlite3_value_int64(sv);
-            } else {
-                v.type = LOAMS_T_INT64;
-                v.u.i = sqlite3_value_int64(sv);
-            }
-            break;
-        case LOAMS_T_FLOAT64:
-            v.type = LOAMS_T_FLOAT64;
-            v.u.f = sqlite3_value_double(sv);
-            break;
-        case LOAMS_T_STRING:
-        case LOAMS_T_JSON:
-            /* The bytes as they are: sqlite3_value_text() would copy a text
-             * that SQLite holds without a NUL (a batch cell read in place)
-             * just to terminate it.  The connection's encoding is UTF-8. */
-            v.type = t;
-            v.u.s.len = (size_t)sqlite3_value_bytes(sv);
-            v.u.s.ptr = v.u.s.len ? sqlite3_value_blob(sv) : "";
-            if (!v.u.s.ptr) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            break;
-        case LOAMS_T_BYTES:
-            v.type = LOAMS_T_BYTES;
-            v.u.s.ptr = sqlite3_value_blob(sv);
-            v.u.s.len = (size_t)sqlite3_value_bytes(sv);
-            if (!v.u.s.ptr) {
-                v.u.s.ptr = "";
-            }
-            break;
-        default:
-            continue;
         }
-        rc = h->batch_set(out, orow, st->out_cols[i], &v);
+        if (cells[i].type == LOAMS_T_INT64 && st->types[i] == LOAMS_T_FLOAT64) {
+            v.type = LOAMS_T_FLOAT64;
+            v.reserved = 0;
+            v.u.f = (double)cells[i].u.i;
+            rc = h->batch_set(out, orow, st->out_cols[i], &v);
+        } else {
+            rc = h->batch_set(out, orow, st->out_cols[i], &cells[i]);
+        }
         if (rc) {
             goto out;
         }
@@ -562,28 +524,77 @@ out:
     return rc;
 }
 
-static int sql_run(void *state, loams_batch *in, loams_batch *out)
+/* Appends the statement's current row to `out`; fails the source row on an
+ * incompatible type change.  Returns 0 or a status that fails the batch. */
+static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, size_t src)
 {
-    loams__sql_state *st = state;
     const loams_host_api *h = loams__sql_host;
-    size_t emitted = 0;
+    loams_value small[32];
+    loams_value *cells = st->ncols <= 32 ? small : NULL;
     int rc = 0;
 
-    for (size_t i = 0; i < st->ncols; i++) {
-        rc = h->batch_add_column(out, st->names[i], &st->out_cols[i]);
-        if (rc) {
-            h->set_error(st->ctx, "cannot add output column '%s'", st->names[i]);
-            return rc;
+    if (!cells) {
+        cells = h->malloc(st->ctx, st->ncols * sizeof(*cells));
+        if (!cells) {
+            return -ENOMEM;
         }
     }
-    loams__sql_vtab_map(st, in);
-    st->in = in;
-    st->nrows = h->batch_rows(in);
-    st->start_row = 0;
-    st->fatal = 0;
-    for (size_t i = 0; i < LOAMS__SQL_JSON_SLOTS; i++) {
-        st->slots[i].generation = 0;
+    for (size_t i = 0; i < st->ncols; i++) {
+        sqlite3_value *sv = sqlite3_column_value(st->stmt, (int)i);
+        loams_value *v = &cells[i];
+        memset(v, 0, sizeof(*v));
+        v->type = value_type(sv);
+        switch (v->type) {
+        case LOAMS_T_BOOL:
+            v->u.b = sqlite3_value_int64(sv) != 0;
+            break;
+        case LOAMS_T_INT64:
+            v->u.i = sqlite3_value_int64(sv);
+            break;
+        case LOAMS_T_FLOAT64:
+            v->u.f = sqlite3_value_double(sv);
+            break;
+        case LOAMS_T_STRING:
+        case LOAMS_T_JSON:
+            /* The bytes as they are: sqlite3_value_text() would copy a text
+             * that SQLite holds without a NUL (a batch cell read in place)
+             * just to terminate it.  The connection's encoding is UTF-8. */
+            v->u.s.len = (size_t)sqlite3_value_bytes(sv);
+            v->u.s.ptr = v->u.s.len ? sqlite3_value_blob(sv) : "";
+            if (!v->u.s.ptr) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            break;
+        case LOAMS_T_BYTES:
+            v->u.s.ptr = sqlite3_value_blob(sv);
+            v->u.s.len = (size_t)sqlite3_value_bytes(sv);
+            if (!v->u.s.ptr) {
+                v->u.s.ptr = "";
+            }
+            break;
+        default:
+            v->type = LOAMS_T_NULL;
+            break;
+        }
     }
+    rc = loams__sql_emit_cells(st, in, out, src, cells);
+out:
+    if (cells != small) {
+        h->free(st->ctx, cells);
+    }
+    return rc;
+}
+
+int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t to,
+                    size_t *emitted)
+{
+    const loams_host_api *h = loams__sql_host;
+    loams_batch *in = st->in;
+    int rc = 0;
+
+    st->start_row = from;
+    st->nrows = to;
     for (;;) {
         int src;
         st->row_status = 0;
@@ -597,7 +608,7 @@ static int sql_run(void *state, loams_batch *in, loams_batch *out)
                              (long long)row);
                 goto out;
             }
-            if ((++emitted & 1023) == 0 && h->cancelled(st->ctx)) {
+            if ((++*emitted & 1023) == 0 && h->cancelled(st->ctx)) {
                 rc = LOAMS_ECANCELLED;
                 h->set_error(st->ctx, "the transform was cancelled");
                 goto out;
@@ -632,6 +643,37 @@ static int sql_run(void *state, loams_batch *in, loams_batch *out)
     rc = 0;
 out:
     sqlite3_reset(st->stmt);
+    return rc;
+}
+
+static int sql_run(void *state, loams_batch *in, loams_batch *out)
+{
+    loams__sql_state *st = state;
+    const loams_host_api *h = loams__sql_host;
+    size_t emitted = 0, nrows;
+    int rc = 0;
+
+    for (size_t i = 0; i < st->ncols; i++) {
+        rc = h->batch_add_column(out, st->names[i], &st->out_cols[i]);
+        if (rc) {
+            h->set_error(st->ctx, "cannot add output column '%s'", st->names[i]);
+            return rc;
+        }
+    }
+    loams__sql_vtab_map(st, in);
+    st->in = in;
+    nrows = h->batch_rows(in);
+    st->nrows = nrows;
+    st->start_row = 0;
+    st->fatal = 0;
+    for (size_t i = 0; i < LOAMS__SQL_JSON_SLOTS; i++) {
+        st->slots[i].generation = 0;
+    }
+    if (st->direct) {
+        rc = loams__sql_direct_run(st, out);
+    } else {
+        rc = loams__sql_scan(st, out, 0, nrows, &emitted);
+    }
     st->in = NULL;
     st->nrows = 0;
     return rc;
@@ -644,6 +686,7 @@ static void sql_close(void *state)
     if (!st) {
         return;
     }
+    loams__sql_direct_free(st);
     sqlite3_finalize(st->stmt);
     sqlite3_close(st->db);
     loams__program_free(&st->prog);

@@ -7,6 +7,8 @@
  *   sql_functions.c  json_get_*() and the bridge to the host's UDFs
  *   program.c        the SELECT's shape and the implicit FROM
  *   json_path.c      the on-demand JSON extractor
+ *   projection.c     the direct path: a SELECT of plain projections run
+ *                    without SQLite
  *
  * One state owns one private in-memory SQLite connection and the prepared
  * statement; the host never runs one state on two threads at once, so the
@@ -125,6 +127,9 @@ struct loams__sql_state {
     /* LIST cells rendered as JSON text for SQLite */
     char *list_buf;
     size_t list_len, list_cap;
+
+    /* the direct path (projection.c), NULL when SQLite runs the program */
+    struct loams__sql_direct *direct;
 };
 
 /* ---- batch_vtab.c ---- */
@@ -163,7 +168,57 @@ void loams__sql_row_error(loams__sql_state *st, sqlite3_context *c, int status, 
  * LOAMS_EINPUT. */
 int loams__sql_functions_check_paths(loams__sql_state *st);
 
+/* Evaluates json_get_<kind>(json[0..len), path) on the current row
+ * (st->generation): *out gets NULL, STRING, JSON, INT64, FLOAT64 or BOOL.
+ * `stable` says json is batch memory that stays put for the run (its
+ * document is then cached per row, and *in_place is set when out's text
+ * is a slice of it); otherwise the text may point into *buf (grown with
+ * the host's realloc, *cap its size) or into json.  ptext/plen is the
+ * path's text, for messages.
+ * Errors: LOAMS_EINPUT (the row fails: st->row_status and st->row_msg
+ * set), -ENOMEM. */
+int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int stable,
+                         const loams__json_path *path, const char *ptext, size_t plen,
+                         char **buf, size_t *cap, loams_value *out, int *in_place);
+
+/* Fails the row for a json_get_<kind>() whose first argument has SQLite
+ * type `sqlite_type` (not TEXT or BLOB).  Returns LOAMS_EINPUT. */
+int loams__sql_json_bad_argument(loams__sql_state *st, int kind, int sqlite_type);
+
 /* A static name for a loams_type ("INT64", ...). */
 const char *loams__sql_type_name(uint32_t type);
+
+/* ---- transform_sql.c ---- */
+
+/* Appends one output row for source row `src` from cells[0..ncols)
+ * (types NULL, BOOL, INT64, FLOAT64, STRING, JSON, BYTES), applying the
+ * stable-type rule (a change fails the source row with LOAMS_ESCHEMA).
+ * Returns 0 or a status that fails the batch. */
+int loams__sql_emit_cells(loams__sql_state *st, loams_batch *in, loams_batch *out, size_t src,
+                          const loams_value *cells);
+
+/* Runs the prepared statement over the rows [from, to) of st->in that no
+ * stage failed, emitting and failing rows as sql_run does.  *emitted
+ * counts the rows written (for the cancellation check).  Returns 0 or a
+ * status that fails the batch (message set on st->ctx). */
+int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t to,
+                    size_t *emitted);
+
+/* ---- projection.c ---- */
+
+/* Decides, after the statement compiled, whether the program is only a
+ * list of projections of input columns that the direct path evaluates
+ * exactly as SQLite would; sets st->direct then.  The environment
+ * variable LOAMS_TRANSFORM_SQL_DIRECT=0 keeps every program on SQLite.
+ * Errors: -ENOMEM. */
+int loams__sql_direct_plan(loams__sql_state *st);
+
+/* Runs the direct path over st->in (set up by sql_run).  A row holding a
+ * cell the direct path does not convert itself goes through SQLite
+ * (loams__sql_scan) alone, so the output is SQLite's in every case.
+ * Returns 0 or a status that fails the batch (message set). */
+int loams__sql_direct_run(loams__sql_state *st, loams_batch *out);
+
+void loams__sql_direct_free(loams__sql_state *st);
 
 #endif /* LOAMS_TRANSFORM_SQL_H */

@@ -3,6 +3,7 @@
  * against the real host library (batches, contexts, the UDF registry).
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "batch.h"
 #include "host_api.h"
+#include "log.h"
 #include "plugin_ctx.h"
 #include "plugin_loader.h"
 #include "udf.h"
@@ -664,6 +666,373 @@ START_TEST(decoder_json_output_feeds_the_select)
 }
 END_TEST
 
+/* ---- the direct path against SQLite ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static const char *const text_pool[] = {
+    "", "0", "12", " 12abc", "-0012.9", "+7", "+-3", "\v5", "\t\n 42 ", "\f-8", "1e3", "0x10",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+    "-9223372036854775809", "0000000000000000000000000123", "18446744073709551617",
+    "99999999999999999999999", "-99999999999999999999999", "1234567890123456789",
+    "abc", "caf\xc3\xa9", "null", "[1,2", "{\"n\":12,}", "{\"name\":\"\\ud800\"}", "{\"n\":\"7\"}",
+    "{\"t\":1}", " {\"name\" : \"sp\" } ", "[\"x\",\"y\"]"};
+
+/* A random JSON document: members missing, null, escaped, nested, huge. */
+static size_t random_doc(char *buf, size_t cap)
+{
+    static const char *const names[] = {
+        "\"plain\"", "\"a\\\"b\\u00e9\\n\"", "null", "12", "-0.5", "true", "{\"first\":\"x\"}",
+        "[1,[2,{\"q\":3}]]", "\"\"", "\"tab\\there\""};
+    static const char *const nums[] = {
+        "5", "-9223372036854775808", "9223372036854775807", "9223372036854775808",
+        "-9223372036854775809", "99999999999999999999", "1e400", "-1e400", "4.5", "1e2", "-0",
+        "0.1", "\"7\"", "null", "true", "[]"};
+    static const char *const bools[] = {"true", "false", "1", "null", "\"true\""};
+    static const char *const objs[] = {
+        "{\"p\":[1,{\"q\":null}]}", "{\"p\":[\"a\",{\"q\":\"\\u0041\"}]}", "[]", "\"s\"", "{}",
+        "{\"p\":[true,{\"q\":[1,2,{\"r\":{}}]}]}"};
+    size_t n = 0;
+    int first = 1;
+    n += (size_t)snprintf(buf + n, cap - n, "{");
+#define MEMBER(fmt, ...)                                                                       \
+    do {                                                                                       \
+        n += (size_t)snprintf(buf + n, cap - n, "%s" fmt, first ? "" : ",", __VA_ARGS__);      \
+        first = 0;                                                                             \
+    } while (0)
+    if (rnd() % 5) {
+        MEMBER("\"name\":%s", names[rnd() % (sizeof(names) / sizeof(names[0]))]);
+    }
+    if (rnd() % 5) {
+        MEMBER("\"n\":%s", nums[rnd() % (sizeof(nums) / sizeof(nums[0]))]);
+    }
+    if (rnd() % 4) {
+        MEMBER("\"t\":%s", bools[rnd() % (sizeof(bools) / sizeof(bools[0]))]);
+    }
+    if (rnd() % 3) {
+        MEMBER("\"s\":[\"%s\",\"b\\\\c\\\"d\"]", rnd() % 2 ? "a" : "\\u00e9");
+    }
+    if (rnd() % 3) {
+        MEMBER("\"o\":%s", objs[rnd() % (sizeof(objs) / sizeof(objs[0]))]);
+    }
+#undef MEMBER
+    n += (size_t)snprintf(buf + n, cap - n, "}");
+    if (rnd() % 25 == 0) {
+        n -= 1; /* truncated: malformed */
+    }
+    return n;
+}
+
+/* One random cell; `usual` is the type the column mostly holds. */
+static void random_cell(uint32_t usual, loams_value *v, char *buf, size_t cap, float *vec,
+                        loams_value *items)
+{
+    static const int64_t ints[] = {0, 1, -1, 42, INT64_MAX, INT64_MIN, 1700000000000000};
+    static const double reals[] = {0.5, -2.7, 1e19, -1e19, 9.2233720368547758e18,
+                                   -9.2233720368547758e18, 3.0, -0.0, 1e300, 123456.789};
+    uint32_t type = usual;
+    memset(v, 0, sizeof(*v));
+    if (rnd() % 4 == 0) {
+        type = (uint32_t)(rnd() % 10); /* NULL .. LIST */
+    }
+    v->type = type;
+    switch (type) {
+    case LOAMS_T_BOOL:
+        v->u.b = (int)(rnd() % 2);
+        break;
+    case LOAMS_T_INT64:
+    case LOAMS_T_TIMESTAMP:
+        v->u.i = rnd() % 2 ? ints[rnd() % 7] : (int64_t)(rnd() % 2000001) - 1000000;
+        break;
+    case LOAMS_T_FLOAT64: {
+        uint64_t k = rnd() % 14;
+        v->u.f = k < 10 ? reals[k] : k == 10 ? NAN : k == 11 ? INFINITY : k == 12 ? -INFINITY
+                                                          : (double)(int64_t)rnd() / 1e6;
+        break;
+    }
+    case LOAMS_T_STRING:
+    case LOAMS_T_BYTES:
+        if (rnd() % 2) {
+            const char *t = text_pool[rnd() % (sizeof(text_pool) / sizeof(text_pool[0]))];
+            v->u.s.len = strlen(t);
+            memcpy(buf, t, v->u.s.len);
+        } else {
+            v->u.s.len = random_doc(buf, cap);
+        }
+        if (rnd() % 20 == 0 && v->u.s.len > 1) {
+            buf[1] = '\0'; /* a NUL inside */
+        }
+        v->u.s.ptr = buf;
+        break;
+    case LOAMS_T_JSON:
+        v->u.s.len = random_doc(buf, cap);
+        v->u.s.ptr = buf;
+        break;
+    case LOAMS_T_VECTOR:
+        vec[0] = 1.5f;
+        vec[1] = -2.0f;
+        v->u.vec.ptr = vec;
+        v->u.vec.n = rnd() % 3;
+        break;
+    case LOAMS_T_LIST:
+        items[0] = (loams_value){.type = LOAMS_T_INT64, .u.i = 7};
+        items[1] = (loams_value){.type = LOAMS_T_STRING, .u.s = {"q\"x", 3}};
+        v->u.list.items = items;
+        v->u.list.n = rnd() % 3;
+        break;
+    default:
+        v->type = LOAMS_T_NULL;
+        break;
+    }
+}
+
+/* Fills both batches with the same random rows: records, four decoded
+ * fields of mostly one type each, some rows failed by "an earlier stage". */
+static void random_batches(loams_batch *b1, loams_batch *b2, size_t nrows)
+{
+    static const char *const fields[] = {"a", "b", "c", "d"};
+    uint32_t usual[4];
+    char (*vals)[1024] = calloc(nrows, 1024);
+    char (*keys)[32] = calloc(nrows, 32);
+    loams_record *recs = calloc(nrows, sizeof(*recs));
+    ck_assert(vals && keys && recs);
+    for (int f = 0; f < 4; f++) {
+        static const uint32_t types[] = {LOAMS_T_STRING, LOAMS_T_JSON, LOAMS_T_INT64,
+                                         LOAMS_T_FLOAT64, LOAMS_T_BYTES};
+        usual[f] = types[rnd() % 5];
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        snprintf(keys[r], 32, "k%zu", r);
+        recs[r].key = keys[r];
+        recs[r].key_len = strlen(keys[r]);
+        recs[r].value = vals[r];
+        recs[r].value_len = random_doc(vals[r], 1024);
+        recs[r].timestamp_us = INT64_C(1700000000000000) + (int64_t)(rnd() % 1000000);
+        recs[r].partition = 1;
+        recs[r].offset = (int64_t)r;
+        if (rnd() % 2) {
+            recs[r].headers = "{\"h\":[1,\"x\"]}";
+            recs[r].headers_len = strlen(recs[r].headers);
+        }
+    }
+    loams_batch *bs[2] = {b1, b2};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(loams_batch_append_records(bs[k], recs, nrows), 0);
+    }
+    for (int f = 0; f < 4; f++) {
+        size_t col[2];
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(loams_batch_add_column(bs[k], fields[f], &col[k]), 0);
+        }
+        for (size_t r = 0; r < nrows; r++) {
+            char buf[1024];
+            float vec[2];
+            loams_value items[2], v;
+            random_cell(usual[f], &v, buf, sizeof(buf), vec, items);
+            for (int k = 0; k < 2 && v.type != LOAMS_T_NULL; k++) {
+                ck_assert_int_eq(loams_batch_set(bs[k], r, col[k], &v), 0);
+            }
+        }
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        if (rnd() % 20 == 0) {
+            for (int k = 0; k < 2; k++) {
+                ck_assert_int_eq(loams_batch_row_fail(bs[k], r, LOAMS_EINPUT, "earlier"), 0);
+            }
+        }
+    }
+    free(vals);
+    free(keys);
+    free(recs);
+}
+
+/* Compiles `program`, with the direct path allowed or not; *direct says
+ * whether the plugin logged that it took it. */
+static void *compile_path(const char *program, int allow_direct, int *direct)
+{
+    FILE *log = tmpfile();
+    char text[4096];
+    size_t n;
+    ck_assert_ptr_nonnull(log);
+    if (!allow_direct) {
+        setenv("LOAMS_TRANSFORM_SQL_DIRECT", "0", 1);
+    }
+    loams_log_set_stream(log);
+    loams_log_set_level(LOAMS_LOG_DEBUG);
+    void *st = compile_ok(program);
+    loams_log_set_level(LOAMS_LOG_INFO);
+    loams_log_set_stream(NULL);
+    unsetenv("LOAMS_TRANSFORM_SQL_DIRECT");
+    rewind(log);
+    n = fread(text, 1, sizeof(text) - 1, log);
+    text[n] = '\0';
+    fclose(log);
+    *direct = strstr(text, "(the direct path)") != NULL;
+    return st;
+}
+
+static void assert_same_cell(const loams_value *x, const loams_value *y, const char *program,
+                             size_t row, size_t col)
+{
+    ck_assert_msg(x->type == y->type, "%s: row %zu column %zu: type %u by SQLite, %u direct",
+                  program, row, col, x->type, y->type);
+    switch (x->type) {
+    case LOAMS_T_BOOL:
+        ck_assert_int_eq(x->u.b, y->u.b);
+        break;
+    case LOAMS_T_INT64:
+    case LOAMS_T_TIMESTAMP:
+        ck_assert_msg(x->u.i == y->u.i, "%s: row %zu column %zu: %lld by SQLite, %lld direct",
+                      program, row, col, (long long)x->u.i, (long long)y->u.i);
+        break;
+    case LOAMS_T_FLOAT64:
+        ck_assert_msg(memcmp(&x->u.f, &y->u.f, sizeof(double)) == 0,
+                      "%s: row %zu column %zu: %.17g by SQLite, %.17g direct", program, row, col,
+                      x->u.f, y->u.f);
+        break;
+    case LOAMS_T_STRING:
+    case LOAMS_T_JSON:
+    case LOAMS_T_BYTES:
+        ck_assert_msg(x->u.s.len == y->u.s.len && memcmp(x->u.s.ptr, y->u.s.ptr, x->u.s.len) == 0,
+                      "%s: row %zu column %zu: '%.*s' by SQLite, '%.*s' direct", program, row,
+                      col, (int)x->u.s.len, x->u.s.ptr, (int)y->u.s.len, y->u.s.ptr);
+        break;
+    default:
+        break;
+    }
+}
+
+START_TEST(the_direct_path_gives_sqlites_output_on_random_batches)
+{
+    static const char *const programs[] = {
+        "SELECT a, b, CAST(c AS INTEGER) AS priority,\n"
+        "       json_get_str(d, '$.name') AS customer, timestamp AS ts",
+        "SELECT CAST(a AS REAL) AS r, CAST(b AS TEXT) AS t, CAST(c AS int) i,\n"
+        "       CAST(d AS BIGINT) AS bi, key, value, partition, offset, headers",
+        "SELECT json_get_int(a, '$.n') AS i, json_get_float(b, '$.n') AS f,\n"
+        "       json_get_bool(c, '$.t') AS t, json_get_json(d, '$.o') AS o,\n"
+        "       json_get_str(value, '$.s[1]') AS s, json_get_str(value, '$.name') AS vn",
+        "SELECT \"A\" AS x, [b] y, CAST(`c` AS DOUBLE) AS z, json_get_str(d, '$.o.p[1].q') q,\n"
+        "  /* a comment */ json_get_int(value, '$.n') AS vn, missing_field AS m,\n"
+        "  json_get_str(a, '$.name') AS an, json_get_float(a, '$.n') AS af, CAST(a AS TEXT);",
+        "SELECT CAST(a AS INTEGER) AS ai, CAST(b AS INTEGER) AS bi, CAST(d AS FLOAT) AS df,\n"
+        "       json_get_bool(value, '$.t') AS vt, json_get_json(value, '$.name') AS vj, c",
+    };
+    size_t cells = 0, failures = 0, direct_rows = 0;
+    for (size_t p = 0; p < sizeof(programs) / sizeof(programs[0]); p++) {
+        int d1, d2;
+        void *lite = compile_path(programs[p], 0, &d1);
+        void *direct = compile_path(programs[p], 1, &d2);
+        ck_assert_msg(!d1 && d2, "%s: the direct path was %s", programs[p],
+                      d2 ? "taken with LOAMS_TRANSFORM_SQL_DIRECT=0" : "not taken");
+        const char *const *n1, *const *n2;
+        size_t c1, c2;
+        ck_assert_int_eq(vt->columns(lite, &n1, &c1), 0);
+        ck_assert_int_eq(vt->columns(direct, &n2, &c2), 0);
+        ck_assert_uint_eq(c1, c2);
+        for (size_t i = 0; i < c1; i++) {
+            ck_assert_str_eq(n1[i], n2[i]);
+        }
+        rng_state = 0x9e3779b97f4a7c15ULL + p;
+        for (int batch = 0; batch < 40; batch++) {
+            loams_batch *in1, *in2, *out1, *out2;
+            ck_assert_int_eq(loams_batch_create(&in1), 0);
+            ck_assert_int_eq(loams_batch_create(&in2), 0);
+            ck_assert_int_eq(loams_batch_create(&out1), 0);
+            ck_assert_int_eq(loams_batch_create(&out2), 0);
+            random_batches(in1, in2, 1 + rnd() % 120);
+            int r1 = vt->run(lite, in1, out1);
+            int r2 = vt->run(direct, in2, out2);
+            ck_assert_int_eq(r1, 0);
+            ck_assert_int_eq(r2, 0);
+            ck_assert_uint_eq(loams_batch_rows(out1), loams_batch_rows(out2));
+            ck_assert_uint_eq(loams_batch_columns(out1), loams_batch_columns(out2));
+            for (size_t r = 0; r < loams_batch_rows(out1); r++) {
+                int32_t p1, p2;
+                int64_t o1, o2;
+                ck_assert_int_eq(loams_batch_row_origin(out1, r, &p1, &o1), 0);
+                ck_assert_int_eq(loams_batch_row_origin(out2, r, &p2, &o2), 0);
+                ck_assert(p1 == p2 && o1 == o2);
+                for (size_t c = 0; c < loams_batch_columns(out1); c++) {
+                    loams_value x, y;
+                    ck_assert_str_eq(loams_batch_column_name(out1, c),
+                                     loams_batch_column_name(out2, c));
+                    ck_assert_int_eq(loams_batch_get(out1, r, c, &x), 0);
+                    ck_assert_int_eq(loams_batch_get(out2, r, c, &y), 0);
+                    assert_same_cell(&x, &y, programs[p], r, c);
+                    cells++;
+                }
+            }
+            ck_assert_uint_eq(loams_batch_failed_count(in1), loams_batch_failed_count(in2));
+            for (size_t i = 0; i < loams_batch_failed_count(in1); i++) {
+                size_t row1, row2;
+                int s1, s2;
+                const char *m1, *m2;
+                ck_assert_int_eq(loams_batch_failure_at(in1, i, &row1, &s1, &m1), 0);
+                ck_assert_int_eq(loams_batch_failure_at(in2, i, &row2, &s2, &m2), 0);
+                ck_assert_msg(row1 == row2 && s1 == s2 && strcmp(m1, m2) == 0,
+                              "%s: failure %zu: row %zu %d '%s' by SQLite, row %zu %d '%s' "
+                              "direct",
+                              programs[p], i, row1, s1, m1, row2, s2, m2);
+                failures++;
+            }
+            direct_rows += loams_batch_rows(out2);
+            loams_batch_free(in1);
+            loams_batch_free(in2);
+            loams_batch_free(out1);
+            loams_batch_free(out2);
+        }
+        vt->close(lite);
+        vt->close(direct);
+    }
+    /* the batches exercised both outcomes */
+    ck_assert_uint_gt(cells, 5000);
+    ck_assert_uint_gt(failures, 200);
+    ck_assert_uint_gt(direct_rows, 1000);
+}
+END_TEST
+
+START_TEST(the_direct_path_is_taken_only_for_plain_projections)
+{
+    static const char *const sqlite_only[] = {
+        "SELECT subject WHERE n > 0", "SELECT n * 2 AS n2", "SELECT upper(subject) AS u",
+        "SELECT CAST(n AS NUMERIC) AS x", "SELECT CAST(n AS VARCHAR(10)) AS x",
+        "SELECT subject ISNULL AS x", "SELECT 'lit' AS x",
+        "SELECT json_get_str(subject || '', '$.a') AS x", "SELECT json_get_str(subject, 1) AS x",
+        "SELECT CAST(json_get_str(subject, '$.a') AS INTEGER) AS x", "SELECT (subject)",
+        "SELECT subject COLLATE nocase AS s", "SELECT _loams_row AS r"};
+    static const char *const direct[] = {
+        "SELECT subject", "select Subject s, \"n\" AS m, CAST(n AS integer) AS i;",
+        "SELECT json_get_str(subject, '$.a') AS a, key, value, timestamp, partition, offset, "
+        "headers"};
+    const char *vals[] = {"{}"};
+    add_records(vals, 1);
+    decode_fields();
+    for (size_t i = 0; i < sizeof(sqlite_only) / sizeof(sqlite_only[0]); i++) {
+        int d;
+        void *st = compile_path(sqlite_only[i], 1, &d);
+        ck_assert_msg(!d, "'%s' took the direct path", sqlite_only[i]);
+        run_ok(st);
+        vt->close(st);
+    }
+    for (size_t i = 0; i < sizeof(direct) / sizeof(direct[0]); i++) {
+        int d;
+        void *st = compile_path(direct[i], 1, &d);
+        ck_assert_msg(d, "'%s' did not take the direct path", direct[i]);
+        run_ok(st);
+        vt->close(st);
+    }
+}
+END_TEST
+
 static Suite *transform_sql_suite(void)
 {
     Suite *s = suite_create("transform_sql");
@@ -687,6 +1056,8 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, a_cancelled_run_stops);
     tcase_add_test(tc, the_statement_is_reused_across_many_batches);
     tcase_add_test(tc, decoder_json_output_feeds_the_select);
+    tcase_add_test(tc, the_direct_path_gives_sqlites_output_on_random_batches);
+    tcase_add_test(tc, the_direct_path_is_taken_only_for_plain_projections);
     suite_add_tcase(s, tc);
     return s;
 }
