@@ -271,6 +271,9 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 # GC of the files no commit references, after crashes and maintenance.
 TESTS += tests/integration/gc.sh
 EXTRA_DIST += tests/integration/gc.sh
+# The man page names every command and option of --help.
+TESTS += tests/integration/man-page.sh
+EXTRA_DIST += tests/integration/man-page.sh
 # More links than slots: runs yield after task_slice.
 TESTS += tests/integration/link-yield.sh
 EXTRA_DIST += tests/integration/link-yield.sh
