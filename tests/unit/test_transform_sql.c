@@ -1011,8 +1011,8 @@ START_TEST(the_direct_path_is_taken_only_for_plain_projections)
         "SELECT subject COLLATE nocase AS s", "SELECT _loams_row AS r"};
     static const char *const direct[] = {
         "SELECT subject", "select Subject s, \"n\" AS m, CAST(n AS integer) AS i;",
-        "SELECT json_get_str(subject, '$.a') AS a, key, value, timestamp, partition, offset, "
-        "headers"};
+        ("SELECT json_get_str(subject, '$.a') AS a, key, value, timestamp, partition, "
+         "offset, headers")};
     const char *vals[] = {"{}"};
     add_records(vals, 1);
     decode_fields();
