@@ -293,6 +293,11 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
     uint32_t n = 0;
     rc = loams__thrift_read_struct_begin(&t);
     while (rc == 0 && (rc = loams__thrift_read_field(&t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+        /* (a field id can repeat in the compact protocol's long form) */
+        if ((id == 2 && el != NULL) || (id == 4 && r->group_rows != NULL)) {
+            rc = fail(r, "Parquet footer repeats its %s", id == 2 ? "schema" : "row groups");
+            break;
+        }
         if (id == 2) {
             if ((rc = loams__thrift_read_list_begin(&t, &et, &n)) != 0) {
                 break;

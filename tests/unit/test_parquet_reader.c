@@ -123,6 +123,56 @@ START_TEST(counts_larger_than_the_footer_are_corrupt)
 }
 END_TEST
 
+/* The schema list of `build`, as the bytes after its field header. */
+static void schema_list(loams__thrift_writer *t)
+{
+    loams__thrift_field_list_begin(t, 2, LOAMS__THRIFT_STRUCT, 2);
+    loams__thrift_struct_begin(t);
+    loams__thrift_field_string(t, 4, "schema");
+    loams__thrift_field_i32(t, 5, 1);
+    loams__thrift_struct_end(t);
+    loams__thrift_struct_begin(t);
+    loams__thrift_field_i32(t, 1, 1);
+    loams__thrift_field_i32(t, 3, 0);
+    loams__thrift_field_string(t, 4, "a");
+    loams__thrift_struct_end(t);
+}
+
+START_TEST(a_repeated_schema_is_corrupt)
+{
+    /* the compact protocol's long form can repeat a field id: the second
+     * schema leaked the first (fuzz-parquet) */
+    loams__bytebuf meta = {0}, one = {0}, file;
+    loams__thrift_writer t;
+    loams__thrift_writer_init(&t, &meta);
+    loams__thrift_struct_begin(&t);
+    schema_list(&t);
+    loams__thrift_field_i64(&t, 3, 0);
+    loams__thrift_struct_end(&t);
+    loams__thrift_writer_init(&t, &one);
+    loams__thrift_struct_begin(&t);
+    schema_list(&t);
+    loams__thrift_struct_end(&t);
+    ck_assert_int_eq(loams__thrift_writer_status(&t), 0);
+    meta.len--; /* drop the stop byte, then: field 2 again, long form (list, zigzag id 2) */
+    static const uint8_t again[] = {LOAMS__THRIFT_LIST, 0x04};
+    ck_assert_int_eq(loams__bytebuf_append(&meta, again, 2), 0);
+    ck_assert_int_eq(loams__bytebuf_append(&meta, one.data + 1, one.len - 1), 0); /* list, stop */
+    loams__bytebuf_init(&file, NULL);
+    ck_assert_int_eq(loams__bytebuf_append(&file, "PAR1", 4), 0);
+    ck_assert_int_eq(loams__bytebuf_append(&file, meta.data, meta.len), 0);
+    ck_assert_int_eq(loams__bytebuf_append_le32(&file, (uint32_t)meta.len), 0);
+    ck_assert_int_eq(loams__bytebuf_append(&file, "PAR1", 4), 0);
+    loams__pqr *r = NULL;
+    char err[256] = "";
+    ck_assert_int_eq(loams__pqr_open(file.data, file.len, &r, err, sizeof err), LOAMS_ECORRUPT);
+    ck_assert_msg(strstr(err, "repeats its schema") != NULL, "%s", err);
+    loams__bytebuf_free(&meta);
+    loams__bytebuf_free(&one);
+    loams__bytebuf_free(&file);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("parquet_reader");
@@ -131,6 +181,7 @@ int main(void)
     tcase_add_test(tc, a_column_without_a_name_is_corrupt);
     tcase_add_test(tc, rows_the_row_groups_do_not_hold_are_corrupt);
     tcase_add_test(tc, counts_larger_than_the_footer_are_corrupt);
+    tcase_add_test(tc, a_repeated_schema_is_corrupt);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
