@@ -700,19 +700,36 @@ static void print_size(FILE *out, const char *key, uint64_t b, const char *suffi
     fprintf(out, "%s = %s%s\n", key, text, suffix);
 }
 
+/* Writes `key = value` so that the file parser reads value back: quoted
+ * when trimming or unquoting would change it (blanks at either end, a
+ * trailing CR, or a value that is itself wrapped in double quotes). */
+static void print_string(FILE *out, const char *key, const char *v)
+{
+    size_t n = strlen(v);
+    int quote = n > 0 && (v[0] == ' ' || v[0] == '\t' || strchr(" \t\r", v[n - 1]) != NULL ||
+                          (n >= 2 && v[0] == '"' && v[n - 1] == '"'));
+    fprintf(out, quote ? "%s = \"%s\"\n" : "%s = %s\n", key, v);
+}
+
 void loams_config_dump(const loams_config *c, FILE *out)
 {
     static const char *const levels[] = {"error", "warn", "info", "debug"};
     fprintf(out, "[host]\n");
     if (c->data_dir != NULL) {
-        fprintf(out, "data_dir = %s\n", c->data_dir);
+        print_string(out, "data_dir", c->data_dir);
     }
-    fprintf(out, "plugin_dirs = ");
-    for (size_t i = 0; i < c->n_plugin_dirs; i++) {
-        fprintf(out, "%s%s", i ? ":" : "", c->plugin_dirs[i]);
+    char *dirs = NULL;
+    size_t dirs_len = 0;
+    FILE *m = open_memstream(&dirs, &dirs_len);
+    for (size_t i = 0; m != NULL && i < c->n_plugin_dirs; i++) {
+        fprintf(m, "%s%s", i ? ":" : "", c->plugin_dirs[i]);
     }
-    fprintf(out, "\nnode_id = %s\nlisten = %s\n", c->node_id ? c->node_id : "",
-            c->listen ? c->listen : "");
+    if (m != NULL && fclose(m) == 0 && dirs != NULL) {
+        print_string(out, "plugin_dirs", dirs);
+    }
+    free(dirs);
+    print_string(out, "node_id", c->node_id ? c->node_id : "");
+    print_string(out, "listen", c->listen ? c->listen : "");
     print_duration(out, "lease_ttl", c->lease_ttl_ms);
     print_duration(out, "poll_interval", c->poll_interval_ms);
     print_duration(out, "stop_timeout", c->stop_timeout_ms);
@@ -726,13 +743,16 @@ void loams_config_dump(const loams_config *c, FILE *out)
     if (c->test_tasks > 0) {
         fprintf(out, "test_tasks = %u\n", c->test_tasks);
         if (c->test_journal != NULL) {
-            fprintf(out, "test_journal = %s\n", c->test_journal);
+            print_string(out, "test_journal", c->test_journal);
         }
         print_duration(out, "test_task_duration", c->test_task_ms);
         print_duration(out, "test_write_interval", c->test_write_ms);
     }
     for (size_t i = 0; i < c->n_namespaces; i++) {
         const loams_ns_setting *ns = &c->namespaces[i];
+        if (ns->weight == 0 && ns->byte_rate == 0 && ns->byte_burst == 0) {
+            continue; /* all defaults (e.g. byte_rate = 0): an empty section loads as none */
+        }
         fprintf(out, "\n[namespace.%s]\n", ns->name);
         if (ns->weight) {
             fprintf(out, "weight = %u\n", ns->weight);
