@@ -8,6 +8,10 @@ set -uo pipefail
 build=${1:?usage: run-fuzzers.sh BUILD_DIR [SECONDS]}
 # 30 s a target keeps the whole run (12 targets) near 6 minutes in CI.
 secs=${2:-${LOAMS_FUZZ_SECONDS:-30}}
+# A fixed seed makes a run repeat the same inputs (CI checks for
+# regressions on a known path, so a red run is reproducible);
+# LOAMS_FUZZ_SEED=0 explores with a random seed, as a long run should.
+seed=${LOAMS_FUZZ_SEED:-1}
 src=$(cd "$(dirname "$0")" && pwd)
 make -C "$build" -j"$(nproc)" >/dev/null || exit 1
 # Undefined behaviour fails a target (for targets built without
@@ -24,7 +28,7 @@ for f in "$build"/tests/fuzz/fuzz-*; do
   out=$(mktemp)
   [ -d "$src/corpus/$name" ] && cp -r "$src/corpus/$name/." "$corpus/"
   echo "fuzzing $name for ${secs}s"
-  if "$f" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 \
+  if "$f" -max_total_time="$secs" -seed="$seed" -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/$name-" "$corpus" >"$out" 2>&1; then
     tail -n 5 "$out"
   else
