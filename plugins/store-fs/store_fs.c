@@ -367,8 +367,14 @@ static int publish(fs_state *s, int fd, const char *tmp, const char *key)
     int renamed = 0, rename_errno = 0;
     if (rc == 0) {
         renamed = renameat(s->root_fd, tmp, s->root_fd, key) == 0;
-        if (!renamed && errno == ENOENT && make_parents(s, key) == 0) {
-            /* A concurrent delete removed an empty parent: create it again. */
+        /* A concurrent delete removes the parents it leaves empty, so a
+         * directory made for this key may be gone again: make it and retry
+         * (each attempt can only lose to another delete in between). */
+        for (int attempt = 0; !renamed && errno == ENOENT && attempt < 64; attempt++) {
+            if (make_parents(s, key) != 0) {
+                errno = ENOENT;
+                break;
+            }
             renamed = renameat(s->root_fd, tmp, s->root_fd, key) == 0;
         }
         rename_errno = renamed ? 0 : errno;
