@@ -122,6 +122,22 @@ static void row_fail(loams__sql_state *st, int status, const char *fmt, ...)
     st->row_status = status ? status : LOAMS_EINPUT;
 }
 
+/* Fails the row for a json_get_int/float whose value is not a number
+ * (rc -EINVAL) or does not fit (the extractor's error). */
+static int number_fail(loams__sql_state *st, const char *name, const char *ptext, size_t plen,
+                       int rc, const loams__json_value *v, const loams__json_error *err)
+{
+    char pbuf[80];
+    path_for_message(ptext, plen, pbuf, sizeof(pbuf));
+    if (rc == -EINVAL) {
+        row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u", name,
+                 pbuf, loams__json_kind_name(v->kind), v->start - (v->kind == LOAMS__JSON_STRING));
+    } else {
+        row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err->pos, err->what);
+    }
+    return LOAMS_EINPUT;
+}
+
 void loams__sql_row_error(loams__sql_state *st, sqlite3_context *c, int status, const char *fmt,
                           ...)
 {
@@ -212,16 +228,7 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
             return rc;
         }
         if (rc) {
-            path_for_message(ptext, plen, pbuf, sizeof(pbuf));
-            if (rc == -EINVAL) {
-                row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u",
-                         name, pbuf, loams__json_kind_name(v.kind),
-                         v.start - (v.kind == LOAMS__JSON_STRING));
-            } else {
-                row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err.pos,
-                         err.what);
-            }
-            return LOAMS_EINPUT;
+            return number_fail(st, name, ptext, plen, rc, &v, &err);
         }
         out->type = LOAMS_T_INT64;
         out->u.i = i;
@@ -234,16 +241,7 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
             return rc;
         }
         if (rc) {
-            path_for_message(ptext, plen, pbuf, sizeof(pbuf));
-            if (rc == -EINVAL) {
-                row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u",
-                         name, pbuf, loams__json_kind_name(v.kind),
-                         v.start - (v.kind == LOAMS__JSON_STRING));
-            } else {
-                row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err.pos,
-                         err.what);
-            }
-            return LOAMS_EINPUT;
+            return number_fail(st, name, ptext, plen, rc, &v, &err);
         }
         out->type = LOAMS_T_FLOAT64;
         out->u.f = d;
