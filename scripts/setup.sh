@@ -69,7 +69,10 @@ run)
   # The main job runs the *installed* host, from a prefix inside build/.
   prefix="$here/build/prefix"
   if [ -f build/Makefile ] && ! grep -qx "prefix = $prefix" build/Makefile; then
-    rm -f build/Makefile # configured for another prefix: configure again
+    # Configured for another prefix (e.g. by the test command): the install
+    # paths are compiled into the objects, so start the build over.
+    say "build/ was configured for another prefix: building it again for $prefix"
+    rm -rf build
   fi
   build build --prefix="$prefix"
   say "make install (prefix $prefix)"
