@@ -21,14 +21,13 @@
 typedef struct kind_count {
     const char *kind;
     uint64_t count;
-    int64_t oldest_ms; /* 0: none */
+    int64_t oldest_ms; /* 0: none (or no readable time) */
 } kind_count;
 
 static int count_kind(loams_meta *m, kind_count *k, char *err, size_t errlen)
 {
     char prefix[32], after[LOAMS_META_KEY_MAX + 1] = "";
     snprintf(prefix, sizeof prefix, "gc/%s/", k->kind);
-    size_t plen = strlen(prefix);
     for (;;) {
         loams_meta_range_result r;
         loams_meta_err merr;
@@ -38,8 +37,8 @@ static int count_kind(loams_meta *m, kind_count *k, char *err, size_t errlen)
             return rc;
         }
         for (size_t i = 0; i < r.count; i++) {
-            int64_t ms = strtoll(r.kvs[i].key + plen, NULL, 10);
-            if (k->count == 0 || ms < k->oldest_ms) {
+            int64_t ms = loams_gc_key_ms(r.kvs[i].key);
+            if (ms >= 0 && (k->oldest_ms == 0 || ms < k->oldest_ms)) {
                 k->oldest_ms = ms;
             }
             k->count++;
@@ -118,14 +117,14 @@ int loams_cmd_gc(int argc, char **argv)
         printf("{");
         for (size_t i = 0; i < 3; i++) {
             printf("\"%s\":{\"count\":%" PRIu64 ",\"oldest_age_ms\":%" PRId64 "},", kinds[i].kind,
-                   kinds[i].count, kinds[i].count ? now - kinds[i].oldest_ms : 0);
+                   kinds[i].count, kinds[i].oldest_ms ? now - kinds[i].oldest_ms : 0);
         }
         printf("\"last_pass_ms\":%" PRId64 "}\n", last);
     } else {
         printf("%-10s %10s %16s\n", "record", "count", "oldest age (s)");
         for (size_t i = 0; i < 3; i++) {
             printf("%-10s %10" PRIu64 " %16.1f\n", kinds[i].kind, kinds[i].count,
-                   kinds[i].count ? (double)(now - kinds[i].oldest_ms) / 1000.0 : 0.0);
+                   kinds[i].oldest_ms ? (double)(now - kinds[i].oldest_ms) / 1000.0 : 0.0);
         }
         if (last > 0) {
             printf("last GC pass: %.1f s ago\n", (double)(now - last) / 1000.0);

@@ -137,16 +137,49 @@ static int cancelled(const pass *p)
     return p->o->cancelled != NULL && p->o->cancelled(p->o->cancel_userdata);
 }
 
-/* The <ms> of a record key "gc/<kind>/<ms>/<h>", or -1. */
-static int64_t record_ms(const char *key, size_t prefix_len)
+int64_t loams_gc_key_ms(const char *key)
 {
-    const char *s = key + prefix_len;
+    const char *s = strncmp(key, "gc/", 3) == 0 ? strchr(key + 3, '/') : NULL;
+    if (s == NULL) {
+        return -1;
+    }
     int64_t ms = 0;
     int digits = 0;
-    for (; *s >= '0' && *s <= '9' && digits < 13; s++, digits++) {
+    for (s++; *s >= '0' && *s <= '9' && digits < 13; s++, digits++) {
         ms = ms * 10 + (*s - '0');
     }
     return digits == 13 && *s == '/' ? ms : -1;
+}
+
+/* One page of records under a kind's prefix: 0, or a status that ends the
+ * pass; *stop = 1 ends it early (the rest need not be read). */
+typedef int (*page_fn)(pass *p, const loams_meta_range_result *r, int *stop);
+
+/* Calls fn on every page of the records of `kind`, oldest first. */
+static int each_page(pass *p, const char *kind, page_fn fn)
+{
+    char prefix[PREFIX_MAX];
+    snprintf(prefix, sizeof prefix, "gc/%s/", kind);
+    char after[LOAMS_META_KEY_MAX + 1] = "";
+    int stop = 0;
+    while (!stop) {
+        loams_meta_range_result r;
+        int rc =
+            loams_meta_range_prefix(p->o->meta, prefix, after[0] ? after : NULL, PAGE, &r, p->err);
+        if (rc != 0) {
+            return rc;
+        }
+        rc = fn(p, &r, &stop);
+        stop = stop || !r.more || r.count == 0;
+        if (r.count > 0) {
+            snprintf(after, sizeof after, "%s", r.kvs[r.count - 1].key);
+        }
+        loams_meta_range_free(&r);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
 }
 
 /* Turns intent kv into an orphan when its run is over. */
@@ -157,7 +190,7 @@ static int intent_check(pass *p, const loams_meta_kv *kv)
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(doc, "task");
     const cJSON *epoch = cJSON_GetObjectItemCaseSensitive(doc, "epoch");
     const cJSON *object = cJSON_GetObjectItemCaseSensitive(doc, "key");
-    int64_t ms = record_ms(kv->key, strlen("gc/" LOAMS_GC_INTENT "/"));
+    int64_t ms = loams_gc_key_ms(kv->key);
     if (!cJSON_IsString(task) || !cJSON_IsNumber(epoch) || epoch->valuedouble < 1 ||
         !cJSON_IsString(object) || object->valuestring[0] == '\0' || ms < 0) {
         LOAMS_WARN(COMP,
@@ -205,40 +238,27 @@ static int intent_check(pass *p, const loams_meta_kv *kv)
     return rc;
 }
 
-static int intents_pass(pass *p)
+static int intents_page(pass *p, const loams_meta_range_result *r, int *stop)
 {
-    char after[LOAMS_META_KEY_MAX + 1] = "";
-    for (;;) {
-        loams_meta_range_result r;
-        int rc = loams_meta_range_prefix(p->o->meta, "gc/" LOAMS_GC_INTENT "/",
-                                         after[0] ? after : NULL, PAGE, &r, p->err);
-        if (rc != 0) {
-            return rc;
-        }
-        for (size_t i = 0; i < r.count && rc == 0; i++) {
-            rc = cancelled(p) ? LOAMS_ECANCELLED : intent_check(p, &r.kvs[i]);
-        }
-        int more = r.more && r.count > 0;
-        if (r.count > 0) {
-            snprintf(after, sizeof after, "%s", r.kvs[r.count - 1].key);
-        }
-        loams_meta_range_free(&r);
-        if (rc != 0 || !more) {
-            return rc;
-        }
+    int rc = 0;
+    (void)stop;
+    for (size_t i = 0; i < r->count && rc == 0; i++) {
+        rc = cancelled(p) ? LOAMS_ECANCELLED : intent_check(p, &r->kvs[i]);
     }
+    return rc;
 }
 
 /* Deletes the objects of the records of one page that are past grace and
- * then the records (one transaction).  *done = 1 at the first young one. */
-static int delete_page(pass *p, const loams_meta_range_result *r, size_t prefix_len, int *done)
+ * then the records (one transaction).  Records sort by age: at the first
+ * young one the pass stops (*stop = 1), counting the page's young ones. */
+static int delete_page(pass *p, const loams_meta_range_result *r, int *stop)
 {
     loams_gc_writes ws;
     loams_gc_writes_init(&ws);
     int rc = 0;
-    for (size_t i = 0; i < r->count && rc == 0 && !*done; i++) {
+    for (size_t i = 0; i < r->count && rc == 0; i++) {
         const loams_meta_kv *kv = &r->kvs[i];
-        int64_t ms = record_ms(kv->key, prefix_len);
+        int64_t ms = loams_gc_key_ms(kv->key);
         const char *object = kv->value;
         if (ms < 0 || kv->value_len == 0 || strlen(object) != kv->value_len) {
             LOAMS_WARN(COMP, "%s does not name an object; it is kept", kv->key);
@@ -246,7 +266,8 @@ static int delete_page(pass *p, const loams_meta_range_result *r, size_t prefix_
             continue;
         }
         if (ms > p->o->now_ms - p->o->grace_ms) {
-            *done = 1; /* records sort by age: the rest are younger */
+            p->st->young += r->count - i;
+            *stop = 1;
             break;
         }
         if (cancelled(p)) {
@@ -273,39 +294,6 @@ static int delete_page(pass *p, const loams_meta_range_result *r, size_t prefix_
     return rc;
 }
 
-static int records_pass(pass *p, const char *kind)
-{
-    char prefix[PREFIX_MAX];
-    snprintf(prefix, sizeof prefix, "gc/%s/", kind);
-    size_t plen = strlen(prefix);
-    char after[LOAMS_META_KEY_MAX + 1] = "";
-    int done = 0;
-    while (!done) {
-        loams_meta_range_result r;
-        int rc =
-            loams_meta_range_prefix(p->o->meta, prefix, after[0] ? after : NULL, PAGE, &r, p->err);
-        if (rc != 0) {
-            return rc;
-        }
-        rc = delete_page(p, &r, plen, &done);
-        for (size_t i = 0; i < r.count; i++) {
-            if (record_ms(r.kvs[i].key, plen) > p->o->now_ms - p->o->grace_ms) {
-                p->st->young++;
-            }
-        }
-        int more = r.more && r.count > 0;
-        if (r.count > 0) {
-            snprintf(after, sizeof after, "%s", r.kvs[r.count - 1].key);
-        }
-        loams_meta_range_free(&r);
-        if (rc != 0) {
-            return rc;
-        }
-        done = done || !more;
-    }
-    return 0;
-}
-
 int loams_gc_run(const loams_gc_options *o, loams_gc_stats *stats, loams_meta_err *err)
 {
     loams_meta_err local;
@@ -316,12 +304,12 @@ int loams_gc_run(const loams_gc_options *o, loams_gc_stats *stats, loams_meta_er
     pass p = {.o = o, .st = stats != NULL ? stats : &ignored, .err = err != NULL ? err : &local};
     memset(p.st, 0, sizeof *p.st);
     p.err->msg[0] = '\0';
-    int rc = intents_pass(&p);
+    int rc = each_page(&p, LOAMS_GC_INTENT, intents_page);
     if (rc == 0) {
-        rc = records_pass(&p, LOAMS_GC_ORPHAN);
+        rc = each_page(&p, LOAMS_GC_ORPHAN, delete_page);
     }
     if (rc == 0) {
-        rc = records_pass(&p, LOAMS_GC_OBSOLETE);
+        rc = each_page(&p, LOAMS_GC_OBSOLETE, delete_page);
     }
     return rc;
 }

@@ -52,6 +52,10 @@
 void loams_gc_key(char *out, const char *kind, int64_t ms, const char *task, uint64_t epoch,
                   const char *object);
 
+/* The <ms> of a record key "gc/<kind>/<ms>/<h>", or -1 when the key is
+ * not one. */
+int64_t loams_gc_key_ms(const char *key);
+
 /* A list of metastore writes that owns its keys and values, for adding GC
  * records to a commit's transaction.  Zero it (or loams_gc_writes_init)
  * before use; loams_gc_writes_clear frees it. */
@@ -90,7 +94,8 @@ typedef struct loams_gc_stats {
     size_t intents_over; /* of them, turned into orphans (their run is over) */
     size_t deleted;      /* objects deleted (orphan + obsolete) */
     size_t missing;      /* records whose object was already gone */
-    size_t young;        /* orphan and obsolete records kept for the grace period */
+    size_t young;        /* records kept for the grace period, of the page where the
+                            pass stopped reading (loams-host gc status counts all) */
     size_t failed;       /* objects that could not be deleted (kept for the next pass) */
     size_t bad;          /* records that cannot be read (kept; logged) */
 } loams_gc_stats;
