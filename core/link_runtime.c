@@ -1017,38 +1017,45 @@ static int maintain(link_run *r)
     int rc = r->gvt->maintain(r->target.state, r->base.ref, &new_ref, r->written, obsolete);
     journal_end(pj);
     loams_ctx_set_current(prev);
-    loams_pointer next;
-    memset(&next, 0, sizeof next);
-    if (rc != 0) {
-        run_log(r, LOAMS_LOG_WARN, "maintenance of %s.%s failed (the data is unchanged; tried "
-                "again in %" PRId64 " ms): %s", r->def.target.ns, r->def.target.name,
-                r->def.maintenance_interval_ms, instance_error(&r->target, err, sizeof err));
-        new_ref = NULL;
+    int fp = rc == 0 && new_ref != NULL ? loams_failpoint("link.after_maintain") : 0;
+    if (fp != 0) {
+        rc = fp;
+        snprintf(err, sizeof err, "failpoint link.after_maintain");
+    } else if (rc != 0) {
+        instance_error(&r->target, err, sizeof err);
     }
-    if (new_ref == NULL) {
-        /* Nothing to do (or failed): try again one interval later; the time
-         * is kept in memory only (no commit to carry it). */
-        abandon_files(r);
-        r->base.maintained_ms = now;
-        loams_keylist_free(obsolete);
+    /* Tried again one interval later, whatever the outcome; without a
+     * commit to carry it the time is kept in memory only. */
+    r->base.maintained_ms = now;
+    if (rc == 0 && new_ref == NULL) {
+        loams_keylist_free(obsolete); /* nothing to do */
         return 0;
     }
+    loams_pointer next;
+    memset(&next, 0, sizeof next);
     loams_meta_err merr;
     size_t nfiles = loams_write_journal_pending(r->journal);
-    if ((rc = pointer_next(r, new_ref, r->base.applied, &next)) == 0) {
-        next.maintained_ms = now;
-        rc = commit_txn(r, &next, obsolete, &merr);
+    if (rc != 0) {
+        /* The data is unchanged, but the target may hold half a maintenance:
+         * it starts over from its commit below. */
+        run_log(r, LOAMS_LOG_WARN,
+                "maintenance of %s.%s failed (the data is unchanged; tried again in %" PRId64
+                " ms): %s",
+                r->def.target.ns, r->def.target.name, r->def.maintenance_interval_ms, err);
+    } else if ((rc = pointer_next(r, new_ref, r->base.applied, &next)) != 0 ||
+               (rc = commit_txn(r, &next, obsolete, &merr)) != 0) {
+        if (rc == -ENOMEM) {
+            snprintf(merr.msg, sizeof merr.msg, "out of memory");
+        }
+        run_log(r, LOAMS_LOG_WARN, "maintenance commit of %s.%s rejected: %s", r->def.target.ns,
+                r->def.target.name, merr.msg);
     } else {
-        snprintf(merr.msg, sizeof merr.msg, "out of memory");
-    }
-    if (rc == 0) {
         run_log(r, LOAMS_LOG_INFO,
                 "maintained %s.%s: commit %s (%zu files written, %zu no longer referenced)",
                 r->def.target.ns, r->def.target.name, new_ref, nfiles,
                 loams_keylist_count(obsolete));
-    } else {
-        run_log(r, LOAMS_LOG_WARN, "maintenance commit of %s.%s rejected: %s", r->def.target.ns,
-                r->def.target.name, merr.msg);
+    }
+    if (rc != 0) {
         abandon_files(r);
     }
     loams_pointer_clear(&next);
@@ -1059,11 +1066,15 @@ static int maintain(link_run *r)
         return rc;
     }
     /* The target starts over from the newest commit (the maintenance's, or
-     * the one it built on). */
+     * the one it built on, whose stored time would make it try again now). */
     prev = loams_ctx_set_current(r->target.ctx);
     r->gvt->abort(r->target.state);
     loams_ctx_set_current(prev);
-    return resume(r);
+    rc = resume(r);
+    if (rc == 0 && r->base.maintained_ms < now) {
+        r->base.maintained_ms = now;
+    }
+    return rc;
 }
 
 /* ---- one chunk ---- */

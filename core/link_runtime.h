@@ -31,7 +31,8 @@
  *
  * Failpoints (failpoint.h): link.after_read, link.after_decode,
  * link.after_transform, link.after_target_write, link.after_dead_letter,
- * link.before_commit, link.after_commit, and store.write (inside the target's
+ * link.before_commit, link.after_commit, link.after_maintain (a maintenance
+ * written, not yet committed), and store.write (inside the target's
  * file writing, in store.c).
  *
  * Threads: a run uses its own plugin instances; several links run at once

@@ -70,6 +70,22 @@ wait_dead() { # wait_dead NAME SECONDS: the node must die by itself (a crash fai
   unset "pid[$1]"
 }
 
+counts() { # counts FIELD: "ALL DISTINCT" values of FIELD in the JSON lines of stdin
+  /usr/bin/python3 -c '
+import json,sys
+v=[json.loads(l)[sys.argv[1]] for l in sys.stdin if l.strip()]
+print(len(v), len(set(v)))' "$1"
+}
+
+wait_log() { # wait_log NAME PATTERN SECONDS WHAT: node NAME's log must show PATTERN in time
+  local t=0
+  until grep -q -- "$2" "$work/$1.log"; do
+    sleep 0.3
+    t=$((t + 1))
+    [ "$t" -lt $(($3 * 10 / 3)) ] || die "no $4 within $3 s"
+  done
+}
+
 # lag: total records not yet applied by running links (from system.links).
 lag() {
   "$host" links --json --data-dir "$data" |

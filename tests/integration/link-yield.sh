@@ -31,11 +31,7 @@ grep -q "asked to yield" "$work/a.log" || die "no run was asked to yield"
 grep -q "yielding the slot to a waiting task" "$work/a.log" || die "no link yielded"
 stop_node a
 for i in $(seq 1 $L); do
-  got=$("$host" collection dump "t.c$i" --data-dir "$data" "${plugin_args[@]}" |
-    /usr/bin/python3 -c '
-import json,sys
-pks=[json.loads(l)["_pk"] for l in sys.stdin if l.strip()]
-print(len(pks), len(set(pks)))')
+  got=$("$host" collection dump "t.c$i" --data-dir "$data" "${plugin_args[@]}" | counts _pk)
   [ "$got" = "$N $N" ] || die "t.c$i holds '$got' documents (all, distinct), want $N $N"
 done
 ok "$L links, 2 slots: every link caught up, $N documents each, once"
