@@ -288,6 +288,37 @@ START_TEST(an_intent_of_a_refused_key_is_cleared)
 }
 END_TEST
 
+/* A journal that cannot record: the store writes nothing and says why. */
+static int refusing_record(void *ud, const char *key, char *err, size_t errlen)
+{
+    (void)ud;
+    (void)key;
+    snprintf(err, errlen, "the metastore is full");
+    return LOAMS_EFULL;
+}
+
+START_TEST(an_object_whose_intent_cannot_be_recorded_is_not_written)
+{
+    loams_store_journal j = {refusing_record, NULL};
+    const loams_store_journal *prev = loams_store_set_journal(&j);
+    int put = loams_store_put(st, "t/h/split-1", "x", 1);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", loams_store_last_error());
+    loams_store_writer *w = NULL;
+    int open = loams_store_writer_open(st, "t/h/split-2", &w);
+    loams_store_set_journal(prev);
+    ck_assert_int_eq(put, LOAMS_EFULL);
+    ck_assert_int_eq(open, LOAMS_EFULL);
+    ck_assert_ptr_null(w);
+    ck_assert_msg(strstr(msg, "'t/h/split-1' is not written") != NULL &&
+                      strstr(msg, "the metastore is full") != NULL,
+                  "message: %s", msg);
+    ck_assert(!exists("t/h/split-1") && !exists("t/h/split-2"));
+    /* with the journal gone, writes go through again */
+    ck_assert_int_eq(loams_store_put(st, "t/h/split-1", "x", 1), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gc");
@@ -300,6 +331,7 @@ static Suite *suite(void)
     tcase_add_test(tc, unreadable_records_are_kept);
     tcase_add_test(tc, an_intent_committed_meanwhile_is_left_alone);
     tcase_add_test(tc, an_intent_of_a_refused_key_is_cleared);
+    tcase_add_test(tc, an_object_whose_intent_cannot_be_recorded_is_not_written);
     suite_add_tcase(s, tc);
     return s;
 }
