@@ -876,6 +876,27 @@ static int yield_scope(const loams_worker *w, const loams_task *t, const loams_s
            (!ns_full || strcmp(t->ns, c->ns) == 0);
 }
 
+/* The run to give candidate c its slot, not among given[0..n): one asked
+ * before and still running first (so waiting tasks ask for no more slots
+ * than they need), else one in scope; NULL when none. */
+static loams_task *pick_yielder(const loams_worker *w, const loams_sched_candidate *c,
+                                int ns_full, int64_t now, loams_task *const *given, size_t n)
+{
+    for (int asked_before = 1; asked_before >= 0; asked_before--) {
+        for (loams_task *t = w->tasks; t != NULL; t = t->next) {
+            int taken = 0;
+            for (size_t g = 0; g < n && !taken; g++) {
+                taken = given[g] == t;
+            }
+            if (!taken && __atomic_load_n(&t->yield_wanted, __ATOMIC_RELAXED) == asked_before &&
+                yield_scope(w, t, c, ns_full, now)) {
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* Candidates the caps kept from starting (not tried, not running here) get
  * one slot each from the runs that hold them: a run of the same or a less
  * urgent class, older than the slice, in the candidate's namespace (or in
@@ -893,9 +914,12 @@ static void ask_yields(loams_worker *w, const loams_sched_candidate *cands, cons
     loams_task **given = calloc(ntasks ? ntasks : 1, sizeof *given);
     size_t ngiven = 0;
     for (size_t i = 0; i < ncand && given != NULL; i++) {
+        if (tried[i]) {
+            continue; /* the caps let it be tried */
+        }
         size_t in_ns = 0, total = 0;
         int running_here = 0;
-        for (loams_task *t = w->tasks; t != NULL && !tried[i]; t = t->next) {
+        for (loams_task *t = w->tasks; t != NULL; t = t->next) {
             if (t->state != T_DONE) {
                 total++;
                 in_ns += strcmp(t->ns, cands[i].ns) == 0;
@@ -903,22 +927,10 @@ static void ask_yields(loams_worker *w, const loams_sched_candidate *cands, cons
             }
         }
         int ns_full = in_ns >= w->max_per_ns;
-        if (tried[i] || running_here || (!ns_full && total < w->max_concurrent)) {
-            continue; /* started, running, or held back by a byte-rate cap */
+        if (running_here || (!ns_full && total < w->max_concurrent)) {
+            continue; /* running, or held back by a byte-rate cap: yielding would not help */
         }
-        loams_task *pick = NULL;
-        for (int pass = 0; pass < 2 && pick == NULL; pass++) {
-            for (loams_task *t = w->tasks; t != NULL && pick == NULL; t = t->next) {
-                int wanted = __atomic_load_n(&t->yield_wanted, __ATOMIC_RELAXED);
-                int taken = 0;
-                for (size_t g = 0; g < ngiven; g++) {
-                    taken |= given[g] == t;
-                }
-                if (!taken && wanted == (pass == 0) && yield_scope(w, t, &cands[i], ns_full, now)) {
-                    pick = t;
-                }
-            }
-        }
+        loams_task *pick = pick_yielder(w, &cands[i], ns_full, now, given, ngiven);
         if (pick == NULL) {
             continue;
         }
