@@ -540,10 +540,18 @@ static int plain_values(loams__pqr *r, int32_t ptype, const uint8_t *p, size_t l
     return 0;
 }
 
+/* The most rows of one row group the reader holds: it decodes a whole
+ * chunk, a value a row, and RLE levels can claim 2^31 rows in a few bytes. */
+#define MAX_GROUP_ROWS (1u << 26)
+
 static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_t nrows,
                       coldata *cd)
 {
     int rc = 0;
+    if (nrows > MAX_GROUP_ROWS) {
+        return fail(r, "column '%s': a row group of %zu rows is more than this reader holds (%u)",
+                    pc->pub.name, nrows, MAX_GROUP_ROWS);
+    }
     if ((cd->v = calloc(nrows > 0 ? nrows : 1, sizeof *cd->v)) == NULL) {
         return -ENOMEM;
     }
@@ -593,6 +601,14 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
             break;
         }
         size_t n = (size_t)nv, off = 0, used;
+        /* A level entry is a row's start (at most the rows left) or, in a
+         * list, one more element (4 bytes of the page each): a count above
+         * that is a lie that must not size the level arrays. */
+        if (n > (nrows - row) + (list ? blen / 4 : 0)) {
+            rc = fail(r, "column '%s': a page claims %zu values, more than its rows and bytes hold",
+                      pc->pub.name, n);
+            break;
+        }
         uint32_t *g = realloc(defs, (n + 1) * sizeof *g);
         if (g != NULL) {
             defs = g;
