@@ -28,6 +28,11 @@ typedef struct arena_chunk {
 
 #define ARENA_FIRST_CHUNK (64u * 1024u)
 #define ARENA_MAX_CHUNK (4u * 1024u * 1024u)
+/* Reset keeps the arena's chunks (up to this many bytes) for the next
+ * batch: a link reads batches of about the same size over and over, and a
+ * fresh multi-megabyte chunk is a new mapping the kernel has to fault in
+ * and zero page by page. */
+#define ARENA_KEEP_BYTES (64u * 1024u * 1024u)
 
 typedef struct batch_column {
     char *name;
@@ -63,9 +68,12 @@ struct loams_batch {
     size_t failure_cap;
 
     arena_chunk *chunks; /* head = the chunk being filled */
+    arena_chunk *kept;   /* chunks of earlier batches, free for reuse */
     size_t next_chunk;
-    uint64_t arena_bytes;
+    uint64_t arena_bytes; /* chunks and kept */
     uint64_t payload_bytes;
+
+    int records; /* columns 0-5 are the input columns of appended records */
 
     char **wanted; /* NULL: every column is wanted */
     size_t n_wanted;
@@ -74,6 +82,24 @@ struct loams_batch {
 static const char empty_text[1] = "";
 
 /* ---- arena ---- */
+
+/* The smallest kept chunk of at least cap bytes, unlinked from b->kept,
+ * or NULL. */
+static arena_chunk *take_kept(loams_batch *b, size_t cap)
+{
+    arena_chunk **best = NULL;
+    for (arena_chunk **at = &b->kept; *at != NULL; at = &(*at)->next) {
+        if ((*at)->cap >= cap && (best == NULL || (*at)->cap < (*best)->cap)) {
+            best = at;
+        }
+    }
+    if (best == NULL) {
+        return NULL;
+    }
+    arena_chunk *c = *best;
+    *best = c->next;
+    return c;
+}
 
 static void *arena_alloc(loams_batch *b, size_t size, size_t align)
 {
@@ -88,29 +114,37 @@ static void *arena_alloc(loams_batch *b, size_t size, size_t align)
     if (size > SIZE_MAX - sizeof(arena_chunk) - 16) {
         return NULL;
     }
-    size_t cap = b->next_chunk;
-    int dedicated = size + align > cap / 4 && c != NULL;
-    if (dedicated || size + align > cap) {
-        cap = size + align;
+    /* A kept chunk that fits first; else a new one of the next size, or of
+     * the payload's own size when it is big. */
+    arena_chunk *n = take_kept(b, size + align);
+    int head;
+    if (n != NULL) {
+        /* it becomes the head when it has more room left than the head */
+        head = c == NULL || n->cap - size > c->cap - c->used;
+    } else {
+        size_t cap = b->next_chunk;
+        head = c == NULL || size + align <= cap / 4;
+        if (size + align > cap || !head) {
+            cap = size + align;
+        }
+        if ((n = malloc(sizeof(arena_chunk) + cap)) == NULL) {
+            return NULL;
+        }
+        n->cap = cap;
+        b->arena_bytes += cap;
+        if (head && b->next_chunk < ARENA_MAX_CHUNK) {
+            b->next_chunk *= 2;
+        }
     }
-    arena_chunk *n = malloc(sizeof(arena_chunk) + cap);
-    if (n == NULL) {
-        return NULL;
-    }
-    n->cap = cap;
     n->used = size;
-    b->arena_bytes += cap;
-    if (dedicated) {
+    if (head) {
+        n->next = c;
+        b->chunks = n;
+    } else {
         /* A big payload gets its own chunk behind the head, so the head's
          * free space is not wasted. */
         n->next = c->next;
         c->next = n;
-    } else {
-        n->next = c;
-        b->chunks = n;
-        if (b->next_chunk < ARENA_MAX_CHUNK) {
-            b->next_chunk *= 2;
-        }
     }
     return n + 1;
 }
@@ -160,6 +194,7 @@ static void free_columns(loams_batch *b, int keep_cells)
         }
     }
     b->n_cols = 0;
+    b->records = 0;
     free(b->slots);
     b->slots = NULL;
     b->n_slots = 0;
@@ -179,9 +214,11 @@ void loams_batch_free(loams_batch *b)
     free(b->failed);
     free(b->failures);
     loams_batch_want_columns(b, NULL, 0);
-    for (arena_chunk *c = b->chunks, *next; c != NULL; c = next) {
-        next = c->next;
-        free(c);
+    for (int list = 0; list < 2; list++) {
+        for (arena_chunk *c = list ? b->kept : b->chunks, *next; c != NULL; c = next) {
+            next = c->next;
+            free(c);
+        }
     }
     free(b);
 }
@@ -203,17 +240,24 @@ void loams_batch_reset(loams_batch *b)
     b->n_rows = 0;
     b->n_failures = 0;
     b->payload_bytes = 0;
-    /* Keep the head chunk (the largest regular one) for the next batch. */
-    arena_chunk *head = b->chunks;
-    if (head != NULL) {
-        for (arena_chunk *c = head->next, *next; c != NULL; c = next) {
-            next = c->next;
+    /* The chunks go to kept, up to ARENA_KEEP_BYTES in all. */
+    uint64_t kept = 0;
+    for (arena_chunk *c = b->kept; c != NULL; c = c->next) {
+        kept += c->cap;
+    }
+    for (arena_chunk *c = b->chunks, *next; c != NULL; c = next) {
+        next = c->next;
+        if (kept + c->cap <= ARENA_KEEP_BYTES) {
+            c->used = 0;
+            c->next = b->kept;
+            b->kept = c;
+            kept += c->cap;
+        } else {
             free(c);
         }
-        head->next = NULL;
-        head->used = 0;
-        b->arena_bytes = head->cap;
     }
+    b->chunks = NULL;
+    b->arena_bytes = kept;
 }
 
 /* ---- wanted columns ---- */
@@ -557,6 +601,24 @@ static int value_copy(loams_batch *b, const loams_value *v, loams_value *dst)
     return 0;
 }
 
+/* Non-zero when ptr[0..len) lies inside row's record key or value. */
+static int in_record(const loams_batch *b, size_t row, const char *ptr, size_t len)
+{
+    static const int cols[2] = {LOAMS_BATCH_COL_VALUE, LOAMS_BATCH_COL_KEY};
+    uintptr_t p = (uintptr_t)ptr;
+    for (int i = 0; i < 2; i++) {
+        const loams_value *rec = &b->cols[cols[i]].cells[row];
+        if (rec->type != LOAMS_T_BYTES || rec->u.s.len == 0) {
+            continue;
+        }
+        uintptr_t lo = (uintptr_t)rec->u.s.ptr;
+        if (p >= lo && len <= rec->u.s.len && p - lo <= rec->u.s.len - len) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int loams_batch_set(loams_batch *b, size_t row, size_t col, const loams_value *v)
 {
     if (row >= b->n_rows || col >= b->n_cols || v == NULL) {
@@ -578,7 +640,10 @@ int loams_batch_set(loams_batch *b, size_t row, size_t col, const loams_value *v
         if (v->u.s.ptr == NULL && v->u.s.len > 0) {
             return -EINVAL;
         }
-        const char *p = arena_copy(b, v->u.s.ptr, v->u.s.len, 1);
+        const char *p = b->records && col >= LOAMS_BATCH_INPUT_COLUMNS && v->u.s.len > 0 &&
+                                in_record(b, row, v->u.s.ptr, v->u.s.len)
+                            ? v->u.s.ptr
+                            : arena_copy(b, v->u.s.ptr, v->u.s.len, 1);
         if (p == NULL) {
             return -ENOMEM;
         }
@@ -751,6 +816,7 @@ int loams_batch_append_records(loams_batch *b, const loams_record *recs, size_t 
         b->origin_offset[row] = r->offset;
     }
     b->n_rows += n;
+    b->records = 1;
     b->payload_bytes += total + (uint64_t)n * 24;
     return 0;
 }

@@ -67,8 +67,9 @@ int loams_batch_create(loams_batch **out);
 /* Frees the batch and everything in it.  b may be NULL. */
 void loams_batch_free(loams_batch *b);
 
-/* Drops every row, column and failure, keeping some memory for reuse (one
- * arena chunk, the row arrays).  Every view from the batch becomes invalid. */
+/* Drops every row, column and failure, keeping memory for reuse (the
+ * arena's chunks up to 64 MiB, the row and cell arrays).  Every view from
+ * the batch becomes invalid. */
 void loams_batch_reset(loams_batch *b);
 
 /* ---- which decoded columns the stages after the decoder read ---- */
@@ -114,7 +115,10 @@ int loams_batch_row_failed(const loams_batch *b, size_t row);
 
 /* Index of column `name`, created (NULL for existing rows) when missing. */
 int loams_batch_add_column(loams_batch *b, const char *name, size_t *col);
-/* Copies *v (and everything it points to) into the cell. */
+/* Copies *v (and everything it points to) into the cell.  A string, bytes
+ * or JSON value whose bytes lie inside the same row's record key or value
+ * (a decoder's view of the record it decodes) is not copied: the cell
+ * points at them, which live as long as the batch's rows. */
 int loams_batch_set(loams_batch *b, size_t row, size_t col, const loams_value *v);
 /* Appends one all-NULL row with the origin of row `from_row` of `from`
  * (from = NULL: no origin).  Its index goes to *row (row may be NULL).

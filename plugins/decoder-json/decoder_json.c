@@ -265,11 +265,14 @@ static uint64_t has_special_byte(uint64_t w)
 
 /* Parses a string at c->i (which is '"').  When out != NULL, writes the
  * unescaped bytes there (room: the raw length is enough) and their count
- * to *out_len. */
-static int parse_string(json_cursor *c, char *out, size_t *out_len)
+ * to *out_len.  With raw != NULL, nothing is written until the first
+ * escape: *raw is 1 when there was none, the bytes being the record's own
+ * from c->p + (the string's start) + 1. */
+static int parse_string_at(json_cursor *c, char *out, size_t *out_len, int *raw)
 {
     size_t start = c->i;
     size_t o = 0;
+    int copying = raw == NULL;
     c->i++;
     for (;;) {
         /* copy a run of plain bytes, 8 at a time while none is special */
@@ -316,7 +319,9 @@ static int parse_string(json_cursor *c, char *out, size_t *out_len)
     special:
 #endif
         if (out != NULL && c->i > run) {
-            memcpy(out + o, c->p + run, c->i - run);
+            if (copying) {
+                memcpy(out + o, c->p + run, c->i - run);
+            }
             o += c->i - run;
         }
         if (c->i >= c->n) {
@@ -337,6 +342,10 @@ static int parse_string(json_cursor *c, char *out, size_t *out_len)
                            ch, ch);
         }
         /* an escape */
+        if (!copying && out != NULL) {
+            memcpy(out, c->p + start + 1, o); /* the plain bytes before it */
+            copying = 1;
+        }
         size_t esc = c->i;
         if (c->i + 1 >= c->n) {
             return fail_at(c, c->n, "the document ends early (truncated?) inside an escape");
@@ -411,7 +420,15 @@ static int parse_string(json_cursor *c, char *out, size_t *out_len)
     if (out_len != NULL) {
         *out_len = o;
     }
+    if (raw != NULL) {
+        *raw = !copying;
+    }
     return 0;
+}
+
+static int parse_string(json_cursor *c, char *out, size_t *out_len)
+{
+    return parse_string_at(c, out, out_len, NULL);
 }
 
 static int is_digit(unsigned char ch)
@@ -607,7 +624,8 @@ typedef struct json_member {
     size_t name_off; /* unescaped name in the scratch buffer */
     size_t name_len;
     size_t name_at; /* byte position of the name in the value */
-    size_t str_off;  /* STRING values: unescaped bytes in the scratch */
+    size_t str_off;  /* STRING values: unescaped bytes in the scratch, or
+                      * SIZE_MAX when v points into the record (no escape) */
     loams_value v;
     int skip;  /* no later stage reads its column: validated, not stored */
     int slot;  /* its name_slot (same name, this batch), or -1 */
@@ -683,13 +701,21 @@ static int member_value(json_state *s, json_cursor *c, json_member *m, size_t *o
     }
     if (ch == '"') {
         size_t len;
-        if (parse_string(c, s->scratch + *o, &len) != 0) {
+        int raw;
+        if (parse_string_at(c, s->scratch + *o, &len, &raw) != 0) {
             return -1;
         }
         m->v.type = LOAMS_T_STRING;
         m->v.u.s.len = len;
-        m->str_off = *o;
-        *o += len;
+        if (raw) {
+            /* no escape: the record's own bytes (batch_set keeps a view of
+             * them instead of a copy) */
+            m->v.u.s.ptr = (const char *)c->p + start + 1;
+            m->str_off = SIZE_MAX;
+        } else {
+            m->str_off = *o;
+            *o += len;
+        }
         return 0;
     }
     if (ch == '{' || ch == '[') {
@@ -881,7 +907,7 @@ static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n
                 s->slots[m->slot].col = (long)col;
             }
         }
-        if (m->v.type == LOAMS_T_STRING) {
+        if (m->v.type == LOAMS_T_STRING && m->str_off != SIZE_MAX) {
             m->v.u.s.ptr = s->scratch + m->str_off;
         }
         rc = host->batch_set(batch, row, col, &m->v);

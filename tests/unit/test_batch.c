@@ -467,6 +467,75 @@ START_TEST(test_payload_bytes_counts_copied_data)
 }
 END_TEST
 
+START_TEST(test_set_of_bytes_inside_the_rows_record_is_a_view)
+{
+    loams_record recs[2] = {rec(0, 1, "key-0", "{\"s\":\"hello\"}", NULL),
+                            rec(0, 2, "key-1", "{\"s\":\"other\"}", NULL)};
+    ck_assert_int_eq(loams_batch_append_records(b, recs, 2), 0);
+    size_t col;
+    ck_assert_int_eq(loams_batch_add_column(b, "s", &col), 0);
+    loams_value val, key, got;
+    ck_assert_int_eq(loams_batch_get(b, 0, LOAMS_BATCH_COL_VALUE, &val), 0);
+    ck_assert_int_eq(loams_batch_get(b, 0, LOAMS_BATCH_COL_KEY, &key), 0);
+    /* inside row 0's value, and its whole key: views, not copies */
+    loams_value v = {.type = LOAMS_T_STRING, .u.s = {val.u.s.ptr + 6, 5}};
+    uint64_t before = loams_batch_payload_bytes(b);
+    ck_assert_int_eq(loams_batch_set(b, 0, col, &v), 0);
+    ck_assert_int_eq(loams_batch_get(b, 0, col, &got), 0);
+    ck_assert_ptr_eq(got.u.s.ptr, val.u.s.ptr + 6);
+    ck_assert_int_eq(memcmp(got.u.s.ptr, "hello", 5), 0);
+    ck_assert_uint_eq(loams_batch_payload_bytes(b), before + 5);
+    v = (loams_value){.type = LOAMS_T_JSON, .u.s = {key.u.s.ptr, key.u.s.len}};
+    ck_assert_int_eq(loams_batch_set(b, 0, col, &v), 0);
+    ck_assert_int_eq(loams_batch_get(b, 0, col, &got), 0);
+    ck_assert_ptr_eq(got.u.s.ptr, key.u.s.ptr);
+    /* row 0's bytes set in row 1, and a range running past the value's
+     * end: copies */
+    v = (loams_value){.type = LOAMS_T_STRING, .u.s = {val.u.s.ptr + 6, 5}};
+    ck_assert_int_eq(loams_batch_set(b, 1, col, &v), 0);
+    ck_assert_int_eq(loams_batch_get(b, 1, col, &got), 0);
+    ck_assert_ptr_ne(got.u.s.ptr, val.u.s.ptr + 6);
+    ck_assert_int_eq(memcmp(got.u.s.ptr, "hello", 5), 0);
+    v = (loams_value){.type = LOAMS_T_STRING, .u.s = {val.u.s.ptr + 10, val.u.s.len - 9}};
+    ck_assert_int_eq(loams_batch_set(b, 0, col, &v), 0);
+    ck_assert_int_eq(loams_batch_get(b, 0, col, &got), 0);
+    ck_assert_ptr_ne(got.u.s.ptr, val.u.s.ptr + 10);
+    /* a caller's buffer is copied as ever */
+    char mine[8] = "mine";
+    v = (loams_value){.type = LOAMS_T_STRING, .u.s = {mine, 4}};
+    ck_assert_int_eq(loams_batch_set(b, 1, col, &v), 0);
+    mine[0] = 'X';
+    ck_assert_int_eq(loams_batch_get(b, 1, col, &got), 0);
+    ck_assert_int_eq(memcmp(got.u.s.ptr, "mine", 4), 0);
+}
+END_TEST
+
+START_TEST(test_reset_keeps_the_arena_for_a_batch_of_the_same_size)
+{
+    static char value[100000];
+    memset(value, 'v', sizeof value - 1);
+    loams_record r = rec(0, 1, "k", value, NULL);
+    uint64_t first = 0;
+    for (int round = 0; round < 5; round++) {
+        for (int i = 0; i < 100; i++) { /* 10 MB: dedicated and regular chunks */
+            ck_assert_int_eq(loams_batch_append_records(b, &r, 1), 0);
+        }
+        uint64_t mem = loams_batch_memory_bytes(b);
+        if (round == 0) {
+            first = mem;
+        }
+        /* the same batch again takes the kept chunks: no more memory than
+         * the first but for a chunk the growing head size asks for */
+        ck_assert_uint_le(mem, first + first / 20);
+        loams_value v;
+        ck_assert_int_eq(loams_batch_get(b, 99, LOAMS_BATCH_COL_VALUE, &v), 0);
+        ck_assert_uint_eq(v.u.s.len, sizeof value - 1);
+        ck_assert_int_eq(v.u.s.ptr[v.u.s.len - 1], 'v');
+        loams_batch_reset(b);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("batch");
@@ -489,6 +558,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_large_payloads_and_many_rows);
     tcase_add_test(tc, test_reset_empties_and_batch_is_reusable);
     tcase_add_test(tc, test_payload_bytes_counts_copied_data);
+    tcase_add_test(tc, test_set_of_bytes_inside_the_rows_record_is_a_view);
+    tcase_add_test(tc, test_reset_keeps_the_arena_for_a_batch_of_the_same_size);
     suite_add_tcase(s, tc);
     return s;
 }
