@@ -68,7 +68,7 @@ static const loams_host_api *host;
  * order, so the column (and whether a later stage reads it) is looked up
  * once per batch and position instead of once per member. */
 typedef struct name_slot {
-    char *name; /* the unescaped name (host memory), len bytes */
+    char *name; /* the unescaped name (host memory), len bytes and a NUL */
     size_t len, cap;
     uint64_t gen; /* json_state.gen of the batch it was looked up for */
     int wanted;
@@ -621,7 +621,8 @@ static int parse_value(json_cursor *c)
 /* A top-level member found while parsing; its cells are set only when the
  * whole document is valid, so a bad record adds no column. */
 typedef struct json_member {
-    size_t name_off; /* unescaped name in the scratch buffer */
+    size_t name_off; /* unescaped name in the scratch buffer, NUL-terminated, or
+                      * SIZE_MAX when it is its name_slot's (slot) */
     size_t name_len;
     size_t name_at; /* byte position of the name in the value */
     size_t str_off;  /* STRING values: unescaped bytes in the scratch, or
@@ -779,27 +780,38 @@ static int member_wanted(const loams_batch *batch, const char *name, size_t len)
     return host->batch_column_wanted(batch, col, col == name ? len : strlen(col));
 }
 
-/* Sets m->skip (and m->slot) for the member at position k, from its
- * name_slot when the slot holds the same name for this batch.  -ENOMEM. */
-static int member_slot(json_state *s, const loams_batch *batch, size_t k, json_member *m)
+/* Sets m->skip (and m->slot) for the member at position k, whose unescaped
+ * name is name[0..m->name_len), from its name_slot when the slot holds the
+ * same name for this batch (m->name_off is then SIZE_MAX: the slot has the
+ * name).  Else the name is copied, NUL-terminated, to the scratch at *o.
+ * -ENOMEM. */
+static int member_slot(json_state *s, const loams_batch *batch, size_t k, json_member *m,
+                       const char *name, size_t *o)
 {
-    const char *name = s->scratch + m->name_off;
     m->slot = -1;
-    if (k >= MAX_NAME_SLOTS) {
-        m->skip = !member_wanted(batch, name, m->name_len);
-        return 0;
-    }
-    name_slot *sl = &s->slots[k];
-    if (sl->gen == s->gen && sl->len == m->name_len && memcmp(sl->name, name, m->name_len) == 0) {
+    name_slot *sl = k < MAX_NAME_SLOTS ? &s->slots[k] : NULL;
+    if (sl != NULL && sl->gen == s->gen && sl->len == m->name_len &&
+        memcmp(sl->name, name, m->name_len) == 0) {
         m->skip = !sl->wanted;
         m->slot = (int)k;
+        m->name_off = SIZE_MAX;
         return 0;
     }
+    if (name != s->scratch + *o) {
+        memcpy(s->scratch + *o, name, m->name_len);
+    }
+    m->name_off = *o;
+    *o += m->name_len;
+    s->scratch[(*o)++] = '\0';
+    name = s->scratch + m->name_off;
     m->skip = !member_wanted(batch, name, m->name_len);
+    if (sl == NULL) {
+        return 0;
+    }
     if (grow(s, (void **)&sl->name, &sl->cap, m->name_len + 1, 1) != 0) {
         return -ENOMEM;
     }
-    memcpy(sl->name, name, m->name_len);
+    memcpy(sl->name, name, m->name_len + 1); /* with its NUL */
     sl->len = m->name_len;
     sl->gen = s->gen;
     sl->wanted = !m->skip;
@@ -836,13 +848,12 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
         }
         json_member *m = &s->members[*n_members];
         m->name_at = c->i;
-        m->name_off = o;
-        if (parse_string(c, s->scratch + o, &m->name_len) != 0) {
+        int raw;
+        if (parse_string_at(c, s->scratch + o, &m->name_len, &raw) != 0) {
             return -1;
         }
-        o += m->name_len;
-        s->scratch[o++] = '\0';
-        if ((rc = member_slot(s, batch, *n_members, m)) != 0) {
+        const char *name = raw ? (const char *)c->p + m->name_at + 1 : s->scratch + o;
+        if ((rc = member_slot(s, batch, *n_members, m, name, &o)) != 0) {
             return rc;
         }
         skip_ws(c);
@@ -874,12 +885,18 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
 }
 
 
+/* The NUL-terminated name of a collected member. */
+static const char *member_name(const json_state *s, const json_member *m)
+{
+    return m->name_off == SIZE_MAX ? s->slots[m->slot].name : s->scratch + m->name_off;
+}
+
 /* Sets the cells of the collected members of a valid object. */
 static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n_members)
 {
     for (size_t k = 0; k < n_members; k++) {
         json_member *m = &s->members[k];
-        const char *name = s->scratch + m->name_off;
+        const char *name = member_name(s, m);
         if (m->name_len == 0 || memchr(name, '\0', m->name_len) != NULL) {
             return host->batch_row_fail(batch, row, LOAMS_EINPUT,
                                         "the member name at byte %zu %s, so it cannot be a "
@@ -899,7 +916,7 @@ static int store_members(json_state *s, loams_batch *batch, size_t row, size_t n
             col = (size_t)s->slots[m->slot].col;
         } else {
             char renamed[16];
-            const char *name = column_name(s->scratch + m->name_off, renamed);
+            const char *name = column_name(member_name(s, m), renamed);
             if ((rc = host->batch_add_column(batch, name, &col)) != 0) {
                 return rc;
             }

@@ -677,6 +677,11 @@ static int apply(const options *o, unsigned ntasks, const char *data_dir, const 
     print_rate("end to end, wall less idle waits", wall - idle, s->records, s->bytes);
     print_rate(ntasks > 1 ? "end to end, process CPU" : "end to end, process CPU (one core)", cpu,
                s->records, s->bytes);
+    printf("  (of which user %.2f s, system %.2f s)\n",
+           (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+               (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6,
+           (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+               (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6);
     if (o->table) {
         printf("  output: %llu data files, %llu bytes (%.1f MB, %.1f bytes a record)\n",
                (unsigned long long)res->files, (unsigned long long)res->out_bytes,

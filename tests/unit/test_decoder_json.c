@@ -90,6 +90,50 @@ START_TEST(test_strings_are_unescaped)
 }
 END_TEST
 
+START_TEST(test_names_raw_or_escaped_and_past_the_slots_find_their_columns)
+{
+    decoder_run run;
+    decoder_open(&run, desc, NULL, 0);
+    /* the same names at the same positions, now escaped, now not */
+    add(&run, 0, "{\"na\\u006de\":\"a\",\"tag\":\"x\\ny\"}");
+    add(&run, 1, "{\"name\":\"b\",\"t\\u0061g\":\"plain\"}");
+    add(&run, 2, "{\"tag\":\"c\",\"name\":\"d\"}");
+    /* 300 members: those past the 256 name slots are looked up each time */
+    char big[8192];
+    size_t n = 0;
+    n += (size_t)snprintf(big + n, sizeof big - n, "{");
+    for (int i = 0; i < 300; i++) {
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"m%d\":\"v%d\"", i ? "," : "", i, i);
+    }
+    snprintf(big + n, sizeof big - n, "}");
+    add(&run, 3, big);
+    add(&run, 4, big);
+    ck_assert_int_eq(decoder_decode(&run), 0);
+    for (size_t r = 0; r < 5; r++) {
+        ck_assert_str_eq(row_error(&run, r), "");
+    }
+    ck_assert(text_is(cell(&run, 0, "name"), "a"));
+    ck_assert(text_is(cell(&run, 0, "tag"), "x\ny"));
+    ck_assert(text_is(cell(&run, 1, "name"), "b"));
+    ck_assert(text_is(cell(&run, 1, "tag"), "plain"));
+    ck_assert(text_is(cell(&run, 2, "tag"), "c"));
+    ck_assert(text_is(cell(&run, 2, "name"), "d"));
+    ck_assert(text_is(cell(&run, 4, "m0"), "v0"));
+    ck_assert(text_is(cell(&run, 4, "m299"), "v299"));
+    ck_assert(text_is(cell(&run, 3, "m257"), "v257"));
+    /* a string without escapes is a view of the record, one with escapes
+     * a copy of its unescaped bytes */
+    loams_value rec;
+    ck_assert_int_eq(loams_batch_get(run.batch, 1, LOAMS_BATCH_COL_VALUE, &rec), 0);
+    loams_value plain = cell(&run, 1, "tag");
+    ck_assert(plain.u.s.ptr >= rec.u.s.ptr && plain.u.s.ptr + 5 <= rec.u.s.ptr + rec.u.s.len);
+    loams_value rec0, esc = cell(&run, 0, "tag");
+    ck_assert_int_eq(loams_batch_get(run.batch, 0, LOAMS_BATCH_COL_VALUE, &rec0), 0);
+    ck_assert(esc.u.s.ptr < rec0.u.s.ptr || esc.u.s.ptr >= rec0.u.s.ptr + rec0.u.s.len);
+    decoder_close(&run);
+}
+END_TEST
+
 START_TEST(test_documents_that_are_not_objects_go_to_column_json)
 {
     decoder_run run;
@@ -495,6 +539,7 @@ int main(void)
     TCase *tc = tcase_create("decoder_json");
     tcase_add_test(tc, test_object_members_become_typed_columns);
     tcase_add_test(tc, test_strings_are_unescaped);
+    tcase_add_test(tc, test_names_raw_or_escaped_and_past_the_slots_find_their_columns);
     tcase_add_test(tc, test_documents_that_are_not_objects_go_to_column_json);
     tcase_add_test(tc, test_members_named_like_input_columns_are_renamed_and_last_duplicate_wins);
     tcase_add_test(tc, test_each_bad_record_fails_alone_with_its_position);
