@@ -182,11 +182,39 @@ static int is_bytes_type(const column *c)
     return c->physical == PT_BYTE_ARRAY;
 }
 
+/* Non-zero when s[0..n) is all ASCII: one branch for the whole string
+ * (the bytes are OR-ed together, the tail by an overlapping load). */
+static int all_ascii(const uint8_t *s, size_t n)
+{
+#if defined(__SSE2__)
+    if (n >= 16) {
+        __m128i acc = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
+        for (size_t k = 0; k + 16 <= n; k += 16) {
+            acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(const void *)(s + k)));
+        }
+        return _mm_movemask_epi8(acc) == 0;
+    }
+#endif
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            a |= s[k];
+        }
+    }
+    return ((a | b) & 0x8080808080808080ULL) == 0;
+}
+
 /* Checks that s[0..n) is well-formed UTF-8 (no overlong forms, no
  * surrogates, nothing above U+10FFFF).  Returns the offset of the first bad
  * byte, or n. */
 static size_t utf8_check(const uint8_t *s, size_t n)
 {
+    if (all_ascii(s, n)) {
+        return n;
+    }
     size_t i = 0;
     while (i < n) {
 #if defined(__SSE2__)
@@ -873,9 +901,10 @@ static inline int push_level(loams__bytebuf *levels, uint8_t level)
 }
 
 /* Appends one non-null string/binary value to column c's page. */
-static int append_bytes(loams__pq_writer *w, column *c, const void *p, size_t n)
+static int append_bytes(loams__pq_writer *w, column *c, const void *p, size_t n, int *in_dict)
 {
     int rc;
+    *in_dict = 0;
     if (c->dict_active) {
         uint32_t idx;
         int added;
@@ -914,6 +943,7 @@ static int append_bytes(loams__pq_writer *w, column *c, const void *p, size_t n)
                 return -EINVAL;
             }
             c->dict_used = 1;
+            *in_dict = !added;
             c->page_plain_bytes += 4 + n;
             if ((rc = loams__bytebuf_append(&c->indices, &idx, sizeof(idx)))) {
                 return rc;
@@ -1039,12 +1069,16 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                     break;
                 }
                 case LOAMS__PQ_STRING:
-                case LOAMS__PQ_BINARY:
-                    rc = mm_bytes(&c->chunk_mm, v->u.bin.ptr, v->u.bin.len);
-                    if (!rc) {
-                        rc = append_bytes(w, c, v->u.bin.ptr, v->u.bin.len);
+                case LOAMS__PQ_BINARY: {
+                    /* A value the chunk's dictionary had already is in the
+                     * statistics since it was added. */
+                    int in_dict;
+                    rc = append_bytes(w, c, v->u.bin.ptr, v->u.bin.len, &in_dict);
+                    if (!rc && !in_dict) {
+                        rc = mm_bytes(&c->chunk_mm, v->u.bin.ptr, v->u.bin.len);
                     }
                     break;
+                }
                 case LOAMS__PQ_FLOAT_LIST: break;
                 }
             }

@@ -418,6 +418,11 @@ START_TEST(test_dictionary_column_then_fallback_to_plain)
     }
     ck_assert(saw_dict && saw_plain);
     ck_assert_int_eq(values, 100);
+    /* statistics over both: the dictionary's values (counted when first
+     * added, not at every repeat) and the PLAIN ones */
+    const tnode *ss = get(m, 12);
+    ck_assert(get(ss, 6)->len == 15 && memcmp(get(ss, 6)->bin, "unique-value-40", 15) == 0);
+    ck_assert(get(ss, 5)->len == 2 && memcmp(get(ss, 5)->bin, "v3", 2) == 0);
     /* encoding_stats lists both kinds of data page */
     ck_assert_uint_eq(get(m, 13)->nkids, 3);
     loams__pq_writer_free(w);
@@ -735,6 +740,39 @@ START_TEST(test_bad_values_are_refused_without_harm)
 }
 END_TEST
 
+START_TEST(test_utf8_is_checked_at_every_length_and_position)
+{
+    static const loams__pq_column_def cols[] = {{"s", LOAMS__PQ_STRING, 1, 1, 0}};
+    loams__pq_writer *w;
+    ck_assert_int_eq(loams__pq_writer_open(cols, 1, NULL, sink(), &w, NULL, 0), 0);
+    uint64_t rows = 0;
+    char buf[48], want[64];
+    /* ASCII strings of every length up to 40, each with a bad byte at each
+     * position (refused, the byte named), then a 2-byte character there
+     * (written) */
+    for (size_t n = 1; n <= 40; n++) {
+        for (size_t at = 0; at < n; at++) {
+            memset(buf, 'a', n);
+            buf[at] = (char)0xff;
+            loams__pq_value v = {.u.bin = {(const uint8_t *)buf, n}};
+            ck_assert_int_eq(loams__pq_writer_write_row(w, &v), LOAMS_EINPUT);
+            snprintf(want, sizeof want, "byte %zu of its value", at);
+            ck_assert_msg(strstr(loams__pq_writer_error(w), want) != NULL, "n %zu at %zu: %s", n,
+                          at, loams__pq_writer_error(w));
+            if (at + 1 < n) {
+                buf[at] = (char)0xc3;
+                buf[at + 1] = (char)0xa9;
+                ck_assert_int_eq(loams__pq_writer_write_row(w, &v), 0);
+                rows++;
+            }
+        }
+    }
+    ck_assert_uint_eq(loams__pq_writer_rows(w), rows);
+    ck_assert_int_eq(loams__pq_writer_close(w), 0);
+    loams__pq_writer_free(w);
+}
+END_TEST
+
 START_TEST(test_open_rejects_bad_schemas_and_options)
 {
     loams__pq_writer *w;
@@ -834,6 +872,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_iceberg_string_bounds_are_truncated_and_rounded_up);
     tcase_add_test(tc, test_list_column_levels);
     tcase_add_test(tc, test_bad_values_are_refused_without_harm);
+    tcase_add_test(tc, test_utf8_is_checked_at_every_length_and_position);
     tcase_add_test(tc, test_open_rejects_bad_schemas_and_options);
     tcase_add_test(tc, test_sink_failure_is_returned_and_sticky);
     tcase_add_test(tc, test_caller_allocator_is_used_and_balanced);
