@@ -263,6 +263,45 @@ static uint64_t has_special_byte(uint64_t w)
     return z & ~w & HIGHS;
 }
 
+/* The position of the first '"', '\\' or control byte of p[i..n), or n:
+ * 16 bytes at a time (SSE2), then 8, then one. */
+static inline size_t plain_run(const unsigned char *p, size_t i, size_t n)
+{
+#if defined(__SSE2__)
+    /* '"', '\\' and bytes < 0x20 (unsigned, as a signed compare after
+     * flipping the top bit) */
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'),
+                  flip = _mm_set1_epi8((char)0x80), low = _mm_set1_epi8((char)(0x20 ^ 0x80));
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                                   _mm_cmplt_epi8(_mm_xor_si128(v, flip), low));
+        unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+        if (mask != 0) {
+            return i + (size_t)__builtin_ctz(mask);
+        }
+        i += 16;
+    }
+#endif
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        uint64_t special = has_special_byte(w);
+        if (special) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* the lowest flagged byte is exact: jump straight to it */
+            i += (size_t)__builtin_ctzll(special) >> 3;
+#endif
+            break;
+        }
+        i += 8;
+    }
+    while (i < n && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20) {
+        i++;
+    }
+    return i;
+}
+
 /* Parses a string at c->i (which is '"').  When out != NULL, writes the
  * unescaped bytes there (room: the raw length is enough) and their count
  * to *out_len.  With raw != NULL, nothing is written until the first
@@ -275,49 +314,9 @@ static int parse_string_at(json_cursor *c, char *out, size_t *out_len, int *raw)
     int copying = raw == NULL;
     c->i++;
     for (;;) {
-        /* copy a run of plain bytes, 8 at a time while none is special */
+        /* a run of plain bytes */
         size_t run = c->i;
-#if defined(__SSE2__)
-        /* 16 bytes at a time: '"', '\\' and bytes < 0x20 (unsigned, as a
-         * signed compare after flipping the top bit) */
-        while (c->i + 16 <= c->n) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(c->p + c->i));
-            __m128i hit = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8((char)0x80)),
-                               _mm_set1_epi8((char)(0x20 ^ 0x80))));
-            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
-            if (mask != 0) {
-                c->i += (size_t)__builtin_ctz(mask);
-                goto special;
-            }
-            c->i += 16;
-        }
-#endif
-        while (c->i + 8 <= c->n) {
-            uint64_t w;
-            memcpy(&w, c->p + c->i, 8);
-            uint64_t special = has_special_byte(w);
-            if (special) {
-#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                /* the lowest flagged byte is exact: jump straight to it */
-                c->i += (size_t)__builtin_ctzll(special) >> 3;
-#endif
-                break;
-            }
-            c->i += 8;
-        }
-        while (c->i < c->n) {
-            unsigned char ch = c->p[c->i];
-            if (ch == '"' || ch == '\\' || ch < 0x20) {
-                break;
-            }
-            c->i++;
-        }
-#if defined(__SSE2__)
-    special:
-#endif
+        c->i = plain_run(c->p, c->i, c->n);
         if (out != NULL && c->i > run) {
             if (copying) {
                 memcpy(out + o, c->p + run, c->i - run);

@@ -6,7 +6,7 @@
  *
  *   bench-link-apply [-t collection|table] [-j TASKS[,TASKS]...] [-n RECORDS]
  *                    [-d DIR] [-k] [-R] [-p PLUGIN_DIR]...
- *                    [-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none]
+ *                    [-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none] [-r ROUNDS]
  *
  * For each TASKS count (-j; default 1 for a collection, 1,2 for a table) a
  * producer process (not timed with the link) creates TASKS streams and as
@@ -50,6 +50,10 @@
  *     the same rows (count and a sum of row hashes);
  *   - a table mode summary: ours and DuckDB's records/s by wall and by CPU,
  *     output bytes (the sum of the data files) and the ratios per TASKS.
+ *     With -r ROUNDS (at most 9) each TASKS count runs ROUNDS times, ours
+ *     and DuckDB's taking turns, and the summary shows each side's median
+ *     round (by CPU time) and the range of its records/s of CPU: on a
+ *     shared machine one round of either can be off by 10-20%.
  * MB are 10^6 bytes of record key + value.  The load average is printed
  * first: on a shared machine compare the CPU-time figures.
  *
@@ -145,6 +149,7 @@ static long status_kb(const char *name)
 }
 
 #define MAX_RUNS 8
+#define MAX_ROUNDS 9
 
 typedef struct options {
     uint64_t n;
@@ -155,6 +160,7 @@ typedef struct options {
     const char *batch_bytes, *batch_interval, *zstd_level;
     unsigned tasks[MAX_RUNS]; /* -j: the link task counts, one run each */
     size_t nruns;
+    unsigned rounds; /* -r: runs of each (ours and DuckDB's) */
 } options;
 
 /* The names of task k of `ntasks` (all in namespace b): one task keeps the
@@ -811,17 +817,43 @@ static double ratio(double a, double b)
 }
 
 /* The table mode's summary: ours next to DuckDB per thread count. */
-static void print_table_summary(const run_result *res, const duck_result *duck, size_t nruns,
-                                const char *level)
+/* Index of the median of n values (the lower one of an even count). */
+static size_t median_of(const double *v, size_t n)
+{
+    size_t order[MAX_ROUNDS];
+    for (size_t i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    for (size_t i = 1; i < n; i++) {
+        for (size_t j = i; j > 0 && v[order[j - 1]] > v[order[j]]; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    }
+    return order[(n - 1) / 2];
+}
+
+/* res[i][k] and duck[i][k]: run i (a TASKS count), round k. */
+static void print_table_summary(run_result (*res)[MAX_ROUNDS], duck_result (*duck)[MAX_ROUNDS],
+                                size_t nruns, unsigned rounds, const char *level)
 {
     printf("\nboth write the same rows with %s%s\n",
            strcmp(level, "none") == 0 ? "uncompressed pages" : "zstd level ",
            strcmp(level, "none") == 0 ? "" : level);
+    if (rounds > 1) {
+        printf("%u rounds each, taking turns; each side's median round (by CPU time):\n", rounds);
+    }
     printf("%-28s %7s %12s %12s %9s %13s %9s\n", "link into a table vs DuckDB", "threads",
            "rec/s wall*", "rec/s CPU", "MB/s CPU", "output bytes", "peak RSS");
     for (size_t i = 0; i < nruns; i++) {
-        const run_result *o = &res[i];
-        const duck_result *d = &duck[i];
+        double ocpu[MAX_ROUNDS], dcpu[MAX_ROUNDS];
+        for (unsigned k = 0; k < rounds; k++) {
+            ocpu[k] = res[i][k].cpu;
+            dcpu[k] = duck[i][k].cpu;
+        }
+        const run_result *o = &res[i][median_of(ocpu, rounds)];
+        const duck_result *d = &duck[i][median_of(dcpu, rounds)];
         double wall = o->wall - o->idle;
         printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "loams link -> Iceberg",
                o->tasks, ratio((double)o->records, wall), ratio((double)o->records, o->cpu),
@@ -835,6 +867,19 @@ static void print_table_summary(const run_result *res, const duck_result *duck, 
                ratio(ratio((double)o->records, wall), ratio((double)d->rows, d->wall)),
                ratio(ratio((double)o->records, o->cpu), ratio((double)d->rows, d->cpu)), "",
                ratio((double)o->out_bytes, (double)d->bytes));
+        if (rounds > 1) {
+            double omin = 0, omax = 0, dmin = 0, dmax = 0;
+            for (unsigned k = 0; k < rounds; k++) {
+                double orate = ratio((double)res[i][k].records, res[i][k].cpu);
+                double drate = ratio((double)duck[i][k].rows, duck[i][k].cpu);
+                omin = k == 0 || orate < omin ? orate : omin;
+                omax = k == 0 || orate > omax ? orate : omax;
+                dmin = k == 0 || drate < dmin ? drate : dmin;
+                dmax = k == 0 || drate > dmax ? drate : dmax;
+            }
+            printf("%-28s %7u   rec/s CPU: loams %.0f..%.0f, DuckDB %.0f..%.0f\n", "  range of the rounds",
+                   o->tasks, omin, omax, dmin, dmax);
+        }
     }
     printf("(* the link's wall time less its idle waits: the last commit waits for "
            "batch_interval;\n rec/s CPU: records per second of the process's CPU time, all its "
@@ -890,10 +935,14 @@ static void parse_tasks(options *o, const char *arg)
 
 int main(int argc, char **argv)
 {
-    options o = {.n = 1000000, .batch_bytes = "64MiB", .batch_interval = "2s", .zstd_level = NULL};
+    options o = {.n = 1000000,
+                 .batch_bytes = "64MiB",
+                 .batch_interval = "2s",
+                 .zstd_level = NULL,
+                 .rounds = 1};
     const char *tasks_arg = NULL;
     int c;
-    while ((c = getopt(argc, argv, "t:j:n:d:kRp:b:i:z:")) != -1) {
+    while ((c = getopt(argc, argv, "t:j:n:d:kRp:b:i:z:r:")) != -1) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "table") == 0) {
@@ -916,10 +965,19 @@ int main(int argc, char **argv)
         case 'b': o.batch_bytes = optarg; break;
         case 'i': o.batch_interval = optarg; break;
         case 'z': o.zstd_level = optarg; break;
+        case 'r': {
+            char *end;
+            long r = strtol(optarg, &end, 10);
+            if (*end != '\0' || r < 1 || r > MAX_ROUNDS) {
+                die("-r %s: give 1 to %d rounds", optarg, MAX_ROUNDS);
+            }
+            o.rounds = (unsigned)r;
+            break;
+        }
         default:
             fprintf(stderr, "usage: bench-link-apply [-t collection|table] [-j TASKS[,TASKS]...] "
                             "[-n RECORDS] [-d DIR] [-k] [-R] [-p PLUGIN_DIR]... "
-                            "[-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none]\n");
+                            "[-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none] [-r ROUNDS]\n");
             return 2;
         }
     }
@@ -972,47 +1030,56 @@ int main(int argc, char **argv)
            ncpu);
     fflush(stdout);
 
-    run_result res[MAX_RUNS];
-    duck_result duck[MAX_RUNS];
-    memset(duck, 0, sizeof duck);
+    static run_result res[MAX_RUNS][MAX_ROUNDS];
+    static duck_result duck[MAX_RUNS][MAX_ROUNDS];
     for (size_t i = 0; i < o.nruns; i++) {
-        char data_dir[PATH_MAX + 16];
-        snprintf(data_dir, sizeof data_dir, "%s/data-%u", work, o.tasks[i]);
-        if (o.nruns > 1 || o.tasks[i] > 1) {
-            printf("\n---- %u link task%s ----\n", o.tasks[i], o.tasks[i] > 1 ? "s" : "");
-        }
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid < 0) {
-            die("fork: %s", strerror(errno));
-        }
-        if (pid == 0) {
-            int rc = produce(&o, o.tasks[i], data_dir, i == 0 && !o.no_reference ? ref : NULL);
+        for (unsigned k = 0; k < o.rounds; k++) {
+            char data_dir[PATH_MAX + 16];
+            snprintf(data_dir, sizeof data_dir, "%s/data-%u", work, o.tasks[i]);
+            if (o.nruns > 1 || o.tasks[i] > 1 || o.rounds > 1) {
+                printf("\n---- %u link task%s", o.tasks[i], o.tasks[i] > 1 ? "s" : "");
+                if (o.rounds > 1) {
+                    printf(", round %u of %u", k + 1, o.rounds);
+                }
+                printf(" ----\n");
+            }
             fflush(stdout);
-            _exit(rc);
-        }
-        int st;
-        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            die("the producer failed");
-        }
-        if (apply(&o, o.tasks[i], data_dir, files, &res[i]) != 0) {
-            return 1;
-        }
-        if (o.table && !o.no_reference) {
-            printf("\nreference: DuckDB, SET threads = %u; COPY (SELECT the same columns FROM "
-                   "read_json(the JSON lines)) TO Parquet, %s%s\n",
-                   o.tasks[i], strcmp(o.zstd_level, "none") == 0 ? "uncompressed" : "zstd level ",
-                   strcmp(o.zstd_level, "none") == 0 ? "" : o.zstd_level);
-            if (duckdb_reference(work, ref, o.tasks[i], files, o.zstd_level, &duck[i]) != 0) {
+            pid_t pid = fork();
+            if (pid < 0) {
+                die("fork: %s", strerror(errno));
+            }
+            if (pid == 0) {
+                int first = i == 0 && k == 0 && !o.no_reference;
+                int rc = produce(&o, o.tasks[i], data_dir, first ? ref : NULL);
+                fflush(stdout);
+                _exit(rc);
+            }
+            int st;
+            if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                die("the producer failed");
+            }
+            run_result *r = &res[i][k];
+            if (apply(&o, o.tasks[i], data_dir, files, r) != 0) {
                 return 1;
             }
-            print_rate("DuckDB, wall", duck[i].wall, duck[i].rows, res[i].bytes);
-            print_rate("DuckDB, process CPU", duck[i].cpu, duck[i].rows, res[i].bytes);
-            printf("  output: %llu bytes (%.1f MB)\n", (unsigned long long)duck[i].bytes,
-                   (double)duck[i].bytes / 1e6);
-        }
-        if (!o.keep && o.dir == NULL) {
-            nftw(data_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            if (o.table && !o.no_reference) {
+                duck_result *d = &duck[i][k];
+                printf("\nreference: DuckDB, SET threads = %u; COPY (SELECT the same columns FROM "
+                       "read_json(the JSON lines)) TO Parquet, %s%s\n",
+                       o.tasks[i],
+                       strcmp(o.zstd_level, "none") == 0 ? "uncompressed" : "zstd level ",
+                       strcmp(o.zstd_level, "none") == 0 ? "" : o.zstd_level);
+                if (duckdb_reference(work, ref, o.tasks[i], files, o.zstd_level, d) != 0) {
+                    return 1;
+                }
+                print_rate("DuckDB, wall", d->wall, d->rows, r->bytes);
+                print_rate("DuckDB, process CPU", d->cpu, d->rows, r->bytes);
+                printf("  output: %llu bytes (%.1f MB)\n", (unsigned long long)d->bytes,
+                       (double)d->bytes / 1e6);
+            }
+            if ((!o.keep && o.dir == NULL) || k + 1 < o.rounds) {
+                nftw(data_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            }
         }
     }
     if (!o.table && !o.no_reference) {
@@ -1022,16 +1089,19 @@ int main(int argc, char **argv)
         }
         printf("\nreference: sqlite3 shell, FTS5 bulk import of the same tickets (pk, subject, "
                "body)\n");
-        print_rate("FTS5, wall", fwall, o.n, res[0].bytes);
-        print_rate("FTS5, CPU", fcpu, o.n, res[0].bytes);
+        print_rate("FTS5, wall", fwall, o.n, res[0][0].bytes);
+        print_rate("FTS5, CPU", fcpu, o.n, res[0][0].bytes);
         for (size_t i = 0; i < o.nruns; i++) {
-            printf("\nlink apply (%u task%s) / FTS5: %.2fx by wall time, %.2fx by CPU time\n",
-                   o.tasks[i], o.tasks[i] > 1 ? "s" : "", ratio(fwall, res[i].wall),
-                   ratio(fcpu, res[i].cpu));
+            for (unsigned k = 0; k < o.rounds; k++) {
+                printf("\nlink apply (%u task%s, round %u) / FTS5: %.2fx by wall time, %.2fx by "
+                       "CPU time\n",
+                       o.tasks[i], o.tasks[i] > 1 ? "s" : "", k + 1, ratio(fwall, res[i][k].wall),
+                       ratio(fcpu, res[i][k].cpu));
+            }
         }
     }
     if (o.table && !o.no_reference) {
-        print_table_summary(res, duck, o.nruns, o.zstd_level);
+        print_table_summary(res, duck, o.nruns, o.rounds, o.zstd_level);
     }
     getloadavg(load, 3);
     printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1], load[2]);
