@@ -63,7 +63,9 @@ typedef enum loams_type {
     LOAMS_T_STRING = 4,    /* UTF-8 text, not NUL-terminated (len given) */
     LOAMS_T_BYTES = 5,     /* arbitrary bytes */
     LOAMS_T_TIMESTAMP = 6, /* microseconds since the Unix epoch, UTC */
-    LOAMS_T_JSON = 7,      /* a JSON document as text */
+    LOAMS_T_JSON = 7,      /* a JSON document as text, valid (RFC 8259): whoever
+                            * sets one has checked it (the host and the shipped
+                            * plugins do), and readers may rely on it */
     LOAMS_T_VECTOR = 8,    /* float32 vector */
     LOAMS_T_LIST = 9       /* list of values */
 } loams_type;

@@ -596,6 +596,8 @@ struct loams__json_doc {
     const unsigned char *json;
     size_t len;
     int indexed; /* 0: not yet, 1: root indexed, -1: malformed */
+    int trusted; /* known to be valid JSON (loams__json_doc_trust) */
+    int looked;  /* a lookup ran since the reset */
     loams__json_error root_err;
     loams__json_value root;
     member *pool;
@@ -634,8 +636,15 @@ void loams__json_doc_reset(loams__json_doc *d, const char *json, size_t len)
     d->json = (const unsigned char *)json;
     d->len = len;
     d->indexed = 0;
+    d->trusted = 0;
+    d->looked = 0;
     d->npool = 0;
     d->ntables = 0;
+}
+
+void loams__json_doc_trust(loams__json_doc *d)
+{
+    d->trusted = 1;
 }
 
 const char *loams__json_doc_text(const loams__json_doc *d, size_t *len)
@@ -837,6 +846,96 @@ static int key_equals(const loams__json_doc *d, const member *m, const char *key
     return eq;
 }
 
+/* The first lookup in a trusted document: walks the path with one scanner,
+ * skipping the members before each step's and stopping at the value, with
+ * nothing indexed and the rest of the document not read.  0 with *out (a
+ * value or MISSING), 1 when the walk cannot decide (an escaped name, or
+ * what is not valid JSON after all: the caller takes the validating path,
+ * which reports it), -ENOMEM never. */
+static int walk_trusted(const loams__json_doc *d, const loams__json_path *path,
+                        loams__json_value *out)
+{
+    scanner s = {d->json, d->len, 0, NULL};
+    uint32_t kind, esc;
+    skip_ws(&s);
+    size_t vstart = s.pos;
+    if (d->len >= UINT32_MAX || scan_value_start(&s, &kind, &esc)) {
+        return 1;
+    }
+    for (size_t i = 0; i < path->nsteps; i++) {
+        const path_step *st = &path->steps[i];
+        if (st->is_index ? kind != LOAMS__JSON_ARRAY : kind != LOAMS__JSON_OBJECT) {
+            goto missing;
+        }
+        if (i + 1 > LOAMS__JSON_MAX_DEPTH) {
+            return 1; /* the validating path says it is too deep */
+        }
+        /* s is past the container's bracket: find the step's member */
+        int obj = kind == LOAMS__JSON_OBJECT;
+        skip_ws(&s);
+        if (s.pos < s.n && s.p[s.pos] == (obj ? '}' : ']')) {
+            goto missing;
+        }
+        for (uint32_t k = 0;; k++) {
+            int hit;
+            if (obj) {
+                skip_ws(&s);
+                if (s.pos >= s.n || s.p[s.pos] != '"') {
+                    return 1;
+                }
+                size_t key = s.pos + 1;
+                if (scan_string(&s, &esc) || esc) {
+                    return 1;
+                }
+                hit = s.pos - 1 - key == st->keylen && memcmp(s.p + key, st->key, st->keylen) == 0;
+                skip_ws(&s);
+                if (s.pos >= s.n || s.p[s.pos] != ':') {
+                    return 1;
+                }
+                s.pos++;
+            } else {
+                hit = k == st->index;
+            }
+            skip_ws(&s);
+            vstart = s.pos;
+            if (hit) {
+                if (scan_value_start(&s, &kind, &esc)) {
+                    return 1;
+                }
+                break; /* into the next step (a container is entered) */
+            }
+            if (skip_value(&s, (unsigned)i + 1, &kind, &esc)) {
+                return 1;
+            }
+            skip_ws(&s);
+            if (s.pos < s.n && s.p[s.pos] == ',') {
+                s.pos++;
+                continue;
+            }
+            if (s.pos < s.n && s.p[s.pos] == (obj ? '}' : ']')) {
+                goto missing;
+            }
+            return 1;
+        }
+    }
+    /* the value starts at vstart; a container is entered, a scalar read */
+    if (kind == LOAMS__JSON_OBJECT || kind == LOAMS__JSON_ARRAY) {
+        s.pos = vstart;
+        if (skip_value(&s, (unsigned)path->nsteps, &kind, &esc)) {
+            return 1;
+        }
+    }
+    out->kind = kind;
+    out->escaped = esc;
+    out->start = (uint32_t)vstart + (kind == LOAMS__JSON_STRING);
+    out->end = (uint32_t)s.pos - (kind == LOAMS__JSON_STRING);
+    return 0;
+missing:
+    memset(out, 0, sizeof(*out));
+    out->kind = LOAMS__JSON_MISSING;
+    return 0;
+}
+
 int loams__json_doc_get(loams__json_doc *d, const loams__json_path *path, loams__json_value *out,
                         loams__json_error *err)
 {
@@ -844,6 +943,15 @@ int loams__json_doc_get(loams__json_doc *d, const loams__json_path *path, loams_
     unsigned depth = 0;
     int rc;
 
+    if (d->trusted && d->indexed == 0 && !d->looked) {
+        /* one lookup in a valid document: walk, do not index (a second
+         * lookup indexes, for it and the ones after it) */
+        d->looked = 1;
+        if (walk_trusted(d, path, out) == 0) {
+            return 0;
+        }
+    }
+    d->looked = 1;
     if (d->indexed == 0) {
         rc = index_root(d, err);
         if (rc) {

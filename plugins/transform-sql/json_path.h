@@ -96,6 +96,13 @@ void loams__json_doc_free(loams__json_doc *doc);
  * indexed for the previous one (keeping its memory).  Never fails. */
 void loams__json_doc_reset(loams__json_doc *doc, const char *json, size_t len);
 
+/* Marks the bound document as valid JSON, checked by whoever made it (a
+ * LOAMS_T_JSON cell: see <loams/host.h>), until the next reset: the first
+ * lookup then walks to its value and stops there, reading neither the
+ * members after it nor the rest of the document (a malformed one is not
+ * always detected; the scan stays inside the bytes). */
+void loams__json_doc_trust(loams__json_doc *doc);
+
 /* The document currently bound (NULL before the first reset). */
 const char *loams__json_doc_text(const loams__json_doc *doc, size_t *len);
 

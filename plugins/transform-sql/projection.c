@@ -466,7 +466,9 @@ static int eval_item(loams__sql_state *st, direct_item *it, size_t row, loams_va
         /* an empty cell reaches SQLite's functions as "" of no address
          * in the batch (vt_column) */
         const void *json = v.u.s.len ? v.u.s.ptr : "";
-        return loams__sql_json_eval(st, it->json_kind, json, v.u.s.len, v.u.s.len != 0,
+        int flags = (v.u.s.len != 0 ? LOAMS__SQL_JSON_STABLE : 0) |
+                    (v.type == LOAMS_T_JSON ? LOAMS__SQL_JSON_VALID : 0);
+        return loams__sql_json_eval(st, it->json_kind, json, v.u.s.len, flags,
                                     it->path, it->path_text, it->path_len, &it->buf, &it->cap,
                                     out, &in_place);
     }

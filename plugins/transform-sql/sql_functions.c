@@ -156,7 +156,7 @@ int loams__sql_json_bad_argument(loams__sql_state *st, int kind, int sqlite_type
     return LOAMS_EINPUT;
 }
 
-int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int stable,
+int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int flags,
                          const loams__json_path *path, const char *ptext, size_t plen,
                          char **buf, size_t *cap, loams_value *out, int *in_place)
 {
@@ -167,9 +167,13 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
     char pbuf[80];
     int rc;
 
+    int stable = (flags & LOAMS__SQL_JSON_STABLE) != 0;
     memset(out, 0, sizeof(*out));
     *in_place = 0;
     doc = doc_for(st, json, len, stable);
+    if (flags & LOAMS__SQL_JSON_VALID) {
+        loams__json_doc_trust(doc);
+    }
     rc = loams__json_doc_get(doc, path, &v, &err);
     if (rc == -ENOMEM) {
         return rc;
@@ -321,7 +325,7 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
     if (!json) {
         json = "";
     }
-    rc = loams__sql_json_eval(st, fn->kind, json, len, is_stable(st, json), path,
+    rc = loams__sql_json_eval(st, fn->kind, json, len, is_stable(st, json) ? LOAMS__SQL_JSON_STABLE : 0, path,
                               (const char *)ptext, (size_t)sqlite3_value_bytes(argv[1]),
                               &st->text_buf, &st->text_cap, &r, &in_place);
     if (rc == -ENOMEM) {

@@ -168,16 +168,24 @@ void loams__sql_row_error(loams__sql_state *st, sqlite3_context *c, int status, 
  * LOAMS_EINPUT. */
 int loams__sql_functions_check_paths(loams__sql_state *st);
 
+/* What loams__sql_json_eval may assume of its text. */
+enum {
+    /* batch memory that stays put for the run: its document is cached per
+     * row, and *in_place is set when out's text is a slice of it */
+    LOAMS__SQL_JSON_STABLE = 1,
+    /* a LOAMS_T_JSON cell, valid JSON by the host API's contract: one
+     * lookup stops at its value (loams__json_doc_trust) */
+    LOAMS__SQL_JSON_VALID = 2
+};
+
 /* Evaluates json_get_<kind>(json[0..len), path) on the current row
  * (st->generation): *out gets NULL, STRING, JSON, INT64, FLOAT64 or BOOL.
- * `stable` says json is batch memory that stays put for the run (its
- * document is then cached per row, and *in_place is set when out's text
- * is a slice of it); otherwise the text may point into *buf (grown with
- * the host's realloc, *cap its size) or into json.  ptext/plen is the
- * path's text, for messages.
+ * flags: LOAMS__SQL_JSON_*.  Without STABLE the text may point into *buf
+ * (grown with the host's realloc, *cap its size) or into json.  ptext/plen
+ * is the path's text, for messages.
  * Errors: LOAMS_EINPUT (the row fails: st->row_status and st->row_msg
  * set), -ENOMEM. */
-int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int stable,
+int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int flags,
                          const loams__json_path *path, const char *ptext, size_t plen,
                          char **buf, size_t *cap, loams_value *out, int *in_place);
 

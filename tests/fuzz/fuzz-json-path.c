@@ -6,7 +6,9 @@
  * newline, a whole document read through a fixed set of paths.  Every
  * found value is converted every way; the checks are the extractor's
  * promises: spans inside the document, unescaped strings no longer than
- * their span, the same answer (or error) when asked again.
+ * their span, the same answer (or error) when asked again; and the same
+ * lookup in the document trusted (a LOAMS_T_JSON cell's) finds the same
+ * value when the document is valid, and stays inside it when it is not.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -77,6 +79,33 @@ static void read_all(loams__json_doc *doc, const loams__json_path *p, size_t doc
     }
 }
 
+/* The same lookup with the document trusted (loams__json_doc_trust): on a
+ * valid document it must find what the validating lookup found; on any,
+ * stay inside it. */
+static void read_trusted(loams__json_doc *doc, const loams__json_path *p, const char *json,
+                         size_t doclen)
+{
+    loams__json_value want, got;
+    loams__json_error err;
+    loams__json_doc_reset(doc, json, doclen);
+    int valid = loams__json_doc_get(doc, p, &want, &err);
+    loams__json_doc_reset(doc, json, doclen);
+    loams__json_doc_trust(doc);
+    int rc = loams__json_doc_get(doc, p, &got, &err);
+    if (rc != 0 && rc != LOAMS_EINPUT) {
+        abort();
+    }
+    if (rc == 0 && got.kind != LOAMS__JSON_MISSING && (got.start > got.end || got.end > doclen)) {
+        abort();
+    }
+    if (valid == 0 && (rc != 0 || got.kind != want.kind ||
+                       (want.kind != LOAMS__JSON_MISSING &&
+                        (got.start != want.start || got.end != want.end ||
+                         got.escaped != want.escaped)))) {
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static loams__json_doc *doc;
@@ -93,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t dlen = size - plen - 1;
             loams__json_doc_reset(doc, (const char *)nl + 1, dlen);
             read_all(doc, p, dlen);
+            read_trusted(doc, p, (const char *)nl + 1, dlen);
             loams__json_path_free(NULL, p);
         } else if (rc != LOAMS_EINPUT || err.pos > plen) {
             abort();
@@ -105,6 +135,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         loams__json_error err;
         if (loams__json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
             read_all(doc, p, size);
+            loams__json_path_free(NULL, p);
+        }
+    }
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        loams__json_path *p = NULL;
+        loams__json_error err;
+        if (loams__json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
+            read_trusted(doc, p, (const char *)data, size);
             loams__json_path_free(NULL, p);
         }
     }

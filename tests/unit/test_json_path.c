@@ -521,11 +521,88 @@ START_TEST(a_cursor_on_unvalidated_text_reports_errors)
 }
 END_TEST
 
+/* Every path on every document: a trusted document's first lookup (the
+ * walk that stops at its value) gives what the validating lookup gives. */
+START_TEST(a_trusted_documents_lookup_equals_the_validating_one)
+{
+    static const char *const docs[] = {
+        "{\"customer\":{\"id\":12,\"name\":\"Ada\",\"email\":\"a@x\"},\"tags\":[\"a\",\"b\","
+        "[10,[20,21]]],\"n\":-1.5e3,\"t\":true,\"z\":null,\"e\":{},\"ea\":[]}",
+        "{\"name\":\"first\",\"name\":\"second\",\"x\":{\"name\":\"inner\"}}",
+        "{\"na\\u006de\":\"escaped name\",\"s\":\"esc\\naped\"}",
+        "[{\"name\":1},{\"name\":[1,2,{\"name\":\"deep\"}]},\"s\",[]]",
+        "  \"just a string\"  ",
+        "42",
+        "{ \"a\" : { \"b\" : [ 1 , { \"c\" : \"d\" } ] } }",
+    };
+    static const char *const paths[] = {
+        "$",           "$.name",      "$.customer",  "$.customer.name", "$.customer.email",
+        "$.customer.x", "$.tags[2][1][1]", "$.tags[3]", "$.n",        "$.t",
+        "$.z",         "$.e",         "$.ea",        "$.ea[0]",     "$.x.name",
+        "$[1].name[2].name", "$[0]",  "$[3]",        "$[9]",        "$.s",
+        "$.a.b[1].c",  "$.a.b",       "$.name.x",    "$[0].name.q",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+            loams__json_path *p = path_of(paths[k]);
+            loams__json_value want, got;
+            loams__json_error err = {0, NULL};
+            loams__json_doc_reset(doc, docs[i], strlen(docs[i]));
+            ck_assert_int_eq(loams__json_doc_get(doc, p, &want, &err), 0);
+            loams__json_doc_reset(doc, docs[i], strlen(docs[i]));
+            loams__json_doc_trust(doc);
+            ck_assert_int_eq(loams__json_doc_get(doc, p, &got, &err), 0);
+            ck_assert_msg(got.kind == want.kind && got.escaped == want.escaped &&
+                              (want.kind == LOAMS__JSON_MISSING ||
+                               (got.start == want.start && got.end == want.end)),
+                          "doc %zu path %s: kind %u [%u,%u) trusted, %u [%u,%u) validated", i,
+                          paths[k], got.kind, got.start, got.end, want.kind, want.start,
+                          want.end);
+            /* and a second lookup (indexed) agrees too */
+            ck_assert_int_eq(loams__json_doc_get(doc, p, &got, &err), 0);
+            ck_assert_uint_eq(got.kind, want.kind);
+            loams__json_path_free(NULL, p);
+        }
+    }
+}
+END_TEST
+
+/* A trusted document that is not valid after all: the walk stays inside
+ * its bytes, and what it cannot read goes to the validating lookup. */
+START_TEST(a_malformed_trusted_document_is_read_safely)
+{
+    static const char *const bad[] = {"{\"a\":1,\"b\":", "{\"a\":[1,2", "{\"a\"", "{",
+                                      "[1,2", "{\"a\":\"unterminated", "{\"a\":1 \"b\":2}",
+                                      "{\"b\":{\"c\":1},\"a\":tru}", ""};
+    loams__json_path *p = path_of("$.a");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        /* an exact-size copy, so that ASan sees a read past the end */
+        size_t n = strlen(bad[i]);
+        char *copy = malloc(n ? n : 1);
+        ck_assert_ptr_nonnull(copy);
+        memcpy(copy, bad[i], n);
+        loams__json_value v;
+        loams__json_error err = {0, NULL};
+        loams__json_doc_reset(doc, copy, n);
+        loams__json_doc_trust(doc);
+        int rc = loams__json_doc_get(doc, p, &v, &err);
+        ck_assert(rc == 0 || rc == LOAMS_EINPUT);
+        if (rc == 0 && v.kind != LOAMS__JSON_MISSING) {
+            ck_assert_uint_le(v.end, n);
+        }
+        free(copy);
+    }
+    loams__json_path_free(NULL, p);
+}
+END_TEST
+
 static Suite *json_path_suite(void)
 {
     Suite *s = suite_create("json_path");
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, a_trusted_documents_lookup_equals_the_validating_one);
+    tcase_add_test(tc, a_malformed_trusted_document_is_read_safely);
     tcase_add_test(tc, scalars_of_every_kind_are_found);
     tcase_add_test(tc, nested_objects_arrays_and_quoted_names_are_followed);
     tcase_add_test(tc, one_document_answers_many_paths_and_reset_switches_documents);

@@ -686,6 +686,9 @@ static const char *const text_pool[] = {
     "abc", "caf\xc3\xa9", "null", "[1,2", "{\"n\":12,}", "{\"name\":\"\\ud800\"}", "{\"n\":\"7\"}",
     "{\"t\":1}", " {\"name\" : \"sp\" } ", "[\"x\",\"y\"]"};
 
+/* Whether the last random_doc() was cut short (malformed). */
+static int doc_truncated;
+
 /* A random JSON document: members missing, null, escaped, nested, huge. */
 static size_t random_doc(char *buf, size_t cap)
 {
@@ -725,7 +728,8 @@ static size_t random_doc(char *buf, size_t cap)
     }
 #undef MEMBER
     n += (size_t)snprintf(buf + n, cap - n, "}");
-    if (rnd() % 25 == 0) {
+    doc_truncated = rnd() % 25 == 0;
+    if (doc_truncated) {
         n -= 1; /* truncated: malformed */
     }
     return n;
@@ -775,6 +779,11 @@ static void random_cell(uint32_t usual, loams_value *v, char *buf, size_t cap, f
     case LOAMS_T_JSON:
         v->u.s.len = random_doc(buf, cap);
         v->u.s.ptr = buf;
+        if (doc_truncated) {
+            /* a JSON cell is valid JSON (the host API's contract): a
+             * truncated document goes as text */
+            v->type = LOAMS_T_STRING;
+        }
         break;
     case LOAMS_T_VECTOR:
         vec[0] = 1.5f;
