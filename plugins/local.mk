@@ -1,4 +1,11 @@
-# plugins: one folder per plugin, each with its own fragment.
+# plugins: one folder per plugin, each with its own fragment; common/ holds
+# header-only helpers several plugins include.
+EXTRA_DIST += plugins/common/utf8.h
+check_PROGRAMS += tests/unit/test_utf8
+TESTS += tests/unit/test_utf8
+tests_unit_test_utf8_SOURCES = tests/unit/test_utf8.c
+tests_unit_test_utf8_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_utf8_LDADD = $(CHECK_LIBS)
 include plugins/target-collection/local.mk
 include plugins/target-graph/local.mk
 include plugins/transform-sql/local.mk

@@ -54,6 +54,8 @@
 
 #include <loams/plugin.h>
 
+#include "../common/utf8.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -142,69 +144,6 @@ static int unexpected(json_cursor *c, const char *expected)
 }
 
 /* ---- UTF-8 ---- */
-
-/* Length of the valid UTF-8 prefix of p[0..n).  Rejects overlong forms,
- * surrogates and code points above U+10FFFF. */
-static size_t utf8_valid_prefix(const unsigned char *p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        /* ASCII fast path, 16 (SSE2) or 8 bytes at a time */
-#if defined(__SSE2__)
-        while (i + 16 <= n &&
-               _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i))) == 0) {
-            i += 16;
-        }
-#endif
-        while (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, p + i, 8);
-            if (w & 0x8080808080808080ULL) {
-                break;
-            }
-            i += 8;
-        }
-        if (i >= n) {
-            break;
-        }
-        unsigned char c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xbf;
-        if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            if (c == 0xe0) {
-                lo = 0xa0;
-            } else if (c == 0xed) {
-                hi = 0x9f;
-            }
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            if (c == 0xf0) {
-                lo = 0x90;
-            } else if (c == 0xf4) {
-                hi = 0x8f;
-            }
-        } else {
-            return i;
-        }
-        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) {
-            return i;
-        }
-        for (size_t k = 2; k < len; k++) {
-            if ((p[i + k] & 0xc0) != 0x80) {
-                return i;
-            }
-        }
-        i += len;
-    }
-    return n;
-}
 
 /* ---- validating parser ---- */
 
@@ -943,7 +882,7 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
         return host->batch_row_fail(batch, row, LOAMS_EINPUT,
                                     "empty value (expected a JSON document)");
     }
-    size_t ok = utf8_valid_prefix(p, n);
+    size_t ok = loams__utf8_valid_prefix(p, n);
     if (ok < n) {
         return host->batch_row_fail(batch, row, LOAMS_EINPUT,
                                     "value is not UTF-8 at byte %zu (byte 0x%02x)", ok, p[ok]);
@@ -956,7 +895,17 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
     if (rc != 0) {
         return rc;
     }
-    json_cursor c = {.p = p, .n = n, .max_depth = s->max_depth};
+    /* not an initializer: that would clear the 160-byte message buffer of
+     * every record (the first error writes it) */
+    json_cursor c;
+    c.p = p;
+    c.n = n;
+    c.i = 0;
+    c.depth = 0;
+    c.max_depth = s->max_depth;
+    c.err_pos = 0;
+    c.err[0] = '\0';
+    c.deep = 0;
     if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) {
         c.i = 3; /* byte order mark */
     }

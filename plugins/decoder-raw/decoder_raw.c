@@ -21,6 +21,8 @@
 
 #include <loams/plugin.h>
 
+#include "../common/utf8.h"
+
 static const loams_host_api *host;
 
 typedef struct raw_state {
@@ -40,51 +42,6 @@ static int raw_open(loams_ctx *ctx, void **state)
     s->text = text != NULL && strcmp(text, "true") == 0;
     *state = s;
     return 0;
-}
-
-/* Length of the valid UTF-8 prefix of p[0..n) (n when all of it is valid).
- * Rejects overlong forms, surrogates and code points above U+10FFFF. */
-static size_t utf8_valid_prefix(const unsigned char *p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xbf;
-        if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            if (c == 0xe0) {
-                lo = 0xa0;
-            } else if (c == 0xed) {
-                hi = 0x9f;
-            }
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            if (c == 0xf0) {
-                lo = 0x90;
-            } else if (c == 0xf4) {
-                hi = 0x8f;
-            }
-        } else {
-            return i;
-        }
-        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) {
-            return i;
-        }
-        for (size_t k = 2; k < len; k++) {
-            if ((p[i + k] & 0xc0) != 0x80) {
-                return i;
-            }
-        }
-        i += len;
-    }
-    return n;
 }
 
 static int raw_decode(void *state, loams_batch *batch)
@@ -119,7 +76,7 @@ static int raw_decode(void *state, loams_batch *batch)
             host->batch_row_fail(batch, r, LOAMS_EINPUT, "value is not bytes");
             continue;
         }
-        size_t ok = utf8_valid_prefix((const unsigned char *)v.u.s.ptr, v.u.s.len);
+        size_t ok = loams__utf8_valid_prefix((const unsigned char *)v.u.s.ptr, v.u.s.len);
         if (ok < v.u.s.len) {
             rc = host->batch_row_fail(batch, r, LOAMS_EINPUT,
                                       "value is not UTF-8 at byte %zu (byte 0x%02x)", ok,

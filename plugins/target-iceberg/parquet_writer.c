@@ -20,12 +20,9 @@
 #include <snappy-c.h>
 #include <zstd.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <loams/status.h>
 
+#include "../common/utf8.h"
 #include "parquet_encoding.h"
 #include "thrift_compact.h"
 
@@ -180,91 +177,6 @@ static int is_float_type(const column *c)
 static int is_bytes_type(const column *c)
 {
     return c->physical == PT_BYTE_ARRAY;
-}
-
-/* Non-zero when s[0..n) is all ASCII: one branch for the whole string
- * (the bytes are OR-ed together, the tail by an overlapping load). */
-static int all_ascii(const uint8_t *s, size_t n)
-{
-#if defined(__SSE2__)
-    if (n >= 16) {
-        __m128i acc = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
-        for (size_t k = 0; k + 16 <= n; k += 16) {
-            acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(const void *)(s + k)));
-        }
-        return _mm_movemask_epi8(acc) == 0;
-    }
-#endif
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-    } else {
-        for (size_t k = 0; k < n; k++) {
-            a |= s[k];
-        }
-    }
-    return ((a | b) & 0x8080808080808080ULL) == 0;
-}
-
-/* Checks that s[0..n) is well-formed UTF-8 (no overlong forms, no
- * surrogates, nothing above U+10FFFF).  Returns the offset of the first bad
- * byte, or n. */
-static size_t utf8_check(const uint8_t *s, size_t n)
-{
-    if (all_ascii(s, n)) {
-        return n;
-    }
-    size_t i = 0;
-    while (i < n) {
-#if defined(__SSE2__)
-        while (n - i >= 16 &&
-               _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i))) == 0) {
-            i += 16;
-        }
-        if (i >= n) {
-            break;
-        }
-#endif
-        if (n - i >= 8) {
-            uint64_t v;
-            memcpy(&v, s + i, 8);
-            if (!(v & 0x8080808080808080ULL)) {
-                i += 8;
-                continue;
-            }
-        }
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        uint32_t cp, min;
-        if ((c & 0xe0) == 0xc0) {
-            len = 2, cp = c & 0x1f, min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3, cp = c & 0x0f, min = 0x800;
-        } else if ((c & 0xf8) == 0xf0) {
-            len = 4, cp = c & 0x07, min = 0x10000;
-        } else {
-            return i;
-        }
-        if (n - i < len) {
-            return i;
-        }
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80) {
-                return i;
-            }
-            cp = cp << 6 | (s[i + k] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-            return i;
-        }
-        i += len;
-    }
-    return n;
 }
 
 /* Length of the longest prefix of s[0..n) that holds at most max_cp code
@@ -1122,7 +1034,7 @@ static int validate(loams__pq_writer *w, size_t nrows, const loams__pq_value *co
                                      row, c->def.name);
                 }
                 if (c->def.type == LOAMS__PQ_STRING) {
-                    size_t bad = utf8_check(v->u.bin.ptr, v->u.bin.len);
+                    size_t bad = loams__utf8_valid_prefix(v->u.bin.ptr, v->u.bin.len);
                     if (bad != v->u.bin.len) {
                         return set_error(w, LOAMS_EINPUT,
                                          "parquet writer: row %llu: column '%s' is a string "
