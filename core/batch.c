@@ -487,6 +487,11 @@ int loams_batch_get(const loams_batch *b, size_t row, size_t col, loams_value *o
     return 0;
 }
 
+const loams_value *loams_batch_column_cells(const loams_batch *b, size_t col)
+{
+    return col < b->n_cols ? b->cols[col].cells : NULL;
+}
+
 int loams_batch_row_origin(const loams_batch *b, size_t row, int32_t *partition,
                            int64_t *offset)
 {

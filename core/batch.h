@@ -105,6 +105,10 @@ const char *loams_batch_column_name(const loams_batch *b, size_t col);
 long loams_batch_column_find(const loams_batch *b, const char *name);
 /* Fills *out with a view of the cell.  -EINVAL when out of range. */
 int loams_batch_get(const loams_batch *b, size_t row, size_t col, loams_value *out);
+/* Column col's cells (loams_batch_rows(b) of them), or NULL when col is
+ * out of range; valid until a row is added to b, or b is reset or freed
+ * (a column's cell array moves only when the rows grow). */
+const loams_value *loams_batch_column_cells(const loams_batch *b, size_t col);
 /* The row's origin; (-1, -1) for a row without one.  -EINVAL out of range. */
 int loams_batch_row_origin(const loams_batch *b, size_t row, int32_t *partition,
                            int64_t *offset);

@@ -86,6 +86,9 @@ static const loams_host_api host_api = {
 
     /* 1.2: decoding only what is read */
     .batch_column_wanted = loams_batch_column_wanted,
+
+    /* 1.3: a column at once */
+    .batch_column_cells = loams_batch_column_cells,
 };
 
 const loams_host_api *loams_host_api_get(void)

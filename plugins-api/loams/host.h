@@ -282,6 +282,16 @@ typedef struct loams_host_api {
      * or not its columns are wanted.  Always non-zero for a batch the host
      * set no filter on.  Names compare ASCII case-insensitively. */
     int (*batch_column_wanted)(const loams_batch *b, const char *name, size_t len);
+
+    /* ---- added in 1.3: a column at once ---- */
+
+    /* The cells of column col of b, one per row (batch_rows(b) of them):
+     * the views batch_get gives, in an array the host owns.  Valid until a
+     * row is added to b or the plugin call returns (cells set, columns
+     * added and rows failed meanwhile leave it valid, and a set shows in
+     * it); NULL when col is out of range.  For a stage that reads whole
+     * columns: one call instead of one per cell. */
+    const loams_value *(*batch_column_cells)(const loams_batch *b, size_t col);
 } loams_host_api;
 
 #ifdef __cplusplus

@@ -47,8 +47,9 @@ extern "C" {
 #endif
 
 #define LOAMS_ABI_MAJOR 1
-#define LOAMS_ABI_MINOR 2 /* 1.1: buf_create, buf_free, buf_reset;
-                             1.2: store_uri, batch_column_wanted, transform input_columns */
+#define LOAMS_ABI_MINOR 3 /* 1.1: buf_create, buf_free, buf_reset;
+                             1.2: store_uri, batch_column_wanted, transform input_columns;
+                             1.3: batch_column_cells */
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"

@@ -78,6 +78,7 @@ typedef struct ice {
     loams__ice_schema file_schema;
     loams__pq_value *row;
     long *colmap;
+    const loams_value **cells; /* per field: its column's cells (host ABI 1.3), or NULL */
     size_t cap_row;
 } ice;
 

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -693,17 +694,28 @@ static int do_write(ice *t, loams_batch *b)
     if (n > t->cap_row) {
         loams__pq_value *row = realloc(t->row, WRITE_SLICE * n * sizeof *row);
         long *map = row != NULL ? realloc(t->colmap, n * sizeof *map) : NULL;
+        const loams_value **cells = map != NULL ? realloc(t->cells, n * sizeof *cells) : NULL;
         if (row != NULL) {
             t->row = row;
         }
-        if (map == NULL) {
+        if (map != NULL) {
+            t->colmap = map;
+        }
+        if (cells == NULL) {
             return loams__ice_fail(t, -ENOMEM, "out of memory");
         }
-        t->colmap = map;
+        t->cells = cells;
         t->cap_row = n;
     }
+    /* each field's column at once where the host can (ABI 1.3), else cell
+     * by cell */
+    int whole = host->size >= offsetof(loams_host_api, batch_column_cells) +
+                                 sizeof host->batch_column_cells;
     for (size_t i = 0; i < n; i++) {
         t->colmap[i] = host->batch_column_find(b, t->work.fields[i].name);
+        t->cells[i] = whole && t->colmap[i] >= 0
+                          ? host->batch_column_cells(b, (size_t)t->colmap[i])
+                          : NULL;
     }
     /* Rows go to the writer WRITE_SLICE at a time (one call validates and
      * appends them column by column); src[k] is the batch row of slot k. */
@@ -716,7 +728,9 @@ static int do_write(ice *t, loams_batch *b)
         int bad = 0;
         for (size_t i = 0; i < n && !bad; i++) {
             loams_value v = {.type = LOAMS_T_NULL};
-            if (t->colmap[i] >= 0) {
+            if (t->cells[i] != NULL) {
+                v = t->cells[i][r];
+            } else if (t->colmap[i] >= 0) {
                 host->batch_get(b, r, (size_t)t->colmap[i], &v);
             }
             bad = convert(t, &t->work.fields[i], &v, &row[i], b, r);
@@ -1063,6 +1077,7 @@ static void ice_close(void *state)
     free(t->files);
     free(t->row);
     free(t->colmap);
+    free(t->cells);
     host->buf_free(t->rbuf);
     free(t->ns);
     free(t->name);

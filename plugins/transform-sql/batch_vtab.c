@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -292,7 +293,12 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         sqlite3_result_null(ctx);
         return SQLITE_OK;
     }
-    rc = loams__sql_host->batch_get(st->in, c->row, (size_t)col, &v);
+    if (st->vcol_cells[i] != NULL) {
+        v = st->vcol_cells[i][c->row];
+        rc = 0;
+    } else {
+        rc = loams__sql_host->batch_get(st->in, c->row, (size_t)col, &v);
+    }
     if (rc) {
         st->fatal = rc;
         sqlite3_result_error(ctx, "cannot read a cell of the input batch", -1);
@@ -414,6 +420,12 @@ int loams__sql_vtab_add_column(loams__sql_state *st, const char *name)
             return -ENOMEM;
         }
         st->vcol_map = nm;
+        const loams_value **nc =
+            loams__sql_host->realloc(st->ctx, (void *)st->vcol_cells, cap * sizeof(*nc));
+        if (!nc) {
+            return -ENOMEM;
+        }
+        st->vcol_cells = nc;
         st->cap_vcols = cap;
     }
     size_t len = strlen(name);
@@ -424,6 +436,7 @@ int loams__sql_vtab_add_column(loams__sql_state *st, const char *name)
     memcpy(copy, name, len + 1);
     st->vcol_names[st->nvcols] = copy;
     st->vcol_map[st->nvcols] = -1;
+    st->vcol_cells[st->nvcols] = NULL;
     st->nvcols++;
     return 0;
 }
@@ -456,6 +469,9 @@ int loams__sql_vtab_create(loams__sql_state *st)
 
 void loams__sql_vtab_map(loams__sql_state *st, const loams_batch *in)
 {
+    const loams_host_api *h = loams__sql_host;
+    int whole = h->size >= offsetof(loams_host_api, batch_column_cells) +
+                               sizeof h->batch_column_cells;
     size_t ncols = loams__sql_host->batch_columns(in);
     for (size_t i = 0; i < st->nvcols; i++) {
         long col = loams__sql_host->batch_column_find(in, st->vcol_names[i]);
@@ -469,5 +485,8 @@ void loams__sql_vtab_map(loams__sql_state *st, const loams_batch *in)
             }
         }
         st->vcol_map[i] = col;
+        /* a column at once where the host can: the run adds no rows to
+         * the input batch, so the array stays valid through it */
+        st->vcol_cells[i] = whole && col >= 0 ? h->batch_column_cells(in, (size_t)col) : NULL;
     }
 }

@@ -327,9 +327,13 @@ static int read_cell(loams__sql_state *st, const direct_item *it, size_t row, lo
         v->type = LOAMS_T_NULL;
         return 0;
     }
-    int rc = loams__sql_host->batch_get(st->in, row, (size_t)col, v);
-    if (rc) {
-        return rc;
+    if (st->vcol_cells[it->vcol] != NULL) {
+        *v = st->vcol_cells[it->vcol][row];
+    } else {
+        int rc = loams__sql_host->batch_get(st->in, row, (size_t)col, v);
+        if (rc) {
+            return rc;
+        }
     }
     if (v->type == LOAMS_T_FLOAT64 && isnan(v->u.f)) {
         v->type = LOAMS_T_NULL; /* sqlite3_result_double() makes NaN a NULL */

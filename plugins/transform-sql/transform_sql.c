@@ -705,6 +705,7 @@ static void sql_close(void *state)
     }
     h->free(st->ctx, st->vcol_names);
     h->free(st->ctx, st->vcol_map);
+    h->free(st->ctx, (void *)st->vcol_cells);
     h->free(st->ctx, st->udfs);
     h->free(st->ctx, st->text_buf);
     h->free(st->ctx, st->list_buf);

@@ -98,6 +98,8 @@ struct loams__sql_state {
     size_t nvcols, cap_vcols;
     char **vcol_names;
     long *vcol_map; /* per run: column index in the input batch, or -1 */
+    const loams_value **vcol_cells; /* per run: that column's cells (host ABI
+                                     * 1.3), or NULL: read with batch_get */
 
     /* the run in progress */
     loams_batch *in;

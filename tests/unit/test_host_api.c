@@ -1,5 +1,5 @@
 /*
- * test_host_api.c - the host API table (core/host_api.c): ABI 1.2, every
+ * test_host_api.c - the host API table (core/host_api.c): ABI 1.3, every
  * member present, and calls through it reach the core.
  */
 #include <check.h>
@@ -9,14 +9,14 @@
 #include "batch.h"
 #include "host_api.h"
 
-START_TEST(test_table_is_abi_1_2_and_every_member_is_set)
+START_TEST(test_table_is_abi_1_3_and_every_member_is_set)
 {
     const loams_host_api *h = loams_host_api_get();
     ck_assert_ptr_nonnull(h);
     ck_assert_ptr_eq(h, loams_host_api_get());
     ck_assert_uint_eq(h->size, sizeof(loams_host_api));
     ck_assert_uint_eq(h->abi_major, 1);
-    ck_assert_uint_eq(h->abi_minor, 2);
+    ck_assert_uint_eq(h->abi_minor, 3);
     /* Every member after the header is a function pointer. */
     size_t first = offsetof(loams_host_api, log);
     size_t n = (sizeof(loams_host_api) - first) / sizeof(void (*)(void));
@@ -39,8 +39,17 @@ START_TEST(test_batch_calls_through_the_table_reach_the_core)
     ck_assert_int_eq(h->batch_append_row(b, NULL, 0, &row), 0);
     loams_value v = {.type = LOAMS_T_INT64, .u.i = 9};
     ck_assert_int_eq(h->batch_set(b, row, col, &v), 0);
+    /* a column at once: the cells batch_get gives */
+    ck_assert_int_eq(h->batch_append_row(b, NULL, 0, &row), 0);
+    const loams_value *cells = h->batch_column_cells(b, col);
+    ck_assert_ptr_nonnull(cells);
+    ck_assert_uint_eq(cells[0].type, LOAMS_T_INT64);
+    ck_assert_int_eq(cells[0].u.i, 9);
+    ck_assert_uint_eq(cells[1].type, LOAMS_T_NULL);
+    ck_assert_ptr_null(h->batch_column_cells(b, col + 1));
+    row = 0;
     ck_assert_int_eq(h->batch_row_fail(b, row, LOAMS_EINPUT, "bad %d", 1), 0);
-    ck_assert_uint_eq(h->batch_rows(b), 1);
+    ck_assert_uint_eq(h->batch_rows(b), 2);
     ck_assert_int_eq(h->batch_row_failed(b, row), 1);
     const char *msg;
     ck_assert_int_eq(loams_batch_row_error(b, row, NULL, &msg), 0);
@@ -53,7 +62,7 @@ int main(void)
 {
     Suite *s = suite_create("host_api");
     TCase *tc = tcase_create("host_api");
-    tcase_add_test(tc, test_table_is_abi_1_2_and_every_member_is_set);
+    tcase_add_test(tc, test_table_is_abi_1_3_and_every_member_is_set);
     tcase_add_test(tc, test_batch_calls_through_the_table_reach_the_core);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
