@@ -74,7 +74,9 @@ typedef struct name_slot {
     size_t len, cap;
     uint64_t gen; /* json_state.gen of the batch it was looked up for */
     int wanted;
-    long col; /* its column in that batch, -1 before it is added */
+    int plain; /* no '"', '\\' or control byte: written as is in a record, the
+                * same bytes between quotes are this name, escape-free */
+    long col;  /* its column in that batch, -1 before it is added */
 } name_slot;
 
 #define MAX_NAME_SLOTS 256
@@ -751,6 +753,14 @@ static int member_slot(json_state *s, const loams_batch *batch, size_t k, json_m
     }
     memcpy(sl->name, name, m->name_len + 1); /* with its NUL */
     sl->len = m->name_len;
+    sl->plain = 1;
+    for (size_t i = 0; i < m->name_len; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch == '"' || ch == '\\' || ch < 0x20) {
+            sl->plain = 0;
+            break;
+        }
+    }
     sl->gen = s->gen;
     sl->wanted = !m->skip;
     sl->col = -1;
@@ -786,6 +796,19 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
         }
         json_member *m = &s->members[*n_members];
         m->name_at = c->i;
+        /* The name the last record had here, byte for byte and then its
+         * closing quote: that is the slot's name (the record's UTF-8 is
+         * checked already), no need to scan it. */
+        name_slot *sl = *n_members < MAX_NAME_SLOTS ? &s->slots[*n_members] : NULL;
+        if (sl != NULL && sl->gen == s->gen && sl->plain && c->n - c->i > sl->len + 1 &&
+            c->p[c->i + 1 + sl->len] == '"' && memcmp(c->p + c->i + 1, sl->name, sl->len) == 0) {
+            c->i += sl->len + 2;
+            m->name_len = sl->len;
+            m->skip = !sl->wanted;
+            m->slot = (int)*n_members;
+            m->name_off = SIZE_MAX;
+            goto colon;
+        }
         int raw;
         if (parse_string_at(c, s->scratch + o, &m->name_len, &raw) != 0) {
             return -1;
@@ -794,6 +817,7 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
         if ((rc = member_slot(s, batch, *n_members, m, name, &o)) != 0) {
             return rc;
         }
+    colon:
         skip_ws(c);
         if (c->i >= c->n || c->p[c->i] != ':') {
             return unexpected(c, "':' after a member name");

@@ -108,8 +108,13 @@ START_TEST(test_names_raw_or_escaped_and_past_the_slots_find_their_columns)
     snprintf(big + n, sizeof big - n, "}");
     add(&run, 3, big);
     add(&run, 4, big);
+    /* a name the last record had at this position, but longer; a name
+     * whose unescaped text holds a backslash (its slot cannot be matched
+     * byte for byte: the same bytes in a record are an escape) */
+    add(&run, 5, "{\"name\":\"e\",\"a\\\\b\":1}");
+    add(&run, 6, "{\"namex\":\"f\",\"a\\bb\":2}");
     ck_assert_int_eq(decoder_decode(&run), 0);
-    for (size_t r = 0; r < 5; r++) {
+    for (size_t r = 0; r < 7; r++) {
         ck_assert_str_eq(row_error(&run, r), "");
     }
     ck_assert(text_is(cell(&run, 0, "name"), "a"));
@@ -121,6 +126,12 @@ START_TEST(test_names_raw_or_escaped_and_past_the_slots_find_their_columns)
     ck_assert(text_is(cell(&run, 4, "m0"), "v0"));
     ck_assert(text_is(cell(&run, 4, "m299"), "v299"));
     ck_assert(text_is(cell(&run, 3, "m257"), "v257"));
+    ck_assert(text_is(cell(&run, 5, "name"), "e"));
+    ck_assert(text_is(cell(&run, 6, "namex"), "f"));
+    ck_assert_uint_eq(cell(&run, 6, "name").type, LOAMS_T_NULL);
+    ck_assert_int_eq(cell(&run, 5, "a\\b").u.i, 1);
+    ck_assert_uint_eq(cell(&run, 6, "a\\b").type, LOAMS_T_NULL);
+    ck_assert_int_eq(cell(&run, 6, "a\bb").u.i, 2); /* a, backspace, b */
     /* a string without escapes is a view of the record, one with escapes
      * a copy of its unescaped bytes */
     loams_value rec;
