@@ -505,26 +505,41 @@ static int plan_schema(ice *t, loams_batch *b, size_t nrows, size_t ncols)
     if (rc != 0) {
         return loams__ice_fail(t, rc, "out of memory");
     }
+    int whole = host->size >= offsetof(loams_host_api, batch_column_cells) +
+                                 sizeof host->batch_column_cells;
     for (size_t c = 0; c < ncols && rc == 0; c++) {
         const char *name = host->batch_column_name(b, c);
         long fi = loams__ice_schema_find(&next, name);
         uint32_t seen = 0; /* bit per loams_type */
         int need_long = 0, need_double = 0;
+        const loams_value *cells = whole ? host->batch_column_cells(b, c) : NULL;
         for (size_t r = 0; r < nrows; r++) {
             loams_value v;
-            if (host->batch_row_failed(b, r) || host->batch_get(b, r, c, &v) != 0 ||
-                v.type == LOAMS_T_NULL) {
+            if (cells != NULL) {
+                v = cells[r];
+            } else if (host->batch_get(b, r, c, &v) != 0) {
+                continue;
+            }
+            if (v.type == LOAMS_T_NULL) {
+                continue;
+            }
+            int to_long = fi >= 0 && next.fields[fi].type == LOAMS__ICE_INT &&
+                          v.type == LOAMS_T_INT64 && (v.u.i < INT32_MIN || v.u.i > INT32_MAX);
+            int to_double = fi >= 0 && next.fields[fi].type == LOAMS__ICE_FLOAT &&
+                            v.type == LOAMS_T_FLOAT64 && (double)(float)v.u.f != v.u.f &&
+                            v.u.f == v.u.f;
+            /* a value that tells nothing new is not asked whether its row
+             * failed (a failed row's values do not count) */
+            if (((seen >> v.type) & 1) && (!to_long || need_long) &&
+                (!to_double || need_double)) {
+                continue;
+            }
+            if (host->batch_row_failed(b, r)) {
                 continue;
             }
             seen |= 1u << v.type;
-            if (fi >= 0 && next.fields[fi].type == LOAMS__ICE_INT && v.type == LOAMS_T_INT64 &&
-                (v.u.i < INT32_MIN || v.u.i > INT32_MAX)) {
-                need_long = 1;
-            }
-            if (fi >= 0 && next.fields[fi].type == LOAMS__ICE_FLOAT && v.type == LOAMS_T_FLOAT64 &&
-                (double)(float)v.u.f != v.u.f && v.u.f == v.u.f) {
-                need_double = 1;
-            }
+            need_long |= to_long;
+            need_double |= to_double;
         }
         if (seen == 0) {
             continue;

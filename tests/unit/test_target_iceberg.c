@@ -674,6 +674,55 @@ START_TEST(declared_schema_widens_int_to_long_and_float_to_double)
 }
 END_TEST
 
+/* The rows an earlier stage failed do not count when the batch's types
+ * are planned: a long, a double or a new column's type that only a failed
+ * row has changes nothing. */
+START_TEST(failed_rows_do_not_widen_or_add_columns)
+{
+    loams_option_kv opts[] = {{"declared_schema", declared}};
+    tgt t;
+    tgt_open(&t, opts, 1);
+    tgt_resume(&t);
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    size_t ci, cf, cs, cn;
+    ck_assert_int_eq(loams_batch_add_column(b, "i", &ci), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "f", &cf), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "s", &cs), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "extra", &cn), 0);
+    for (int64_t k = 0; k < 4; k++) {
+        size_t r;
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        loams_batch_set_origin(b, r, 0, k);
+        int bad = k % 2 == 1; /* rows 1 and 3 failed, holding the wide values */
+        loams_value v = {.type = LOAMS_T_INT64, .u.i = bad ? 5000000000LL : k};
+        ck_assert_int_eq(loams_batch_set(b, r, ci, &v), 0);
+        v = (loams_value){.type = LOAMS_T_FLOAT64, .u.f = bad ? 0.1 : 0.5};
+        ck_assert_int_eq(loams_batch_set(b, r, cf, &v), 0);
+        v = (loams_value){.type = LOAMS_T_STRING, .u.s = {"x", 1}};
+        ck_assert_int_eq(loams_batch_set(b, r, cs, &v), 0);
+        if (bad) {
+            v = (loams_value){.type = LOAMS_T_STRING, .u.s = {"only here", 9}};
+            ck_assert_int_eq(loams_batch_set(b, r, cn, &v), 0);
+            ck_assert_int_eq(loams_batch_row_fail(b, r, LOAMS_EINPUT, "earlier"), 0);
+        }
+    }
+    ck_assert_int_eq(vt->write(t.state, b), 0);
+    loams_batch_free(b);
+    tgt_commit(&t, 4);
+    cJSON *a = query(&t, "{\"describe\":true}");
+    const cJSON *schema = cJSON_GetObjectItem(a, "schema");
+    ck_assert_str_eq(field_type(schema, "i"), "int");
+    ck_assert_str_eq(field_type(schema, "f"), "float");
+    ck_assert_str_eq(field_type(schema, "extra"), ""); /* no such field */
+    cJSON_Delete(a);
+    a = query(&t, "{\"scan\":true}");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "rows")), 2);
+    cJSON_Delete(a);
+    tgt_close(&t);
+}
+END_TEST
+
 /* SQL transforms give timestamps as INT64 microseconds: a declared
  * timestamptz column stores them (and TIMESTAMP values) as the same instant. */
 START_TEST(declared_timestamptz_takes_int64_microseconds)
@@ -806,6 +855,7 @@ int main(void)
     tcase_add_test(tc, maintain_expiry_only_keeps_the_current_snapshot);
     tcase_add_test(tc, maintain_compacts_across_a_schema_change);
     tcase_add_test(tc, declared_schema_widens_int_to_long_and_float_to_double);
+    tcase_add_test(tc, failed_rows_do_not_widen_or_add_columns);
     tcase_add_test(tc, declared_schema_that_is_not_a_schema_fails_open);
     tcase_add_test(tc, declared_timestamptz_takes_int64_microseconds);
     tcase_add_test(tc, a_value_the_writer_refuses_fails_only_its_row);
