@@ -29,10 +29,11 @@ typedef struct arena_chunk {
 #define ARENA_FIRST_CHUNK (64u * 1024u)
 #define ARENA_MAX_CHUNK (4u * 1024u * 1024u)
 /* Reset keeps the arena's chunks (up to this many bytes) for the next
- * batch: a link reads batches of about the same size over and over, and a
- * fresh multi-megabyte chunk is a new mapping the kernel has to fault in
- * and zero page by page. */
-#define ARENA_KEEP_BYTES (64u * 1024u * 1024u)
+ * batch: a link reads batches of about the same size over and over (1 MiB
+ * chunks), and a fresh multi-megabyte chunk is a new mapping the kernel has
+ * to fault in and zero page by page.  What a rare huge batch needed beyond
+ * this goes back to malloc. */
+#define ARENA_KEEP_BYTES (16u * 1024u * 1024u)
 
 typedef struct batch_column {
     char *name;

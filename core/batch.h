@@ -68,7 +68,7 @@ int loams_batch_create(loams_batch **out);
 void loams_batch_free(loams_batch *b);
 
 /* Drops every row, column and failure, keeping memory for reuse (the
- * arena's chunks up to 64 MiB, the row and cell arrays).  Every view from
+ * arena's chunks up to 16 MiB, the row and cell arrays).  Every view from
  * the batch becomes invalid. */
 void loams_batch_reset(loams_batch *b);
 
