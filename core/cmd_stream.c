@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/utf8.h"
 #include "cli.h"
 #include "datadir.h"
 #include "ddl_exec.h"
@@ -26,40 +27,15 @@ static const char usage[] =
     "  --partition it reads every partition in turn; it stops at the high-water\n"
     "  mark seen when it starts, or after N records.\n";
 
-/* Adds bytes as a JSON string member (cJSON escapes; bytes that are not
- * valid UTF-8 are added as "<name>_hex" instead). */
+/* Non-zero when s[0..n) can be a cJSON string: well-formed UTF-8 (RFC
+ * 3629) without a NUL (cJSON strings end at NUL). */
 static int utf8_valid(const unsigned char *s, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        size_t k;
-        if (c == 0) {
-            return 0; /* cJSON strings end at NUL */
-        } else if (c < 0x80) {
-            k = 0;
-        } else if ((c & 0xE0) == 0xC0 && c >= 0xC2) {
-            k = 1;
-        } else if ((c & 0xF0) == 0xE0) {
-            k = 2;
-        } else if ((c & 0xF8) == 0xF0 && c <= 0xF4) {
-            k = 3;
-        } else {
-            return 0;
-        }
-        if (k > n - i - 1) {
-            return 0;
-        }
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80) {
-                return 0;
-            }
-        }
-        i += k + 1;
-    }
-    return 1;
+    return memchr(s, 0, n) == NULL && loams__utf8_valid_prefix(s, n) == n;
 }
 
+/* Adds bytes as a JSON string member (cJSON escapes; bytes that are not
+ * valid UTF-8 are added as "<name>_hex" instead). */
 static void add_bytes(cJSON *o, const char *name, const void *p, size_t n)
 {
     if (utf8_valid(p, n)) {

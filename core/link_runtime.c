@@ -496,34 +496,8 @@ static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *
                            size_t *len)
 {
     *off = loams_buf_len(r->headers);
-    *len = 0;
-    if (rec->headers_len == 0) {
-        return 0;
-    }
-    cJSON *obj = cJSON_CreateObject();
-    size_t pos = 0;
-    loams_stream_header h;
-    int more;
-    int rc = obj == NULL ? -ENOMEM : 0;
-    while (rc == 0 && (more = loams_stream_headers_next(rec->headers, rec->headers_len, &pos, &h)) == 1) {
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)h.name_len, h.name);
-        char *value = strndup(h.value, h.value_len);
-        if (value == NULL || cJSON_AddStringToObject(obj, name, value) == NULL) {
-            rc = -ENOMEM;
-        }
-        free(value);
-    }
-    char *text = rc == 0 ? cJSON_PrintUnformatted(obj) : NULL;
-    cJSON_Delete(obj);
-    if (rc == 0 && text == NULL) {
-        rc = -ENOMEM;
-    }
-    if (rc == 0) {
-        *len = strlen(text);
-        rc = loams_buf_append(r->headers, text, *len);
-    }
-    cJSON_free(text);
+    int rc = loams_stream_headers_json(rec->headers, rec->headers_len, r->headers);
+    *len = loams_buf_len(r->headers) - *off;
     return rc;
 }
 

@@ -47,6 +47,7 @@
 
 #include <loams/status.h>
 
+#include "buf.h"
 #include "metastore.h"
 #include "objname.h"
 
@@ -233,6 +234,14 @@ void loams_stream_slice_free(loams_stream_slice *r);
  * header and returns 1, 0 at the end, LOAMS_ECORRUPT when damaged. */
 int loams_stream_headers_next(const void *headers, size_t len, size_t *pos,
                               loams_stream_header *out);
+
+/* Appends encoded headers as one JSON object, {"name":"value",...} in
+ * their order, to out (nothing for no headers).  The text is valid JSON
+ * whatever the headers hold: a byte of a name or value that does not start
+ * a well-formed UTF-8 sequence, and a NUL, become U+FFFD.  Damaged headers
+ * end the object at the last good one.  Errors: -ENOMEM (out may have
+ * part of the text). */
+int loams_stream_headers_json(const void *headers, size_t len, loams_buf *out);
 
 /* ---- partition state and trim ---- */
 

@@ -1,10 +1,19 @@
 /*
  * streamlog_record.c - owns the byte encoding of a stream record (the
- * layout is documented in streamlog_backend.h) and header iteration.
+ * layout is documented in streamlog_backend.h), header iteration and the
+ * headers' JSON (the `headers` column of a link's input batch).
  */
 #include "streamlog_backend.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../common/utf8.h"
+#include "buf.h"
 
 #define REC_HAS_KEY 0x1u
 #define REC_HAS_HEADERS 0x2u
@@ -202,4 +211,64 @@ int loams_stream_headers_next(const void *headers, size_t len, size_t *pos,
     p += n;
     *pos = (size_t)(p - base);
     return 1;
+}
+
+/* A NUL-terminated copy of p[0..n) that is well-formed UTF-8 (see
+ * loams_stream_headers_json); NULL when out of memory. */
+static char *header_text(const char *p, size_t n)
+{
+    static const char replacement[] = "\xef\xbf\xbd";
+    char *out = n < SIZE_MAX / 3 ? malloc(3 * n + 1) : NULL;
+    if (out == NULL) {
+        return NULL;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t ok = loams__utf8_valid_prefix((const unsigned char *)p + i, n - i);
+        for (size_t k = 0; k < ok; k++, i++) {
+            if (p[i] == '\0') {
+                memcpy(out + o, replacement, 3);
+                o += 3;
+            } else {
+                out[o++] = p[i];
+            }
+        }
+        if (i < n) {
+            memcpy(out + o, replacement, 3);
+            o += 3;
+            i++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+int loams_stream_headers_json(const void *headers, size_t len, loams_buf *out)
+{
+    if (len == 0) {
+        return 0;
+    }
+    cJSON *obj = cJSON_CreateObject();
+    size_t pos = 0;
+    loams_stream_header h;
+    int rc = obj == NULL ? -ENOMEM : 0;
+    while (rc == 0 && loams_stream_headers_next(headers, len, &pos, &h) == 1) {
+        char *name = header_text(h.name, h.name_len);
+        char *value = name != NULL ? header_text(h.value, h.value_len) : NULL;
+        if (value == NULL || cJSON_AddStringToObject(obj, name, value) == NULL) {
+            rc = -ENOMEM;
+        }
+        free(name);
+        free(value);
+    }
+    char *text = rc == 0 ? cJSON_PrintUnformatted(obj) : NULL;
+    cJSON_Delete(obj);
+    if (rc == 0 && text == NULL) {
+        rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        rc = loams_buf_append(out, text, strlen(text));
+    }
+    cJSON_free(text);
+    return rc;
 }

@@ -255,6 +255,44 @@ START_TEST(read_returns_records_with_keys_headers_and_timestamps)
 }
 END_TEST
 
+/* The headers column's JSON: valid whatever the headers hold (bytes that
+ * are not UTF-8 and NULs become U+FFFD; quotes and controls are escaped). */
+START_TEST(headers_json_is_valid_json_whatever_the_headers_hold)
+{
+    loams_stream *s = create_open("s", 1);
+    loams_stream_header hd[4] = {{"trace", 5, "abc", 3},
+                                 {"quote\"d", 7, "tab\there", 8},
+                                 {"bad\xff", 4, "caf\xc3\xa9 \xed\xa0\x80 \xc3", 11},
+                                 {"nul", 3, "a\0b", 3}};
+    loams_stream_record_in rec = rec_kv("k", "v");
+    rec.headers = hd;
+    rec.nheaders = 4;
+    loams_stream_err e;
+    ck_assert_int_eq(loams_stream_append(s, &rec, 1, NULL, &e), 0);
+    loams_stream_slice sl;
+    loams_stream_slice_init(&sl);
+    ck_assert_int_eq(loams_stream_read(s, 0, 0, 10, 0, &sl, &e), 0);
+    loams_buf *b;
+    ck_assert_int_eq(loams_buf_create(&b), 0);
+    ck_assert_int_eq(loams_stream_headers_json(sl.records[0].headers, sl.records[0].headers_len, b),
+                     0);
+    size_t n;
+    const char *text = loams_buf_data(b, &n);
+    const char *want = "{\"trace\":\"abc\",\"quote\\\"d\":\"tab\\there\","
+                       "\"bad\xef\xbf\xbd\":\"caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\","
+                       "\"nul\":\"a\xef\xbf\xbd" "b\"}";
+    ck_assert_msg(n == strlen(want) && memcmp(text, want, n) == 0, "got %.*s", (int)n, text);
+    /* no headers: nothing */
+    loams_buf_reset(b);
+    ck_assert_int_eq(loams_stream_headers_json(NULL, 0, b), 0);
+    loams_buf_data(b, &n);
+    ck_assert_uint_eq(n, 0);
+    loams_buf_free(b);
+    loams_stream_slice_free(&sl);
+    loams_stream_close(s);
+}
+END_TEST
+
 START_TEST(read_limits_by_records_and_bytes_and_stops_at_high_water)
 {
     loams_stream *s = create_open("s", 1);
@@ -594,6 +632,7 @@ static Suite *streamlog_suite(void)
     tcase_add_test(tc, partition_hash_is_fnv1a_64);
     tcase_add_test(tc, null_keys_go_round_robin_and_explicit_partitions_are_kept);
     tcase_add_test(tc, read_returns_records_with_keys_headers_and_timestamps);
+    tcase_add_test(tc, headers_json_is_valid_json_whatever_the_headers_hold);
     tcase_add_test(tc, read_limits_by_records_and_bytes_and_stops_at_high_water);
     tcase_add_test(tc, read_snapshot_stays_valid_while_others_append_and_trim);
     tcase_add_test(tc, trim_by_offset_time_and_bytes_keeps_high_water);

@@ -1,12 +1,13 @@
 /*
- * utf8.h - the UTF-8 check the plugins share (header only: each plugin is
- * its own module, so each gets its own copy of these inline functions).
+ * utf8.h - the UTF-8 check the core and the plugins share (header only:
+ * each plugin is its own module, so each gets its own copy of these inline
+ * functions).
  *
  * Well-formed means RFC 3629: no overlong forms, no surrogates
  * (U+D800..U+DFFF), nothing above U+10FFFF.
  */
-#ifndef LOAMS_PLUGINS_COMMON_UTF8_H
-#define LOAMS_PLUGINS_COMMON_UTF8_H
+#ifndef LOAMS_COMMON_UTF8_H
+#define LOAMS_COMMON_UTF8_H
 
 #include <stddef.h>
 #include <stdint.h>
