@@ -95,8 +95,9 @@ LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
 tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h core/units.c
 tests_fuzz_fuzz_units_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_stream_record_SOURCES = tests/fuzz/fuzz-stream-record.c tests/fuzz/fuzz_input.h \
-	core/streamlog_record.c
-tests_fuzz_fuzz_stream_record_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+	core/streamlog_record.c core/buf.c
+tests_fuzz_fuzz_stream_record_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
+tests_fuzz_fuzz_stream_record_LDADD = $(CJSON_LIBS)
 tests_fuzz_fuzz_node_config_SOURCES = tests/fuzz/fuzz-node-config.c core/node_config.c
 tests_fuzz_fuzz_node_config_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_node_config_LDADD = $(LOAMS_FUZZ_LDADD)

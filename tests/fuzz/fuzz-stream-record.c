@@ -2,7 +2,8 @@
  * (core/streamlog_record.c).  Two properties:
  *   - any bytes decode to 0 or LOAMS_ECORRUPT; a decoded record's key,
  *     headers and value lie inside the bytes, and iterating its headers
- *     ends (0 or LOAMS_ECORRUPT) with every header inside them;
+ *     ends (0 or LOAMS_ECORRUPT) with every header inside them; the
+ *     headers' JSON is well-formed UTF-8 that cJSON parses as an object;
  *   - a record built from the input (key or none, up to 8 headers, value,
  *     timestamp) encodes into exactly loams__record_encoded_size() bytes
  *     and decodes back to the same key, headers, value and timestamp. */
@@ -13,6 +14,10 @@
 
 #include <loams/status.h>
 
+#include <cjson/cJSON.h>
+
+#include "../../common/utf8.h"
+#include "buf.h"
 #include "fuzz_input.h"
 #include "streamlog_backend.h"
 
@@ -49,6 +54,24 @@ static void check_decode(const uint8_t *src, size_t len)
         }
         prev = pos;
     }
+    loams_buf *b;
+    if (loams_buf_create(&b) != 0) {
+        return;
+    }
+    if (loams_stream_headers_json(r.headers, r.headers_len, b) == 0) {
+        size_t n;
+        const char *text = loams_buf_data(b, &n);
+        if (n > 0) {
+            cJSON *o = cJSON_ParseWithLength(text, n);
+            if (loams__utf8_valid_prefix((const unsigned char *)text, n) != n || o == NULL ||
+                !cJSON_IsObject(o)) {
+                fprintf(stderr, "the headers' JSON is not a valid object: %.*s\n", (int)n, text);
+                abort();
+            }
+            cJSON_Delete(o);
+        }
+    }
+    loams_buf_free(b);
 }
 
 static void check_round_trip(fuzz_input *in)
