@@ -125,6 +125,12 @@ typedef int (*loams_udf_fn)(loams_ctx *ctx, void *userdata, const loams_value *a
  * `size` tells a plugin which members exist (a member exists when its offset
  * is below size).  Every function pointer in a host's table is non-NULL.
  */
+/* Non-zero when host table h has member m: a host built against older
+ * headers has a smaller table (h->size), so a plugin checks this before it
+ * calls a function added after the ABI minor it needs, and does without it
+ * (or refuses to open) on an older host. */
+#define LOAMS_HOST_HAS(h, m) ((h)->size >= offsetof(loams_host_api, m) + sizeof((h)->m))
+
 typedef struct loams_host_api {
     uint32_t size;      /* sizeof(loams_host_api) as the host was built */
     uint32_t abi_major; /* LOAMS_ABI_MAJOR of the host */

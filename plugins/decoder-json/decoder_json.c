@@ -711,8 +711,7 @@ static const char *column_name(const char *name, char renamed[16])
  * decoder (always, on a host older than ABI 1.2). */
 static int member_wanted(const loams_batch *batch, const char *name, size_t len)
 {
-    if (host->size < offsetof(loams_host_api, batch_column_wanted) +
-                         sizeof host->batch_column_wanted) {
+    if (!LOAMS_HOST_HAS(host, batch_column_wanted)) {
         return 1;
     }
     char renamed[16];

@@ -1175,7 +1175,7 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
                       void **state)
 {
     *state = NULL;
-    if (host->size < offsetof(loams_host_api, buf_reset) + sizeof host->buf_reset) {
+    if (!LOAMS_HOST_HAS(host, buf_reset)) {
         host->set_error(ctx,
                         "target-graph needs host ABI 1.1 (buf_create); this host is %u.%u: "
                         "upgrade loams-host",

@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +230,7 @@ int loams__ice_key(ice *t, char *out, size_t size, const char *fmt, ...)
 
 int loams__ice_uri(ice *t, const char *key, char *out, size_t size)
 {
-    if (host->size < offsetof(loams_host_api, store_uri) + sizeof host->store_uri) {
+    if (!LOAMS_HOST_HAS(host, store_uri)) {
         return loams__ice_fail(t, LOAMS_EUNSUPPORTED,
                                "target-iceberg needs host ABI 1.2 (store_uri) to name its files; "
                                "this host is %u.%u: upgrade loams-host",
@@ -497,6 +496,28 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 /* Plans the schema for a batch: new columns, widening, or LOAMS_ESCHEMA.
  * Nothing changes unless every column is acceptable. */
+/* Column col's cells when the host gives whole columns (ABI 1.3), else
+ * NULL (and for col < 0): read them with cell_at. */
+static const loams_value *column_cells(const loams_batch *b, long col)
+{
+    return col >= 0 && LOAMS_HOST_HAS(host, batch_column_cells)
+               ? host->batch_column_cells(b, (size_t)col)
+               : NULL;
+}
+
+/* Row r of column col: from its cells (column_cells) when there are, else
+ * by batch_get; NULL when col < 0 or it cannot be read. */
+static loams_value cell_at(const loams_batch *b, const loams_value *cells, long col, size_t r)
+{
+    loams_value v = {.type = LOAMS_T_NULL};
+    if (cells != NULL) {
+        v = cells[r];
+    } else if (col >= 0 && host->batch_get(b, r, (size_t)col, &v) != 0) {
+        v.type = LOAMS_T_NULL;
+    }
+    return v;
+}
+
 static int plan_schema(ice *t, loams_batch *b, size_t nrows, size_t ncols)
 {
     loams__ice_schema next;
@@ -505,21 +526,14 @@ static int plan_schema(ice *t, loams_batch *b, size_t nrows, size_t ncols)
     if (rc != 0) {
         return loams__ice_fail(t, rc, "out of memory");
     }
-    int whole = host->size >= offsetof(loams_host_api, batch_column_cells) +
-                                 sizeof host->batch_column_cells;
     for (size_t c = 0; c < ncols && rc == 0; c++) {
         const char *name = host->batch_column_name(b, c);
         long fi = loams__ice_schema_find(&next, name);
         uint32_t seen = 0; /* bit per loams_type */
         int need_long = 0, need_double = 0;
-        const loams_value *cells = whole ? host->batch_column_cells(b, c) : NULL;
+        const loams_value *cells = column_cells(b, (long)c);
         for (size_t r = 0; r < nrows; r++) {
-            loams_value v;
-            if (cells != NULL) {
-                v = cells[r];
-            } else if (host->batch_get(b, r, c, &v) != 0) {
-                continue;
-            }
+            loams_value v = cell_at(b, cells, (long)c, r);
             if (v.type == LOAMS_T_NULL) {
                 continue;
             }
@@ -722,15 +736,9 @@ static int do_write(ice *t, loams_batch *b)
         t->cells = cells;
         t->cap_row = n;
     }
-    /* each field's column at once where the host can (ABI 1.3), else cell
-     * by cell */
-    int whole = host->size >= offsetof(loams_host_api, batch_column_cells) +
-                                 sizeof host->batch_column_cells;
     for (size_t i = 0; i < n; i++) {
         t->colmap[i] = host->batch_column_find(b, t->work.fields[i].name);
-        t->cells[i] = whole && t->colmap[i] >= 0
-                          ? host->batch_column_cells(b, (size_t)t->colmap[i])
-                          : NULL;
+        t->cells[i] = column_cells(b, t->colmap[i]);
     }
     /* Rows go to the writer WRITE_SLICE at a time (one call validates and
      * appends them column by column); src[k] is the batch row of slot k. */
@@ -742,12 +750,7 @@ static int do_write(ice *t, loams_batch *b)
         loams__pq_value *row = &t->row[k * n];
         int bad = 0;
         for (size_t i = 0; i < n && !bad; i++) {
-            loams_value v = {.type = LOAMS_T_NULL};
-            if (t->cells[i] != NULL) {
-                v = t->cells[i][r];
-            } else if (t->colmap[i] >= 0) {
-                host->batch_get(b, r, (size_t)t->colmap[i], &v);
-            }
+            loams_value v = cell_at(b, t->cells[i], t->colmap[i], r);
             bad = convert(t, &t->work.fields[i], &v, &row[i], b, r);
         }
         if (bad) {
@@ -1020,7 +1023,7 @@ static int ice_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *
                     void **state)
 {
     *state = NULL;
-    if (host->size < offsetof(loams_host_api, buf_reset) + sizeof host->buf_reset) {
+    if (!LOAMS_HOST_HAS(host, buf_reset)) {
         host->set_error(ctx, "target-iceberg needs host ABI 1.1 (buf_create); this host is "
                              "%u.%u: upgrade loams-host",
                         host->abi_major, host->abi_minor);

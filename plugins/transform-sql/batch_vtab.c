@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -293,12 +292,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         sqlite3_result_null(ctx);
         return SQLITE_OK;
     }
-    if (st->vcol_cells[i] != NULL) {
-        v = st->vcol_cells[i][c->row];
-        rc = 0;
-    } else {
-        rc = loams__sql_host->batch_get(st->in, c->row, (size_t)col, &v);
-    }
+    rc = loams__sql_vtab_cell(st, (size_t)i, c->row, &v);
     if (rc) {
         st->fatal = rc;
         sqlite3_result_error(ctx, "cannot read a cell of the input batch", -1);
@@ -470,8 +464,7 @@ int loams__sql_vtab_create(loams__sql_state *st)
 void loams__sql_vtab_map(loams__sql_state *st, const loams_batch *in)
 {
     const loams_host_api *h = loams__sql_host;
-    int whole = h->size >= offsetof(loams_host_api, batch_column_cells) +
-                               sizeof h->batch_column_cells;
+    int whole = LOAMS_HOST_HAS(h, batch_column_cells);
     size_t ncols = loams__sql_host->batch_columns(in);
     for (size_t i = 0; i < st->nvcols; i++) {
         long col = loams__sql_host->batch_column_find(in, st->vcol_names[i]);
@@ -489,4 +482,18 @@ void loams__sql_vtab_map(loams__sql_state *st, const loams_batch *in)
          * the input batch, so the array stays valid through it */
         st->vcol_cells[i] = whole && col >= 0 ? h->batch_column_cells(in, (size_t)col) : NULL;
     }
+}
+
+int loams__sql_vtab_cell(const loams__sql_state *st, size_t vcol, size_t row, loams_value *v)
+{
+    long col = st->vcol_map[vcol];
+    if (col < 0) {
+        *v = (loams_value){.type = LOAMS_T_NULL};
+        return 0;
+    }
+    if (st->vcol_cells[vcol] != NULL) {
+        *v = st->vcol_cells[vcol][row];
+        return 0;
+    }
+    return loams__sql_host->batch_get(st->in, row, (size_t)col, v);
 }

@@ -322,18 +322,9 @@ static int64_t real_to_integer(double r)
  * LOAMS_T_NULL for a field the batch lacks and for NaN. */
 static int read_cell(loams__sql_state *st, const direct_item *it, size_t row, loams_value *v)
 {
-    long col = st->vcol_map[it->vcol];
-    if (col < 0) {
-        v->type = LOAMS_T_NULL;
-        return 0;
-    }
-    if (st->vcol_cells[it->vcol] != NULL) {
-        *v = st->vcol_cells[it->vcol][row];
-    } else {
-        int rc = loams__sql_host->batch_get(st->in, row, (size_t)col, v);
-        if (rc) {
-            return rc;
-        }
+    int rc = loams__sql_vtab_cell(st, it->vcol, row, v);
+    if (rc) {
+        return rc;
     }
     if (v->type == LOAMS_T_FLOAT64 && isnan(v->u.f)) {
         v->type = LOAMS_T_NULL; /* sqlite3_result_double() makes NaN a NULL */

@@ -151,6 +151,12 @@ int loams__sql_vtab_add_column(loams__sql_state *st, const char *name);
  * then ignoring ASCII case); a field the batch lacks reads as NULL. */
 void loams__sql_vtab_map(loams__sql_state *st, const loams_batch *in);
 
+/* Reads virtual table column vcol of input row `row` as mapped by the last
+ * loams__sql_vtab_map (from the column's cells when the host gives whole
+ * columns, else by batch_get); a field the batch lacks reads as NULL.
+ * Returns batch_get's status. */
+int loams__sql_vtab_cell(const loams__sql_state *st, size_t vcol, size_t row, loams_value *v);
+
 /* Notes a cell pointer handed to SQLite for the current row. */
 void loams__sql_note_stable(loams__sql_state *st, const void *ptr);
 
