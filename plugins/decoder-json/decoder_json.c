@@ -719,6 +719,14 @@ static int member_wanted(const loams_batch *batch, const char *name, size_t len)
     return host->batch_column_wanted(batch, col, col == name ? len : strlen(col));
 }
 
+/* Member m at position k is the name of slot sl (this batch's). */
+static void take_slot(json_member *m, const name_slot *sl, size_t k)
+{
+    m->skip = !sl->wanted;
+    m->slot = (int)k;
+    m->name_off = SIZE_MAX;
+}
+
 /* Sets m->skip (and m->slot) for the member at position k, whose unescaped
  * name is name[0..m->name_len), from its name_slot when the slot holds the
  * same name for this batch (m->name_off is then SIZE_MAX: the slot has the
@@ -731,9 +739,7 @@ static int member_slot(json_state *s, const loams_batch *batch, size_t k, json_m
     name_slot *sl = k < MAX_NAME_SLOTS ? &s->slots[k] : NULL;
     if (sl != NULL && sl->gen == s->gen && sl->len == m->name_len &&
         memcmp(sl->name, name, m->name_len) == 0) {
-        m->skip = !sl->wanted;
-        m->slot = (int)k;
-        m->name_off = SIZE_MAX;
+        take_slot(m, sl, k);
         return 0;
     }
     if (name != s->scratch + *o) {
@@ -803,9 +809,7 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
             c->p[c->i + 1 + sl->len] == '"' && memcmp(c->p + c->i + 1, sl->name, sl->len) == 0) {
             c->i += sl->len + 2;
             m->name_len = sl->len;
-            m->skip = !sl->wanted;
-            m->slot = (int)*n_members;
-            m->name_off = SIZE_MAX;
+            take_slot(m, sl, *n_members);
             goto colon;
         }
         int raw;
