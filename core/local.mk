@@ -1,81 +1,100 @@
 # core: the loams-host program.  Everything but main.c goes into a
-# convenience library that the unit tests link too.
+# convenience library that the unit tests link too.  One block per folder;
+# each folder owns one part of the architecture (docs/ARCHITECTURE.md).
 
 noinst_LTLIBRARIES += core/libloams-core.la
-core_libloams_core_la_SOURCES = \
-	core/status.c core/status.h \
-	core/log.c core/log.h \
-	core/failpoint.c core/failpoint.h \
-	core/cli.h \
-	core/metastore.c core/metastore.h core/metastore_backend.h \
-	core/metastore_lmdb.c core/lmdb_gate.c core/lmdb_gate.h \
-	core/lease.c core/lease.h \
-	core/commit.c core/commit.h \
-	core/link_catalog.c core/link_catalog.h
-core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS)
-core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS)
+core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(LUA_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(ZSTD_CFLAGS) $(MHD_CFLAGS)
+core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS) \
+	$(LUA_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) $(ZSTD_LIBS) $(MHD_LIBS)
 
 bin_PROGRAMS += core/loams-host
 core_loams_host_SOURCES = core/main.c
 core_loams_host_CFLAGS = $(AM_CFLAGS)
 core_loams_host_LDADD = core/libloams-core.la
 
-# The worker: scheduler, task runner, config and the serve daemon.
-core_libloams_core_la_SOURCES += \
-	core/scheduler.c core/scheduler.h \
-	core/node_config.c core/node_config.h \
-	core/worker.c core/worker.h \
-	core/test_tasks.c core/test_tasks.h \
-	core/periodic_source.c core/periodic_source.h \
-	core/retention_source.c core/retention_source.h \
-	core/gc.c core/gc.h core/gc_source.c core/gc_source.h \
-	core/write_journal.c core/write_journal.h \
-	core/cmd_serve.c
+# base/: status codes and their text, the log, failpoints, sizes and durations.
+core_libloams_core_la_SOURCES = \
+	core/base/status.c core/base/status.h \
+	core/base/log.c core/base/log.h \
+	core/base/failpoint.c core/base/failpoint.h \
+	core/base/units.c core/base/units.h
 
-# The host side of the plugin ABI: batches, options, stores, the API table.
+# meta/: the metastore (front, backend seam, LMDB backend and its gate),
+# task leases, and the commit protocol's pointer and fenced transaction.
 core_libloams_core_la_SOURCES += \
-	core/record.h \
-	core/batch.c core/batch.h \
-	core/offsets.c core/offsets.h \
-	core/keylist.c core/keylist.h \
-	core/buf.c core/buf.h \
-	core/units.c core/units.h \
-	core/plugin_ctx.c core/plugin_ctx.h \
-	core/udf.c core/udf.h \
-	core/store.c core/store.h \
-	core/host_api.c core/host_api.h
+	core/meta/metastore.c core/meta/metastore.h core/meta/metastore_backend.h \
+	core/meta/metastore_result.c \
+	core/meta/metastore_lmdb.c core/meta/lmdb_gate.c core/meta/lmdb_gate.h \
+	core/meta/lease.c core/meta/lease.h \
+	core/meta/commit.c core/meta/commit.h
 
-# The stream log (catalog + embedded LMDB backend), object names.
+# stream/: the stream log (catalog, record encoding, embedded LMDB
+# backend) and retention.
 core_libloams_core_la_SOURCES += \
-	core/objname.c core/objname.h \
-	core/streamlog.c core/streamlog.h \
-	core/streamlog_backend.h core/streamlog_record.c \
-	core/streamlog_lmdb.c \
-	core/ddl.c core/ddl.h \
-	core/retention.c core/retention.h \
-	core/datadir.c core/datadir.h \
-	core/ddl_exec.c core/ddl_exec.h \
-	core/table_catalog.c core/table_catalog.h
-core_loams_host_SOURCES += core/cmd_sql.c core/cmd_produce.c core/cmd_stream.c
+	core/stream/record.h \
+	core/stream/streamlog.c core/stream/streamlog.h \
+	core/stream/streamlog_backend.h core/stream/streamlog_record.c \
+	core/stream/streamlog_lmdb.c \
+	core/stream/retention.c core/stream/retention.h \
+	core/stream/retention_source.c core/stream/retention_source.h
 
-# The plugin registry, the shared command-line options, and the commands
-# that list plugins and versions (--version reports every linked library).
+# catalog/: object names and the stored definitions (links, tables), and
+# the system.links view.
 core_libloams_core_la_SOURCES += \
-	core/registry.c core/registry.h \
-	core/cli_args.c core/cli_args.h \
-	core/cmd_list_plugins.c core/cmd_version.c core/cmd_selfcheck.c
-core_libloams_core_la_CFLAGS += $(LUA_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) \
-	$(ZSTD_CFLAGS) $(MHD_CFLAGS)
-core_libloams_core_la_LIBADD += $(LUA_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) $(ZSTD_LIBS) \
-	$(MHD_LIBS)
+	core/catalog/objname.c core/catalog/objname.h \
+	core/catalog/link_catalog.c core/catalog/link_catalog.h \
+	core/catalog/table_catalog.c core/catalog/table_catalog.h \
+	core/catalog/system_links.c core/catalog/system_links.h
 
-# Links: DDL, system.links, the node handles, links and search commands.
+# sql/: the DDL grammar and what each statement does.
 core_libloams_core_la_SOURCES += \
-	core/link_ddl.c core/link_ddl.h \
-	core/system_links.c core/system_links.h \
-	core/node.c core/node.h \
-	core/link_runtime.c core/link_runtime.h \
-	core/target_query.c core/target_query.h \
-	core/cmd_links.c core/cmd_gc.c core/cmd_search.c core/cmd_collection.c \
-	core/cmd_graph.c \
-	core/cmd_table.c
+	core/sql/ddl.c core/sql/ddl.h \
+	core/sql/ddl_exec.c core/sql/ddl_exec.h \
+	core/sql/link_ddl.c core/sql/link_ddl.h
+
+# abi/: the host side of the plugin ABI: the registry, the host API table
+# and the opaque types it hands out (batches, offsets, key lists, buffers,
+# contexts, UDFs, object stores).
+core_libloams_core_la_SOURCES += \
+	core/abi/registry.c core/abi/registry.h \
+	core/abi/host_api.c core/abi/host_api.h \
+	core/abi/plugin_ctx.c core/abi/plugin_ctx.h \
+	core/abi/batch.c core/abi/batch.h \
+	core/abi/offsets.c core/abi/offsets.h \
+	core/abi/keylist.c core/abi/keylist.h \
+	core/abi/buf.c core/abi/buf.h \
+	core/abi/udf.c core/abi/udf.h \
+	core/abi/store.c core/abi/store.h
+
+# run/: a node: its settings, its handles, the worker (task runs under
+# leases) and the scheduler's start order.
+core_libloams_core_la_SOURCES += \
+	core/run/node_config.c core/run/node_config.h \
+	core/run/node.c core/run/node.h \
+	core/run/scheduler.c core/run/scheduler.h \
+	core/run/worker.c core/run/worker.h \
+	core/run/periodic_source.c core/run/periodic_source.h \
+	core/run/test_tasks.c core/run/test_tasks.h
+
+# link/: a link run: resume, apply, on_error, dead letters, the commit cycle.
+core_libloams_core_la_SOURCES += \
+	core/link/link_runtime.c core/link/link_runtime.h
+
+# gc/: write intents and garbage collection of object-store files.
+core_libloams_core_la_SOURCES += \
+	core/gc/write_journal.c core/gc/write_journal.h \
+	core/gc/gc.c core/gc/gc.h core/gc/gc_source.c core/gc/gc_source.h
+
+# cli/: the commands (one cmd_<name>.c each, listed in main.c) and what
+# they share: options, opening a data dir, querying a target.
+core_libloams_core_la_SOURCES += \
+	core/cli/cli.h \
+	core/cli/cli_args.c core/cli/cli_args.h \
+	core/cli/datadir.c core/cli/datadir.h \
+	core/cli/target_query.c core/cli/target_query.h \
+	core/cli/cmd_serve.c core/cli/cmd_list_plugins.c core/cli/cmd_version.c \
+	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c \
+	core/cli/cmd_search.c core/cli/cmd_collection.c core/cli/cmd_graph.c \
+	core/cli/cmd_table.c
+core_loams_host_SOURCES += core/cli/cmd_sql.c core/cli/cmd_produce.c core/cli/cmd_stream.c

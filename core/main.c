@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_args.h"
+#include "cli/cli.h"
+#include "cli/cli_args.h"
 
 /* One row per command.  The description's first line is the summary; the
  * lines after it document the command's own options, one per line. */

@@ -1,6 +1,6 @@
-# plugins: one folder per plugin, each with its own fragment.  common/ (at
-# the top) holds header-only helpers the core and the plugins share.
-EXTRA_DIST += common/utf8.h
+# plugins: one folder per plugin, each with its own fragment.  kit/ is the
+# plugin kit: the code the plugins (and the core) share.
+EXTRA_DIST += plugins/kit/include/loams/kit/utf8.h
 check_PROGRAMS += tests/unit/test_utf8
 TESTS += tests/unit/test_utf8
 tests_unit_test_utf8_SOURCES = tests/unit/test_utf8.c

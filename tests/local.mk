@@ -78,7 +78,7 @@ EXTRA_DIST += tests/fuzz/corpus
 
 # The DDL parser.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-ddl
-tests_fuzz_fuzz_ddl_SOURCES = tests/fuzz/fuzz-ddl.c core/ddl.c core/objname.c
+tests_fuzz_fuzz_ddl_SOURCES = tests/fuzz/fuzz-ddl.c core/sql/ddl.c core/catalog/objname.c
 tests_fuzz_fuzz_ddl_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 
 # decoder-json, through the real host; cJSON is its reference.
@@ -92,13 +92,13 @@ tests_fuzz_fuzz_decoder_json_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS)
 # sizes and durations, the stored stream record, the node config file.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
 	tests/fuzz/fuzz-node-config
-tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h core/units.c
+tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h core/base/units.c
 tests_fuzz_fuzz_units_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_stream_record_SOURCES = tests/fuzz/fuzz-stream-record.c tests/fuzz/fuzz_input.h \
-	core/streamlog_record.c core/buf.c
+	core/stream/streamlog_record.c core/abi/buf.c
 tests_fuzz_fuzz_stream_record_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
 tests_fuzz_fuzz_stream_record_LDADD = $(CJSON_LIBS)
-tests_fuzz_fuzz_node_config_SOURCES = tests/fuzz/fuzz-node-config.c core/node_config.c
+tests_fuzz_fuzz_node_config_SOURCES = tests/fuzz/fuzz-node-config.c core/run/node_config.c
 tests_fuzz_fuzz_node_config_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_node_config_LDADD = $(LOAMS_FUZZ_LDADD)
 # The Iceberg target's Avro (manifests) and Parquet (data files) readers,
@@ -137,7 +137,7 @@ tests_fuzz_fuzz_collection_query_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS)
 tests_fuzz_fuzz_collection_query_LDADD = plugins/target-collection/libcollection.la $(CJSON_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz_input.h
 EXTRA_DIST += tests/fuzz/run-fuzzers.sh
-# metastore and leases (core/metastore*.c, core/lease.c)
+# metastore and leases (core/meta/)
 check_PROGRAMS += tests/unit/test_metastore tests/unit/test_lease
 TESTS += tests/unit/test_metastore tests/unit/test_lease
 tests_unit_test_metastore_SOURCES = tests/unit/test_metastore.c

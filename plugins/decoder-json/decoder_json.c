@@ -54,7 +54,7 @@
 
 #include <loams/plugin.h>
 
-#include "../../common/utf8.h"
+#include "loams/kit/utf8.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

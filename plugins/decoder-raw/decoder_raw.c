@@ -21,7 +21,7 @@
 
 #include <loams/plugin.h>
 
-#include "../../common/utf8.h"
+#include "loams/kit/utf8.h"
 
 static const loams_host_api *host;
 

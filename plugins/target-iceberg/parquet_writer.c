@@ -22,7 +22,7 @@
 
 #include <loams/status.h>
 
-#include "../../common/utf8.h"
+#include "loams/kit/utf8.h"
 #include "parquet_encoding.h"
 #include "thrift_compact.h"
 

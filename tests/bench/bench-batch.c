@@ -1,5 +1,5 @@
 /*
- * bench-batch.c - how fast the host's record batch (core/batch.c) fills and
+ * bench-batch.c - how fast the host's record batch (core/abi/batch.c) fills and
  * reads, next to a reference measured in the same run.
  *
  * Workload: 1,000,000 stream records (16-byte key, 100-byte value) built
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "batch.h"
+#include "abi/batch.h"
 
 #define RECORDS 1000000
 #define BATCH 10000

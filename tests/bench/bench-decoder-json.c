@@ -12,9 +12,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "batch.h"
-#include "host_api.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/host_api.h"
+#include "abi/plugin_ctx.h"
 #include "ticket_gen.h"
 
 #define RECORDS 500000

@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "metastore.h"
-#include "streamlog.h"
+#include "meta/metastore.h"
+#include "stream/streamlog.h"
 
 typedef struct result {
     double append_s, read_s;         /* wall clock */

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "metastore.h"
+#include "meta/metastore.h"
 
 #define VALUE_BYTES 100
 #define MAX_PROCS 8

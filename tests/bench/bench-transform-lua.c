@@ -28,8 +28,8 @@
 
 #include <loams/plugin.h>
 
-#include "batch.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/plugin_ctx.h"
 #include "plugin_loader.h"
 #include "ticket_records.h"
 

@@ -22,9 +22,9 @@
 
 #include <loams/plugin.h>
 
-#include "batch.h"
-#include "host_api.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/host_api.h"
+#include "abi/plugin_ctx.h"
 #include "ticket_records.h"
 
 static const char seed_select[] =

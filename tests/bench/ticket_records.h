@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record.h"
+#include "stream/record.h"
 
 #define TICKET_RECORDS_TS0 INT64_C(1790000000000000)
 /* Bytes of `data` one record may take (JSON value and key). */

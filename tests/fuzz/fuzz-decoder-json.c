@@ -18,9 +18,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "batch.h"
-#include "host_api.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/host_api.h"
+#include "abi/plugin_ctx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

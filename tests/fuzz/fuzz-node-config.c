@@ -1,5 +1,5 @@
 /* fuzz-node-config.c - libFuzzer target for the node config file parser
- * (core/node_config.c): any bytes as a config file must load or fail with
+ * (core/run/node_config.c): any bytes as a config file must load or fail with
  * -EINVAL and a message that starts with FILE:LINE, never crash, leak or
  * read out of bounds; and a config that loaded, dumped in the file format
  * (loams-host config), must load again into the same settings, i.e. dump
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "node_config.h"
+#include "run/node_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

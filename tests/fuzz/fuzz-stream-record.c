@@ -1,5 +1,5 @@
 /* fuzz-stream-record.c - libFuzzer target for the stored record encoding
- * (core/streamlog_record.c).  Two properties:
+ * (core/stream/streamlog_record.c).  Two properties:
  *   - any bytes decode to 0 or LOAMS_ECORRUPT; a decoded record's key,
  *     headers and value lie inside the bytes, and iterating its headers
  *     ends (0 or LOAMS_ECORRUPT) with every header inside them; the
@@ -16,10 +16,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "../../common/utf8.h"
-#include "buf.h"
+#include "loams/kit/utf8.h"
+#include "abi/buf.h"
 #include "fuzz_input.h"
-#include "streamlog_backend.h"
+#include "stream/streamlog_backend.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

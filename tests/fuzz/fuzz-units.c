@@ -1,4 +1,4 @@
-/* fuzz-units.c - libFuzzer target for sizes and durations (core/units.c):
+/* fuzz-units.c - libFuzzer target for sizes and durations (core/base/units.c):
  * any text must parse or fail with LOAMS_EINPUT and a message; a parsed
  * value, formatted, must parse back to the same value; and any size or
  * non-negative duration taken from the input's bytes, formatted, must parse
@@ -11,7 +11,7 @@
 #include <loams/status.h>
 
 #include "fuzz_input.h"
-#include "units.h"
+#include "base/units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

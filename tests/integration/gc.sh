@@ -1,6 +1,6 @@
 #!/bin/bash
 # gc.sh - GC deletes exactly the object-store files that no commit
-# references (core/gc.c, core/write_journal.c): after nodes crash with
+# references (core/gc/gc.c, core/gc/write_journal.c): after nodes crash with
 # files written but not committed (link.before_commit, store.write), a
 # node that resumes the link and runs GC with no grace period leaves a
 # collection whose files are exactly those of its newest manifest, every

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metastore.h"
+#include "meta/metastore.h"
 
 static int fail(const char *what, int rc, const loams_meta_err *err)
 {

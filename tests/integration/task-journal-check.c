@@ -1,6 +1,6 @@
 /*
  * task-journal-check.c - verifies what the test task source journaled
- * (core/test_tasks.h: lines "task epoch node start_ms end_ms") and what the
+ * (core/run/test_tasks.h: lines "task epoch node start_ms end_ms") and what the
  * leases say, for tests/integration/worker-serve.sh.
  *
  *   task-journal-check overlap JOURNAL
@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "metastore.h"
+#include "meta/metastore.h"
 
 typedef struct line {
     char task[128];
@@ -245,7 +245,7 @@ static int check_handover(const char *held_file, const char *node, int64_t at_ms
 }
 
 /* Counts unexpired leases per owner (the lease record format is
- * core/lease.h's: "epoch=E deadline=MS ttl=MS owner=NODE"). */
+ * core/meta/lease.h's: "epoch=E deadline=MS ttl=MS owner=NODE"). */
 static int print_holders(const loams_meta_range_result *r, const char *only)
 {
     struct timespec ts;

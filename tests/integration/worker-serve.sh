@@ -1,6 +1,6 @@
 #!/bin/bash
 # worker-serve.sh - three `loams-host serve` processes on one data dir with
-# the test task source (core/test_tasks.h) and a 1 s lease TTL:
+# the test task source (core/run/test_tasks.h) and a 1 s lease TTL:
 #   1. every task runs on exactly one node at a time (journal: no overlap);
 #   2. SIGKILL one node: its tasks resume elsewhere within TTL + poll (+ slack);
 #   3. SIGSTOP one node past its TTL: its tasks move; after SIGCONT every

@@ -9,8 +9,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "batch.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/plugin_ctx.h"
 
 typedef struct decoder_run {
     const loams_plugin_descriptor *desc;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry.h"
+#include "abi/registry.h"
 
 #define MAX_OPEN 8
 

@@ -1,6 +1,6 @@
 /*
  * plugin_loader.h - loads a built plugin module for a unit test through
- * the real plugin registry (core/registry.h): the same checks, the same
+ * the real plugin registry (core/abi/registry.h): the same checks, the same
  * libltdl loading and the real host API table as loams-host.
  *
  * test_plugin_load("store-fs") opens a registry on the build directory of

@@ -1,5 +1,5 @@
 /*
- * test_batch.c - the record batch (core/batch.c): cells, dynamic columns,
+ * test_batch.c - the record batch (core/abi/batch.c): cells, dynamic columns,
  * origins, failures, input batches, copying semantics and reuse.
  */
 #include <check.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "abi/batch.h"
 
 static loams_batch *b;
 

@@ -1,12 +1,12 @@
 /*
- * test_buf.c - the growable byte buffer (core/buf.c).
+ * test_buf.c - the growable byte buffer (core/abi/buf.c).
  */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "abi/buf.h"
 
 START_TEST(test_append_grows_and_stays_nul_terminated)
 {

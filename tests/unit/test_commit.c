@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commit.h"
-#include "keylist.h"
-#include "lease.h"
-#include "offsets.h"
+#include "meta/commit.h"
+#include "abi/keylist.h"
+#include "meta/lease.h"
+#include "abi/offsets.h"
 
 static char dir[256];
 static loams_meta *meta;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddl.h"
+#include "sql/ddl.h"
 
 static loams_ddl_script *parse_ok(const char *src)
 {

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "failpoint.h"
+#include "base/failpoint.h"
 
 static long now_ms(void)
 {

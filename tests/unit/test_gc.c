@@ -1,5 +1,5 @@
 /*
- * test_gc.c - core/gc.c and core/write_journal.c over a real metastore and
+ * test_gc.c - core/gc/gc.c and core/gc/write_journal.c over a real metastore and
  * store-fs: intents are recorded before writes and deleted by the commit
  * that references their objects; intents of runs that are over become
  * orphans (and only those); orphan and obsolete files are deleted after the
@@ -14,14 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gc.h"
-#include "lease.h"
-#include "log.h"
-#include "metastore.h"
+#include "gc/gc.h"
+#include "meta/lease.h"
+#include "base/log.h"
+#include "meta/metastore.h"
 #include "plugin_loader.h"
-#include "status.h"
-#include "store.h"
-#include "write_journal.h"
+#include "base/status.h"
+#include "abi/store.h"
+#include "gc/write_journal.h"
 
 static char dir[64];
 static loams_meta *meta;

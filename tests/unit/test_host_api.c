@@ -1,13 +1,13 @@
 /*
- * test_host_api.c - the host API table (core/host_api.c): ABI 1.3, every
+ * test_host_api.c - the host API table (core/abi/host_api.c): ABI 1.3, every
  * member present, and calls through it reach the core.
  */
 #include <check.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "batch.h"
-#include "host_api.h"
+#include "abi/batch.h"
+#include "abi/host_api.h"
 
 START_TEST(test_table_is_abi_1_3_and_every_member_is_set)
 {

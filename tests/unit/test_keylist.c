@@ -1,12 +1,12 @@
 /*
- * test_keylist.c - the list of object keys (core/keylist.c).
+ * test_keylist.c - the list of object keys (core/abi/keylist.c).
  */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "keylist.h"
+#include "abi/keylist.h"
 
 START_TEST(test_keys_are_copied_and_kept_in_order)
 {

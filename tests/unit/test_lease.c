@@ -1,5 +1,5 @@
 /*
- * test_lease.c - leases and fences (core/lease.c) with a clock the test
+ * test_lease.c - leases and fences (core/meta/lease.c) with a clock the test
  * moves by hand: acquire, renew, re-take at the same epoch after expiry,
  * takeover with a higher epoch, fencing of renewals and transactions,
  * release, races decided by the metastore.
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lease.h"
+#include "meta/lease.h"
 
 static char dir[256];
 static loams_meta *m;

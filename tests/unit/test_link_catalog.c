@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "link_catalog.h"
+#include "catalog/link_catalog.h"
 
 static char dir[256];
 static loams_meta *meta;

@@ -1,5 +1,5 @@
 /*
- * test_lmdb_gate.c - the gate in front of LMDB's mutexes (core/lmdb_gate.c):
+ * test_lmdb_gate.c - the gate in front of LMDB's mutexes (core/meta/lmdb_gate.c):
  * it excludes other processes, is handed on when its holder is killed, and
  * its two gates are independent.
  */
@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lmdb_gate.h"
+#include "meta/lmdb_gate.h"
 
 static char dir[256];
 static char path[300];

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "metastore.h"
+#include "base/log.h"
+#include "meta/metastore.h"
 
 static char dir[256];
 static char file[300];

@@ -1,5 +1,5 @@
 /*
- * test_node_config.c - core/node_config.c: defaults, the file format, environment and
+ * test_node_config.c - core/run/node_config.c: defaults, the file format, environment and
  * option precedence, value parsing and the error messages.
  */
 #include <check.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "node_config.h"
+#include "run/node_config.h"
 
 static char tmpdir[] = "/tmp/loams-test-config-XXXXXX";
 

@@ -1,11 +1,11 @@
 /*
- * test_offsets.c - the (partition -> next offset) set (core/offsets.c).
+ * test_offsets.c - the (partition -> next offset) set (core/abi/offsets.c).
  */
 #include <check.h>
 #include <errno.h>
 #include <string.h>
 
-#include "offsets.h"
+#include "abi/offsets.h"
 
 START_TEST(test_set_get_and_iteration_in_partition_order)
 {

@@ -1,5 +1,5 @@
 /*
- * test_plugin_ctx.c - the plugin context (core/plugin_ctx.c): option
+ * test_plugin_ctx.c - the plugin context (core/abi/plugin_ctx.c): option
  * validation with exact messages, defaults, secrets, errors, cancellation,
  * memory accounting, log prefix.
  */
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "plugin_ctx.h"
+#include "base/log.h"
+#include "abi/plugin_ctx.h"
 
 static const loams_option_spec opts[] = {
     {"root", LOAMS_OPT_STRING, 0, NULL, NULL, "directory"},

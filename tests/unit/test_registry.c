@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "registry.h"
-#include "udf.h"
+#include "base/log.h"
+#include "abi/registry.h"
+#include "abi/udf.h"
 
 /* The host's ABI as text ("1.1"): the messages name it. */
 #define STR(x) #x

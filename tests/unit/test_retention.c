@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "retention.h"
+#include "stream/retention.h"
 
 static char dir[256];
 static loams_meta *meta;

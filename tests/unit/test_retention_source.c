@@ -1,5 +1,5 @@
 /*
- * test_retention_source.c - core/retention_source.c: the worker runs the
+ * test_retention_source.c - core/stream/retention_source.c: the worker runs the
  * retention pass as the singleton maintenance task "retention", trims the
  * streams, records the run in the metastore, and proposes it again only
  * once the interval has passed (on the clock the test controls).
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "lease.h"
-#include "log.h"
-#include "metastore.h"
-#include "retention_source.h"
-#include "streamlog.h"
-#include "worker.h"
+#include "meta/lease.h"
+#include "base/log.h"
+#include "meta/metastore.h"
+#include "stream/retention_source.h"
+#include "stream/streamlog.h"
+#include "run/worker.h"
 
 static char dir[64];
 static loams_meta *meta;

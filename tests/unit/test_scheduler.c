@@ -1,5 +1,5 @@
 /*
- * test_scheduler.c - the start order of core/scheduler.c: priority classes,
+ * test_scheduler.c - the start order of core/run/scheduler.c: priority classes,
  * round-robin and weighted fair share across namespaces, concurrency caps
  * and byte-rate caps, with exact expected orders.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler.h"
+#include "run/scheduler.h"
 
 #define C(k, n, p)                                                                                 \
     {                                                                                              \

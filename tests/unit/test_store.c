@@ -1,5 +1,5 @@
 /*
- * test_store.c - the host-side store handle (core/store.c) against a small
+ * test_store.c - the host-side store handle (core/abi/store.c) against a small
  * in-test store plugin: dispatch, option validation, message propagation,
  * output restored on failure, vtable checks.  The real store-fs plugin has
  * its own test (test_store_fs.c).
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "host_api.h"
-#include "keylist.h"
-#include "store.h"
+#include "abi/buf.h"
+#include "abi/host_api.h"
+#include "abi/keylist.h"
+#include "abi/store.h"
 
 static const loams_host_api *host;
 

@@ -1,6 +1,6 @@
 /*
  * test_store_fs.c - the store-fs plugin, loaded as a module and driven
- * through the real host (core/store.c + the host API table): every
+ * through the real host (core/abi/store.c + the host API table): every
  * operation, every error with its message, paging, atomicity and
  * concurrency.
  */
@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "keylist.h"
+#include "abi/buf.h"
+#include "abi/keylist.h"
 #include "plugin_loader.h"
-#include "store.h"
+#include "abi/store.h"
 
 static const loams_plugin_descriptor *desc;
 static char root[256];

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "metastore.h"
-#include "streamlog.h"
+#include "meta/metastore.h"
+#include "stream/streamlog.h"
 
 static char dir[256];
 static loams_meta *meta;

@@ -24,13 +24,13 @@
 #include <loams/plugin.h>
 
 #include "avro_reader.h"
-#include "batch.h"
-#include "buf.h"
-#include "keylist.h"
-#include "offsets.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/buf.h"
+#include "abi/keylist.h"
+#include "abi/offsets.h"
+#include "abi/plugin_ctx.h"
 #include "plugin_loader.h"
-#include "store.h"
+#include "abi/store.h"
 
 static const loams_plugin_descriptor *desc;
 static const loams_target_vtable *vt;

@@ -1,6 +1,6 @@
 /*
  * test_transform_lua.c - the transform-lua plugin, loaded by the plugin
- * registry (core/registry.h) from a directory holding the built module and
+ * registry (core/abi/registry.h) from a directory holding the built module and
  * the example scripts, and run against the real host library: batches,
  * contexts with options, cancellation flags, the log.
  */
@@ -15,10 +15,10 @@
 
 #include <loams/plugin.h>
 
-#include "batch.h"
-#include "log.h"
-#include "plugin_ctx.h"
-#include "registry.h"
+#include "abi/batch.h"
+#include "base/log.h"
+#include "abi/plugin_ctx.h"
+#include "abi/registry.h"
 
 static char plugin_dir[1024];
 static loams_registry *registry;

@@ -12,12 +12,12 @@
 
 #include <loams/plugin.h>
 
-#include "batch.h"
-#include "host_api.h"
-#include "log.h"
-#include "plugin_ctx.h"
+#include "abi/batch.h"
+#include "abi/host_api.h"
+#include "base/log.h"
+#include "abi/plugin_ctx.h"
 #include "plugin_loader.h"
-#include "udf.h"
+#include "abi/udf.h"
 
 static const loams_plugin_descriptor *desc;
 static const loams_transform_vtable *vt;

@@ -1,5 +1,5 @@
 /*
- * test_udf.c - the process-wide UDF registry (core/udf.c).
+ * test_udf.c - the process-wide UDF registry (core/abi/udf.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plugin_ctx.h"
-#include "udf.h"
+#include "abi/plugin_ctx.h"
+#include "abi/udf.h"
 
 static int udf_one(loams_ctx *ctx, void *ud, const loams_value *args, size_t n, loams_value *out)
 {

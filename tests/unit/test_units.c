@@ -1,5 +1,5 @@
 /*
- * test_units.c - sizes and durations (core/units.c): accepted spellings,
+ * test_units.c - sizes and durations (core/base/units.c): accepted spellings,
  * exact error messages, limits and formatting.
  */
 #include <check.h>
@@ -8,7 +8,7 @@
 
 #include <loams/status.h>
 
-#include "units.h"
+#include "base/units.h"
 
 static uint64_t size_ok(const char *text)
 {

@@ -1,12 +1,12 @@
 /*
- * test_utf8.c - the plugins' shared UTF-8 check (common/utf8.h):
+ * test_utf8.c - the plugins' shared UTF-8 check (plugins/kit/include/loams/kit/utf8.h):
  * RFC 3629's edge cases, each at every position of ASCII text of every
  * length up to 40 (the all-ASCII fast path and its tails).
  */
 #include <check.h>
 #include <string.h>
 
-#include "../../common/utf8.h"
+#include "loams/kit/utf8.h"
 
 typedef struct sample {
     const char *bytes;

@@ -1,5 +1,5 @@
 /*
- * test_worker.c - core/worker.c on a real metastore in a temp dir, with a
+ * test_worker.c - core/run/worker.c on a real metastore in a temp dir, with a
  * controllable clock: claiming in the scheduler's order, renewal, a lease
  * lost to another node (cancel + fenced writes rejected), renewal after
  * expiry at the same epoch, backoff of failing runs, graceful stop, and the
@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease.h"
-#include "log.h"
-#include "metastore.h"
-#include "worker.h"
+#include "meta/lease.h"
+#include "base/log.h"
+#include "meta/metastore.h"
+#include "run/worker.h"
 
 /* ---- fixture: a metastore, a fake clock, a log file ---- */
 

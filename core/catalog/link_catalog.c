@@ -1,0 +1,498 @@
+/*
+ * link_catalog.c - owns the stored form of link definitions (see
+ * link_catalog.h).
+ */
+#include "catalog/link_catalog.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "abi/registry.h"
+
+void loams_link_def_init(loams_link_def *d)
+{
+    memset(d, 0, sizeof *d);
+    d->batch_bytes = 64ULL << 20;
+    d->batch_interval_ms = 2000;
+    d->maintenance_interval_ms = LOAMS_LINK_MAINTENANCE_INTERVAL_MS;
+    d->on_error = LOAMS_ON_ERROR_FAIL;
+    d->state = LOAMS_LINK_RUNNING;
+    d->error_partition = -1;
+    d->error_offset = -1;
+}
+
+void loams_link_options_clear(loams_link_options *o)
+{
+    for (size_t i = 0; i < o->count; i++) {
+        free((char *)o->items[i].name);
+        free((char *)o->items[i].value);
+    }
+    free(o->items);
+    o->items = NULL;
+    o->count = 0;
+}
+
+void loams_link_def_clear(loams_link_def *d)
+{
+    free(d->format);
+    free(d->decoder);
+    loams_link_options_clear(&d->decoder_options);
+    free(d->transform_kind);
+    free(d->transform_text);
+    loams_link_options_clear(&d->transform_options);
+    free(d->target_kind);
+    free(d->target_plugin);
+    loams_link_options_clear(&d->target_options);
+    free(d->error);
+    loams_link_def_init(d);
+}
+
+int loams_link_transform_options(const loams_link_def *d, const loams_registry *reg,
+                                 loams_link_options *out)
+{
+    for (size_t i = 0; i < d->transform_options.count; i++) {
+        if (loams_link_options_add(out, d->transform_options.items[i].name,
+                                   d->transform_options.items[i].value) != 0) {
+            loams_link_options_clear(out);
+            return -ENOMEM;
+        }
+    }
+    if (d->transform_kind == NULL || strcmp(d->transform_kind, "lua") != 0) {
+        return 0;
+    }
+    size_t n = 0, ndirs = reg != NULL ? loams_registry_dir_count(reg) : 0;
+    for (size_t i = 0; i < ndirs; i++) {
+        n += strlen(loams_registry_dir_at(reg, i)) + 1;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    char *path = malloc(n);
+    if (path == NULL) {
+        loams_link_options_clear(out);
+        return -ENOMEM;
+    }
+    path[0] = '\0';
+    for (size_t i = 0; i < ndirs; i++) {
+        if (i > 0) {
+            strcat(path, ":");
+        }
+        strcat(path, loams_registry_dir_at(reg, i));
+    }
+    int rc = loams_link_options_add(out, "script_path", path);
+    free(path);
+    if (rc != 0) {
+        loams_link_options_clear(out);
+    }
+    return rc;
+}
+
+int loams_link_options_add(loams_link_options *o, const char *name, const char *value)
+{
+    loams_option_kv *items = realloc(o->items, (o->count + 1) * sizeof *items);
+    if (items == NULL) {
+        return -ENOMEM;
+    }
+    o->items = items;
+    char *n = strdup(name);
+    char *v = strdup(value);
+    if (n == NULL || v == NULL) {
+        free(n);
+        free(v);
+        return -ENOMEM;
+    }
+    items[o->count].name = n;
+    items[o->count].value = v;
+    o->count++;
+    return 0;
+}
+
+const char *loams_link_state_name(loams_link_state s)
+{
+    switch (s) {
+    case LOAMS_LINK_RUNNING: return "running";
+    case LOAMS_LINK_PAUSED: return "paused";
+    case LOAMS_LINK_FAILED: return "failed";
+    }
+    return "unknown";
+}
+
+const char *loams_on_error_name(loams_on_error e)
+{
+    switch (e) {
+    case LOAMS_ON_ERROR_FAIL: return "fail";
+    case LOAMS_ON_ERROR_SKIP: return "skip";
+    case LOAMS_ON_ERROR_DEAD_LETTER: return "dead_letter";
+    }
+    return "unknown";
+}
+
+void loams_link_key(const loams_objname *name, char *out, size_t size)
+{
+    snprintf(out, size, "link/%s/%s", name->ns, name->name);
+}
+
+static int add_name(cJSON *obj, const char *key, const loams_objname *n)
+{
+    char text[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(text, sizeof text, "%s.%s", n->ns, n->name);
+    return cJSON_AddStringToObject(obj, key, text) != NULL;
+}
+
+static int add_options(cJSON *obj, const char *key, const loams_link_options *o)
+{
+    cJSON *map = cJSON_AddObjectToObject(obj, key);
+    if (map == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < o->count; i++) {
+        if (cJSON_AddStringToObject(map, o->items[i].name, o->items[i].value) == NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int add_str(cJSON *obj, const char *key, const char *value)
+{
+    return (value != NULL ? cJSON_AddStringToObject(obj, key, value)
+                          : cJSON_AddNullToObject(obj, key)) != NULL;
+}
+
+char *loams_link_def_to_json(const loams_link_def *d)
+{
+    cJSON *root = cJSON_CreateObject();
+    char *text = NULL;
+    if (root == NULL) {
+        return NULL;
+    }
+    if (!add_name(root, "name", &d->name) || !add_name(root, "stream", &d->stream) ||
+        !add_str(root, "format", d->format) || !add_str(root, "decoder", d->decoder) ||
+        !add_options(root, "decoder_options", &d->decoder_options) ||
+        !add_str(root, "transform_kind", d->transform_kind) ||
+        !add_str(root, "transform", d->transform_text) ||
+        !add_options(root, "transform_options", &d->transform_options) ||
+        !add_str(root, "target_kind", d->target_kind) || !add_name(root, "target", &d->target) ||
+        !add_str(root, "target_plugin", d->target_plugin) ||
+        !add_options(root, "target_options", &d->target_options) ||
+        cJSON_AddNumberToObject(root, "batch_bytes", (double)d->batch_bytes) == NULL ||
+        cJSON_AddNumberToObject(root, "batch_interval_ms", (double)d->batch_interval_ms) ==
+            NULL ||
+        cJSON_AddNumberToObject(root, "maintenance_interval_ms",
+                                (double)d->maintenance_interval_ms) == NULL ||
+        !add_str(root, "on_error", loams_on_error_name(d->on_error)) ||
+        !add_name(root, "dead_letter_stream", &d->dead_letter_stream) ||
+        !add_str(root, "state", loams_link_state_name(d->state)) ||
+        !add_str(root, "error", d->error) ||
+        cJSON_AddNumberToObject(root, "error_partition", d->error_partition) == NULL ||
+        cJSON_AddNumberToObject(root, "error_offset", (double)d->error_offset) == NULL ||
+        cJSON_AddNumberToObject(root, "created_ms", (double)d->created_ms) == NULL) {
+        goto out;
+    }
+    text = cJSON_PrintUnformatted(root);
+out:
+    cJSON_Delete(root);
+    return text;
+}
+
+static int get_name(const cJSON *root, const char *key, loams_objname *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsString(v) && loams_objname_parse(v->valuestring, out, NULL, 0) == 0;
+}
+
+static int get_str(const cJSON *root, const char *key, char **out, int required)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (cJSON_IsNull(v) || v == NULL) {
+        *out = NULL;
+        return !required;
+    }
+    if (!cJSON_IsString(v)) {
+        return 0;
+    }
+    *out = strdup(v->valuestring);
+    return *out != NULL;
+}
+
+static int get_options(const cJSON *root, const char *key, loams_link_options *o)
+{
+    const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (map == NULL) {
+        return 1;
+    }
+    if (!cJSON_IsObject(map)) {
+        return 0;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, map)
+    {
+        if (!cJSON_IsString(it) || loams_link_options_add(o, it->string, it->valuestring) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static double get_num(const cJSON *root, const char *key, double def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
+{
+    loams_link_def_clear(d);
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    int rc = LOAMS_ECORRUPT;
+    if (root == NULL || !cJSON_IsObject(root)) {
+        goto out;
+    }
+    char *on_error = NULL;
+    char *state = NULL;
+    if (!get_name(root, "name", &d->name) || !get_name(root, "stream", &d->stream) ||
+        !get_str(root, "format", &d->format, 1) || !get_str(root, "decoder", &d->decoder, 1) ||
+        !get_options(root, "decoder_options", &d->decoder_options) ||
+        !get_str(root, "transform_kind", &d->transform_kind, 1) ||
+        !get_str(root, "transform", &d->transform_text, 1) ||
+        !get_options(root, "transform_options", &d->transform_options) ||
+        !get_str(root, "target_kind", &d->target_kind, 1) ||
+        !get_name(root, "target", &d->target) ||
+        !get_str(root, "target_plugin", &d->target_plugin, 1) ||
+        !get_options(root, "target_options", &d->target_options) ||
+        !get_name(root, "dead_letter_stream", &d->dead_letter_stream) ||
+        !get_str(root, "error", &d->error, 0) || !get_str(root, "on_error", &on_error, 1) ||
+        !get_str(root, "state", &state, 1)) {
+        free(on_error);
+        free(state);
+        goto out;
+    }
+    d->on_error = strcmp(on_error, "skip") == 0          ? LOAMS_ON_ERROR_SKIP
+                  : strcmp(on_error, "dead_letter") == 0 ? LOAMS_ON_ERROR_DEAD_LETTER
+                                                         : LOAMS_ON_ERROR_FAIL;
+    d->state = strcmp(state, "paused") == 0   ? LOAMS_LINK_PAUSED
+               : strcmp(state, "failed") == 0 ? LOAMS_LINK_FAILED
+                                              : LOAMS_LINK_RUNNING;
+    free(on_error);
+    free(state);
+    d->batch_bytes = (uint64_t)get_num(root, "batch_bytes", (double)d->batch_bytes);
+    d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
+    d->maintenance_interval_ms = (int64_t)get_num(root, "maintenance_interval_ms",
+                                                  LOAMS_LINK_MAINTENANCE_INTERVAL_MS);
+    d->error_partition = (int32_t)get_num(root, "error_partition", -1);
+    d->error_offset = (int64_t)get_num(root, "error_offset", -1);
+    d->created_ms = (int64_t)get_num(root, "created_ms", 0);
+    rc = 0;
+out:
+    cJSON_Delete(root);
+    if (rc != 0) {
+        loams_link_def_clear(d);
+    }
+    return rc;
+}
+
+static void corrupt(loams_meta_err *err, const char *key)
+{
+    if (err != NULL) {
+        snprintf(err->msg, sizeof err->msg,
+                 "link definition %.300s does not parse: the metastore is damaged", key);
+    }
+}
+
+int loams_link_create(loams_meta *m, loams_link_def *d, loams_meta_err *err)
+{
+    char key[256];
+    loams_link_key(&d->name, key, sizeof key);
+    if (d->created_ms == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        d->created_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    char *json = loams_link_def_to_json(d);
+    if (json == NULL) {
+        return -ENOMEM;
+    }
+    loams_meta_compare cmp = {.kind = LOAMS_CMP_ABSENT, .key = key, .key_len = strlen(key)};
+    loams_meta_write w = {.kind = LOAMS_OP_PUT,
+                          .key = key,
+                          .key_len = strlen(key),
+                          .value = json,
+                          .value_len = strlen(json)};
+    int rc = loams_meta_txn(m, &cmp, 1, &w, 1, NULL, err);
+    free(json);
+    if (rc == LOAMS_ECONFLICT) {
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg, "link %s.%s already exists", d->name.ns,
+                     d->name.name);
+        }
+        return LOAMS_EEXISTS;
+    }
+    if (rc == 0) {
+        d->version = w.new_version;
+    }
+    return rc;
+}
+
+int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d,
+                   loams_meta_err *err)
+{
+    char key[256];
+    loams_link_key(name, key, sizeof key);
+    loams_meta_kv kv;
+    int rc = loams_meta_get(m, key, strlen(key), &kv, err);
+    if (rc == LOAMS_ENOTFOUND) {
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg, "link %s.%s does not exist", name->ns,
+                     name->name);
+        }
+        return rc;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    rc = loams_link_def_from_json(kv.value, kv.value_len, d);
+    if (rc == 0) {
+        d->version = kv.version;
+    } else {
+        corrupt(err, key);
+    }
+    loams_meta_kv_free(&kv);
+    return rc;
+}
+
+void loams_link_defs_free(loams_link_def *defs, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        loams_link_def_clear(&defs[i]);
+    }
+    free(defs);
+}
+
+int loams_link_list(loams_meta *m, loams_link_def **defs, size_t *count, loams_meta_err *err)
+{
+    loams_link_def *out = NULL;
+    size_t n = 0;
+    char after[512] = "";
+    int rc = 0;
+    *defs = NULL;
+    *count = 0;
+    for (;;) {
+        loams_meta_range_result r;
+        rc = loams_meta_range_prefix(m, "link/", after[0] != '\0' ? after : NULL, 256, &r,
+                                     err);
+        if (rc != 0) {
+            goto fail;
+        }
+        loams_link_def *grown = realloc(out, (n + r.count + 1) * sizeof *out);
+        if (grown == NULL) {
+            loams_meta_range_free(&r);
+            rc = -ENOMEM;
+            goto fail;
+        }
+        out = grown;
+        for (size_t i = 0; i < r.count; i++) {
+            loams_link_def_init(&out[n]);
+            if (loams_link_def_from_json(r.kvs[i].value, r.kvs[i].value_len, &out[n]) != 0) {
+                char key[512];
+                snprintf(key, sizeof key, "%.*s", (int)r.kvs[i].key_len, r.kvs[i].key);
+                corrupt(err, key);
+                loams_meta_range_free(&r);
+                rc = LOAMS_ECORRUPT;
+                goto fail;
+            }
+            out[n].version = r.kvs[i].version;
+            n++;
+        }
+        int more = r.more;
+        if (r.count > 0) {
+            const loams_meta_kv *last = &r.kvs[r.count - 1];
+            snprintf(after, sizeof after, "%.*s", (int)last->key_len, last->key);
+        }
+        loams_meta_range_free(&r);
+        if (!more) {
+            break;
+        }
+    }
+    *defs = out;
+    *count = n;
+    return 0;
+fail:
+    loams_link_defs_free(out, n);
+    return rc;
+}
+
+int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *err)
+{
+    char key[256];
+    loams_link_key(name, key, sizeof key);
+    loams_meta_compare cmp = {.kind = LOAMS_CMP_ABSENT, .key = key, .key_len = strlen(key)};
+    size_t failed;
+    /* "present" = not absent: check first so a missing link is reported. */
+    int rc = loams_meta_txn(m, &cmp, 1, NULL, 0, &failed, err);
+    if (rc == 0) {
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg, "link %s.%s does not exist", name->ns,
+                     name->name);
+        }
+        return LOAMS_ENOTFOUND;
+    }
+    if (rc != LOAMS_ECONFLICT) {
+        return rc;
+    }
+    return loams_meta_delete(m, key, strlen(key), err);
+}
+
+int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state state,
+                         const char *error, int32_t partition, int64_t offset,
+                         loams_meta_err *err)
+{
+    char key[256];
+    loams_link_key(&d->name, key, sizeof key);
+    for (int attempt = 0; attempt < 16; attempt++) {
+        char *copy = NULL;
+        if (state == LOAMS_LINK_FAILED && error != NULL && (copy = strdup(error)) == NULL) {
+            return -ENOMEM;
+        }
+        free(d->error);
+        d->error = copy;
+        d->state = state;
+        d->error_partition = state == LOAMS_LINK_FAILED ? partition : -1;
+        d->error_offset = state == LOAMS_LINK_FAILED ? offset : -1;
+        char *json = loams_link_def_to_json(d);
+        if (json == NULL) {
+            return -ENOMEM;
+        }
+        loams_meta_compare cmp = {
+            .kind = LOAMS_CMP_VERSION, .key = key, .key_len = strlen(key), .version = d->version};
+        loams_meta_write w = {.kind = LOAMS_OP_PUT,
+                              .key = key,
+                              .key_len = strlen(key),
+                              .value = json,
+                              .value_len = strlen(json)};
+        int rc = loams_meta_txn(m, &cmp, 1, &w, 1, NULL, err);
+        free(json);
+        if (rc == 0) {
+            d->version = w.new_version;
+            return 0;
+        }
+        if (rc != LOAMS_ECONFLICT) {
+            return rc;
+        }
+        /* Someone changed the definition meanwhile: read it again. */
+        loams_objname name = d->name;
+        rc = loams_link_get(m, &name, d, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (err != NULL) {
+        snprintf(err->msg, sizeof err->msg, "link %s.%s: state change kept conflicting",
+                 d->name.ns, d->name.name);
+    }
+    return LOAMS_ECONFLICT;
+}

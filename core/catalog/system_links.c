@@ -1,0 +1,233 @@
+/*
+ * system_links.c - owns the system.links view (see system_links.h).
+ */
+#include "catalog/system_links.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "meta/commit.h"
+#include "catalog/link_catalog.h"
+#include "abi/offsets.h"
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* One link's row. */
+static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def *d,
+                    cJSON *row, char *err, size_t errlen)
+{
+    char text[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(text, sizeof text, "%s.%s", d->name.ns, d->name.name);
+    cJSON_AddStringToObject(row, "link", text);
+    snprintf(text, sizeof text, "%s.%s", d->stream.ns, d->stream.name);
+    cJSON_AddStringToObject(row, "stream", text);
+    snprintf(text, sizeof text, "%s.%s", d->target.ns, d->target.name);
+    cJSON_AddStringToObject(row, "target", text);
+    cJSON_AddStringToObject(row, "target_kind", d->target_kind);
+    cJSON_AddStringToObject(row, "state", loams_link_state_name(d->state));
+    cJSON_AddStringToObject(row, "on_error", loams_on_error_name(d->on_error));
+    if (d->error != NULL) {
+        cJSON_AddStringToObject(row, "error", d->error);
+        /* A failure that no record caused (a schema change refused at
+         * commit, a plugin that does not open) has no position: null. */
+        if (d->error_partition >= 0 && d->error_offset >= 0) {
+            cJSON_AddNumberToObject(row, "error_partition", d->error_partition);
+            cJSON_AddNumberToObject(row, "error_offset", (double)d->error_offset);
+        } else {
+            cJSON_AddNullToObject(row, "error_partition");
+            cJSON_AddNullToObject(row, "error_offset");
+        }
+    } else {
+        cJSON_AddNullToObject(row, "error");
+    }
+    loams_pointer p;
+    loams_meta_err merr;
+    int rc = loams_pointer_init(&p);
+    if (rc != 0) {
+        return rc;
+    }
+    if ((rc = loams_pointer_read(meta, &d->target, &p, &merr)) != 0) {
+        snprintf(err, errlen, "%s", merr.msg);
+        goto out;
+    }
+    cJSON_AddNumberToObject(row, "applied_records", (double)p.applied_records);
+    cJSON_AddNumberToObject(row, "skipped_records", (double)p.skipped_records);
+    cJSON_AddNumberToObject(row, "dead_lettered_records", (double)p.dead_lettered_records);
+    if (p.committed_ms > 0) {
+        cJSON_AddNumberToObject(row, "last_commit_ms", (double)p.committed_ms);
+    } else {
+        cJSON_AddNullToObject(row, "last_commit_ms");
+    }
+    cJSON *parts = cJSON_AddArrayToObject(row, "partitions");
+    uint64_t lag = 0;
+    double lag_s = 0;
+    loams_stream *s = NULL;
+    loams_stream_err serr;
+    if (loams_stream_open(log, &d->stream, &s, &serr) == 0) {
+        unsigned n = loams_stream_definition(s)->partitions;
+        loams_stream_slice slice;
+        loams_stream_slice_init(&slice);
+        for (unsigned i = 0; i < n; i++) {
+            loams_stream_partition_info info;
+            if ((rc = loams_stream_partition_state(s, (int32_t)i, &info, &serr)) != 0) {
+                snprintf(err, errlen, "%s", serr.msg);
+                break;
+            }
+            int64_t applied = 0;
+            loams_offsets_get(p.applied, (int32_t)i, &applied);
+            cJSON *pp = cJSON_CreateObject();
+            cJSON_AddNumberToObject(pp, "partition", i);
+            cJSON_AddNumberToObject(pp, "applied", (double)applied);
+            cJSON_AddNumberToObject(pp, "high_water_mark", (double)info.high_offset);
+            cJSON_AddItemToArray(parts, pp);
+            if (info.high_offset > applied) {
+                lag += (uint64_t)(info.high_offset - applied);
+                if (loams_stream_read(s, (int32_t)i, applied, 1, 0, &slice, &serr) == 0 &&
+                    slice.count > 0) {
+                    double age = (double)(now_us() - slice.records[0].timestamp_us) / 1e6;
+                    if (age > lag_s) {
+                        lag_s = age;
+                    }
+                }
+                loams_stream_slice_release(&slice);
+            }
+        }
+        loams_stream_slice_free(&slice);
+        loams_stream_close(s);
+    }
+    cJSON_AddNumberToObject(row, "lag_records", (double)lag);
+    cJSON_AddNumberToObject(row, "lag_seconds", lag_s);
+out:
+    loams_pointer_clear(&p);
+    return rc;
+}
+
+int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char *err,
+                       size_t errlen)
+{
+    loams_link_def *defs;
+    size_t n;
+    loams_meta_err merr;
+    int rc = loams_link_list(meta, &defs, &n, &merr);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", merr.msg);
+        return rc;
+    }
+    cJSON *arr = cJSON_CreateArray();
+    if (arr == NULL) {
+        rc = -ENOMEM;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        cJSON *row = cJSON_CreateObject();
+        if (row == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        cJSON_AddItemToArray(arr, row);
+        rc = link_row(meta, log, &defs[i], row, err, errlen);
+    }
+    loams_link_defs_free(defs, n);
+    if (rc != 0) {
+        cJSON_Delete(arr);
+        return rc;
+    }
+    *out = arr;
+    return 0;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, int json,
+                             char *err, size_t errlen)
+{
+    cJSON *arr;
+    int rc = loams_system_links(meta, log, &arr, err, errlen);
+    if (rc != 0) {
+        return rc;
+    }
+    if (json) {
+        char *text = cJSON_Print(arr);
+        if (text == NULL) {
+            cJSON_Delete(arr);
+            return -ENOMEM;
+        }
+        fprintf(out, "%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(arr);
+        return 0;
+    }
+    fprintf(out, "%-24s %-8s %-24s %10s %8s %8s %10s %8s  %s\n", "LINK", "STATE", "TARGET",
+            "APPLIED", "SKIPPED", "DLQ", "LAG", "LAG_S", "LAST COMMIT");
+    const cJSON *row;
+    cJSON_ArrayForEach(row, arr)
+    {
+        char when[32] = "-";
+        double ms = num(row, "last_commit_ms");
+        if (ms > 0) {
+            time_t t = (time_t)(ms / 1000);
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        }
+        fprintf(out, "%-24s %-8s %-24s %10.0f %8.0f %8.0f %10.0f %8.1f  %s\n", str(row, "link"),
+                str(row, "state"), str(row, "target"), num(row, "applied_records"),
+                num(row, "skipped_records"), num(row, "dead_lettered_records"),
+                num(row, "lag_records"), num(row, "lag_seconds"), when);
+        const cJSON *parts = cJSON_GetObjectItemCaseSensitive(row, "partitions");
+        const cJSON *pp;
+        cJSON_ArrayForEach(pp, parts)
+        {
+            fprintf(out, "    partition %.0f: applied %.0f of %.0f\n", num(pp, "partition"),
+                    num(pp, "applied"), num(pp, "high_water_mark"));
+        }
+        if (str(row, "error")[0] != '\0') {
+            if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "error_offset"))) {
+                fprintf(out, "    error at partition %.0f offset %.0f: %s\n",
+                        num(row, "error_partition"), num(row, "error_offset"), str(row, "error"));
+            } else {
+                fprintf(out, "    error: %s\n", str(row, "error"));
+            }
+        }
+    }
+    cJSON_Delete(arr);
+    return 0;
+}
+
+int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *records,
+                           char *err, size_t errlen)
+{
+    cJSON *arr;
+    int rc = loams_system_links(meta, log, &arr, err, errlen);
+    if (rc != 0) {
+        return rc;
+    }
+    uint64_t total = 0;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, arr)
+    {
+        if (strcmp(str(row, "state"), "running") == 0) {
+            total += (uint64_t)num(row, "lag_records");
+        }
+    }
+    cJSON_Delete(arr);
+    *records = total;
+    return 0;
+}

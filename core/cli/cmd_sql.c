@@ -1,0 +1,187 @@
+/*
+ * cmd_sql.c - `loams-host sql`: parses DDL from the command line or a file
+ * and executes each statement in order (ddl_exec.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/datadir.h"
+#include "sql/ddl.h"
+#include "sql/ddl_exec.h"
+
+static const char usage[] =
+    "Usage: loams-host sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\"\n"
+    "       loams-host sql [--data-dir DIR] [--json] [--plugin-dir DIR]... -f FILE.sql\n"
+    "       (-f - reads stdin; link statements load the plugins of the plugin path)\n";
+
+/* 1 when a statement of the script needs the plugins. */
+static int needs_plugins(const loams_ddl_script *script)
+{
+    for (size_t i = 0; i < loams_ddl_script_count(script); i++) {
+        switch (loams_ddl_script_at(script, i)->kind) {
+        case LOAMS_DDL_CREATE_LINK:
+        case LOAMS_DDL_DROP_LINK:
+        case LOAMS_DDL_PAUSE_LINK:
+        case LOAMS_DDL_RESUME_LINK:
+            return 1;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+static char *read_all(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) {
+            if (ferror(f)) {
+                free(buf);
+                return NULL;
+            }
+            *len = n;
+            return buf;
+        }
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (nb == NULL) {
+            free(buf);
+            return NULL;
+        }
+        buf = nb;
+    }
+    return NULL;
+}
+
+int loams_cmd_sql(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"data-dir", required_argument, NULL, 'd'},
+        {"file", required_argument, NULL, 'f'},
+        {"json", no_argument, NULL, 'j'},
+        {"plugin-dir", required_argument, NULL, 'p'},
+        {"no-default-plugin-dirs", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *data_dir = NULL, *file = NULL;
+    int json = 0, c, no_defaults = 0;
+    const char *dirs[64];
+    size_t ndirs = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "d:f:jh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (ndirs == sizeof dirs / sizeof dirs[0]) {
+                fprintf(stderr, "loams-host sql: at most 64 --plugin-dir options\n");
+                return 2;
+            }
+            dirs[ndirs++] = optarg;
+            break;
+        case 'n': no_defaults = 1; break;
+        case 'd': data_dir = optarg; break;
+        case 'f': file = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if ((file == NULL) == (optind >= argc) || optind + (file == NULL) < argc) {
+        fprintf(stderr, "loams-host sql: give the statements as one argument or with -f FILE\n%s",
+                usage);
+        return 2;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    const char *what = "the command line";
+    if (file != NULL) {
+        FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+        if (f == NULL) {
+            fprintf(stderr, "loams-host sql: cannot open %s: %s\n", file, strerror(errno));
+            return 1;
+        }
+        text = read_all(f, &len);
+        if (f != stdin) {
+            fclose(f);
+        }
+        if (text == NULL) {
+            fprintf(stderr, "loams-host sql: cannot read %s\n", file);
+            return 1;
+        }
+        what = strcmp(file, "-") == 0 ? "stdin" : file;
+    } else {
+        text = strdup(argv[optind]);
+        if (text == NULL) {
+            return 1;
+        }
+        len = strlen(text);
+    }
+    loams_ddl_script *script = NULL;
+    loams_ddl_error perr;
+    int status = loams_ddl_parse(text, len, &script, &perr);
+    free(text);
+    if (status != 0) {
+        fprintf(stderr, "loams-host sql: %s, %s\n",
+                what, status == LOAMS_EINPUT ? perr.text : "out of memory");
+        return 1;
+    }
+    size_t n = loams_ddl_script_count(script);
+    if (n == 0) {
+        fprintf(stderr, "loams-host sql: %s holds no statement\n", what);
+        loams_ddl_script_free(script);
+        return 1;
+    }
+    char err[2048];
+    loams_datadir *dd = NULL;
+    status = loams_datadir_open(loams_datadir_choose(data_dir), 1, &dd, err, sizeof err);
+    if (status != 0) {
+        fprintf(stderr, "loams-host sql: %s\n", err);
+        loams_ddl_script_free(script);
+        return 1;
+    }
+    loams_registry *registry = NULL;
+    if (needs_plugins(script)) {
+        loams_registry_config cfg;
+        loams_registry_config_defaults(&cfg);
+        cfg.plugin_dirs = dirs;
+        cfg.n_plugin_dirs = ndirs;
+        if (no_defaults) {
+            cfg.path_env = NULL;
+            cfg.installed_dir = NULL;
+        }
+        if (loams_registry_open(&cfg, &registry) != 0) {
+            fprintf(stderr, "loams-host sql: cannot load plugins\n");
+            loams_datadir_close(dd);
+            loams_ddl_script_free(script);
+            return 1;
+        }
+        loams_registry_log_rejections(registry);
+    }
+    loams_ddl_exec_ctx ctx = {.dd = dd, .registry = registry, .out = stdout, .json = json};
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        status = loams_ddl_execute(&ctx, script, loams_ddl_script_at(script, i), err, sizeof err);
+        if (status != 0) {
+            fprintf(stderr, "loams-host sql: %s, %s\n", what, err);
+            if (i > 0) {
+                fprintf(stderr, "loams-host sql: the %zu statement%s before it took effect; "
+                        "the %zu after it did not run\n", i, i == 1 ? "" : "s", n - i - 1);
+            }
+            rc = 1;
+            break;
+        }
+    }
+    fflush(stdout);
+    loams_registry_close(registry);
+    loams_datadir_close(dd);
+    loams_ddl_script_free(script);
+    return rc;
+}

@@ -1,0 +1,187 @@
+/*
+ * cmd_table.c - `loams-host table describe|scan NS.T`: an Iceberg table's
+ * newest commit through the target-iceberg plugin's query (see
+ * plugins/target-iceberg/iceberg_query.c for the requests).
+ *   describe  the schema, snapshots (with their summaries), data files of
+ *             the current snapshot; --json prints the plugin's answer;
+ *   scan      rows read back from the Parquet files (the plugin's own
+ *             reader), one JSON object per line, at most --limit N (100).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "cli/target_query.h"
+
+static void print_describe(const cJSON *a)
+{
+    const cJSON *v;
+    printf("table     %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "table")));
+    printf("location  %s\n",
+           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "location")));
+    printf("metadata  %s\n",
+           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "metadata")));
+    v = cJSON_GetObjectItemCaseSensitive(a, "current_snapshot_id");
+    printf("current snapshot %.0f\n\nschema (id %.0f):\n", cJSON_GetNumberValue(v),
+           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+               cJSON_GetObjectItemCaseSensitive(a, "schema"), "schema-id")));
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(a, "schema"), "fields"))
+    {
+        const cJSON *ty = cJSON_GetObjectItemCaseSensitive(f, "type");
+        printf("  %4.0f  %-24s %-12s%s\n",
+               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "id")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "name")),
+               cJSON_IsString(ty) ? ty->valuestring : "list<float>",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "required")) ? " NOT NULL" : "");
+    }
+    printf("\nsnapshots:\n");
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(a, "snapshots"))
+    {
+        const cJSON *sum = cJSON_GetObjectItemCaseSensitive(s, "summary");
+        printf("  %.0f  seq %.0f  %s  +%s records, %s files, %s records total  offsets %s\n",
+               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "snapshot_id")),
+               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "sequence_number")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "operation")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "added-records")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-data-files")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-records")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "loams.applied-offsets")));
+    }
+    printf("\nfiles of the current snapshot:\n");
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(a, "files"))
+    {
+        printf("  %10.0f records %12.0f bytes  %s\n",
+               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "records")),
+               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "bytes")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "path")));
+    }
+}
+
+static int print_scan(const cJSON *a)
+{
+    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(a, "columns");
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(a, "rows"))
+    {
+        cJSON *o = cJSON_CreateObject();
+        const cJSON *c = cols ? cols->child : NULL, *v;
+        cJSON_ArrayForEach(v, row)
+        {
+            if (c != NULL && o != NULL) {
+                cJSON_AddItemToObject(o, c->valuestring, cJSON_Duplicate(v, 1));
+                c = c->next;
+            }
+        }
+        char *line = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
+        cJSON_Delete(o);
+        if (line == NULL) {
+            return 1;
+        }
+        puts(line);
+        cJSON_free(line);
+    }
+    return 0;
+}
+
+int loams_cmd_table(int argc, char **argv)
+{
+    loams_cli_args args = {0};
+    const char *dir = NULL, *name = NULL, *what = NULL;
+    long limit = 100;
+    int status = 2, json = 0;
+    loams_node *node = NULL;
+    loams_buf *out = NULL;
+    cJSON *a = NULL;
+    for (int i = 1; i < argc; i++) {
+        int rc = loams_cli_take_shared(&args, "table", argc, argv, &i);
+        if (rc < 0) {
+            goto done;
+        }
+        if (rc > 0) {
+            continue;
+        }
+        char *end;
+        if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+            limit = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || limit < 0) {
+                fprintf(stderr, "loams-host table: --limit takes a whole number, not '%s'\n",
+                        argv[i]);
+                goto done;
+            }
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (what == NULL &&
+                   (strcmp(argv[i], "describe") == 0 || strcmp(argv[i], "scan") == 0)) {
+            what = argv[i];
+        } else if (argv[i][0] != '-' && name == NULL) {
+            name = argv[i];
+        } else {
+            fprintf(stderr, "loams-host table: unexpected argument '%s'\n", argv[i]);
+            goto done;
+        }
+    }
+    dir = loams_datadir_choose(dir);
+    if (what == NULL || name == NULL || dir == NULL) {
+        fprintf(stderr, "usage: loams-host table describe|scan NS.TABLE --data-dir DIR "
+                        "[--limit N] [--json] [--plugin-dir DIR]...\n");
+        goto done;
+    }
+    status = 1;
+    char err[1024];
+    loams_objname tname;
+    if (loams_objname_parse(name, &tname, err, sizeof err) != 0) {
+        fprintf(stderr, "loams-host table: %s\n", err);
+        goto done;
+    }
+    loams_registry_config rcfg;
+    loams_cli_registry_config(&args, &rcfg);
+    loams_node_options nopts = {.data_dir = dir, .plugins = &rcfg};
+    if (loams_node_open(&nopts, &node, err, sizeof err) != 0 || loams_buf_create(&out) != 0) {
+        fprintf(stderr, "loams-host table: %s\n", err);
+        goto done;
+    }
+    char req[128];
+    if (strcmp(what, "describe") == 0) {
+        snprintf(req, sizeof req, "{\"describe\":true}");
+    } else {
+        snprintf(req, sizeof req, "{\"scan\":true,\"limit\":%ld}", limit);
+    }
+    if (loams_target_query(node, &tname, "table", "target-iceberg", req, out, err, sizeof err) !=
+        0) {
+        fprintf(stderr, "loams-host table: %s\n", err);
+        goto done;
+    }
+    size_t len;
+    const char *text = loams_buf_data(out, &len);
+    if (json) {
+        printf("%.*s\n", (int)len, text);
+        status = fflush(stdout) == 0 ? 0 : 1;
+        goto done;
+    }
+    if ((a = cJSON_ParseWithLength(text, len)) == NULL) {
+        fprintf(stderr, "loams-host table: the plugin's answer is not JSON\n");
+        goto done;
+    }
+    if (strcmp(what, "describe") == 0) {
+        print_describe(a);
+    } else if (print_scan(a) != 0) {
+        fprintf(stderr, "loams-host table: out of memory\n");
+        goto done;
+    }
+    status = fflush(stdout) == 0 ? 0 : 1;
+done:
+    cJSON_Delete(a);
+    loams_buf_free(out);
+    loams_node_close(node);
+    loams_cli_args_free(&args);
+    return status;
+}

@@ -1,0 +1,82 @@
+/*
+ * target_query.c - owns opening a target plugin for one query (see
+ * target_query.h).
+ */
+#include "cli/target_query.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "meta/commit.h"
+#include "abi/plugin_ctx.h"
+
+int loams_target_query(loams_node *node, const loams_objname *name, const char *kind,
+                       const char *plugin, const char *request, loams_buf *out, char *err,
+                       size_t errlen)
+{
+    loams_pointer ptr;
+    loams_meta_err merr;
+    loams_ctx *ctx = NULL;
+    void *state = NULL;
+    const loams_target_vtable *vt = NULL;
+    int rc = loams_pointer_init(&ptr);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory");
+        return rc;
+    }
+    if ((rc = loams_pointer_read(node->dd->meta, name, &ptr, &merr)) != 0) {
+        snprintf(err, errlen, "%s", merr.msg);
+        goto out;
+    }
+    if (ptr.version == 0) {
+        snprintf(err, errlen,
+                 "%s.%s has no commit yet (is a link writing it? see 'loams-host links')",
+                 name->ns, name->name);
+        rc = LOAMS_ENOTFOUND;
+        goto out;
+    }
+    if (strcmp(ptr.kind, kind) != 0) {
+        snprintf(err, errlen, "%s.%s is a %s, not a %s", name->ns, name->name, ptr.kind, kind);
+        rc = LOAMS_EINPUT;
+        goto out;
+    }
+    const loams_plugin *p;
+    if (loams_registry_find(node->registry, LOAMS_KIND_TARGET, plugin, &p) != 0 ||
+        p->descriptor == NULL) {
+        snprintf(err, errlen, "the plugin %s is not loaded (see 'loams-host --list-plugins')",
+                 plugin);
+        rc = LOAMS_ENOTFOUND;
+        goto out;
+    }
+    vt = p->vtable;
+    if (vt->query == NULL) {
+        snprintf(err, errlen, "the plugin %s answers no queries", plugin);
+        rc = LOAMS_EUNSUPPORTED;
+        goto out;
+    }
+    if ((rc = loams_ctx_create(p->descriptor, NULL, 0, &ctx, err, errlen)) != 0) {
+        goto out;
+    }
+    loams_target_spec spec = {.size = sizeof spec, .ns = name->ns, .name = name->name};
+    loams_ctx *prev = loams_ctx_set_current(ctx);
+    rc = vt->open(ctx, &spec, node->store, &state);
+    if (rc == 0) {
+        rc = vt->query(state, ptr.ref, request, out);
+    } else {
+        state = NULL;
+    }
+    loams_ctx_set_current(prev);
+    if (rc != 0) {
+        loams_ctx_error(ctx, err, errlen);
+        if (err[0] == '\0') {
+            snprintf(err, errlen, "%s query failed", plugin);
+        }
+    }
+out:
+    if (state != NULL) {
+        vt->close(state);
+    }
+    loams_ctx_free(ctx);
+    loams_pointer_clear(&ptr);
+    return rc;
+}

@@ -1,0 +1,23 @@
+/*
+ * target_query.h - answers a query on a target's newest commit through its
+ * target plugin's query() (searches, collection scans, graph lookups).
+ *
+ * Errors: LOAMS_ENOTFOUND (no commit yet, plugin not loaded), LOAMS_EINPUT
+ * (the target is of another kind, a bad request), and the plugin's errors;
+ * the message goes to err[0..errlen).  Threads: any.
+ */
+#ifndef LOAMS_CORE_TARGET_QUERY_H
+#define LOAMS_CORE_TARGET_QUERY_H
+
+#include "abi/buf.h"
+#include "run/node.h"
+#include "catalog/objname.h"
+
+/* Runs `request` (JSON) on target `name`, which must be of `kind`
+ * ("collection", "graph", "table"), with the plugin `plugin`; the answer
+ * (JSON) is appended to out. */
+int loams_target_query(loams_node *node, const loams_objname *name, const char *kind,
+                       const char *plugin, const char *request, loams_buf *out, char *err,
+                       size_t errlen);
+
+#endif

@@ -1,0 +1,1408 @@
+/*
+ * link_runtime.c - owns a link run: resume, apply, on_error, dead letters
+ * and the commit cycle (see link_runtime.h).
+ */
+#include "link/link_runtime.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "abi/batch.h"
+#include "abi/buf.h"
+#include "meta/commit.h"
+#include "base/failpoint.h"
+#include "gc/gc.h"
+#include "abi/keylist.h"
+#include "catalog/link_catalog.h"
+#include "base/log.h"
+#include "abi/offsets.h"
+#include "abi/plugin_ctx.h"
+#include "stream/record.h"
+#include "run/scheduler.h"
+#include "gc/write_journal.h"
+
+#define COMP "link"
+/* One read-decode-transform-write round handles at most this much.  Each
+ * stage goes over the whole chunk before the next one starts, so a chunk
+ * that fits in a core's L2 cache (1 MiB here) is still there for the
+ * stages after the read: 1 MiB chunks took the table bench from 1.58-1.76
+ * to 1.48-1.55 CPU s per 1M tickets against 8 MiB ones (docs/BENCHMARKS.md). */
+#define CHUNK_RECORDS 20000
+#define CHUNK_BYTES (1u << 20)
+#define IDLE_SLEEP_MS 50
+#define DEF_RELOAD_MS 1000
+
+/* A plugin instance of a run: its context and state. */
+typedef struct instance {
+    const loams_plugin *plugin;
+    loams_ctx *ctx;
+    void *state;
+} instance;
+
+/* Where one partition's records sit in the current input batch. */
+typedef struct part_span {
+    int32_t partition;
+    size_t first_row;
+    int64_t first_offset;
+    size_t count;
+} part_span;
+
+typedef struct link_run {
+    loams_link_env *env;
+    loams_task *task;
+    const char *key;
+    uint64_t epoch;
+    loams_link_def def;
+    loams_stream *stream;
+    loams_stream *dlq;
+    unsigned partitions;
+    int cancel_flag;
+
+    instance decoder, transform, target;
+    const loams_decoder_vtable *dvt;
+    const loams_transform_vtable *tvt;
+    const loams_target_vtable *gvt;
+
+    loams_pointer base;      /* the commit the run builds on (version, counters) */
+    loams_offsets *next;     /* next offset to read per partition (committed + staged) */
+    loams_batch *in;
+    loams_batch *out;
+    loams_stream_slice slice;
+    loams_buf *headers;      /* header JSON of the chunk's records */
+    loams_keylist *written;
+    loams_write_journal *journal; /* intents of the files written since the last commit */
+    part_span *spans;
+
+    uint64_t staged_bytes;
+    uint64_t staged_records;
+    int64_t first_staged_ms;
+    uint64_t d_applied, d_skipped, d_dead;
+
+    /* dead letters already in the DLQ past the last commit's marks */
+    loams_offsets *dlq_hwm;  /* DLQ partition -> high-water mark at commit */
+    uint64_t *dlq_done;      /* sorted (partition << 44 | offset) of records done */
+    size_t n_dlq_done, cap_dlq_done;
+    int64_t def_checked_ms;
+
+    uint64_t chunk_bytes;   /* key + value bytes of the chunk read last */
+    loams_link_stats cur;   /* stage times of the staged (uncommitted) work */
+    loams_link_stats total; /* of every commit of this run */
+} link_run;
+
+/* A stage's start: wall clock and the thread's CPU clock. */
+typedef struct stage_clock {
+    struct timespec wall, cpu;
+} stage_clock;
+
+static void stage_start(stage_clock *c)
+{
+    clock_gettime(CLOCK_MONOTONIC, &c->wall);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c->cpu);
+}
+
+static uint64_t ns_since(const struct timespec *a, const struct timespec *b)
+{
+    int64_t ns = (int64_t)(b->tv_sec - a->tv_sec) * 1000000000 + (b->tv_nsec - a->tv_nsec);
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* Adds the time since stage_start(c) to *t. */
+static void stage_end(const stage_clock *c, loams_link_stage_time *t)
+{
+    struct timespec wall, cpu;
+    clock_gettime(CLOCK_MONOTONIC, &wall);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    t->wall_ns += ns_since(&c->wall, &wall);
+    t->cpu_ns += ns_since(&c->cpu, &cpu);
+}
+
+static void stage_add(loams_link_stage_time *sum, const loams_link_stage_time *add)
+{
+    sum->wall_ns += add->wall_ns;
+    sum->cpu_ns += add->cpu_ns;
+}
+
+void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add)
+{
+    sum->records += add->records;
+    sum->bytes += add->bytes;
+    sum->commits += add->commits;
+    stage_add(&sum->read, &add->read);
+    stage_add(&sum->decode, &add->decode);
+    stage_add(&sum->transform, &add->transform);
+    stage_add(&sum->write, &add->write);
+    stage_add(&sum->prepare, &add->prepare);
+    stage_add(&sum->commit, &add->commit);
+    stage_add(&sum->idle, &add->idle);
+}
+
+/* "read 12 decode 30 ..." : each stage's CPU milliseconds. */
+static void stats_format(const loams_link_stats *s, char *out, size_t size)
+{
+    snprintf(out, size,
+             "cpu ms: read %" PRIu64 ", decode %" PRIu64 ", transform %" PRIu64
+             ", write %" PRIu64 ", prepare %" PRIu64 ", commit %" PRIu64 "; idle %" PRIu64
+             " ms",
+             s->read.cpu_ns / 1000000, s->decode.cpu_ns / 1000000,
+             s->transform.cpu_ns / 1000000, s->write.cpu_ns / 1000000,
+             s->prepare.cpu_ns / 1000000, s->commit.cpu_ns / 1000000,
+             s->idle.wall_ns / 1000000);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void loams_link_task_key(const loams_objname *link, unsigned partitions, char *out, size_t size)
+{
+    snprintf(out, size, "link/%s/%s/0-%u", link->ns, link->name,
+             partitions > 0 ? partitions - 1 : 0);
+}
+
+/* "link/<ns>/<name>/<a>-<b>" -> the link's name. */
+static int parse_task_key(const char *key, loams_objname *name)
+{
+    char ns[LOAMS_IDENT_MAX + 1], nm[LOAMS_IDENT_MAX + 1];
+    unsigned a, b;
+    if (sscanf(key, "link/%63[^/]/%63[^/]/%u-%u", ns, nm, &a, &b) != 4) {
+        return LOAMS_EINPUT;
+    }
+    return loams_objname_set(name, ns, nm, NULL, 0);
+}
+
+static void run_log(link_run *r, loams_log_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void run_log(link_run *r, loams_log_level lvl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    loams_logv(lvl, COMP, r->key, r->epoch, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- plugin instances ---- */
+
+static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, const char *name,
+                         const loams_link_options *opts)
+{
+    int rc = loams_registry_find(r->env->registry, kind, name, &in->plugin);
+    if (rc != 0 || in->plugin->descriptor == NULL) {
+        loams_task_set_error(r->task, "link %s.%s: plugin '%s' (%s) is not loaded",
+                             r->def.name.ns, r->def.name.name, name, loams_plugin_kind_name(kind));
+        return LOAMS_ENOTFOUND;
+    }
+    char err[512];
+    rc = loams_ctx_create(in->plugin->descriptor, opts != NULL ? opts->items : NULL,
+                          opts != NULL ? opts->count : 0, &in->ctx, err, sizeof err);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "link %s.%s: %s", r->def.name.ns, r->def.name.name, err);
+        return rc;
+    }
+    loams_ctx_set_task(in->ctx, r->key, r->epoch);
+    loams_ctx_set_cancel_flag(in->ctx, &r->cancel_flag);
+    return 0;
+}
+
+/* The message the plugin of `in` set for its last failure. */
+static const char *instance_error(instance *in, char *buf, size_t size)
+{
+    loams_ctx_error(in->ctx, buf, size);
+    if (buf[0] == '\0') {
+        snprintf(buf, size, "%s failed without a message", in->plugin->name);
+    }
+    return buf;
+}
+
+static void instances_close(link_run *r)
+{
+    if (r->target.state != NULL) {
+        r->gvt->close(r->target.state);
+    }
+    if (r->transform.state != NULL) {
+        r->tvt->close(r->transform.state);
+    }
+    if (r->decoder.state != NULL) {
+        r->dvt->close(r->decoder.state);
+    }
+    loams_ctx_free(r->target.ctx);
+    loams_ctx_free(r->transform.ctx);
+    loams_ctx_free(r->decoder.ctx);
+    memset(&r->target, 0, sizeof r->target);
+    memset(&r->transform, 0, sizeof r->transform);
+    memset(&r->decoder, 0, sizeof r->decoder);
+}
+
+static const char *transform_plugin_name(const loams_link_def *d)
+{
+    return strcmp(d->transform_kind, "lua") == 0 ? "transform-lua" : "transform-sql";
+}
+
+/* Lets the decoder leave out the decoded columns the transform never reads
+ * (ABI 1.2: the transform's input_columns, host->batch_column_wanted). */
+static int want_input_columns(link_run *r)
+{
+    if (r->tvt->size < offsetof(loams_transform_vtable, input_columns) +
+                           sizeof r->tvt->input_columns ||
+        r->tvt->input_columns == NULL) {
+        return 0;
+    }
+    const char *const *names = NULL;
+    size_t n = 0;
+    loams_ctx *prev = loams_ctx_set_current(r->transform.ctx);
+    int st = r->tvt->input_columns(r->transform.state, &names, &n);
+    loams_ctx_set_current(prev);
+    if (st != 0) {
+        return 0; /* it may read any column */
+    }
+    int rc = loams_batch_want_columns(r->in, n > 0 ? names : (const char *const[]){""}, n);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "out of memory");
+        return rc;
+    }
+    run_log(r, LOAMS_LOG_DEBUG, "the transform reads %zu decoded columns; the decoder skips the "
+            "others", n);
+    return 0;
+}
+
+static int instances_open(link_run *r)
+{
+    char err[1024];
+    int rc = instance_open(r, &r->decoder, LOAMS_KIND_DECODER, r->def.decoder,
+                           &r->def.decoder_options);
+    if (rc == 0) {
+        r->dvt = r->decoder.plugin->vtable;
+        loams_ctx *prev = loams_ctx_set_current(r->decoder.ctx);
+        rc = r->dvt->open(r->decoder.ctx, &r->decoder.state);
+        loams_ctx_set_current(prev);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "decoder: %s",
+                                 instance_error(&r->decoder, err, sizeof err));
+            r->decoder.state = NULL;
+        }
+    }
+    if (rc == 0) {
+        loams_link_options topts = {0};
+        rc = loams_link_transform_options(&r->def, r->env->registry, &topts);
+        if (rc == 0) {
+            rc = instance_open(r, &r->transform, LOAMS_KIND_TRANSFORM,
+                               transform_plugin_name(&r->def), &topts);
+        }
+        loams_link_options_clear(&topts);
+    }
+    if (rc == 0) {
+        r->tvt = r->transform.plugin->vtable;
+        loams_ctx *prev = loams_ctx_set_current(r->transform.ctx);
+        rc = r->tvt->compile(r->transform.ctx, r->def.transform_text, &r->transform.state);
+        loams_ctx_set_current(prev);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "transform: %s",
+                                 instance_error(&r->transform, err, sizeof err));
+            r->transform.state = NULL;
+        }
+    }
+    if (rc == 0) {
+        rc = want_input_columns(r);
+    }
+    if (rc == 0) {
+        rc = instance_open(r, &r->target, LOAMS_KIND_TARGET, r->def.target_plugin,
+                           &r->def.target_options);
+    }
+    if (rc == 0) {
+        r->gvt = r->target.plugin->vtable;
+        char link[2 * LOAMS_IDENT_MAX + 2];
+        snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
+        loams_target_spec spec = {.size = sizeof spec,
+                                  .ns = r->def.target.ns,
+                                  .name = r->def.target.name,
+                                  .link = link,
+                                  .epoch = r->epoch};
+        loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+        rc = r->gvt->open(r->target.ctx, &spec, r->env->store, &r->target.state);
+        loams_ctx_set_current(prev);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "target: %s",
+                                 instance_error(&r->target, err, sizeof err));
+            r->target.state = NULL;
+        }
+    }
+    return rc;
+}
+
+/* ---- dead letters ---- */
+
+static int dlq_done_add(link_run *r, int32_t partition, int64_t offset)
+{
+    if (r->n_dlq_done == r->cap_dlq_done) {
+        size_t cap = r->cap_dlq_done ? r->cap_dlq_done * 2 : 64;
+        uint64_t *grown = realloc(r->dlq_done, cap * sizeof *grown);
+        if (grown == NULL) {
+            return -ENOMEM;
+        }
+        r->dlq_done = grown;
+        r->cap_dlq_done = cap;
+    }
+    r->dlq_done[r->n_dlq_done++] = ((uint64_t)partition << 44) | (uint64_t)offset;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int dlq_done_has(const link_run *r, int32_t partition, int64_t offset)
+{
+    uint64_t k = ((uint64_t)partition << 44) | (uint64_t)offset;
+    return r->n_dlq_done > 0 &&
+           bsearch(&k, r->dlq_done, r->n_dlq_done, sizeof k, cmp_u64) != NULL;
+}
+
+static void linkstate_key(const loams_objname *link, char *out, size_t size)
+{
+    snprintf(out, size, "linkstate/%s/%s", link->ns, link->name);
+}
+
+/* Reads the header `name` of an encoded header block as text into out. */
+static int header_get(const void *h, size_t len, const char *name, char *out, size_t size)
+{
+    size_t pos = 0;
+    loams_stream_header hd;
+    size_t nlen = strlen(name);
+    while (loams_stream_headers_next(h, len, &pos, &hd) == 1) {
+        if (hd.name_len == nlen && memcmp(hd.name, name, nlen) == 0) {
+            snprintf(out, size, "%.*s", (int)hd.value_len, (const char *)hd.value);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After a resume: the DLQ records this link appended past the marks of the
+ * last commit are already done; remember their source positions. */
+static int dlq_resume(link_run *r)
+{
+    r->n_dlq_done = 0;
+    loams_offsets_clear(r->dlq_hwm);
+    if (r->dlq == NULL) {
+        return 0;
+    }
+    char key[300];
+    linkstate_key(&r->def.name, key, sizeof key);
+    loams_meta_kv kv;
+    loams_meta_err merr;
+    int rc = loams_meta_get(r->env->meta, key, strlen(key), &kv, &merr);
+    if (rc == 0) {
+        rc = loams_offsets_parse_json(r->dlq_hwm, kv.value, kv.value_len);
+        loams_meta_kv_free(&kv);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "%s holds malformed DLQ marks", key);
+            return LOAMS_ECORRUPT;
+        }
+    } else if (rc != LOAMS_ENOTFOUND) {
+        loams_task_set_error(r->task, "reading %s: %s", key, merr.msg);
+        return rc;
+    }
+    rc = 0; /* no marks yet: the link never committed a dead letter */
+    char link[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
+    const loams_stream_def *dd = loams_stream_definition(r->dlq);
+    loams_stream_slice s;
+    loams_stream_slice_init(&s);
+    for (uint32_t p = 0; p < dd->partitions && rc == 0; p++) {
+        int64_t from = 0;
+        loams_offsets_get(r->dlq_hwm, (int32_t)p, &from);
+        for (;;) {
+            loams_stream_err serr;
+            rc = loams_stream_read(r->dlq, (int32_t)p, from, 10000, 0, &s, &serr);
+            if (rc != 0) {
+                loams_task_set_error(r->task, "reading the dead-letter stream: %s", serr.msg);
+                break;
+            }
+            if (s.count == 0) {
+                break;
+            }
+            for (size_t i = 0; i < s.count && rc == 0; i++) {
+                const loams_stream_record *rec = &s.records[i];
+                char who[160], part[24], off[24];
+                if (header_get(rec->headers, rec->headers_len, "loams.link", who, sizeof who) &&
+                    strcmp(who, link) == 0 &&
+                    header_get(rec->headers, rec->headers_len, "loams.partition", part,
+                               sizeof part) &&
+                    header_get(rec->headers, rec->headers_len, "loams.offset", off, sizeof off)) {
+                    rc = dlq_done_add(r, (int32_t)atoi(part), strtoll(off, NULL, 10));
+                }
+            }
+            from = s.next_offset;
+        }
+    }
+    loams_stream_slice_free(&s);
+    if (rc == 0 && r->n_dlq_done > 0) {
+        qsort(r->dlq_done, r->n_dlq_done, sizeof *r->dlq_done, cmp_u64);
+        run_log(r, LOAMS_LOG_INFO, "%zu dead letters of an uncommitted run are already in the DLQ",
+                r->n_dlq_done);
+    }
+    return rc;
+}
+
+/* The DLQ's high-water marks now, as JSON text for linkstate (malloc'd). */
+static char *dlq_marks(link_run *r)
+{
+    const loams_stream_def *dd = loams_stream_definition(r->dlq);
+    for (uint32_t p = 0; p < dd->partitions; p++) {
+        loams_stream_partition_info info;
+        loams_stream_err serr;
+        if (loams_stream_partition_state(r->dlq, (int32_t)p, &info, &serr) != 0) {
+            loams_task_set_error(r->task, "reading the dead-letter stream: %s", serr.msg);
+            return NULL;
+        }
+        if (loams_offsets_set(r->dlq_hwm, (int32_t)p, info.high_offset) != 0) {
+            return NULL;
+        }
+    }
+    size_t n = loams_offsets_format_json(r->dlq_hwm, NULL, 0);
+    char *text = malloc(n + 1);
+    if (text != NULL) {
+        loams_offsets_format_json(r->dlq_hwm, text, n + 1);
+    }
+    return text;
+}
+
+/* ---- the input chunk ---- */
+
+static const part_span *span_of(const link_run *r, int32_t partition)
+{
+    for (unsigned i = 0; i < r->partitions; i++) {
+        if (r->spans[i].partition == partition && r->spans[i].count > 0) {
+            return &r->spans[i];
+        }
+    }
+    return NULL;
+}
+
+/* Appends stream headers as one JSON object to r->headers; *off and *len say
+ * where it is (len 0: no headers). */
+static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *off,
+                           size_t *len)
+{
+    *off = loams_buf_len(r->headers);
+    int rc = loams_stream_headers_json(rec->headers, rec->headers_len, r->headers);
+    *len = loams_buf_len(r->headers) - *off;
+    return rc;
+}
+
+/* Reads up to a chunk of records from every partition into r->in.
+ * Returns the number of records read or a negative status. */
+static long read_chunk(link_run *r)
+{
+    loams_batch_reset(r->in);
+    loams_buf_reset(r->headers);
+    size_t total = 0, bytes = 0;
+    size_t cap = r->def.batch_bytes < CHUNK_BYTES ? r->def.batch_bytes : CHUNK_BYTES;
+    loams_record *recs = NULL;
+    size_t *hoff = NULL;
+    long rc = 0;
+    for (unsigned p = 0; p < r->partitions; p++) {
+        part_span *sp = &r->spans[p];
+        sp->partition = (int32_t)p;
+        sp->first_row = loams_batch_rows(r->in);
+        sp->count = 0;
+        if (total >= CHUNK_RECORDS || bytes >= cap) {
+            continue;
+        }
+        int64_t from = 0;
+        loams_offsets_get(r->next, (int32_t)p, &from);
+        loams_stream_err serr;
+        int st = loams_stream_read(r->stream, (int32_t)p, from, CHUNK_RECORDS - total,
+                                   cap - bytes, &r->slice, &serr);
+        if (st != 0) {
+            loams_task_set_error(r->task, "reading %s.%s partition %u: %s", r->def.stream.ns,
+                                 r->def.stream.name, p, serr.msg);
+            rc = st;
+            goto out;
+        }
+        if (r->slice.count == 0) {
+            continue;
+        }
+        if (r->slice.records[0].offset > from) {
+            run_log(r, LOAMS_LOG_WARN,
+                    "partition %u: offsets %" PRId64 "..%" PRId64
+                    " were trimmed by retention before the link applied them",
+                    p, from, r->slice.records[0].offset - 1);
+        }
+        loams_record *grown = realloc(recs, r->slice.count * sizeof *recs);
+        size_t *hgrown = realloc(hoff, r->slice.count * sizeof *hoff);
+        if (grown != NULL) {
+            recs = grown;
+        }
+        if (hgrown != NULL) {
+            hoff = hgrown;
+        }
+        if (grown == NULL || hgrown == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < r->slice.count; i++) {
+            const loams_stream_record *sr = &r->slice.records[i];
+            size_t hlen;
+            if ((rc = headers_to_json(r, sr, &hoff[i], &hlen)) != 0) {
+                goto out;
+            }
+            recs[i] = (loams_record){.key = sr->key,
+                                     .key_len = sr->key_len,
+                                     .value = sr->value,
+                                     .value_len = sr->value_len,
+                                     .timestamp_us = sr->timestamp_us,
+                                     .partition = (int32_t)p,
+                                     .offset = sr->offset,
+                                     .headers = NULL,
+                                     .headers_len = hlen};
+        }
+        size_t blen;
+        const char *hbase = loams_buf_data(r->headers, &blen);
+        for (size_t i = 0; i < r->slice.count; i++) {
+            if (recs[i].headers_len > 0) {
+                recs[i].headers = hbase + hoff[i];
+            }
+        }
+        loams_buf_reset(r->headers);
+        if ((rc = loams_batch_append_records(r->in, recs, r->slice.count)) != 0) {
+            goto out;
+        }
+        sp->first_offset = r->slice.records[0].offset;
+        sp->count = r->slice.count;
+        total += r->slice.count;
+        bytes += r->slice.bytes;
+        loams_stream_slice_release(&r->slice);
+    }
+    rc = (long)total;
+    r->chunk_bytes = bytes;
+out:
+    loams_stream_slice_release(&r->slice);
+    free(recs);
+    free(hoff);
+    return rc;
+}
+
+/* ---- on_error ---- */
+
+/* The dead letters of one chunk, appended in one atomic log append. */
+typedef struct dlq_batch {
+    loams_stream_record_in *recs;
+    loams_stream_header *headers; /* 4 per record */
+    char (*pos)[2][24];           /* partition and offset as text, per record */
+    size_t n;
+} dlq_batch;
+
+/* Adds one failed input row (unless a previous attempt appended it). */
+static void dlq_add(link_run *r, dlq_batch *d, const char *link, size_t row, const char *message)
+{
+    int32_t partition;
+    int64_t offset;
+    loams_batch_row_origin(r->in, row, &partition, &offset);
+    if (dlq_done_has(r, partition, offset)) {
+        return;
+    }
+    loams_value key, value, ts;
+    loams_batch_get(r->in, row, LOAMS_BATCH_COL_KEY, &key);
+    loams_batch_get(r->in, row, LOAMS_BATCH_COL_VALUE, &value);
+    loams_batch_get(r->in, row, LOAMS_BATCH_COL_TIMESTAMP, &ts);
+    size_t i = d->n++;
+    snprintf(d->pos[i][0], sizeof d->pos[i][0], "%" PRId32, partition);
+    snprintf(d->pos[i][1], sizeof d->pos[i][1], "%" PRId64, offset);
+    loams_stream_header *h = &d->headers[4 * i];
+    h[0] = (loams_stream_header){"loams.link", 10, link, strlen(link)};
+    h[1] = (loams_stream_header){"loams.partition", 15, d->pos[i][0], strlen(d->pos[i][0])};
+    h[2] = (loams_stream_header){"loams.offset", 12, d->pos[i][1], strlen(d->pos[i][1])};
+    h[3] = (loams_stream_header){"loams.error", 11, message, strlen(message)};
+    d->recs[i] = (loams_stream_record_in){
+        .key = key.type == LOAMS_T_NULL ? NULL : key.u.s.ptr,
+        .key_len = key.type == LOAMS_T_NULL ? 0 : key.u.s.len,
+        .value = value.u.s.ptr,
+        .value_len = value.u.s.len,
+        .timestamp_us = ts.u.i,
+        .headers = h,
+        .nheaders = 4,
+        .partition = -1,
+    };
+}
+
+/* Handles the failed rows of the input chunk by the link's on_error.
+ * Returns 1 when the link must stop failed (on_error = fail, or an
+ * incompatible schema change), 0, or a negative status. */
+static int handle_failures(link_run *r)
+{
+    size_t n = loams_batch_failed_count(r->in);
+    if (n == 0) {
+        return 0;
+    }
+    char link[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
+    dlq_batch d = {0};
+    int rc = 0;
+    if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER &&
+        ((d.recs = calloc(n, sizeof *d.recs)) == NULL ||
+         (d.headers = calloc(4 * n, sizeof *d.headers)) == NULL ||
+         (d.pos = calloc(n, sizeof *d.pos)) == NULL)) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t row;
+        int status;
+        const char *msg;
+        loams_batch_failure_at(r->in, i, &row, &status, &msg);
+        /* An incompatible type change pauses the link whatever on_error
+         * says (DESIGN §8): skipping it would drop every later record. */
+        if (r->def.on_error == LOAMS_ON_ERROR_FAIL || status == LOAMS_ESCHEMA) {
+            int32_t partition;
+            int64_t offset;
+            loams_batch_row_origin(r->in, row, &partition, &offset);
+            run_log(r, LOAMS_LOG_ERROR, "record failed, pausing the link (%s): %s",
+                    status == LOAMS_ESCHEMA ? "incompatible schema change" : "on_error = fail",
+                    msg);
+            loams_meta_err merr;
+            rc = loams_link_set_state(r->env->meta, &r->def, LOAMS_LINK_FAILED, msg, partition,
+                                      offset, &merr);
+            if (rc != 0) {
+                loams_task_set_error(r->task, "marking the link failed: %s", merr.msg);
+            } else {
+                rc = 1;
+            }
+            goto out;
+        }
+        if (r->def.on_error == LOAMS_ON_ERROR_SKIP) {
+            run_log(r, LOAMS_LOG_DEBUG, "record skipped: %s", msg);
+            r->d_skipped++;
+            continue;
+        }
+        dlq_add(r, &d, link, row, msg);
+        r->d_dead++;
+    }
+    if (d.n > 0) {
+        loams_stream_err serr;
+        rc = loams_stream_append(r->dlq, d.recs, d.n, NULL, &serr);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "appending to the dead-letter stream %s.%s: %s",
+                                 r->def.dead_letter_stream.ns, r->def.dead_letter_stream.name,
+                                 serr.msg);
+            goto out;
+        }
+    }
+    rc = loams_failpoint("link.after_dead_letter");
+out:
+    free(d.recs);
+    free(d.headers);
+    free(d.pos);
+    return rc;
+}
+
+/* Output rows the target refused fail their source record. */
+static void propagate_target_failures(link_run *r)
+{
+    size_t n = loams_batch_failed_count(r->out);
+    for (size_t i = 0; i < n; i++) {
+        size_t row;
+        int status;
+        const char *msg;
+        int32_t partition;
+        int64_t offset;
+        loams_batch_failure_at(r->out, i, &row, &status, &msg);
+        if (loams_batch_row_origin(r->out, row, &partition, &offset) != 0 || partition < 0) {
+            continue;
+        }
+        const part_span *sp = span_of(r, partition);
+        if (sp == NULL || offset < sp->first_offset ||
+            offset >= sp->first_offset + (int64_t)sp->count) {
+            continue;
+        }
+        size_t in_row = sp->first_row + (size_t)(offset - sp->first_offset);
+        /* The output message already names partition and offset. */
+        const char *text = strstr(msg, ": ");
+        loams_batch_row_fail(r->in, in_row, status, "%s", text != NULL ? text + 2 : msg);
+    }
+}
+
+/* ---- resume and commit ---- */
+
+static int resume(link_run *r)
+{
+    loams_meta_err merr;
+    int rc = loams_pointer_read(r->env->meta, &r->def.target, &r->base, &merr);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "reading the pointer of %s.%s: %s", r->def.target.ns,
+                             r->def.target.name, merr.msg);
+        return rc;
+    }
+    loams_offsets_clear(r->next);
+    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+    rc = r->gvt->resume(r->target.state, r->base.ref, r->next);
+    loams_ctx_set_current(prev);
+    if (rc != 0) {
+        char err[1024];
+        loams_task_set_error(r->task, "target resume at %s: %s",
+                             r->base.ref != NULL ? r->base.ref : "(no commit)",
+                             instance_error(&r->target, err, sizeof err));
+        return rc;
+    }
+    r->staged_bytes = r->staged_records = 0;
+    memset(&r->cur, 0, sizeof r->cur);
+    r->first_staged_ms = 0;
+    r->d_applied = r->d_skipped = r->d_dead = 0;
+    run_log(r, LOAMS_LOG_INFO, "resumed at %s (pointer version %" PRIu64 ")",
+            r->base.ref != NULL ? r->base.ref : "the beginning", r->base.version);
+    return dlq_resume(r);
+}
+
+/* Starts / ends a target call whose new objects belong to the next commit:
+ * the store records their write intents first (write_journal.h). */
+static const loams_store_journal *journal_begin(link_run *r)
+{
+    return loams_store_set_journal(loams_write_journal_hook(r->journal));
+}
+
+static void journal_end(const loams_store_journal *prev)
+{
+    loams_store_set_journal(prev);
+}
+
+/* The files written since the last commit will not be committed: they
+ * become orphans for GC (or stay intents, which GC handles once this run
+ * is over, when even that fails). */
+static void abandon_files(link_run *r)
+{
+    size_t n = loams_write_journal_pending(r->journal);
+    loams_meta_err merr;
+    if (n > 0 && loams_write_journal_abandon(r->journal, now_ms(), &merr) != 0) {
+        run_log(r, LOAMS_LOG_WARN,
+                "could not record %zu files as orphans (%s); GC finds them through their "
+                "write intents once this run is over",
+                n, merr.msg);
+    }
+    loams_keylist_clear(r->written);
+}
+
+static void discard_staged(link_run *r)
+{
+    memset(&r->cur, 0, sizeof r->cur); /* that work is redone */
+    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+    r->gvt->abort(r->target.state);
+    loams_ctx_set_current(prev);
+    abandon_files(r);
+}
+
+/* The extra writes of a commit's transaction (commit_txn). */
+static int commit_writes(link_run *r, const loams_pointer *next, const loams_keylist *obsolete,
+                         char **marks, loams_gc_writes *ws)
+{
+    int rc;
+    if (r->dlq != NULL && obsolete == NULL) {
+        char skey[300];
+        if ((*marks = dlq_marks(r)) == NULL) {
+            return -ENOMEM;
+        }
+        linkstate_key(&r->def.name, skey, sizeof skey);
+        if ((rc = loams_gc_writes_put(ws, skey, *marks)) != 0) {
+            return rc;
+        }
+    }
+    /* The files written for this commit are referenced now ... */
+    if ((rc = loams_write_journal_commit_writes(r->journal, ws)) != 0) {
+        return rc;
+    }
+    /* ... and the manifest it supersedes, and what maintenance replaced,
+     * are not (deleted after the grace period: readers may hold them). */
+    int64_t now = now_ms();
+    if (r->base.ref != NULL && strcmp(r->base.ref, next->ref) != 0 &&
+        (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, r->base.ref)) != 0) {
+        return rc;
+    }
+    for (size_t i = 0; obsolete != NULL && i < loams_keylist_count(obsolete); i++) {
+        const char *key = loams_keylist_at(obsolete, i);
+        if (strcmp(key, next->ref) != 0 &&
+            (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, key)) != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The fenced transaction that makes next->ref the target's newest commit
+ * (DESIGN §9); with it go the DLQ marks (a link commit; obsolete == NULL)
+ * or the maintenance's obsolete keys, and the GC records.  On success the
+ * journal is settled and next becomes the base. */
+static int commit_txn(link_run *r, loams_pointer *next, const loams_keylist *obsolete,
+                      loams_meta_err *merr)
+{
+    char *marks = NULL;
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    int rc = commit_writes(r, next, obsolete, &marks, &ws);
+    if (rc == 0) {
+        loams_lease fence;
+        memset(&fence, 0, sizeof fence);
+        snprintf(fence.key, sizeof fence.key, "%s", r->key);
+        fence.epoch = r->epoch;
+        rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, next, ws.w,
+                          ws.n, merr);
+    } else {
+        snprintf(merr->msg, sizeof merr->msg, "out of memory");
+    }
+    if (rc == 0) {
+        loams_write_journal_settled(r->journal);
+        loams_pointer tmp = r->base;
+        r->base = *next;
+        *next = tmp;
+    }
+    loams_gc_writes_clear(&ws);
+    free(marks);
+    return rc;
+}
+
+/* A pointer for a new commit of `ref` on top of the base. */
+static int pointer_next(link_run *r, const char *ref, const loams_offsets *applied,
+                        loams_pointer *next)
+{
+    int rc = loams_pointer_init(next);
+    if (rc != 0) {
+        return rc;
+    }
+    snprintf(next->kind, sizeof next->kind, "%s", r->def.target_kind);
+    snprintf(next->link, sizeof next->link, "%s.%s", r->def.name.ns, r->def.name.name);
+    next->epoch = r->epoch;
+    next->committed_ms = now_ms();
+    next->maintained_ms = r->base.maintained_ms;
+    next->applied_records = r->base.applied_records + r->d_applied;
+    next->skipped_records = r->base.skipped_records + r->d_skipped;
+    next->dead_lettered_records = r->base.dead_lettered_records + r->d_dead;
+    if ((rc = loams_pointer_set_ref(next, ref)) != 0 ||
+        (rc = loams_offsets_copy(next->applied, applied)) != 0) {
+        loams_pointer_clear(next);
+    }
+    return rc;
+}
+
+/* Commits what is staged.  Returns 0, LOAMS_EFENCED (zombie), LOAMS_ECONFLICT
+ * (resumed: the caller carries on), or an error. */
+static int commit(link_run *r)
+{
+    loams_keylist_clear(r->written);
+    const char *ref = NULL;
+    char err[1024];
+    stage_clock clk;
+    stage_start(&clk);
+    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+    const loams_store_journal *pj = journal_begin(r);
+    int rc = r->gvt->prepare(r->target.state, r->next, &ref, r->written);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.prepare);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "target prepare: %s",
+                             instance_error(&r->target, err, sizeof err));
+        discard_staged(r);
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.before_commit")) != 0) {
+        loams_task_set_error(r->task, "failpoint link.before_commit");
+        discard_staged(r);
+        return rc;
+    }
+    loams_pointer next;
+    if ((rc = pointer_next(r, ref, r->next, &next)) != 0) {
+        discard_staged(r);
+        return rc;
+    }
+    loams_meta_err merr;
+    stage_start(&clk);
+    size_t nfiles = loams_write_journal_pending(r->journal);
+    rc = commit_txn(r, &next, NULL, &merr);
+    loams_pointer_clear(&next);
+    if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
+        run_log(r, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg,
+                nfiles);
+        loams_task_set_error(r->task, "%s", merr.msg);
+        discard_staged(r);
+        return rc;
+    }
+    if (rc != 0) {
+        loams_task_set_error(r->task, "commit to %s.%s: %s", r->def.target.ns,
+                             r->def.target.name, merr.msg);
+        discard_staged(r);
+        return rc;
+    }
+    loams_failpoint("link.after_commit");
+    prev = loams_ctx_set_current(r->target.ctx);
+    r->gvt->committed(r->target.state, ref);
+    loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.commit);
+    r->cur.records = r->staged_records;
+    r->cur.commits = 1;
+    char times[256];
+    stats_format(&r->cur, times, sizeof times);
+    run_log(r, LOAMS_LOG_INFO,
+            "committed %s: %" PRIu64 " records applied, %" PRIu64 " skipped, %" PRIu64
+            " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s)",
+            r->base.ref, r->d_applied, r->d_skipped, r->d_dead, r->cur.records, r->cur.bytes,
+            times);
+    if (r->env->on_commit != NULL) {
+        r->env->on_commit(r->env->userdata, &r->def, &r->cur);
+    }
+    loams_link_stats_add(&r->total, &r->cur);
+    memset(&r->cur, 0, sizeof r->cur);
+    loams_keylist_clear(r->written);
+    r->staged_bytes = r->staged_records = 0;
+    r->first_staged_ms = 0;
+    r->d_applied = r->d_skipped = r->d_dead = 0;
+    r->n_dlq_done = 0;
+    return 0;
+}
+
+/* Maintenance (merges, compaction, snapshot expiry) every
+ * maintenance_interval, between two commits (nothing staged): the target's
+ * maintain() writes a new commit that keeps the applied offsets, and the
+ * same fenced transaction makes it the newest, deleting the intents of its
+ * files and recording what it no longer references for GC.  The target
+ * then resumes from it.  Returns 0, or the status that ends the run (a
+ * failed maintenance only logs: the data is unchanged). */
+static int maintain(link_run *r)
+{
+    int64_t now = now_ms();
+    if (r->def.maintenance_interval_ms <= 0 || r->gvt->maintain == NULL ||
+        r->staged_records > 0 || r->base.ref == NULL ||
+        now - r->base.maintained_ms < r->def.maintenance_interval_ms) {
+        return 0;
+    }
+    loams_keylist *obsolete = NULL;
+    if (loams_keylist_create(&obsolete) != 0) {
+        return -ENOMEM;
+    }
+    loams_keylist_clear(r->written);
+    const char *new_ref = NULL;
+    char err[1024];
+    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
+    const loams_store_journal *pj = journal_begin(r);
+    int rc = r->gvt->maintain(r->target.state, r->base.ref, &new_ref, r->written, obsolete);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    int fp = rc == 0 && new_ref != NULL ? loams_failpoint("link.after_maintain") : 0;
+    if (fp != 0) {
+        rc = fp;
+        snprintf(err, sizeof err, "failpoint link.after_maintain");
+    } else if (rc != 0) {
+        instance_error(&r->target, err, sizeof err);
+    }
+    /* Tried again one interval later, whatever the outcome; without a
+     * commit to carry it the time is kept in memory only. */
+    r->base.maintained_ms = now;
+    if (rc == 0 && new_ref == NULL) {
+        loams_keylist_free(obsolete); /* nothing to do */
+        return 0;
+    }
+    loams_pointer next;
+    memset(&next, 0, sizeof next);
+    loams_meta_err merr;
+    size_t nfiles = loams_write_journal_pending(r->journal);
+    if (rc != 0) {
+        /* The data is unchanged, but the target may hold half a maintenance:
+         * it starts over from its commit below. */
+        run_log(r, LOAMS_LOG_WARN,
+                "maintenance of %s.%s failed (the data is unchanged; tried again in %" PRId64
+                " ms): %s",
+                r->def.target.ns, r->def.target.name, r->def.maintenance_interval_ms, err);
+    } else if ((rc = pointer_next(r, new_ref, r->base.applied, &next)) != 0 ||
+               (rc = commit_txn(r, &next, obsolete, &merr)) != 0) {
+        if (rc == -ENOMEM) {
+            snprintf(merr.msg, sizeof merr.msg, "out of memory");
+        }
+        run_log(r, LOAMS_LOG_WARN, "maintenance commit of %s.%s rejected: %s", r->def.target.ns,
+                r->def.target.name, merr.msg);
+    } else {
+        run_log(r, LOAMS_LOG_INFO,
+                "maintained %s.%s: commit %s (%zu files written, %zu no longer referenced)",
+                r->def.target.ns, r->def.target.name, new_ref, nfiles,
+                loams_keylist_count(obsolete));
+    }
+    if (rc != 0) {
+        abandon_files(r);
+    }
+    loams_pointer_clear(&next);
+    loams_keylist_free(obsolete);
+    loams_keylist_clear(r->written);
+    if (rc == LOAMS_EFENCED) {
+        loams_task_set_error(r->task, "%s", merr.msg);
+        return rc;
+    }
+    /* The target starts over from the newest commit (the maintenance's, or
+     * the one it built on, whose stored time would make it try again now). */
+    prev = loams_ctx_set_current(r->target.ctx);
+    r->gvt->abort(r->target.state);
+    loams_ctx_set_current(prev);
+    rc = resume(r);
+    if (rc == 0 && r->base.maintained_ms < now) {
+        r->base.maintained_ms = now;
+    }
+    return rc;
+}
+
+/* ---- one chunk ---- */
+
+static int write_chunk(link_run *r, size_t nrecords);
+
+/* Decode, transform, stage.  Returns 1 when the link stopped failed. */
+static int apply_chunk(link_run *r, size_t nrecords)
+{
+    char err[1024];
+    int rc;
+    if ((rc = loams_failpoint("link.after_read")) != 0) {
+        return rc;
+    }
+    stage_clock clk;
+    stage_start(&clk);
+    loams_ctx *prev = loams_ctx_set_current(r->decoder.ctx);
+    rc = r->dvt->decode(r->decoder.state, r->in);
+    loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.decode);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "decoder: %s", instance_error(&r->decoder, err, sizeof err));
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.after_decode")) != 0) {
+        return rc;
+    }
+    stage_start(&clk);
+    loams_batch_reset(r->out);
+    prev = loams_ctx_set_current(r->transform.ctx);
+    rc = r->tvt->run(r->transform.state, r->in, r->out);
+    loams_ctx_set_current(prev);
+    stage_end(&clk, &r->cur.transform);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "transform: %s",
+                             instance_error(&r->transform, err, sizeof err));
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.after_transform")) != 0) {
+        return rc;
+    }
+    stage_start(&clk);
+    rc = write_chunk(r, nrecords);
+    stage_end(&clk, &r->cur.write);
+    return rc;
+}
+
+/* Hands the transformed chunk to the target and applies on_error to the
+ * failed records.  Returns 1 when the link stopped failed. */
+static int write_chunk(link_run *r, size_t nrecords)
+{
+    char err[1024];
+    int rc;
+    loams_ctx *prev;
+    if (loams_batch_failed_count(r->in) > 0) {
+        /* on_error = fail (or a schema change) stops before the target
+         * sees the chunk; otherwise the failures are handled after it. */
+        int stop = 0;
+        for (size_t i = 0; i < loams_batch_failed_count(r->in) && !stop; i++) {
+            int status;
+            loams_batch_failure_at(r->in, i, NULL, &status, NULL);
+            stop = r->def.on_error == LOAMS_ON_ERROR_FAIL || status == LOAMS_ESCHEMA;
+        }
+        if (stop) {
+            return handle_failures(r);
+        }
+    }
+    prev = loams_ctx_set_current(r->target.ctx);
+    const loams_store_journal *pj = journal_begin(r);
+    rc = r->gvt->write(r->target.state, r->out);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    if (rc == LOAMS_ESCHEMA) {
+        /* An incompatible schema change pauses the link (DESIGN §8). */
+        instance_error(&r->target, err, sizeof err);
+        run_log(r, LOAMS_LOG_ERROR, "incompatible schema change, pausing the link: %s", err);
+        loams_meta_err merr;
+        loams_link_set_state(r->env->meta, &r->def, LOAMS_LINK_FAILED, err, -1, -1, &merr);
+        return 1;
+    }
+    if (rc != 0) {
+        loams_task_set_error(r->task, "target write: %s",
+                             instance_error(&r->target, err, sizeof err));
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.after_target_write")) != 0) {
+        return rc;
+    }
+    propagate_target_failures(r);
+    size_t failed = loams_batch_failed_count(r->in);
+    if ((rc = handle_failures(r)) != 0) {
+        return rc;
+    }
+    /* Everything read is done: applied or handled by on_error. */
+    for (unsigned p = 0; p < r->partitions; p++) {
+        const part_span *sp = &r->spans[p];
+        if (sp->count > 0) {
+            int64_t upto = sp->first_offset + (int64_t)sp->count;
+            if ((rc = loams_offsets_set(r->next, sp->partition, upto)) != 0) {
+                return rc;
+            }
+        }
+    }
+    r->d_applied += nrecords - failed;
+    r->staged_records += nrecords;
+    r->staged_bytes += loams_batch_payload_bytes(r->in);
+    loams_task_add_bytes(r->task, loams_batch_payload_bytes(r->in));
+    r->cur.bytes += r->chunk_bytes;
+    if (r->first_staged_ms == 0) {
+        r->first_staged_ms = now_ms();
+    }
+    return 0;
+}
+
+/* Re-reads the definition now and then: a PAUSE, DROP or failure elsewhere
+ * ends the run.  Returns 1 when the run must end. */
+static int definition_changed(link_run *r)
+{
+    int64_t now = now_ms();
+    if (now - r->def_checked_ms < DEF_RELOAD_MS) {
+        return 0;
+    }
+    r->def_checked_ms = now;
+    loams_link_def d;
+    loams_link_def_init(&d);
+    loams_meta_err merr;
+    int rc = loams_link_get(r->env->meta, &r->def.name, &d, &merr);
+    int stop = rc == LOAMS_ENOTFOUND || (rc == 0 && d.state != LOAMS_LINK_RUNNING);
+    if (stop) {
+        run_log(r, LOAMS_LOG_INFO, "link is %s: stopping",
+                rc == LOAMS_ENOTFOUND ? "dropped" : loams_link_state_name(d.state));
+    } else if (rc == 0) {
+        r->def.version = d.version;
+    }
+    loams_link_def_clear(&d);
+    return stop;
+}
+
+static int run_loop(link_run *r)
+{
+    int rc = resume(r);
+    while (rc == 0) {
+        r->cancel_flag = loams_task_cancelled(r->task);
+        if (r->cancel_flag || definition_changed(r)) {
+            break;
+        }
+        if (r->staged_records == 0 && (rc = maintain(r)) != 0) {
+            break;
+        }
+        if (r->staged_records == 0 && loams_task_should_yield(r->task)) {
+            run_log(r, LOAMS_LOG_INFO, "yielding the slot to a waiting task (everything read "
+                    "is committed); the link runs again shortly");
+            break;
+        }
+        stage_clock clk;
+        stage_start(&clk);
+        long n = read_chunk(r);
+        stage_end(&clk, &r->cur.read);
+        if (n < 0) {
+            rc = (int)n;
+            break;
+        }
+        if (n > 0) {
+            rc = apply_chunk(r, (size_t)n);
+            if (rc == 1) {
+                discard_staged(r);
+                rc = 0;
+                break;
+            }
+            if (rc != 0) {
+                break;
+            }
+            /* Held to the namespace's byte rate, if it has one. */
+            stage_clock pace;
+            stage_start(&pace);
+            int stop = loams_task_pace(r->task) != 0;
+            stage_end(&pace, &r->cur.idle);
+            if (stop) {
+                break;
+            }
+        }
+        int64_t age = r->first_staged_ms ? now_ms() - r->first_staged_ms : 0;
+        run_log(r, LOAMS_LOG_DEBUG, "read %ld, staged %" PRIu64 " records (%" PRIu64 " bytes, %" PRId64 " ms)", n, r->staged_records, r->staged_bytes, age);
+        if (r->staged_records > 0 &&
+            (r->staged_bytes >= r->def.batch_bytes || age >= r->def.batch_interval_ms)) {
+            rc = commit(r);
+            if (rc == LOAMS_ECONFLICT) {
+                rc = resume(r);
+            }
+            continue;
+        }
+        if (n == 0) {
+            int64_t wait = IDLE_SLEEP_MS;
+            if (r->staged_records > 0 && r->def.batch_interval_ms - age < wait) {
+                wait = r->def.batch_interval_ms - age;
+            }
+            if (wait > 0) {
+                stage_clock idle;
+                stage_start(&idle);
+                int stop = loams_task_sleep(r->task, wait) != 0;
+                stage_end(&idle, &r->cur.idle);
+                if (stop) {
+                    break;
+                }
+            }
+        }
+    }
+    if (r->staged_records > 0) {
+        discard_staged(r); /* not committed: redone by the next run */
+    }
+    if (r->total.commits > 0) {
+        char times[256];
+        stats_format(&r->total, times, sizeof times);
+        uint64_t cpu = r->total.read.cpu_ns + r->total.decode.cpu_ns +
+                       r->total.transform.cpu_ns + r->total.write.cpu_ns +
+                       r->total.prepare.cpu_ns + r->total.commit.cpu_ns;
+        run_log(r, LOAMS_LOG_INFO,
+                "run ends: %" PRIu64 " records (%" PRIu64 " bytes) in %" PRIu64
+                " commits, %.0f records/s of CPU; %s",
+                r->total.records, r->total.bytes, r->total.commits,
+                cpu > 0 ? (double)r->total.records * 1e9 / (double)cpu : 0.0, times);
+    }
+    return rc;
+}
+
+static int run_setup(link_run *r)
+{
+    loams_stream_err serr;
+    int rc = loams_stream_open(r->env->log, &r->def.stream, &r->stream, &serr);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "link %s.%s: source stream: %s", r->def.name.ns,
+                             r->def.name.name, serr.msg);
+        return rc;
+    }
+    r->partitions = loams_stream_definition(r->stream)->partitions;
+    if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
+        rc = loams_stream_open(r->env->log, &r->def.dead_letter_stream, &r->dlq, &serr);
+        if (rc != 0) {
+            loams_task_set_error(r->task, "link %s.%s: dead-letter stream: %s",
+                                 r->def.name.ns, r->def.name.name, serr.msg);
+            return rc;
+        }
+    }
+    if ((r->spans = calloc(r->partitions, sizeof *r->spans)) == NULL ||
+        (rc = loams_pointer_init(&r->base)) != 0 || (rc = loams_offsets_create(&r->next)) != 0 ||
+        (rc = loams_offsets_create(&r->dlq_hwm)) != 0 || (rc = loams_batch_create(&r->in)) != 0 ||
+        (rc = loams_batch_create(&r->out)) != 0 || (rc = loams_buf_create(&r->headers)) != 0 ||
+        (rc = loams_keylist_create(&r->written)) != 0 ||
+        (rc = loams_write_journal_new(r->env->meta, r->key, r->epoch, &r->journal)) != 0) {
+        return rc != 0 ? rc : -ENOMEM;
+    }
+    loams_stream_slice_init(&r->slice);
+    return instances_open(r);
+}
+
+static void run_teardown(link_run *r)
+{
+    instances_close(r);
+    loams_stream_slice_free(&r->slice);
+    loams_batch_free(r->in);
+    loams_batch_free(r->out);
+    loams_buf_free(r->headers);
+    loams_keylist_free(r->written);
+    loams_write_journal_free(r->journal);
+    loams_offsets_free(r->next);
+    loams_offsets_free(r->dlq_hwm);
+    loams_pointer_clear(&r->base);
+    free(r->spans);
+    free(r->dlq_done);
+    loams_stream_close(r->dlq);
+    loams_stream_close(r->stream);
+    loams_link_def_clear(&r->def);
+}
+
+int loams_link_run(loams_link_env *env, loams_task *t)
+{
+    link_run r;
+    memset(&r, 0, sizeof r);
+    r.env = env;
+    r.task = t;
+    r.key = loams_task_key(t);
+    r.epoch = loams_task_epoch(t);
+    loams_link_def_init(&r.def);
+    loams_objname name;
+    if (parse_task_key(r.key, &name) != 0) {
+        loams_task_set_error(t, "'%s' is not a link task key", r.key);
+        return LOAMS_EINPUT;
+    }
+    loams_meta_err merr;
+    int rc = loams_link_get(env->meta, &name, &r.def, &merr);
+    if (rc == LOAMS_ENOTFOUND) {
+        return 0; /* dropped since it was proposed */
+    }
+    if (rc != 0) {
+        loams_task_set_error(t, "%s", merr.msg);
+        return rc;
+    }
+    if (r.def.state != LOAMS_LINK_RUNNING) {
+        loams_link_def_clear(&r.def);
+        return 0;
+    }
+    r.def_checked_ms = now_ms();
+    rc = run_setup(&r);
+    if (rc == 0) {
+        rc = run_loop(&r);
+    }
+    run_teardown(&r);
+    return rc;
+}
+
+/* ---- the task source ---- */
+
+static int source_propose(void *userdata, loams_task_list *out)
+{
+    loams_link_env *env = userdata;
+    loams_link_def *defs;
+    size_t n;
+    loams_meta_err merr;
+    int rc = loams_link_list(env->meta, &defs, &n, &merr);
+    if (rc != 0) {
+        loams_log(LOAMS_LOG_ERROR, COMP, "listing links: %s", merr.msg);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (defs[i].state != LOAMS_LINK_RUNNING) {
+            continue;
+        }
+        loams_stream_def sd;
+        loams_stream_err serr;
+        if (loams_stream_describe(env->log, &defs[i].stream, &sd, &serr) != 0) {
+            continue; /* its stream is gone: the link cannot run */
+        }
+        char key[LOAMS_LEASE_KEY_MAX];
+        loams_link_task_key(&defs[i].name, sd.partitions, key, sizeof key);
+        loams_task_list_add(out, key, defs[i].name.ns, LOAMS_PRIO_LINK_APPLY, 0);
+    }
+    loams_link_defs_free(defs, n);
+    return 0;
+}
+
+static int source_run(void *userdata, loams_task *t)
+{
+    return loams_link_run(userdata, t);
+}
+
+void loams_link_source(loams_link_env *env, loams_task_source *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "links";
+    out->userdata = env;
+    out->propose = source_propose;
+    out->run = source_run;
+}

@@ -1,0 +1,248 @@
+/*
+ * commit.c - owns the target pointer format and the commit transaction
+ * (see commit.h).
+ */
+#include "meta/commit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "gc/gc.h"
+#include "abi/keylist.h"
+#include "abi/offsets.h"
+
+int loams_pointer_init(loams_pointer *p)
+{
+    memset(p, 0, sizeof *p);
+    return loams_offsets_create(&p->applied);
+}
+
+void loams_pointer_clear(loams_pointer *p)
+{
+    free(p->ref);
+    loams_offsets_free(p->applied);
+    memset(p, 0, sizeof *p);
+}
+
+int loams_pointer_set_ref(loams_pointer *p, const char *ref)
+{
+    char *copy = NULL;
+    if (ref != NULL && (copy = strdup(ref)) == NULL) {
+        return -ENOMEM;
+    }
+    free(p->ref);
+    p->ref = copy;
+    return 0;
+}
+
+void loams_pointer_key(const loams_objname *target, char *out, size_t size)
+{
+    snprintf(out, size, "target/%s/%s", target->ns, target->name);
+}
+
+static void set_err(loams_meta_err *err, const char *fmt, const char *a)
+{
+    if (err != NULL) {
+        snprintf(err->msg, sizeof err->msg, fmt, a);
+    }
+}
+
+static uint64_t json_u64(const cJSON *obj, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+static int pointer_parse(const char *key, const char *text, size_t len, loams_pointer *p,
+                         loams_meta_err *err)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    int rc = LOAMS_ECORRUPT;
+    if (root == NULL || !cJSON_IsObject(root)) {
+        set_err(err, "target pointer %s is not a JSON object: the metastore is damaged", key);
+        goto out;
+    }
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "ref");
+    const cJSON *link = cJSON_GetObjectItemCaseSensitive(root, "link");
+    const cJSON *applied = cJSON_GetObjectItemCaseSensitive(root, "applied");
+    if (!cJSON_IsString(kind) || !(cJSON_IsString(ref) || cJSON_IsNull(ref)) ||
+        !cJSON_IsObject(applied)) {
+        set_err(err, "target pointer %s lacks kind, ref or applied: the metastore is damaged",
+                key);
+        goto out;
+    }
+    snprintf(p->kind, sizeof p->kind, "%s", kind->valuestring);
+    snprintf(p->link, sizeof p->link, "%s", cJSON_IsString(link) ? link->valuestring : "");
+    if (loams_pointer_set_ref(p, cJSON_IsString(ref) ? ref->valuestring : NULL) != 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    char *atext = cJSON_PrintUnformatted(applied);
+    if (atext == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = loams_offsets_parse_json(p->applied, atext, strlen(atext));
+    cJSON_free(atext);
+    if (rc != 0) {
+        if (rc == LOAMS_EINPUT) {
+            set_err(err, "target pointer %s has malformed applied offsets", key);
+            rc = LOAMS_ECORRUPT;
+        }
+        goto out;
+    }
+    p->epoch = json_u64(root, "epoch");
+    p->committed_ms = (int64_t)json_u64(root, "committed_ms");
+    p->maintained_ms = (int64_t)json_u64(root, "maintained_ms");
+    p->applied_records = json_u64(root, "applied_records");
+    p->skipped_records = json_u64(root, "skipped_records");
+    p->dead_lettered_records = json_u64(root, "dead_lettered_records");
+    rc = 0;
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int loams_pointer_read(loams_meta *m, const loams_objname *target, loams_pointer *p,
+                       loams_meta_err *err)
+{
+    char key[256];
+    loams_pointer_key(target, key, sizeof key);
+    loams_meta_kv kv;
+    int rc = loams_meta_get(m, key, strlen(key), &kv, err);
+    if (rc == LOAMS_ENOTFOUND) {
+        p->version = 0;
+        loams_offsets_clear(p->applied);
+        return loams_pointer_set_ref(p, NULL);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    rc = pointer_parse(key, kv.value, kv.value_len, p, err);
+    if (rc == 0) {
+        p->version = kv.version;
+    }
+    loams_meta_kv_free(&kv);
+    return rc;
+}
+
+/* The pointer as JSON text (malloc'd, the caller frees). */
+static char *pointer_format(const loams_pointer *p)
+{
+    size_t olen = loams_offsets_format_json(p->applied, NULL, 0);
+    char *offsets = malloc(olen + 1);
+    if (offsets == NULL) {
+        return NULL;
+    }
+    loams_offsets_format_json(p->applied, offsets, olen + 1);
+    cJSON *root = cJSON_CreateObject();
+    cJSON *applied = cJSON_Parse(offsets);
+    free(offsets);
+    char *text = NULL;
+    if (root == NULL || applied == NULL) {
+        cJSON_Delete(applied);
+        goto out;
+    }
+    cJSON_AddItemToObject(root, "applied", applied);
+    if (cJSON_AddStringToObject(root, "kind", p->kind) == NULL ||
+        (p->ref != NULL ? cJSON_AddStringToObject(root, "ref", p->ref)
+                        : cJSON_AddNullToObject(root, "ref")) == NULL ||
+        cJSON_AddStringToObject(root, "link", p->link) == NULL ||
+        cJSON_AddNumberToObject(root, "epoch", (double)p->epoch) == NULL ||
+        cJSON_AddNumberToObject(root, "committed_ms", (double)p->committed_ms) == NULL ||
+        cJSON_AddNumberToObject(root, "maintained_ms", (double)p->maintained_ms) == NULL ||
+        cJSON_AddNumberToObject(root, "applied_records", (double)p->applied_records) == NULL ||
+        cJSON_AddNumberToObject(root, "skipped_records", (double)p->skipped_records) == NULL ||
+        cJSON_AddNumberToObject(root, "dead_lettered_records",
+                                (double)p->dead_lettered_records) == NULL) {
+        goto out;
+    }
+    text = cJSON_PrintUnformatted(root);
+out:
+    cJSON_Delete(root);
+    return text;
+}
+
+int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *target,
+                 uint64_t expected_version, loams_pointer *next, loams_meta_write *extra,
+                 size_t nextra, loams_meta_err *err)
+{
+    char key[256];
+    loams_pointer_key(target, key, sizeof key);
+    char *value = pointer_format(next);
+    if (value == NULL) {
+        return -ENOMEM;
+    }
+    loams_fence_storage fence;
+    loams_meta_compare cmps[2];
+    memset(cmps, 0, sizeof cmps);
+    loams_lease_fence_compare(lease, &fence, &cmps[0]);
+    cmps[1].kind = LOAMS_CMP_VERSION;
+    cmps[1].key = key;
+    cmps[1].key_len = strlen(key);
+    cmps[1].version = expected_version;
+
+    size_t nw = 1 + nextra;
+    loams_meta_write *writes = calloc(nw, sizeof *writes);
+    if (writes == NULL) {
+        free(value);
+        return -ENOMEM;
+    }
+    writes[0].kind = LOAMS_OP_PUT;
+    writes[0].key = key;
+    writes[0].key_len = strlen(key);
+    writes[0].value = value;
+    writes[0].value_len = strlen(value);
+    for (size_t i = 0; i < nextra; i++) {
+        writes[1 + i] = extra[i];
+    }
+    size_t failed = 0;
+    int rc = loams_meta_txn(m, cmps, 2, writes, nw, &failed, err);
+    if (rc == 0) {
+        next->version = writes[0].new_version;
+        for (size_t i = 0; i < nextra; i++) {
+            extra[i].new_version = writes[1 + i].new_version;
+        }
+    } else if (rc == LOAMS_ECONFLICT && failed == 0) {
+        rc = LOAMS_EFENCED;
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg,
+                     "commit to %s.%s rejected: lease %.300s epoch %" PRIu64
+                     " is stale (another node took the task)",
+                     target->ns, target->name, lease->key, lease->epoch);
+        }
+    } else if (rc == LOAMS_ECONFLICT && err != NULL) {
+        snprintf(err->msg, sizeof err->msg,
+                 "commit to %s.%s rejected: its pointer moved (expected version %" PRIu64 ")",
+                 target->ns, target->name, expected_version);
+    }
+    free(writes);
+    free(value);
+    return rc;
+}
+
+int loams_orphans_record(loams_meta *m, const loams_keylist *keys, int64_t now_ms,
+                         loams_meta_err *err)
+{
+    size_t n = loams_keylist_count(keys);
+    if (n == 0) {
+        return 0;
+    }
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = loams_gc_writes_record(&ws, LOAMS_GC_ORPHAN, now_ms, loams_keylist_at(keys, i));
+    }
+    if (rc == 0) {
+        rc = loams_meta_txn(m, NULL, 0, ws.w, ws.n, NULL, err);
+    }
+    loams_gc_writes_clear(&ws);
+    return rc;
+}

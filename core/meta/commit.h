@@ -1,0 +1,85 @@
+/*
+ * commit.h - the core's commit protocol (DESIGN §9): target pointers and
+ * the one fenced transaction that moves them.
+ *
+ * A target's newest commit is named by its pointer, the metastore key
+ * "target/<ns>/<name>", whose value (JSON) holds:
+ *
+ *   {"kind":"collection","ref":"<manifest object key>","link":"ns.l",
+ *    "epoch":7,"committed_ms":...,"maintained_ms":...,"applied":{"0":120,"1":98},
+ *    "applied_records":..,"skipped_records":..,"dead_lettered_records":..}
+ *
+ * The manifest at `ref` is the authority for the applied offsets; the
+ * pointer carries a copy written in the same transaction (so system.links
+ * reads it without opening the manifest) and the link's cumulative record
+ * counters, which are therefore exact: they move only with a commit.
+ *
+ * loams_commit() is the only writer of pointers during link runs: one
+ * metastore transaction that compares the task's lease fence (epoch) and
+ * the pointer's version read at resume, then writes the new pointer (and
+ * any extra writes the caller adds, e.g. link status).  A zombie (stale
+ * epoch) gets LOAMS_EFENCED, a concurrent writer LOAMS_ECONFLICT; in both
+ * cases nothing was written, and the files the target wrote are recorded as
+ * orphans (loams_orphans_record) for GC.
+ *
+ * Threads: any; a loams_pointer is the caller's.
+ */
+#ifndef LOAMS_CORE_COMMIT_H
+#define LOAMS_CORE_COMMIT_H
+
+#include <stdint.h>
+
+#include <loams/host.h>
+
+#include "meta/lease.h"
+#include "meta/metastore.h"
+#include "catalog/objname.h"
+
+typedef struct loams_pointer {
+    char kind[16];              /* "collection", "table" or "graph" */
+    char *ref;                  /* manifest key of the newest commit (owned), or NULL */
+    char link[2 * LOAMS_IDENT_MAX + 2]; /* "ns.name" of the link that committed */
+    uint64_t epoch;             /* its lease epoch */
+    int64_t committed_ms;
+    int64_t maintained_ms;      /* the last maintenance commit (0: none) */
+    loams_offsets *applied;     /* owned; never NULL after loams_pointer_init */
+    uint64_t applied_records;   /* cumulative, per the link that writes the target */
+    uint64_t skipped_records;
+    uint64_t dead_lettered_records;
+    uint64_t version;           /* metastore version of the pointer; 0 = no pointer */
+} loams_pointer;
+
+/* Initialises an empty pointer (version 0, no ref).  -ENOMEM. */
+int loams_pointer_init(loams_pointer *p);
+/* Frees what the pointer owns; it may be initialised again. */
+void loams_pointer_clear(loams_pointer *p);
+/* Sets p->ref to a copy of ref (NULL clears).  -ENOMEM. */
+int loams_pointer_set_ref(loams_pointer *p, const char *ref);
+
+/* The metastore key of a target's pointer: "target/<ns>/<name>". */
+void loams_pointer_key(const loams_objname *target, char *out, size_t size);
+
+/* Reads the pointer of `target` into *p (initialised).  A target without a
+ * commit yet is not an error: p->version is 0 and p->ref NULL.
+ * Errors: those of the metastore; LOAMS_ECORRUPT when the stored value is
+ * not a pointer (message names the key). */
+int loams_pointer_read(loams_meta *m, const loams_objname *target, loams_pointer *p,
+                       loams_meta_err *err);
+
+/* The commit transaction: compares the fence of `lease` and the pointer's
+ * version (expected_version, 0 = no pointer yet), then writes `next` as the
+ * new pointer plus extra[0..nextra) (may be 0).  On success
+ * next->version gets the new version.
+ * Errors: LOAMS_EFENCED (the lease was taken: a zombie), LOAMS_ECONFLICT
+ * (the pointer moved since it was read), -ENOMEM, metastore errors. */
+int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *target,
+                 uint64_t expected_version, loams_pointer *next, loams_meta_write *extra,
+                 size_t nextra, loams_meta_err *err);
+
+/* Records object keys that no commit references (files of a failed commit)
+ * under "gc/orphan/<ms>/<seq>" so that GC deletes them after a grace
+ * period.  One transaction for all keys. */
+int loams_orphans_record(loams_meta *m, const loams_keylist *keys, int64_t now_ms,
+                         loams_meta_err *err);
+
+#endif

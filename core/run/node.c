@@ -1,0 +1,71 @@
+/*
+ * node.c - owns opening and closing a node's shared handles (see node.h).
+ */
+#include "run/node.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int loams_node_open(const loams_node_options *o, loams_node **out, char *err, size_t errlen)
+{
+    loams_node *n = calloc(1, sizeof *n);
+    if (n == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    int rc = loams_datadir_open(o->data_dir, o->create, &n->dd, err, errlen);
+    if (rc != 0) {
+        goto fail;
+    }
+    loams_registry_config defaults;
+    if (o->plugins == NULL) {
+        loams_registry_config_defaults(&defaults);
+    }
+    rc = loams_registry_open(o->plugins != NULL ? o->plugins : &defaults, &n->registry);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot load plugins: %s",
+                 rc == -ENOMEM ? "out of memory" : "libltdl failed to initialise");
+        goto fail;
+    }
+    loams_registry_log_rejections(n->registry);
+    rc = loams_node_open_store(n->registry, n->dd->path, o->store, &n->store, err, errlen);
+    if (rc != 0) {
+        goto fail;
+    }
+    *out = n;
+    return 0;
+fail:
+    loams_node_close(n);
+    return rc;
+}
+
+void loams_node_close(loams_node *n)
+{
+    if (n == NULL) {
+        return;
+    }
+    loams_store_close(n->store);
+    loams_registry_close(n->registry);
+    loams_datadir_close(n->dd);
+    free(n);
+}
+
+int loams_node_open_store(const loams_registry *r, const char *data_dir, const char *name,
+                          loams_store **out, char *err, size_t errlen)
+{
+    const char *sname = name != NULL ? name : "store-fs";
+    const loams_plugin *sp;
+    if (loams_registry_find(r, LOAMS_KIND_STORE, sname, &sp) != 0 || sp->descriptor == NULL) {
+        snprintf(err, errlen,
+                 "the object store plugin '%s' is not loaded; check --plugin-dir and "
+                 "'loams-host --list-plugins'",
+                 sname);
+        return LOAMS_ENOTFOUND;
+    }
+    char root[4096];
+    snprintf(root, sizeof root, "%s/objects", data_dir);
+    loams_option_kv opt = {"root", root};
+    return loams_store_open(sp->descriptor, &opt, 1, out, err, errlen);
+}

@@ -1,0 +1,46 @@
+/*
+ * node.h - what a loams-host command that runs or queries links opens
+ * together: the data dir (metastore + stream log), the plugin registry and
+ * the object store that targets write through.
+ *
+ * The object store is the store plugin named by `store` (default
+ * "store-fs") rooted at <data dir>/objects unless the options say
+ * otherwise.
+ *
+ * Ownership: loams_node_open's caller owns the node (loams_node_close
+ * closes everything in the right order).  Errors: those of
+ * loams_datadir_open, loams_registry_open and loams_store_open, with the
+ * message in err[0..errlen); LOAMS_ENOTFOUND when the store plugin is not
+ * loaded.  Threads: a node is shared by the threads of one process.
+ */
+#ifndef LOAMS_CORE_NODE_H
+#define LOAMS_CORE_NODE_H
+
+#include "cli/datadir.h"
+#include "abi/registry.h"
+#include "abi/store.h"
+
+typedef struct loams_node {
+    loams_datadir *dd;
+    loams_registry *registry;
+    loams_store *store;
+} loams_node;
+
+typedef struct loams_node_options {
+    const char *data_dir;          /* required */
+    int create;                    /* create the data dir when missing */
+    const loams_registry_config *plugins; /* NULL: the defaults */
+    const char *store;             /* store plugin name; NULL: "store-fs" */
+} loams_node_options;
+
+int loams_node_open(const loams_node_options *o, loams_node **out, char *err, size_t errlen);
+
+/* Opens the object store plugin `name` (NULL: "store-fs") of registry r,
+ * rooted at <data_dir>/objects.  *out is the caller's (loams_store_close,
+ * before the registry is closed).  LOAMS_ENOTFOUND when the plugin is not
+ * loaded. */
+int loams_node_open_store(const loams_registry *r, const char *data_dir, const char *name,
+                          loams_store **out, char *err, size_t errlen);
+void loams_node_close(loams_node *n);
+
+#endif
