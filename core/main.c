@@ -13,8 +13,7 @@
 /* One row per command.  The description's first line is the summary; the
  * lines after it document the command's own options, one per line. */
 static const loams_cmd commands[] = {
-    {"sql",
-     "sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\" | -f FILE.sql",
+    {"sql", "sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\" | -f FILE.sql",
      "run statements: CREATE/DROP STREAM, CREATE/DROP/PAUSE/RESUME LINK,\n"
      "SELECT * FROM system.links | system.streams (see docs/LINKS.md)",
      loams_cmd_sql},
@@ -50,8 +49,7 @@ static const loams_cmd commands[] = {
     {"produce",
      "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "
      "[--progress]",
-     "append the lines of stdin (text, or JSON keyed by a field) to a stream",
-     loams_cmd_produce},
+     "append the lines of stdin (text, or JSON keyed by a field) to a stream", loams_cmd_produce},
     {"stream",
      "stream read NS.STREAM [--partition P] [--from O] [--limit N] [--json] | list | describe "
      "NS.STREAM",
@@ -112,11 +110,12 @@ void loams_cli_usage(void *stream)
         fprintf(out, "  %s\n", o->option);
         print_indented(out, o->help);
     }
-    fprintf(out, "\nEnvironment:\n"
-                 "  LOAMS_PLUGIN_PATH  colon-separated plugin directories, searched after the\n"
-                 "                     --plugin-dir ones and before the installed directory\n"
-                 "  LOAMS_LOG_LEVEL    error, warn, info (default) or debug\n"
-                 "\nInstalled plugin directory: %s\n",
+    fprintf(out,
+            "\nEnvironment:\n"
+            "  LOAMS_PLUGIN_PATH  colon-separated plugin directories, searched after the\n"
+            "                     --plugin-dir ones and before the installed directory\n"
+            "  LOAMS_LOG_LEVEL    error, warn, info (default) or debug\n"
+            "\nInstalled plugin directory: %s\n",
             LOAMS_PLUGIN_DIR);
 }
 

@@ -59,6 +59,7 @@ if [ ! -x configure ] || [ configure.ac -nt configure ]; then
 fi
 
 step "configure (warnings are errors)" configure_in build
+step "make check-format" make -C build check-format
 step "make check" check_in build
 step "configure --enable-sanitizers" configure_in build-san --enable-sanitizers
 step "make check under ASan+UBSan" check_sanitized build-san

@@ -455,8 +455,7 @@ int loams_batch_add_column(loams_batch *b, const char *name, size_t *col)
     c->name = strdup(name);
     c->cells = NULL;
     if (b->row_cap > 0) {
-        c->cells = b->n_spare > 0 ? b->spare[--b->n_spare]
-                                  : malloc(b->row_cap * sizeof *c->cells);
+        c->cells = b->n_spare > 0 ? b->spare[--b->n_spare] : malloc(b->row_cap * sizeof *c->cells);
     }
     if (c->name == NULL || (b->row_cap > 0 && c->cells == NULL)) {
         free(c->name);
@@ -493,8 +492,7 @@ const loams_value *loams_batch_column_cells(const loams_batch *b, size_t col)
     return col < b->n_cols ? b->cols[col].cells : NULL;
 }
 
-int loams_batch_row_origin(const loams_batch *b, size_t row, int32_t *partition,
-                           int64_t *offset)
+int loams_batch_row_origin(const loams_batch *b, size_t row, int32_t *partition, int64_t *offset)
 {
     if (row >= b->n_rows) {
         return -EINVAL;
@@ -523,8 +521,7 @@ static int value_check(const loams_value *v, int depth, size_t *need)
     case LOAMS_T_BOOL:
     case LOAMS_T_INT64:
     case LOAMS_T_FLOAT64:
-    case LOAMS_T_TIMESTAMP:
-        return 0;
+    case LOAMS_T_TIMESTAMP: return 0;
     case LOAMS_T_STRING:
     case LOAMS_T_BYTES:
     case LOAMS_T_JSON:
@@ -552,8 +549,7 @@ static int value_check(const loams_value *v, int depth, size_t *need)
             }
         }
         return 0;
-    default:
-        return -EINVAL;
+    default: return -EINVAL;
     }
 }
 
@@ -696,8 +692,7 @@ int loams_batch_append_rows(loams_batch *b, size_t n)
     return 0;
 }
 
-int loams_batch_append_row(loams_batch *b, const loams_batch *from, size_t from_row,
-                           size_t *row)
+int loams_batch_append_row(loams_batch *b, const loams_batch *from, size_t from_row, size_t *row)
 {
     if (from != NULL && from_row >= from->n_rows) {
         return -EINVAL;
@@ -809,8 +804,7 @@ int loams_batch_append_records(loams_batch *b, const loams_record *recs, size_t 
         off[row] = (loams_value){.type = LOAMS_T_INT64, .u.i = r->offset};
         if (r->headers != NULL) {
             hdr[row] = (loams_value){.type = LOAMS_T_JSON,
-                                     .u.s = {r->headers_len > 0 ? p : empty_text,
-                                             r->headers_len}};
+                                     .u.s = {r->headers_len > 0 ? p : empty_text, r->headers_len}};
             if (r->headers_len > 0) {
                 memcpy(p, r->headers, r->headers_len);
                 p += r->headers_len;
@@ -864,8 +858,9 @@ int loams_batch_row_failv(loams_batch *b, size_t row, int status, const char *fm
     char prefix[64] = "";
     int plen = 0;
     if (b->origin_partition[row] >= 0) {
-        plen = snprintf(prefix, sizeof prefix, "partition %d offset %lld: ",
-                        (int)b->origin_partition[row], (long long)b->origin_offset[row]);
+        plen = snprintf(prefix, sizeof prefix,
+                        "partition %d offset %lld: ", (int)b->origin_partition[row],
+                        (long long)b->origin_offset[row]);
     }
     va_list aq;
     va_copy(aq, ap);

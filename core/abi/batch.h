@@ -110,8 +110,7 @@ int loams_batch_get(const loams_batch *b, size_t row, size_t col, loams_value *o
  * (a column's cell array moves only when the rows grow). */
 const loams_value *loams_batch_column_cells(const loams_batch *b, size_t col);
 /* The row's origin; (-1, -1) for a row without one.  -EINVAL out of range. */
-int loams_batch_row_origin(const loams_batch *b, size_t row, int32_t *partition,
-                           int64_t *offset);
+int loams_batch_row_origin(const loams_batch *b, size_t row, int32_t *partition, int64_t *offset);
 /* Non-zero when the row is marked failed (0 also for a row out of range). */
 int loams_batch_row_failed(const loams_batch *b, size_t row);
 
@@ -127,8 +126,7 @@ int loams_batch_set(loams_batch *b, size_t row, size_t col, const loams_value *v
 /* Appends one all-NULL row with the origin of row `from_row` of `from`
  * (from = NULL: no origin).  Its index goes to *row (row may be NULL).
  * -EINVAL when from_row is out of range in `from`. */
-int loams_batch_append_row(loams_batch *b, const loams_batch *from, size_t from_row,
-                           size_t *row);
+int loams_batch_append_row(loams_batch *b, const loams_batch *from, size_t from_row, size_t *row);
 /* Appends n all-NULL rows without origin (embed output batches). */
 int loams_batch_append_rows(loams_batch *b, size_t n);
 /* Sets a row's origin.  -EINVAL when row is out of range. */
@@ -143,8 +141,8 @@ int loams_batch_set_origin(loams_batch *b, size_t row, int32_t partition, int64_
  * a generic message, otherwise the row is left as it was. */
 int loams_batch_row_fail(loams_batch *b, size_t row, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int loams_batch_row_failv(loams_batch *b, size_t row, int status, const char *fmt,
-                          va_list ap) __attribute__((format(printf, 4, 0)));
+int loams_batch_row_failv(loams_batch *b, size_t row, int status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* ---- failures (for on_error and the DLQ) ---- */
 
@@ -157,8 +155,7 @@ int loams_batch_failure_at(const loams_batch *b, size_t i, size_t *row, int *sta
                            const char **message);
 /* The failure of one row.  -ENOENT when the row is not failed (or out of
  * range). */
-int loams_batch_row_error(const loams_batch *b, size_t row, int *status,
-                          const char **message);
+int loams_batch_row_error(const loams_batch *b, size_t row, int *status, const char **message);
 
 /* ---- sizes ---- */
 

@@ -38,8 +38,7 @@ size_t loams_buf_len(const loams_buf *buf);
 void loams_buf_truncate(loams_buf *buf, size_t len);
 
 /* Appends printf-formatted text (without its NUL). */
-int loams_buf_appendf(loams_buf *buf, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int loams_buf_appendf(loams_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Hands the bytes to the caller (free() them; NUL-terminated) and leaves
  * the buffer empty.  *len gets the length when len is not NULL.

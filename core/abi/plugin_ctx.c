@@ -214,15 +214,14 @@ static int resolve(const loams_plugin_descriptor *desc, const loams_option_kv *o
     char canon[1024];
     for (size_t i = 0; i < n; i++) {
         if (opts[i].name == NULL || opts[i].value == NULL) {
-            return fail(err, errlen, LOAMS_EINPUT, "option %zu of %s has no %s", i + 1,
-                        desc->name, opts[i].name == NULL ? "name" : "value");
+            return fail(err, errlen, LOAMS_EINPUT, "option %zu of %s has no %s", i + 1, desc->name,
+                        opts[i].name == NULL ? "name" : "value");
         }
         const loams_option_spec *spec = loams_option_spec_find(desc, opts[i].name);
         if (spec == NULL) {
             if (n_specs == 0) {
-                return fail(err, errlen, LOAMS_EINPUT,
-                            "unknown option '%s': %s accepts no options", opts[i].name,
-                            desc->name);
+                return fail(err, errlen, LOAMS_EINPUT, "unknown option '%s': %s accepts no options",
+                            opts[i].name, desc->name);
             }
             char names[1024];
             list_names(desc, names, sizeof names);
@@ -233,8 +232,7 @@ static int resolve(const loams_plugin_descriptor *desc, const loams_option_kv *o
         for (size_t j = 0; j < i; j++) {
             if (strcasecmp(opts[j].name, opts[i].name) == 0) {
                 return fail(err, errlen, LOAMS_EINPUT,
-                            "option '%s' of %s is given twice (keep one)", spec->name,
-                            desc->name);
+                            "option '%s' of %s is given twice (keep one)", spec->name, desc->name);
             }
         }
         int rc = check_value(desc, spec, opts[i].value, "", canon, sizeof canon, err, errlen);
@@ -259,8 +257,8 @@ static int resolve(const loams_plugin_descriptor *desc, const loams_option_kv *o
             continue;
         }
         if (spec->def != NULL) {
-            int rc = check_value(desc, spec, spec->def, "the default of ", canon, sizeof canon,
-                                 err, errlen);
+            int rc = check_value(desc, spec, spec->def, "the default of ", canon, sizeof canon, err,
+                                 errlen);
             if (rc == LOAMS_EINPUT) {
                 rc = LOAMS_EABI; /* a bad default is the plugin's bug */
             }
@@ -492,8 +490,8 @@ typedef union mem_header {
 static void peak_update(uint64_t *peak, uint64_t now)
 {
     uint64_t p = __atomic_load_n(peak, __ATOMIC_RELAXED);
-    while (now > p && !__atomic_compare_exchange_n(peak, &p, now, 1, __ATOMIC_RELAXED,
-                                                   __ATOMIC_RELAXED)) {
+    while (now > p &&
+           !__atomic_compare_exchange_n(peak, &p, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
 }
 

@@ -77,14 +77,15 @@ static int check_vtable(const loams_plugin_descriptor *desc, char *err, size_t e
         why = "its vtable is smaller than the ABI 1.0 store vtable";
     } else if (vt->open == NULL || vt->put == NULL || vt->get == NULL || vt->head == NULL ||
                vt->list == NULL || vt->del == NULL || vt->writer_open == NULL ||
-               vt->writer_write == NULL || vt->writer_commit == NULL ||
-               vt->writer_abort == NULL || vt->close == NULL) {
+               vt->writer_write == NULL || vt->writer_commit == NULL || vt->writer_abort == NULL ||
+               vt->close == NULL) {
         why = "its vtable has a NULL function";
     }
     if (why != NULL) {
         if (err != NULL && errlen > 0) {
-            snprintf(err, errlen, "cannot use %s as an object store: %s (rebuild the plugin "
-                                  "against the installed loams-plugin headers)",
+            snprintf(err, errlen,
+                     "cannot use %s as an object store: %s (rebuild the plugin "
+                     "against the installed loams-plugin headers)",
                      desc->name != NULL ? desc->name : "(unnamed plugin)", why);
         }
         return LOAMS_EABI;
@@ -116,8 +117,7 @@ int loams_store_open(const loams_plugin_descriptor *desc, const loams_option_kv 
         if (err != NULL && errlen > 0) {
             char msg[2048];
             loams_ctx_error(s->ctx, msg, sizeof msg);
-            snprintf(err, errlen, "%s: %s", desc->name,
-                     msg[0] != '\0' ? msg : loams_strerror(rc));
+            snprintf(err, errlen, "%s: %s", desc->name, msg[0] != '\0' ? msg : loams_strerror(rc));
         }
         loams_ctx_free(s->ctx);
         free(s);

@@ -50,8 +50,7 @@ static long find_locked(const char *name)
     return -1;
 }
 
-int loams_udf_register(loams_ctx *ctx, const char *name, int nargs, loams_udf_fn fn,
-                       void *userdata)
+int loams_udf_register(loams_ctx *ctx, const char *name, int nargs, loams_udf_fn fn, void *userdata)
 {
     if (!valid_name(name)) {
         loams_ctx_set_error(ctx,
@@ -61,8 +60,7 @@ int loams_udf_register(loams_ctx *ctx, const char *name, int nargs, loams_udf_fn
         return -EINVAL;
     }
     if (fn == NULL || nargs < -1 || nargs > 127) {
-        loams_ctx_set_error(ctx,
-                            "cannot register UDF '%s': %s", name,
+        loams_ctx_set_error(ctx, "cannot register UDF '%s': %s", name,
                             fn == NULL ? "no function given"
                                        : "nargs must be -1 (variadic) or 0..127");
         return -EINVAL;
@@ -70,8 +68,9 @@ int loams_udf_register(loams_ctx *ctx, const char *name, int nargs, loams_udf_fn
     int rc = 0;
     pthread_mutex_lock(&udf_lock);
     if (find_locked(name) >= 0) {
-        loams_ctx_set_error(ctx, "cannot register UDF '%s': a function with that name exists "
-                                 "already (pick another name)",
+        loams_ctx_set_error(ctx,
+                            "cannot register UDF '%s': a function with that name exists "
+                            "already (pick another name)",
                             name);
         rc = -EEXIST;
         goto out;

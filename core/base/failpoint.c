@@ -22,9 +22,9 @@ enum fp_action { FP_CRASH = 1, FP_ERROR = 2, FP_SLEEP = 3 };
 struct fp_entry {
     char name[FP_NAME_MAX];
     enum fp_action action;
-    long arg;     /* sleep milliseconds */
-    long nth;     /* 0 = every time */
-    long hits;    /* times reached */
+    long arg;  /* sleep milliseconds */
+    long nth;  /* 0 = every time */
+    long hits; /* times reached */
 };
 
 static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,8 +63,7 @@ static int parse_entry(const char *s, size_t n, struct fp_entry *e, char *err, u
     const char *at = memchr(act, '@', alen);
     if (at != NULL) {
         if (parse_long(at + 1, alen - (size_t)(at + 1 - act), &e->nth) != 0 || e->nth < 1) {
-            snprintf(err, errlen, "failpoint '%s': '@' must be followed by a count >= 1",
-                     e->name);
+            snprintf(err, errlen, "failpoint '%s': '@' must be followed by a count >= 1", e->name);
             return -EINVAL;
         }
         alen = (size_t)(at - act);
@@ -78,8 +77,8 @@ static int parse_entry(const char *s, size_t n, struct fp_entry *e, char *err, u
         e->action = FP_SLEEP;
     } else {
         snprintf(err, errlen,
-                 "failpoint '%s': unknown action '%.*s' (use crash, error or sleep:MS)",
-                 e->name, (int)alen, act);
+                 "failpoint '%s': unknown action '%.*s' (use crash, error or sleep:MS)", e->name,
+                 (int)alen, act);
         return -EINVAL;
     }
     return 0;
@@ -157,9 +156,7 @@ int loams_failpoint(const char *name)
         for (;;) {
             pause();
         }
-    case FP_ERROR:
-        loams_log(LOAMS_LOG_WARN, "failpoint", "%s: injected error", name);
-        return -EIO;
+    case FP_ERROR: loams_log(LOAMS_LOG_WARN, "failpoint", "%s: injected error", name); return -EIO;
     case FP_SLEEP: {
         loams_log(LOAMS_LOG_INFO, "failpoint", "%s: sleeping %ld ms", name, arg);
         struct timespec ts = {arg / 1000, (arg % 1000) * 1000000L};
@@ -167,7 +164,6 @@ int loams_failpoint(const char *name)
         }
         return 0;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }

@@ -44,8 +44,8 @@ void loams_log_set_stream(FILE *stream)
     pthread_mutex_unlock(&log_lock);
 }
 
-void loams_logv(loams_log_level level, const char *component, const char *task,
-                uint64_t epoch, const char *fmt, va_list ap)
+void loams_logv(loams_log_level level, const char *component, const char *task, uint64_t epoch,
+                const char *fmt, va_list ap)
 {
     if (level > loams_log_get_level()) {
         return;
@@ -56,8 +56,8 @@ void loams_logv(loams_log_level level, const char *component, const char *task,
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000L,
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000000L,
                      level_names[level <= LOAMS_LOG_DEBUG ? level : LOAMS_LOG_DEBUG],
                      component != NULL ? component : "host");
     if (task != NULL && n > 0 && (size_t)n < sizeof line) {
@@ -101,8 +101,8 @@ void loams_log(loams_log_level level, const char *component, const char *fmt, ..
     va_end(ap);
 }
 
-void loams_log_task(loams_log_level level, const char *component, const char *task,
-                    uint64_t epoch, const char *fmt, ...)
+void loams_log_task(loams_log_level level, const char *component, const char *task, uint64_t epoch,
+                    const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

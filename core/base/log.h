@@ -30,11 +30,10 @@ void loams_log_set_stream(FILE *stream);
 void loams_log(loams_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A task event: task key and lease epoch are part of the line. */
-void loams_log_task(loams_log_level level, const char *component, const char *task,
-                    uint64_t epoch, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-void loams_logv(loams_log_level level, const char *component, const char *task,
-                uint64_t epoch, const char *fmt, va_list ap);
+void loams_log_task(loams_log_level level, const char *component, const char *task, uint64_t epoch,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void loams_logv(loams_log_level level, const char *component, const char *task, uint64_t epoch,
+                const char *fmt, va_list ap);
 
 #define LOAMS_ERROR(comp, ...) loams_log(LOAMS_LOG_ERROR, comp, __VA_ARGS__)
 #define LOAMS_WARN(comp, ...) loams_log(LOAMS_LOG_WARN, comp, __VA_ARGS__)

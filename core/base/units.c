@@ -84,8 +84,7 @@ static u128 pow10_u128(int n)
 }
 
 /* whole.frac * mult as an exact integer; -1 when not whole, -2 overflow. */
-static int scale(uint64_t whole, uint64_t frac, int fd, uint64_t mult, uint64_t max,
-                 uint64_t *out)
+static int scale(uint64_t whole, uint64_t frac, int fd, uint64_t mult, uint64_t max, uint64_t *out)
 {
     u128 w = (u128)whole * mult;
     u128 den = pow10_u128(fd);
@@ -192,8 +191,7 @@ int loams_size_parse(const char *text, uint64_t *bytes, char *err, size_t errlen
     int rc = scale(whole, frac, fd, mult, UINT64_MAX, &v);
     if (rc == -1) {
         return fail(err, errlen,
-                    "invalid size '%s': not a whole number of bytes (use a smaller unit)",
-                    text);
+                    "invalid size '%s': not a whole number of bytes (use a smaller unit)", text);
     }
     if (rc == -2) {
         return fail(err, errlen, "invalid size '%s': too large (at most %llu bytes)", text,

@@ -181,8 +181,7 @@ char *loams_link_def_to_json(const loams_link_def *d)
         !add_str(root, "target_plugin", d->target_plugin) ||
         !add_options(root, "target_options", &d->target_options) ||
         cJSON_AddNumberToObject(root, "batch_bytes", (double)d->batch_bytes) == NULL ||
-        cJSON_AddNumberToObject(root, "batch_interval_ms", (double)d->batch_interval_ms) ==
-            NULL ||
+        cJSON_AddNumberToObject(root, "batch_interval_ms", (double)d->batch_interval_ms) == NULL ||
         cJSON_AddNumberToObject(root, "maintenance_interval_ms",
                                 (double)d->maintenance_interval_ms) == NULL ||
         !add_str(root, "on_error", loams_on_error_name(d->on_error)) ||
@@ -282,8 +281,8 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     free(state);
     d->batch_bytes = (uint64_t)get_num(root, "batch_bytes", (double)d->batch_bytes);
     d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
-    d->maintenance_interval_ms = (int64_t)get_num(root, "maintenance_interval_ms",
-                                                  LOAMS_LINK_MAINTENANCE_INTERVAL_MS);
+    d->maintenance_interval_ms =
+        (int64_t)get_num(root, "maintenance_interval_ms", LOAMS_LINK_MAINTENANCE_INTERVAL_MS);
     d->error_partition = (int32_t)get_num(root, "error_partition", -1);
     d->error_offset = (int64_t)get_num(root, "error_offset", -1);
     d->created_ms = (int64_t)get_num(root, "created_ms", 0);
@@ -338,8 +337,7 @@ int loams_link_create(loams_meta *m, loams_link_def *d, loams_meta_err *err)
     return rc;
 }
 
-int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d,
-                   loams_meta_err *err)
+int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d, loams_meta_err *err)
 {
     char key[256];
     loams_link_key(name, key, sizeof key);
@@ -347,8 +345,7 @@ int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d,
     int rc = loams_meta_get(m, key, strlen(key), &kv, err);
     if (rc == LOAMS_ENOTFOUND) {
         if (err != NULL) {
-            snprintf(err->msg, sizeof err->msg, "link %s.%s does not exist", name->ns,
-                     name->name);
+            snprintf(err->msg, sizeof err->msg, "link %s.%s does not exist", name->ns, name->name);
         }
         return rc;
     }
@@ -383,8 +380,7 @@ int loams_link_list(loams_meta *m, loams_link_def **defs, size_t *count, loams_m
     *count = 0;
     for (;;) {
         loams_meta_range_result r;
-        rc = loams_meta_range_prefix(m, "link/", after[0] != '\0' ? after : NULL, 256, &r,
-                                     err);
+        rc = loams_meta_range_prefix(m, "link/", after[0] != '\0' ? after : NULL, 256, &r, err);
         if (rc != 0) {
             goto fail;
         }
@@ -436,8 +432,7 @@ int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *er
     int rc = loams_meta_txn(m, &cmp, 1, NULL, 0, &failed, err);
     if (rc == 0) {
         if (err != NULL) {
-            snprintf(err->msg, sizeof err->msg, "link %s.%s does not exist", name->ns,
-                     name->name);
+            snprintf(err->msg, sizeof err->msg, "link %s.%s does not exist", name->ns, name->name);
         }
         return LOAMS_ENOTFOUND;
     }
@@ -448,8 +443,7 @@ int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *er
 }
 
 int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state state,
-                         const char *error, int32_t partition, int64_t offset,
-                         loams_meta_err *err)
+                         const char *error, int32_t partition, int64_t offset, loams_meta_err *err)
 {
     char key[256];
     loams_link_key(&d->name, key, sizeof key);
@@ -491,8 +485,8 @@ int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state stat
         }
     }
     if (err != NULL) {
-        snprintf(err->msg, sizeof err->msg, "link %s.%s: state change kept conflicting",
-                 d->name.ns, d->name.name);
+        snprintf(err->msg, sizeof err->msg, "link %s.%s: state change kept conflicting", d->name.ns,
+                 d->name.name);
     }
     return LOAMS_ECONFLICT;
 }

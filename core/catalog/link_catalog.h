@@ -46,15 +46,15 @@ typedef struct loams_link_options {
 typedef struct loams_link_def {
     loams_objname name;
     loams_objname stream;
-    char *format;                  /* "json", "raw", ... */
-    char *decoder;                 /* decoder plugin name */
+    char *format;  /* "json", "raw", ... */
+    char *decoder; /* decoder plugin name */
     loams_link_options decoder_options;
-    char *transform_kind;          /* "sql" or "lua" */
-    char *transform_text;          /* the SELECT, or the Lua code / script name */
+    char *transform_kind;                 /* "sql" or "lua" */
+    char *transform_text;                 /* the SELECT, or the Lua code / script name */
     loams_link_options transform_options; /* WITH options of the transform plugin (lua_*) */
-    char *target_kind;             /* "collection", "table", "graph" */
+    char *target_kind;                    /* "collection", "table", "graph" */
     loams_objname target;
-    char *target_plugin;           /* target plugin name */
+    char *target_plugin; /* target plugin name */
     loams_link_options target_options;
     uint64_t batch_bytes;
     int64_t batch_interval_ms;
@@ -62,11 +62,11 @@ typedef struct loams_link_def {
     loams_on_error on_error;
     loams_objname dead_letter_stream;
     loams_link_state state;
-    char *error;                   /* state FAILED: what failed, else NULL */
-    int32_t error_partition;       /* -1 when none */
-    int64_t error_offset;          /* -1 when none */
+    char *error;             /* state FAILED: what failed, else NULL */
+    int32_t error_partition; /* -1 when none */
+    int64_t error_offset;    /* -1 when none */
     int64_t created_ms;
-    uint64_t version;              /* metastore version read (0 = not stored) */
+    uint64_t version; /* metastore version read (0 = not stored) */
 } loams_link_def;
 
 /* The default maintenance_interval: 10 minutes. */
@@ -118,8 +118,7 @@ int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *er
  * others) with a compare on the version read in *d, retried on conflict
  * with a fresh read.  d is updated to what was stored. */
 int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state state,
-                         const char *error, int32_t partition, int64_t offset,
-                         loams_meta_err *err);
+                         const char *error, int32_t partition, int64_t offset, loams_meta_err *err);
 
 /* The definition as JSON (malloc'd) and back (for set_state inside other
  * transactions, e.g. the fenced commit).  from_json: LOAMS_ECORRUPT. */

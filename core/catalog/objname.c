@@ -46,8 +46,8 @@ static int bad_part(const char *what, const char *text, size_t len, char *msg, s
         if (len == 0) {
             snprintf(msg, msg_size, "the %s is empty: a name is written ns.name or name", what);
         } else if (len > LOAMS_IDENT_MAX) {
-            snprintf(msg, msg_size, "the %s '%.*s...' is longer than %d characters", what, 40,
-                     text, LOAMS_IDENT_MAX);
+            snprintf(msg, msg_size, "the %s '%.*s...' is longer than %d characters", what, 40, text,
+                     LOAMS_IDENT_MAX);
         } else {
             snprintf(msg, msg_size,
                      "the %s '%.*s' is not an identifier: use letters, digits and '_', "

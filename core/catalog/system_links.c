@@ -21,8 +21,8 @@ static int64_t now_us(void)
 }
 
 /* One link's row. */
-static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def *d,
-                    cJSON *row, char *err, size_t errlen)
+static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def *d, cJSON *row,
+                    char *err, size_t errlen)
 {
     char text[2 * LOAMS_IDENT_MAX + 2];
     snprintf(text, sizeof text, "%s.%s", d->name.ns, d->name.name);
@@ -155,8 +155,8 @@ static const char *str(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, int json,
-                             char *err, size_t errlen)
+int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, int json, char *err,
+                             size_t errlen)
 {
     cJSON *arr;
     int rc = loams_system_links(meta, log, &arr, err, errlen);
@@ -211,8 +211,8 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
     return 0;
 }
 
-int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *records,
-                           char *err, size_t errlen)
+int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *records, char *err,
+                           size_t errlen)
 {
     cJSON *arr;
     int rc = loams_system_links(meta, log, &arr, err, errlen);

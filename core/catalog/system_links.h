@@ -28,12 +28,12 @@ int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char
                        size_t errlen);
 
 /* Prints the view as a table (json = 0) or as one JSON document. */
-int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, int json,
-                             char *err, size_t errlen);
+int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, int json, char *err,
+                             size_t errlen);
 
 /* Total lag of every running link in records: 0 when all caught up.
  * (The main job and tests wait on it.) */
-int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *records,
-                           char *err, size_t errlen);
+int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *records, char *err,
+                           size_t errlen);
 
 #endif

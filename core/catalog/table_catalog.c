@@ -21,10 +21,17 @@ void loams_table_key(const loams_objname *table, char *out, size_t size)
 static const char *iceberg_type(const char *ddl)
 {
     static const char *const map[][2] = {
-        {"boolean", "boolean"}, {"int", "int"},          {"long", "long"},
-        {"float", "float"},     {"double", "double"},    {"date", "date"},
-        {"string", "string"},   {"json", "string"},      {"binary", "binary"},
-        {"timestamp", "timestamptz"}, {"timestamptz", "timestamptz"},
+        {"boolean", "boolean"},
+        {"int", "int"},
+        {"long", "long"},
+        {"float", "float"},
+        {"double", "double"},
+        {"date", "date"},
+        {"string", "string"},
+        {"json", "string"},
+        {"binary", "binary"},
+        {"timestamp", "timestamptz"},
+        {"timestamptz", "timestamptz"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (strcmp(ddl, map[i][0]) == 0) {

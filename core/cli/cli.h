@@ -34,10 +34,10 @@ int loams_cmd_table(int argc, char **argv);
 void loams_cli_usage(void *out);
 
 /* The commands (one file each, core/cmd_<name>.c). */
-int loams_cmd_help(int argc, char **argv);          /* --help (main.c) */
-int loams_cmd_version(int argc, char **argv);       /* --version */
-int loams_cmd_list_plugins(int argc, char **argv);  /* --list-plugins */
-int loams_cmd_selfcheck(int argc, char **argv);     /* selfcheck */
-int loams_cmd_serve(int argc, char **argv); /* serve */
+int loams_cmd_help(int argc, char **argv);         /* --help (main.c) */
+int loams_cmd_version(int argc, char **argv);      /* --version */
+int loams_cmd_list_plugins(int argc, char **argv); /* --list-plugins */
+int loams_cmd_selfcheck(int argc, char **argv);    /* selfcheck */
+int loams_cmd_serve(int argc, char **argv);        /* serve */
 
 #endif

@@ -21,8 +21,9 @@ int loams_cmd_links(int argc, char **argv)
         } else if (strncmp(argv[i], "--data-dir=", 11) == 0) {
             dir = argv[i] + 11;
         } else {
-            fprintf(stderr, "loams-host links: unknown argument '%s'\n"
-                            "usage: loams-host links [--json] --data-dir DIR\n",
+            fprintf(stderr,
+                    "loams-host links: unknown argument '%s'\n"
+                    "usage: loams-host links [--json] --data-dir DIR\n",
                     argv[i]);
             return 2;
         }

@@ -108,8 +108,10 @@ int loams_cmd_produce(int argc, char **argv)
         case 'b':
             batch_size = strtol(optarg, &end, 10);
             if (*end != '\0' || batch_size < 1 || batch_size > 1000000) {
-                fprintf(stderr, "loams-host produce: --batch %s: give a number of records from "
-                        "1 to 1000000\n", optarg);
+                fprintf(stderr,
+                        "loams-host produce: --batch %s: give a number of records from "
+                        "1 to 1000000\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -155,8 +157,10 @@ int loams_cmd_produce(int argc, char **argv)
     }
     const loams_stream_def *def = loams_stream_definition(s);
     if (partition >= (long)def->partitions) {
-        fprintf(stderr, "loams-host produce: --partition %ld: stream %s.%s has partitions 0 to "
-                "%" PRIu32 "\n", partition, name.ns, name.name, def->partitions - 1);
+        fprintf(stderr,
+                "loams-host produce: --partition %ld: stream %s.%s has partitions 0 to "
+                "%" PRIu32 "\n",
+                partition, name.ns, name.name, def->partitions - 1);
         goto out;
     }
     touched = calloc(def->partitions, 1);
@@ -188,16 +192,19 @@ int loams_cmd_produce(int argc, char **argv)
                     cJSON *doc = cJSON_ParseWithLength(line, len);
                     if (!cJSON_IsObject(doc)) {
                         cJSON_Delete(doc);
-                        fprintf(stderr, "loams-host produce: stdin line %" PRIu64 " is not a JSON "
-                                "object (--key-field and --value-field need one per line); the %"
-                                PRIu64 " records before it were appended\n", lineno, records);
+                        fprintf(
+                            stderr,
+                            "loams-host produce: stdin line %" PRIu64 " is not a JSON "
+                            "object (--key-field and --value-field need one per line); the %" PRIu64
+                            " records before it were appended\n",
+                            lineno, records);
                         goto out;
                     }
-                    cJSON *f = key_field != NULL ? cJSON_GetObjectItemCaseSensitive(doc, key_field)
-                                                 : NULL;
+                    cJSON *f =
+                        key_field != NULL ? cJSON_GetObjectItemCaseSensitive(doc, key_field) : NULL;
                     if (f != NULL && !cJSON_IsNull(f)) {
-                        key = cJSON_IsString(f) ? strdup(f->valuestring)
-                                                : cJSON_PrintUnformatted(f);
+                        key =
+                            cJSON_IsString(f) ? strdup(f->valuestring) : cJSON_PrintUnformatted(f);
                         has_key = 1;
                     }
                     cJSON *v = value_field != NULL
@@ -206,14 +213,16 @@ int loams_cmd_produce(int argc, char **argv)
                     if (value_field != NULL && v == NULL) {
                         cJSON_Delete(doc);
                         free(key);
-                        fprintf(stderr, "loams-host produce: stdin line %" PRIu64 " has no field "
+                        fprintf(stderr,
+                                "loams-host produce: stdin line %" PRIu64 " has no field "
                                 "'%s' (--value-field); the %" PRIu64 " records before it were "
-                                "appended\n", lineno, value_field, records);
+                                "appended\n",
+                                lineno, value_field, records);
                         goto out;
                     }
                     if (v != NULL) {
-                        value = cJSON_IsString(v) ? strdup(v->valuestring)
-                                                  : cJSON_PrintUnformatted(v);
+                        value =
+                            cJSON_IsString(v) ? strdup(v->valuestring) : cJSON_PrintUnformatted(v);
                     }
                     cJSON_Delete(doc);
                     if ((has_key && key == NULL) || (v != NULL && value == NULL)) {
@@ -270,8 +279,10 @@ int loams_cmd_produce(int argc, char **argv)
                 b.recs[i].key = b.key_off[i] == SIZE_MAX ? NULL : b.data + b.key_off[i];
             }
             if (loams_stream_append(s, b.recs, b.n, b.pos, &se) != 0) {
-                fprintf(stderr, "loams-host produce: %s; the %" PRIu64 " records before this "
-                        "batch were appended\n", se.msg, records);
+                fprintf(stderr,
+                        "loams-host produce: %s; the %" PRIu64 " records before this "
+                        "batch were appended\n",
+                        se.msg, records);
                 goto out;
             }
             for (size_t i = 0; i < b.n; i++) {

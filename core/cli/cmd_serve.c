@@ -353,8 +353,7 @@ int loams_cmd_serve(int argc, char **argv)
         loams_task_source link_source;
         loams_link_source(&links, &link_source);
         if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
-            fprintf(stderr, "%s: cannot add the link task source: %s\n", CMD,
-                    loams_strerror(rc));
+            fprintf(stderr, "%s: cannot add the link task source: %s\n", CMD, loams_strerror(rc));
             goto out;
         }
         /* GC deletes the files no commit references (gc.h). */

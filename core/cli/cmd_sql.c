@@ -26,10 +26,8 @@ static int needs_plugins(const loams_ddl_script *script)
         case LOAMS_DDL_CREATE_LINK:
         case LOAMS_DDL_DROP_LINK:
         case LOAMS_DDL_PAUSE_LINK:
-        case LOAMS_DDL_RESUME_LINK:
-            return 1;
-        default:
-            break;
+        case LOAMS_DDL_RESUME_LINK: return 1;
+        default: break;
         }
     }
     return 0;
@@ -129,8 +127,8 @@ int loams_cmd_sql(int argc, char **argv)
     int status = loams_ddl_parse(text, len, &script, &perr);
     free(text);
     if (status != 0) {
-        fprintf(stderr, "loams-host sql: %s, %s\n",
-                what, status == LOAMS_EINPUT ? perr.text : "out of memory");
+        fprintf(stderr, "loams-host sql: %s, %s\n", what,
+                status == LOAMS_EINPUT ? perr.text : "out of memory");
         return 1;
     }
     size_t n = loams_ddl_script_count(script);
@@ -172,8 +170,10 @@ int loams_cmd_sql(int argc, char **argv)
         if (status != 0) {
             fprintf(stderr, "loams-host sql: %s, %s\n", what, err);
             if (i > 0) {
-                fprintf(stderr, "loams-host sql: the %zu statement%s before it took effect; "
-                        "the %zu after it did not run\n", i, i == 1 ? "" : "s", n - i - 1);
+                fprintf(stderr,
+                        "loams-host sql: the %zu statement%s before it took effect; "
+                        "the %zu after it did not run\n",
+                        i, i == 1 ? "" : "s", n - i - 1);
             }
             rc = 1;
             break;

@@ -115,8 +115,10 @@ static int cmd_read(loams_datadir *dd, const loams_objname *name, long partition
     }
     const loams_stream_def *def = loams_stream_definition(s);
     if (partition >= (long)def->partitions) {
-        fprintf(stderr, "loams-host stream read: --partition %ld: stream %s.%s has partitions 0 "
-                "to %" PRIu32 "\n", partition, name->ns, name->name, def->partitions - 1);
+        fprintf(stderr,
+                "loams-host stream read: --partition %ld: stream %s.%s has partitions 0 "
+                "to %" PRIu32 "\n",
+                partition, name->ns, name->name, def->partitions - 1);
         goto out;
     }
     long long printed = 0;
@@ -185,10 +187,10 @@ static int cmd_describe(loams_datadir *dd, const loams_objname *name, int json)
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&ct, &tm));
     if (json) {
         printf("{\"stream\":\"%s.%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
-               ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64
-               ",\"created\":%" PRId64 ",\"partition_state\":[",
-               d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms,
-               d->retention_bytes, d->created_ms);
+               ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64 ",\"created\":%" PRId64
+               ",\"partition_state\":[",
+               d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms, d->retention_bytes,
+               d->created_ms);
     } else {
         printf("stream %s.%s (id %" PRIu64 ")\n  partitions %" PRIu32 "\n  retention %s\n"
                "  retention_bytes %s (per partition)\n  created %s\n\n"

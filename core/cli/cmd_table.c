@@ -21,10 +21,8 @@ static void print_describe(const cJSON *a)
 {
     const cJSON *v;
     printf("table     %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "table")));
-    printf("location  %s\n",
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "location")));
-    printf("metadata  %s\n",
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "metadata")));
+    printf("location  %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "location")));
+    printf("metadata  %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "metadata")));
     v = cJSON_GetObjectItemCaseSensitive(a, "current_snapshot_id");
     printf("current snapshot %.0f\n\nschema (id %.0f):\n", cJSON_GetNumberValue(v),
            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
@@ -45,14 +43,15 @@ static void print_describe(const cJSON *a)
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(a, "snapshots"))
     {
         const cJSON *sum = cJSON_GetObjectItemCaseSensitive(s, "summary");
-        printf("  %.0f  seq %.0f  %s  +%s records, %s files, %s records total  offsets %s\n",
-               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "snapshot_id")),
-               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "sequence_number")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "operation")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "added-records")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-data-files")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-records")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "loams.applied-offsets")));
+        printf(
+            "  %.0f  seq %.0f  %s  +%s records, %s files, %s records total  offsets %s\n",
+            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "snapshot_id")),
+            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "sequence_number")),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "operation")),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "added-records")),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-data-files")),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-records")),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "loams.applied-offsets")));
     }
     printf("\nfiles of the current snapshot:\n");
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(a, "files"))

@@ -39,8 +39,7 @@ static int mkdir_parents(const char *path)
     return 0;
 }
 
-int loams_datadir_open(const char *path, int create, loams_datadir **out, char *err,
-                       size_t errlen)
+int loams_datadir_open(const char *path, int create, loams_datadir **out, char *err, size_t errlen)
 {
     struct stat st;
     int status;

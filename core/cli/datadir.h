@@ -30,8 +30,7 @@ const char *loams_datadir_choose(const char *option);
  * (loams_datadir_close).  Errors: -ENOENT (missing and create = 0: the
  * message says how to create it), and those of loams_meta_open and
  * loams_streamlog_open; the message goes to err[0..errlen). */
-int loams_datadir_open(const char *path, int create, loams_datadir **out, char *err,
-                       size_t errlen);
+int loams_datadir_open(const char *path, int create, loams_datadir **out, char *err, size_t errlen);
 void loams_datadir_close(loams_datadir *d);
 
 #endif

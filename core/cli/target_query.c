@@ -30,8 +30,8 @@ int loams_target_query(loams_node *node, const loams_objname *name, const char *
     }
     if (ptr.version == 0) {
         snprintf(err, errlen,
-                 "%s.%s has no commit yet (is a link writing it? see 'loams-host links')",
-                 name->ns, name->name);
+                 "%s.%s has no commit yet (is a link writing it? see 'loams-host links')", name->ns,
+                 name->name);
         rc = LOAMS_ENOTFOUND;
         goto out;
     }

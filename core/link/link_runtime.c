@@ -70,12 +70,12 @@ typedef struct link_run {
     const loams_transform_vtable *tvt;
     const loams_target_vtable *gvt;
 
-    loams_pointer base;      /* the commit the run builds on (version, counters) */
-    loams_offsets *next;     /* next offset to read per partition (committed + staged) */
+    loams_pointer base;  /* the commit the run builds on (version, counters) */
+    loams_offsets *next; /* next offset to read per partition (committed + staged) */
     loams_batch *in;
     loams_batch *out;
     loams_stream_slice slice;
-    loams_buf *headers;      /* header JSON of the chunk's records */
+    loams_buf *headers; /* header JSON of the chunk's records */
     loams_keylist *written;
     loams_write_journal *journal; /* intents of the files written since the last commit */
     part_span *spans;
@@ -86,8 +86,8 @@ typedef struct link_run {
     uint64_t d_applied, d_skipped, d_dead;
 
     /* dead letters already in the DLQ past the last commit's marks */
-    loams_offsets *dlq_hwm;  /* DLQ partition -> high-water mark at commit */
-    uint64_t *dlq_done;      /* sorted (partition << 44 | offset) of records done */
+    loams_offsets *dlq_hwm; /* DLQ partition -> high-water mark at commit */
+    uint64_t *dlq_done;     /* sorted (partition << 44 | offset) of records done */
     size_t n_dlq_done, cap_dlq_done;
     int64_t def_checked_ms;
 
@@ -147,12 +147,10 @@ void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add)
 static void stats_format(const loams_link_stats *s, char *out, size_t size)
 {
     snprintf(out, size,
-             "cpu ms: read %" PRIu64 ", decode %" PRIu64 ", transform %" PRIu64
-             ", write %" PRIu64 ", prepare %" PRIu64 ", commit %" PRIu64 "; idle %" PRIu64
-             " ms",
-             s->read.cpu_ns / 1000000, s->decode.cpu_ns / 1000000,
-             s->transform.cpu_ns / 1000000, s->write.cpu_ns / 1000000,
-             s->prepare.cpu_ns / 1000000, s->commit.cpu_ns / 1000000,
+             "cpu ms: read %" PRIu64 ", decode %" PRIu64 ", transform %" PRIu64 ", write %" PRIu64
+             ", prepare %" PRIu64 ", commit %" PRIu64 "; idle %" PRIu64 " ms",
+             s->read.cpu_ns / 1000000, s->decode.cpu_ns / 1000000, s->transform.cpu_ns / 1000000,
+             s->write.cpu_ns / 1000000, s->prepare.cpu_ns / 1000000, s->commit.cpu_ns / 1000000,
              s->idle.wall_ns / 1000000);
 }
 
@@ -197,8 +195,8 @@ static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, cons
 {
     int rc = loams_registry_find(r->env->registry, kind, name, &in->plugin);
     if (rc != 0 || in->plugin->descriptor == NULL) {
-        loams_task_set_error(r->task, "link %s.%s: plugin '%s' (%s) is not loaded",
-                             r->def.name.ns, r->def.name.name, name, loams_plugin_kind_name(kind));
+        loams_task_set_error(r->task, "link %s.%s: plugin '%s' (%s) is not loaded", r->def.name.ns,
+                             r->def.name.name, name, loams_plugin_kind_name(kind));
         return LOAMS_ENOTFOUND;
     }
     char err[512];
@@ -251,8 +249,8 @@ static const char *transform_plugin_name(const loams_link_def *d)
  * (ABI 1.2: the transform's input_columns, host->batch_column_wanted). */
 static int want_input_columns(link_run *r)
 {
-    if (r->tvt->size < offsetof(loams_transform_vtable, input_columns) +
-                           sizeof r->tvt->input_columns ||
+    if (r->tvt->size <
+            offsetof(loams_transform_vtable, input_columns) + sizeof r->tvt->input_columns ||
         r->tvt->input_columns == NULL) {
         return 0;
     }
@@ -269,16 +267,18 @@ static int want_input_columns(link_run *r)
         loams_task_set_error(r->task, "out of memory");
         return rc;
     }
-    run_log(r, LOAMS_LOG_DEBUG, "the transform reads %zu decoded columns; the decoder skips the "
-            "others", n);
+    run_log(r, LOAMS_LOG_DEBUG,
+            "the transform reads %zu decoded columns; the decoder skips the "
+            "others",
+            n);
     return 0;
 }
 
 static int instances_open(link_run *r)
 {
     char err[1024];
-    int rc = instance_open(r, &r->decoder, LOAMS_KIND_DECODER, r->def.decoder,
-                           &r->def.decoder_options);
+    int rc =
+        instance_open(r, &r->decoder, LOAMS_KIND_DECODER, r->def.decoder, &r->def.decoder_options);
     if (rc == 0) {
         r->dvt = r->decoder.plugin->vtable;
         loams_ctx *prev = loams_ctx_set_current(r->decoder.ctx);
@@ -364,8 +364,7 @@ static int cmp_u64(const void *a, const void *b)
 static int dlq_done_has(const link_run *r, int32_t partition, int64_t offset)
 {
     uint64_t k = ((uint64_t)partition << 44) | (uint64_t)offset;
-    return r->n_dlq_done > 0 &&
-           bsearch(&k, r->dlq_done, r->n_dlq_done, sizeof k, cmp_u64) != NULL;
+    return r->n_dlq_done > 0 && bsearch(&k, r->dlq_done, r->n_dlq_done, sizeof k, cmp_u64) != NULL;
 }
 
 static void linkstate_key(const loams_objname *link, char *out, size_t size)
@@ -492,8 +491,7 @@ static const part_span *span_of(const link_run *r, int32_t partition)
 
 /* Appends stream headers as one JSON object to r->headers; *off and *len say
  * where it is (len 0: no headers). */
-static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *off,
-                           size_t *len)
+static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *off, size_t *len)
 {
     *off = loams_buf_len(r->headers);
     int rc = loams_stream_headers_json(rec->headers, rec->headers_len, r->headers);
@@ -523,8 +521,8 @@ static long read_chunk(link_run *r)
         int64_t from = 0;
         loams_offsets_get(r->next, (int32_t)p, &from);
         loams_stream_err serr;
-        int st = loams_stream_read(r->stream, (int32_t)p, from, CHUNK_RECORDS - total,
-                                   cap - bytes, &r->slice, &serr);
+        int st = loams_stream_read(r->stream, (int32_t)p, from, CHUNK_RECORDS - total, cap - bytes,
+                                   &r->slice, &serr);
         if (st != 0) {
             loams_task_set_error(r->task, "reading %s.%s partition %u: %s", r->def.stream.ns,
                                  r->def.stream.name, p, serr.msg);
@@ -853,8 +851,8 @@ static int commit_txn(link_run *r, loams_pointer *next, const loams_keylist *obs
         memset(&fence, 0, sizeof fence);
         snprintf(fence.key, sizeof fence.key, "%s", r->key);
         fence.epoch = r->epoch;
-        rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, next, ws.w,
-                          ws.n, merr);
+        rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, next, ws.w, ws.n,
+                          merr);
     } else {
         snprintf(merr->msg, sizeof merr->msg, "out of memory");
     }
@@ -929,15 +927,14 @@ static int commit(link_run *r)
     rc = commit_txn(r, &next, NULL, &merr);
     loams_pointer_clear(&next);
     if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
-        run_log(r, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg,
-                nfiles);
+        run_log(r, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg, nfiles);
         loams_task_set_error(r->task, "%s", merr.msg);
         discard_staged(r);
         return rc;
     }
     if (rc != 0) {
-        loams_task_set_error(r->task, "commit to %s.%s: %s", r->def.target.ns,
-                             r->def.target.name, merr.msg);
+        loams_task_set_error(r->task, "commit to %s.%s: %s", r->def.target.ns, r->def.target.name,
+                             merr.msg);
         discard_staged(r);
         return rc;
     }
@@ -978,9 +975,8 @@ static int commit(link_run *r)
 static int maintain(link_run *r)
 {
     int64_t now = now_ms();
-    if (r->def.maintenance_interval_ms <= 0 || r->gvt->maintain == NULL ||
-        r->staged_records > 0 || r->base.ref == NULL ||
-        now - r->base.maintained_ms < r->def.maintenance_interval_ms) {
+    if (r->def.maintenance_interval_ms <= 0 || r->gvt->maintain == NULL || r->staged_records > 0 ||
+        r->base.ref == NULL || now - r->base.maintained_ms < r->def.maintenance_interval_ms) {
         return 0;
     }
     loams_keylist *obsolete = NULL;
@@ -1203,7 +1199,8 @@ static int run_loop(link_run *r)
             break;
         }
         if (r->staged_records == 0 && loams_task_should_yield(r->task)) {
-            run_log(r, LOAMS_LOG_INFO, "yielding the slot to a waiting task (everything read "
+            run_log(r, LOAMS_LOG_INFO,
+                    "yielding the slot to a waiting task (everything read "
                     "is committed); the link runs again shortly");
             break;
         }
@@ -1235,7 +1232,9 @@ static int run_loop(link_run *r)
             }
         }
         int64_t age = r->first_staged_ms ? now_ms() - r->first_staged_ms : 0;
-        run_log(r, LOAMS_LOG_DEBUG, "read %ld, staged %" PRIu64 " records (%" PRIu64 " bytes, %" PRId64 " ms)", n, r->staged_records, r->staged_bytes, age);
+        run_log(r, LOAMS_LOG_DEBUG,
+                "read %ld, staged %" PRIu64 " records (%" PRIu64 " bytes, %" PRId64 " ms)", n,
+                r->staged_records, r->staged_bytes, age);
         if (r->staged_records > 0 &&
             (r->staged_bytes >= r->def.batch_bytes || age >= r->def.batch_interval_ms)) {
             rc = commit(r);
@@ -1266,9 +1265,8 @@ static int run_loop(link_run *r)
     if (r->total.commits > 0) {
         char times[256];
         stats_format(&r->total, times, sizeof times);
-        uint64_t cpu = r->total.read.cpu_ns + r->total.decode.cpu_ns +
-                       r->total.transform.cpu_ns + r->total.write.cpu_ns +
-                       r->total.prepare.cpu_ns + r->total.commit.cpu_ns;
+        uint64_t cpu = r->total.read.cpu_ns + r->total.decode.cpu_ns + r->total.transform.cpu_ns +
+                       r->total.write.cpu_ns + r->total.prepare.cpu_ns + r->total.commit.cpu_ns;
         run_log(r, LOAMS_LOG_INFO,
                 "run ends: %" PRIu64 " records (%" PRIu64 " bytes) in %" PRIu64
                 " commits, %.0f records/s of CPU; %s",
@@ -1291,8 +1289,8 @@ static int run_setup(link_run *r)
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
         rc = loams_stream_open(r->env->log, &r->def.dead_letter_stream, &r->dlq, &serr);
         if (rc != 0) {
-            loams_task_set_error(r->task, "link %s.%s: dead-letter stream: %s",
-                                 r->def.name.ns, r->def.name.name, serr.msg);
+            loams_task_set_error(r->task, "link %s.%s: dead-letter stream: %s", r->def.name.ns,
+                                 r->def.name.name, serr.msg);
             return rc;
         }
     }

@@ -96,8 +96,7 @@ typedef struct loams_link_env {
 void loams_link_source(loams_link_env *env, loams_task_source *out);
 
 /* The task key of a link: "link/<ns>/<name>/0-<partitions-1>". */
-void loams_link_task_key(const loams_objname *link, unsigned partitions, char *out,
-                         size_t size);
+void loams_link_task_key(const loams_objname *link, unsigned partitions, char *out, size_t size);
 
 /* Runs the link named by task key `t` until cancelled, paused or dropped.
  * Returns 0, LOAMS_EFENCED (a zombie: the commit was rejected), or a status

@@ -73,8 +73,7 @@ static int pointer_parse(const char *key, const char *text, size_t len, loams_po
     const cJSON *applied = cJSON_GetObjectItemCaseSensitive(root, "applied");
     if (!cJSON_IsString(kind) || !(cJSON_IsString(ref) || cJSON_IsNull(ref)) ||
         !cJSON_IsObject(applied)) {
-        set_err(err, "target pointer %s lacks kind, ref or applied: the metastore is damaged",
-                key);
+        set_err(err, "target pointer %s lacks kind, ref or applied: the metastore is damaged", key);
         goto out;
     }
     snprintf(p->kind, sizeof p->kind, "%s", kind->valuestring);
@@ -159,8 +158,8 @@ static char *pointer_format(const loams_pointer *p)
         cJSON_AddNumberToObject(root, "maintained_ms", (double)p->maintained_ms) == NULL ||
         cJSON_AddNumberToObject(root, "applied_records", (double)p->applied_records) == NULL ||
         cJSON_AddNumberToObject(root, "skipped_records", (double)p->skipped_records) == NULL ||
-        cJSON_AddNumberToObject(root, "dead_lettered_records",
-                                (double)p->dead_lettered_records) == NULL) {
+        cJSON_AddNumberToObject(root, "dead_lettered_records", (double)p->dead_lettered_records) ==
+            NULL) {
         goto out;
     }
     text = cJSON_PrintUnformatted(root);

@@ -36,17 +36,17 @@
 #include "catalog/objname.h"
 
 typedef struct loams_pointer {
-    char kind[16];              /* "collection", "table" or "graph" */
-    char *ref;                  /* manifest key of the newest commit (owned), or NULL */
+    char kind[16];                      /* "collection", "table" or "graph" */
+    char *ref;                          /* manifest key of the newest commit (owned), or NULL */
     char link[2 * LOAMS_IDENT_MAX + 2]; /* "ns.name" of the link that committed */
-    uint64_t epoch;             /* its lease epoch */
+    uint64_t epoch;                     /* its lease epoch */
     int64_t committed_ms;
-    int64_t maintained_ms;      /* the last maintenance commit (0: none) */
-    loams_offsets *applied;     /* owned; never NULL after loams_pointer_init */
-    uint64_t applied_records;   /* cumulative, per the link that writes the target */
+    int64_t maintained_ms;    /* the last maintenance commit (0: none) */
+    loams_offsets *applied;   /* owned; never NULL after loams_pointer_init */
+    uint64_t applied_records; /* cumulative, per the link that writes the target */
     uint64_t skipped_records;
     uint64_t dead_lettered_records;
-    uint64_t version;           /* metastore version of the pointer; 0 = no pointer */
+    uint64_t version; /* metastore version of the pointer; 0 = no pointer */
 } loams_pointer;
 
 /* Initialises an empty pointer (version 0, no ref).  -ENOMEM. */

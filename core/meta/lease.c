@@ -201,8 +201,8 @@ int loams_lease_read(loams_meta *m, const char *task, loams_lease *out, loams_me
 }
 
 int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *task,
-                        const char *owner, int64_t ttl_ms, loams_lease *out,
-                        loams_lease *holder, loams_meta_err *err)
+                        const char *owner, int64_t ttl_ms, loams_lease *out, loams_lease *holder,
+                        loams_meta_err *err)
 {
     int rc = check_task("acquire", task, err);
     if (rc != 0) {
@@ -215,9 +215,8 @@ int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *tas
         return loams__meta_fail(err, -EINVAL, "lease acquire: NULL argument");
     }
     if (ttl_ms <= 0) {
-        return loams__meta_fail(err, -EINVAL,
-                                "lease acquire: the TTL must be positive (got %" PRId64 " ms)",
-                                ttl_ms);
+        return loams__meta_fail(
+            err, -EINVAL, "lease acquire: the TTL must be positive (got %" PRId64 " ms)", ttl_ms);
     }
     int found;
     uint64_t task_version;
@@ -230,8 +229,8 @@ int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *tas
     char fkey[LOAMS_META_KEY_MAX + 1];
     size_t fklen;
     uint64_t fence_epoch, fence_version;
-    if ((rc = read_fence(m, task, fkey, sizeof fkey, &fence_epoch, &fence_version, &fklen,
-                         err)) != 0) {
+    if ((rc = read_fence(m, task, fkey, sizeof fkey, &fence_epoch, &fence_version, &fklen, err)) !=
+        0) {
         return rc;
     }
     int64_t now = clock->now_ms(clock->userdata);
@@ -240,8 +239,8 @@ int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *tas
             *holder = cur;
         }
         return loams__meta_fail(err, LOAMS_EEXISTS,
-                                "lease: task %s is held by %s at epoch %" PRIu64
-                                " for %" PRId64 " ms more",
+                                "lease: task %s is held by %s at epoch %" PRIu64 " for %" PRId64
+                                " ms more",
                                 task, cur.owner, cur.epoch, cur.deadline_ms - now);
     }
     loams_lease l;
@@ -268,7 +267,11 @@ int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *tas
          .key_len = tklen,
          .value = record,
          .value_len = (size_t)rlen},
-        {.kind = LOAMS_OP_PUT, .key = fkey, .key_len = fklen, .value = fval, .value_len = (size_t)flen},
+        {.kind = LOAMS_OP_PUT,
+         .key = fkey,
+         .key_len = fklen,
+         .value = fval,
+         .value_len = (size_t)flen},
     };
     rc = loams_meta_txn(m, cmps, 2, writes, 2, NULL, err);
     if (rc == LOAMS_ECONFLICT) {
@@ -323,8 +326,7 @@ int loams_lease_renew(loams_meta *m, const loams_clock *clock, loams_lease *leas
             return loams__meta_fail(err, LOAMS_EFENCED,
                                     "lease: task %s was taken by %s at epoch %" PRIu64
                                     " (ours: %s at epoch %" PRIu64 "): stop the run",
-                                    lease->key, cur.owner, cur.epoch, lease->owner,
-                                    lease->epoch);
+                                    lease->key, cur.owner, cur.epoch, lease->owner, lease->epoch);
         }
         int64_t now = clock->now_ms(clock->userdata);
         loams_lease next = cur;
@@ -404,8 +406,8 @@ int loams_lease_release(loams_meta *m, loams_lease *lease, loams_meta_err *err)
             continue;
         }
         if (rc == 0) {
-            loams_log_task(LOAMS_LOG_DEBUG, "lease", lease->key, lease->epoch,
-                           "released by %s", lease->owner);
+            loams_log_task(LOAMS_LOG_DEBUG, "lease", lease->key, lease->epoch, "released by %s",
+                           lease->owner);
         }
         return rc;
     }
@@ -448,17 +450,15 @@ int loams_lease_run_over(loams_meta *m, const char *task, uint64_t epoch, int *o
     }
     size_t fklen;
     uint64_t fence_epoch, fence_version;
-    if ((rc = read_fence(m, task, st->fence_key, sizeof st->fence_key, &fence_epoch,
-                         &fence_version, &fklen, err)) != 0) {
+    if ((rc = read_fence(m, task, st->fence_key, sizeof st->fence_key, &fence_epoch, &fence_version,
+                         &fklen, err)) != 0) {
         return rc;
     }
     /* Taken again (a higher epoch anywhere), or released (no record). */
     *over = fence_epoch > epoch || (found && cur.epoch > epoch) || !found;
     size_t tklen = task_key(st->task_key, sizeof st->task_key, task);
-    cmps[0] = (loams_meta_compare){.kind = LOAMS_CMP_VERSION,
-                                   .key = st->task_key,
-                                   .key_len = tklen,
-                                   .version = task_version};
+    cmps[0] = (loams_meta_compare){
+        .kind = LOAMS_CMP_VERSION, .key = st->task_key, .key_len = tklen, .version = task_version};
     cmps[1] = (loams_meta_compare){.kind = LOAMS_CMP_VERSION,
                                    .key = st->fence_key,
                                    .key_len = fklen,

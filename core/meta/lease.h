@@ -68,8 +68,8 @@ typedef struct loams_lease {
  * LOAMS_ECONFLICT when a concurrent acquire won the race; LOAMS_ECORRUPT
  * when a stored lease or fence cannot be parsed. */
 int loams_lease_acquire(loams_meta *m, const loams_clock *clock, const char *task,
-                        const char *owner, int64_t ttl_ms, loams_lease *out,
-                        loams_lease *holder, loams_meta_err *err);
+                        const char *owner, int64_t ttl_ms, loams_lease *out, loams_lease *holder,
+                        loams_meta_err *err);
 
 /* Renews `lease` for lease->ttl_ms more (updates lease->deadline_ms in
  * place).  Re-takes an expired but untaken lease at the same epoch.

@@ -128,8 +128,8 @@ int loams_meta_range(loams_meta *m, const void *start, size_t start_len, const v
                          err != NULL ? err : &local);
 }
 
-int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after,
-                            size_t limit, loams_meta_range_result *out, loams_meta_err *err)
+int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after, size_t limit,
+                            loams_meta_range_result *out, loams_meta_err *err)
 {
     if (m == NULL || out == NULL || prefix == NULL) {
         return loams__meta_fail(err, -EINVAL, "metastore range_prefix: NULL argument");
@@ -183,8 +183,8 @@ int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after
             return 0;
         }
     }
-    return loams_meta_range(m, start_len > 0 ? start : NULL, start_len,
-                            end_len > 0 ? end : NULL, end_len, limit, out, err);
+    return loams_meta_range(m, start_len > 0 ? start : NULL, start_len, end_len > 0 ? end : NULL,
+                            end_len, limit, out, err);
 }
 
 static int check_txn(const loams_meta_compare *compares, size_t ncmp,
@@ -212,8 +212,8 @@ static int check_txn(const loams_meta_compare *compares, size_t ncmp,
             }
             break;
         default:
-            return loams__meta_fail(err, -EINVAL, "metastore txn compare %zu: unknown kind %d",
-                                    i, (int)c->kind);
+            return loams__meta_fail(err, -EINVAL, "metastore txn compare %zu: unknown kind %d", i,
+                                    (int)c->kind);
         }
     }
     for (size_t i = 0; i < nw; i++) {
@@ -253,8 +253,8 @@ int loams_meta_txn(loams_meta *m, const loams_meta_compare *compares, size_t ncm
     }
     size_t local_failed;
     loams_meta_err local;
-    return m->ops->txn(m->impl, compares, ncmp, writes, nw,
-                       failed != NULL ? failed : &local_failed, err != NULL ? err : &local);
+    return m->ops->txn(m->impl, compares, ncmp, writes, nw, failed != NULL ? failed : &local_failed,
+                       err != NULL ? err : &local);
 }
 
 int loams_meta_put(loams_meta *m, const void *key, size_t key_len, const void *value,

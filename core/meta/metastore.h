@@ -120,8 +120,8 @@ int loams_meta_range(loams_meta *m, const void *start, size_t start_len, const v
 /* Keys that start with `prefix` ("" = every key), strictly after `after`
  * (NULL: from the first; to page, pass the last key of the previous page),
  * at most `limit` (0 = 1000). */
-int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after,
-                            size_t limit, loams_meta_range_result *out, loams_meta_err *err);
+int loams_meta_range_prefix(loams_meta *m, const char *prefix, const char *after, size_t limit,
+                            loams_meta_range_result *out, loams_meta_err *err);
 /* Frees a range result and zeroes it (NULL or zeroed is fine). */
 void loams_meta_range_free(loams_meta_range_result *r);
 
@@ -144,15 +144,12 @@ typedef struct loams_meta_compare {
     loams_meta_cmp_kind kind;
     const void *key;
     size_t key_len;
-    uint64_t version;    /* LOAMS_CMP_VERSION */
-    const void *value;   /* LOAMS_CMP_VALUE */
+    uint64_t version;  /* LOAMS_CMP_VERSION */
+    const void *value; /* LOAMS_CMP_VALUE */
     size_t value_len;
 } loams_meta_compare;
 
-typedef enum loams_meta_op_kind {
-    LOAMS_OP_PUT = 1,
-    LOAMS_OP_DELETE = 2
-} loams_meta_op_kind;
+typedef enum loams_meta_op_kind { LOAMS_OP_PUT = 1, LOAMS_OP_DELETE = 2 } loams_meta_op_kind;
 
 typedef struct loams_meta_write {
     loams_meta_op_kind kind;
@@ -171,7 +168,6 @@ typedef struct loams_meta_write {
  * Errors: LOAMS_ECONFLICT when a compare fails (*failed gets its index,
  * may be NULL; nothing was written). */
 int loams_meta_txn(loams_meta *m, const loams_meta_compare *compares, size_t ncmp,
-                   loams_meta_write *writes, size_t nw, size_t *failed,
-                   loams_meta_err *err);
+                   loams_meta_write *writes, size_t nw, size_t *failed, loams_meta_err *err);
 
 #endif /* LOAMS_CORE_METASTORE_H */

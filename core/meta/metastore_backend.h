@@ -20,13 +20,11 @@ typedef struct loams__meta_backend {
     /* Frees the backend state.  No call is running. */
     void (*close)(void *impl);
     /* metastore.h semantics; kv is zeroed by the front. */
-    int (*get)(void *impl, const void *key, size_t key_len, loams_meta_kv *kv,
-               loams_meta_err *err);
+    int (*get)(void *impl, const void *key, size_t key_len, loams_meta_kv *kv, loams_meta_err *err);
     /* [start, end): start_len 0 = from the first key, end_len 0 = no bound.
      * out is zeroed by the front. */
-    int (*range)(void *impl, const void *start, size_t start_len, const void *end,
-                 size_t end_len, size_t limit, loams_meta_range_result *out,
-                 loams_meta_err *err);
+    int (*range)(void *impl, const void *start, size_t start_len, const void *end, size_t end_len,
+                 size_t limit, loams_meta_range_result *out, loams_meta_err *err);
     /* metastore.h semantics; *failed is never NULL here. */
     int (*txn)(void *impl, const loams_meta_compare *compares, size_t ncmp,
                loams_meta_write *writes, size_t nw, size_t *failed, loams_meta_err *err);

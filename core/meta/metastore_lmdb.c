@@ -83,8 +83,8 @@ typedef struct lmdb_env {
     pthread_rwlock_t resize; /* shared: a transaction; exclusive: set_mapsize */
     size_t mapsize;          /* this process's map size; changed under resize */
     size_t map_max;
-    loams__lmdb_gate *gate;       /* <file>-gate; see the top of this file */
-    pthread_mutex_t pool_mu;      /* guards read_pool */
+    loams__lmdb_gate *gate;            /* <file>-gate; see the top of this file */
+    pthread_mutex_t pool_mu;           /* guards read_pool */
     MDB_txn *read_pool[READ_POOL_MAX]; /* reset read transactions */
     int read_pool_len;
     char dir[PATH_MAX];
@@ -206,8 +206,10 @@ static int disk_looks_full(const lmdb_env *e, char *why, size_t size)
     struct stat st;
     if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         stat(e->file, &st) == 0 && (unsigned long long)st.st_size + (1ULL << 16) >= rl.rlim_cur) {
-        snprintf(why, size, "the file reached this process's file size limit of %llu bytes, "
-                 "ulimit -f", (unsigned long long)rl.rlim_cur);
+        snprintf(why, size,
+                 "the file reached this process's file size limit of %llu bytes, "
+                 "ulimit -f",
+                 (unsigned long long)rl.rlim_cur);
         return 1;
     }
     return 0;
@@ -477,8 +479,8 @@ static int setup_body(lmdb_env *e, MDB_txn *txn, void *arg, int *mrc, loams_meta
     }
     MDB_val v;
     r = read_meta_record(txn, e->dbi_meta, "magic", &v);
-    if (r == MDB_NOTFOUND || (r == 0 && (v.mv_size != strlen(MAGIC) ||
-                                         memcmp(v.mv_data, MAGIC, v.mv_size) != 0))) {
+    if (r == MDB_NOTFOUND ||
+        (r == 0 && (v.mv_size != strlen(MAGIC) || memcmp(v.mv_data, MAGIC, v.mv_size) != 0))) {
         return loams__meta_fail(err, LOAMS_ECORRUPT,
                                 "metastore %s: not a Loams metastore (its magic record is "
                                 "missing or wrong): move the file away or choose another data "
@@ -577,14 +579,14 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     int rc = 0;
     int n = snprintf(e->file, sizeof e->file, "%s/%s", dir, META_FILE);
     if (n < 0 || (size_t)n >= sizeof e->file) {
-        rc = loams__meta_fail(err, -ENAMETOOLONG, "metastore open: data directory path too long: %s",
-                              dir);
+        rc = loams__meta_fail(err, -ENAMETOOLONG,
+                              "metastore open: data directory path too long: %s", dir);
         goto fail;
     }
     n = snprintf(e->dir, sizeof e->dir, "%s", dir);
     if (n < 0 || (size_t)n >= sizeof e->dir) {
-        rc = loams__meta_fail(err, -ENAMETOOLONG, "metastore open: data directory path too long: %s",
-                              dir);
+        rc = loams__meta_fail(err, -ENAMETOOLONG,
+                              "metastore open: data directory path too long: %s", dir);
         goto fail;
     }
     char gate[PATH_MAX + 8];
@@ -696,8 +698,7 @@ static void lmdb_close(void *impl)
 
 /* ---- reads ---- */
 
-static int check_record(const lmdb_env *e, const MDB_val *k, const MDB_val *v,
-                        loams_meta_err *err)
+static int check_record(const lmdb_env *e, const MDB_val *k, const MDB_val *v, loams_meta_err *err)
 {
     if (v->mv_size < VERSION_BYTES) {
         return loams__meta_fail(err, LOAMS_ECORRUPT,
@@ -723,8 +724,7 @@ static int get_body(lmdb_env *e, MDB_txn *txn, void *arg, int *mrc, loams_meta_e
     int r = mdb_get(txn, e->dbi_kv, &k, &v);
     if (r == MDB_NOTFOUND) {
         return loams__meta_fail(err, LOAMS_ENOTFOUND, "metastore: key '%.*s' not found",
-                                (int)(a->key_len < 200 ? a->key_len : 200),
-                                (const char *)a->key);
+                                (int)(a->key_len < 200 ? a->key_len : 200), (const char *)a->key);
     }
     if (r != 0) {
         *mrc = r;
@@ -776,8 +776,8 @@ static int range_push(range_arg *a, const MDB_val *k, const MDB_val *v)
         a->cap = cap;
     }
     const unsigned char *p = v->mv_data;
-    int rc = loams__meta_kv_fill(&out->kvs[out->count], k->mv_data, k->mv_size,
-                                 p + VERSION_BYTES, v->mv_size - VERSION_BYTES, get_u64(p));
+    int rc = loams__meta_kv_fill(&out->kvs[out->count], k->mv_data, k->mv_size, p + VERSION_BYTES,
+                                 v->mv_size - VERSION_BYTES, get_u64(p));
     if (rc == 0) {
         out->count++;
     }
@@ -889,13 +889,11 @@ static int compare_holds(const loams_meta_compare *c, int found, const MDB_val *
 {
     switch (c->kind) {
     case LOAMS_CMP_ABSENT: return !found;
-    case LOAMS_CMP_VERSION:
-        return found ? get_u64(v->mv_data) == c->version : c->version == 0;
+    case LOAMS_CMP_VERSION: return found ? get_u64(v->mv_data) == c->version : c->version == 0;
     case LOAMS_CMP_VALUE:
         return found && v->mv_size - VERSION_BYTES == c->value_len &&
-               (c->value_len == 0 ||
-                memcmp((const unsigned char *)v->mv_data + VERSION_BYTES, c->value,
-                       c->value_len) == 0);
+               (c->value_len == 0 || memcmp((const unsigned char *)v->mv_data + VERSION_BYTES,
+                                            c->value, c->value_len) == 0);
     }
     return 0;
 }
@@ -983,8 +981,7 @@ static int txn_body_fn(lmdb_env *e, MDB_txn *txn, void *arg, int *mrc, loams_met
 static int lmdb_txn(void *impl, const loams_meta_compare *compares, size_t ncmp,
                     loams_meta_write *writes, size_t nw, size_t *failed, loams_meta_err *err)
 {
-    txn_arg a = {
-        .compares = compares, .ncmp = ncmp, .writes = writes, .nw = nw, .failed = failed};
+    txn_arg a = {.compares = compares, .ncmp = ncmp, .writes = writes, .nw = nw, .failed = failed};
     /* Compares alone need no write lock. */
     return run_txn(impl, nw > 0, "txn", txn_body_fn, &a, err);
 }

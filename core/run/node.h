@@ -27,10 +27,10 @@ typedef struct loams_node {
 } loams_node;
 
 typedef struct loams_node_options {
-    const char *data_dir;          /* required */
-    int create;                    /* create the data dir when missing */
+    const char *data_dir;                 /* required */
+    int create;                           /* create the data dir when missing */
     const loams_registry_config *plugins; /* NULL: the defaults */
-    const char *store;             /* store plugin name; NULL: "store-fs" */
+    const char *store;                    /* store plugin name; NULL: "store-fs" */
 } loams_node_options;
 
 int loams_node_open(const loams_node_options *o, loams_node **out, char *err, size_t errlen);

@@ -88,7 +88,7 @@ struct loams_worker {
     int64_t ttl_ms;
     int64_t poll_ms;
     int64_t slice_ms; /* loams_task_should_yield */
-    int64_t tick_ms; /* renewer granularity */
+    int64_t tick_ms;  /* renewer granularity */
     uint32_t max_concurrent;
     uint32_t max_per_ns;
     loams_sched *sched; /* under sched_lock (the poll thread, and runs charging bytes) */
@@ -879,8 +879,8 @@ static int yield_scope(const loams_worker *w, const loams_task *t, const loams_s
 /* The run to give candidate c its slot, not among given[0..n): one asked
  * before and still running first (so waiting tasks ask for no more slots
  * than they need), else one in scope; NULL when none. */
-static loams_task *pick_yielder(const loams_worker *w, const loams_sched_candidate *c,
-                                int ns_full, int64_t now, loams_task *const *given, size_t n)
+static loams_task *pick_yielder(const loams_worker *w, const loams_sched_candidate *c, int ns_full,
+                                int64_t now, loams_task *const *given, size_t n)
 {
     for (int asked_before = 1; asked_before >= 0; asked_before--) {
         for (loams_task *t = w->tasks; t != NULL; t = t->next) {

@@ -112,12 +112,12 @@ typedef struct parser {
     int status;
 } parser;
 
-#define TRY(x)                                                                                   \
-    do {                                                                                         \
-        int try_rc_ = (x);                                                                       \
-        if (try_rc_ != 0) {                                                                      \
-            return try_rc_;                                                                      \
-        }                                                                                        \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        int try_rc_ = (x);                                                                         \
+        if (try_rc_ != 0) {                                                                        \
+            return try_rc_;                                                                        \
+        }                                                                                          \
     } while (0)
 
 static int oom(parser *p)
@@ -141,8 +141,8 @@ static int error_at(parser *p, loams_ddl_pos pos, const char *fmt, ...)
         va_end(ap);
         p->err->line = pos.line;
         p->err->column = pos.column;
-        loams_ddl_format_error(p->script->source, p->script->len, pos.line, pos.column, p->err->message,
-                               p->err->text, sizeof p->err->text);
+        loams_ddl_format_error(p->script->source, p->script->len, pos.line, pos.column,
+                               p->err->message, p->err->text, sizeof p->err->text);
     }
     return LOAMS_EINPUT;
 }
@@ -240,8 +240,7 @@ static int lex(parser *p)
         while (p->i < p->len && is_digit((unsigned char)p->src[p->i])) {
             advance_byte(p);
         }
-        if (p->i + 1 < p->len && p->src[p->i] == '.' &&
-            is_digit((unsigned char)p->src[p->i + 1])) {
+        if (p->i + 1 < p->len && p->src[p->i] == '.' && is_digit((unsigned char)p->src[p->i + 1])) {
             t->kind = T_NUM;
             advance_byte(p);
             while (p->i < p->len && is_digit((unsigned char)p->src[p->i])) {
@@ -306,8 +305,7 @@ static int lex(parser *p)
         default: {
             /* Show the whole character, even when it is multi-byte. */
             size_t n = 1;
-            while (p->i + n < p->len && ((unsigned char)p->src[p->i + n] & 0xC0) == 0x80 &&
-                   n < 4) {
+            while (p->i + n < p->len && ((unsigned char)p->src[p->i + n] & 0xC0) == 0x80 && n < 4) {
                 n++;
             }
             if (c < 0x20 || c == 0x7f) {
@@ -338,8 +336,8 @@ static void describe_tok(const parser *p, char *buf, size_t size)
     case T_EOF: snprintf(buf, size, "the end of the input"); break;
     case T_STRING:
         n = t->body_end - t->body_start;
-        snprintf(buf, size, "the string '%.*s%s'", (int)(n > 40 ? 40 : n),
-                 p->src + t->body_start, n > 40 ? "..." : "");
+        snprintf(buf, size, "the string '%.*s%s'", (int)(n > 40 ? 40 : n), p->src + t->body_start,
+                 n > 40 ? "..." : "");
         break;
     case T_DOLLAR: snprintf(buf, size, "a $$ block"); break;
     default:
@@ -732,19 +730,19 @@ typedef struct type_alias {
 } type_alias;
 
 static const type_alias type_aliases[] = {
-    {"boolean", "boolean", 0}, {"bool", "boolean", 0},       {"int", "int", 0},
-    {"integer", "int", 0},     {"long", "long", 0},          {"bigint", "long", 0},
-    {"float", "float", 0},     {"real", "float", 0},         {"double", "double", 0},
-    {"decimal", "decimal", 2}, {"numeric", "decimal", 2},    {"date", "date", 0},
+    {"boolean", "boolean", 0}, {"bool", "boolean", 0},        {"int", "int", 0},
+    {"integer", "int", 0},     {"long", "long", 0},           {"bigint", "long", 0},
+    {"float", "float", 0},     {"real", "float", 0},          {"double", "double", 0},
+    {"decimal", "decimal", 2}, {"numeric", "decimal", 2},     {"date", "date", 0},
     {"time", "time", 0},       {"timestamp", "timestamp", 0}, {"timestamptz", "timestamptz", 0},
-    {"string", "string", 0},   {"text", "string", 0},        {"varchar", "string", 0},
-    {"uuid", "uuid", 0},       {"fixed", "fixed", 1},        {"binary", "binary", 0},
-    {"bytes", "binary", 0},    {"json", "json", 0},          {"list", "list<float>", 0},
+    {"string", "string", 0},   {"text", "string", 0},         {"varchar", "string", 0},
+    {"uuid", "uuid", 0},       {"fixed", "fixed", 1},         {"binary", "binary", 0},
+    {"bytes", "binary", 0},    {"json", "json", 0},           {"list", "list<float>", 0},
     {NULL, NULL, 0},
 };
 
-#define TYPE_LIST                                                                                \
-    "boolean, int, long, float, double, decimal(p, s), date, time, timestamp, timestamptz, "    \
+#define TYPE_LIST                                                                                  \
+    "boolean, int, long, float, double, decimal(p, s), date, time, timestamp, timestamptz, "       \
     "string, uuid, fixed(n), binary, json or list<float>"
 
 static int parse_column(parser *p, loams_ddl_column *col)
@@ -927,8 +925,8 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
         TRY(parse_format(p, &st->link.format));
     }
     if (!is_kw(p, "INTO")) {
-        return expected(p, st->link.format.kind == LOAMS_DDL_FORMAT_NONE ? "FORMAT or INTO"
-                                                                           : "INTO");
+        return expected(p,
+                        st->link.format.kind == LOAMS_DDL_FORMAT_NONE ? "FORMAT or INTO" : "INTO");
     }
     TRY(next(p));
     if (is_kw(p, "TABLE")) {
@@ -1025,8 +1023,7 @@ int loams_ddl_parse(const char *src, size_t len, loams_ddl_script **out, loams_d
     }
     s->source[len] = '\0';
     s->len = len;
-    parser p = {.src = s->source, .len = len, .i = 0, .line = 1, .col = 1, .script = s,
-                .err = err};
+    parser p = {.src = s->source, .len = len, .i = 0, .line = 1, .col = 1, .script = s, .err = err};
     int status = lex(&p);
     while (status == 0 && p.tok.kind != T_EOF) {
         if (p.tok.kind == T_SEMI) {
@@ -1151,8 +1148,8 @@ void loams_ddl_format_error(const char *src, size_t len, uint32_t line, uint32_t
         }
         cut_right = 1;
     }
-    n = snprintf(buf + o, size - o, "\n  %s%.*s%s\n  %s", cut_left ? "..." : "",
-                 (int)(to - from), src + from, cut_right ? "..." : "", cut_left ? "   " : "");
+    n = snprintf(buf + o, size - o, "\n  %s%.*s%s\n  %s", cut_left ? "..." : "", (int)(to - from),
+                 src + from, cut_right ? "..." : "", cut_left ? "   " : "");
     if (n < 0 || (size_t)n >= size - o) {
         return;
     }

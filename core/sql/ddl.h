@@ -59,17 +59,17 @@ typedef enum loams_ddl_value_kind {
 } loams_ddl_value_kind;
 
 typedef struct loams_ddl_option {
-    const char *key;             /* lower-cased identifier */
+    const char *key; /* lower-cased identifier */
     loams_ddl_value_kind kind;
-    const char *text;            /* STRING: unquoted text; others: as written */
-    int64_t integer;             /* INTEGER; BOOL: 0 or 1 */
-    double number;               /* NUMBER and INTEGER */
+    const char *text; /* STRING: unquoted text; others: as written */
+    int64_t integer;  /* INTEGER; BOOL: 0 or 1 */
+    double number;    /* NUMBER and INTEGER */
     loams_ddl_pos key_pos;
     loams_ddl_pos value_pos;
 } loams_ddl_option;
 
 typedef struct loams_ddl_options {
-    loams_ddl_option *items;     /* keys are unique */
+    loams_ddl_option *items; /* keys are unique */
     size_t count;
 } loams_ddl_options;
 
@@ -100,9 +100,9 @@ typedef enum loams_ddl_format_kind {
 
 typedef struct loams_ddl_format {
     loams_ddl_format_kind kind;
-    const char *schema;          /* AVRO, PROTOBUF: SCHEMA 'x'; else NULL */
-    const char *message;         /* PROTOBUF: MESSAGE 'pkg.M'; else NULL */
-    loams_ddl_options options;   /* CSV: csv (k = v, ...); else empty */
+    const char *schema;        /* AVRO, PROTOBUF: SCHEMA 'x'; else NULL */
+    const char *message;       /* PROTOBUF: MESSAGE 'pkg.M'; else NULL */
+    loams_ddl_options options; /* CSV: csv (k = v, ...); else empty */
     loams_ddl_pos pos;
 } loams_ddl_format;
 
@@ -120,9 +120,9 @@ typedef enum loams_ddl_transform_kind {
 
 typedef struct loams_ddl_transform {
     loams_ddl_transform_kind kind;
-    const char *text;    /* NUL-terminated, verbatim */
+    const char *text; /* NUL-terminated, verbatim */
     size_t len;
-    loams_ddl_pos pos;   /* where text[0] is in the source */
+    loams_ddl_pos pos; /* where text[0] is in the source */
 } loams_ddl_transform;
 
 typedef struct loams_ddl_link {
@@ -136,11 +136,11 @@ typedef struct loams_ddl_link {
 } loams_ddl_link;
 
 typedef struct loams_ddl_column {
-    const char *name;    /* lower-cased identifier, unique in the table */
-    const char *type;    /* canonical type: boolean, int, long, float, double,
-                          * decimal, date, time, timestamp, timestamptz, string,
-                          * uuid, fixed, binary, json */
-    uint32_t params[2];  /* decimal(precision, scale), fixed(length) */
+    const char *name;   /* lower-cased identifier, unique in the table */
+    const char *type;   /* canonical type: boolean, int, long, float, double,
+                         * decimal, date, time, timestamp, timestamptz, string,
+                         * uuid, fixed, binary, json */
+    uint32_t params[2]; /* decimal(precision, scale), fixed(length) */
     uint32_t nparams;
     int not_null;
     loams_ddl_pos pos;
@@ -148,11 +148,11 @@ typedef struct loams_ddl_column {
 
 typedef struct loams_ddl_stmt {
     loams_ddl_kind kind;
-    loams_ddl_pos pos;         /* of the first keyword */
-    const char *text;          /* the statement's source, without the ';' */
+    loams_ddl_pos pos; /* of the first keyword */
+    const char *text;  /* the statement's source, without the ';' */
     size_t text_len;
-    loams_objname name;        /* the object created / dropped / paused /
-                                * resumed, or the system table selected */
+    loams_objname name; /* the object created / dropped / paused /
+                         * resumed, or the system table selected */
     loams_ddl_pos name_pos;
     int if_exists;             /* DROP ... IF EXISTS, CREATE ... IF NOT EXISTS */
     loams_ddl_options with;    /* CREATE STREAM / LINK: WITH (...) */

@@ -101,17 +101,16 @@ static void print_created(loams_ddl_exec_ctx *ctx, const loams_stream_def *d, co
                 "{\"statement\":\"CREATE STREAM\",\"result\":\"%s\",\"stream\":\"%s.%s\","
                 "\"partitions\":%" PRIu32 ",\"retention_ms\":%" PRId64
                 ",\"retention_bytes\":%" PRIu64 "}\n",
-                verb, d->name.ns, d->name.name, d->partitions, d->retention_ms,
-                d->retention_bytes);
+                verb, d->name.ns, d->name.name, d->partitions, d->retention_ms, d->retention_bytes);
     } else {
-        fprintf(ctx->out, "%s stream %s.%s (partitions %" PRIu32 ", retention %s, "
+        fprintf(ctx->out,
+                "%s stream %s.%s (partitions %" PRIu32 ", retention %s, "
                 "retention_bytes %s)\n",
                 verb, d->name.ns, d->name.name, d->partitions, ret, rb);
     }
 }
 
-int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err,
-                            size_t errlen)
+int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err, size_t errlen)
 {
     loams_stream_def *defs = NULL;
     size_t n = 0;
@@ -148,8 +147,8 @@ int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err
                     "%s{\"stream\":\"%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
                     ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64
                     ",\"created\":%" PRId64 ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-                    i ? "," : "", name, d->id, d->partitions, d->retention_ms,
-                    d->retention_bytes, d->created_ms, records, bytes);
+                    i ? "," : "", name, d->id, d->partitions, d->retention_ms, d->retention_bytes,
+                    d->created_ms, records, bytes);
         } else {
             char ret[32] = "-", rb[32] = "-";
             if (d->retention_ms > 0) {
@@ -254,8 +253,8 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
             return status;
         }
         loams_stream_def existing;
-        int existed = st->if_exists &&
-                      loams_stream_describe(ctx->dd->log, &st->name, &existing, NULL) == 0;
+        int existed =
+            st->if_exists && loams_stream_describe(ctx->dd->log, &st->name, &existing, NULL) == 0;
         status = loams_stream_create(ctx->dd->log, &def, st->if_exists, &got, &se);
         if (status != 0) {
             return error_at(script, st->name_pos, status, err, errlen, "%s", se.msg);
@@ -269,8 +268,8 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
             return error_at(script, st->name_pos, status, err, errlen, "%s", se.msg);
         }
         if (ctx->json) {
-            fprintf(ctx->out, "{\"statement\":\"DROP STREAM\",\"stream\":\"%s.%s\"}\n",
-                    st->name.ns, st->name.name);
+            fprintf(ctx->out, "{\"statement\":\"DROP STREAM\",\"stream\":\"%s.%s\"}\n", st->name.ns,
+                    st->name.name);
         } else {
             fprintf(ctx->out, "dropped stream %s.%s\n", st->name.ns, st->name.name);
         }
@@ -280,8 +279,8 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
             return loams_ddl_print_streams(ctx->dd->log, ctx->out, ctx->json, err, errlen);
         }
         if (strcmp(st->name.name, "links") == 0) {
-            return loams_system_links_print(ctx->dd->meta, ctx->dd->log, ctx->out, ctx->json,
-                                            err, errlen);
+            return loams_system_links_print(ctx->dd->meta, ctx->dd->log, ctx->out, ctx->json, err,
+                                            errlen);
         }
         return error_at(script, st->name_pos, LOAMS_ENOTFOUND, err, errlen,
                         "there is no system table '%s' (try system.links or system.streams)",
@@ -302,8 +301,7 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
                                   .json = ctx->json};
         return loams_link_ddl_execute(&env, script, st, err, errlen);
     }
-    case LOAMS_DDL_CREATE_TABLE:
-        return create_table(ctx, script, st, err, errlen);
+    case LOAMS_DDL_CREATE_TABLE: return create_table(ctx, script, st, err, errlen);
     }
     return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen, "%s is not executable",
                     loams_ddl_kind_name(st->kind));

@@ -20,10 +20,10 @@
 #include "stream/streamlog.h"
 
 typedef struct loams_ddl_exec_ctx {
-    loams_datadir *dd; /* the caller's, open */
+    loams_datadir *dd;              /* the caller's, open */
     const loams_registry *registry; /* plugins, for link statements (NULL: none) */
-    FILE *out;         /* where results go (a line per statement, or rows) */
-    int json;          /* 1: results as JSON (one document per statement) */
+    FILE *out;                      /* where results go (a line per statement, or rows) */
+    int json;                       /* 1: results as JSON (one document per statement) */
 } loams_ddl_exec_ctx;
 
 /* Turns the WITH options of a CREATE STREAM statement into a definition:
@@ -44,7 +44,6 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
 
 /* Prints the streams of the data dir (name, partitions, retention, records,
  * bytes) as a table, or as a JSON array when json = 1. */
-int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err,
-                            size_t errlen);
+int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err, size_t errlen);
 
 #endif

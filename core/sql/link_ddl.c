@@ -73,7 +73,8 @@ static const char *option_text(const loams_ddl_option *o)
 /* Adds the plugin's accepted option names to msg. */
 static void accepted_options(const loams_plugin *p, char *out, size_t size)
 {
-    size_t n = (size_t)snprintf(out, size, "batch_bytes, batch_interval, maintenance_interval, "
+    size_t n = (size_t)snprintf(out, size,
+                                "batch_bytes, batch_interval, maintenance_interval, "
                                 "on_error, dead_letter_stream");
     for (const loams_option_spec *s = p != NULL ? p->options : NULL; s != NULL && s->name != NULL;
          s++) {
@@ -122,8 +123,7 @@ static int check_declared(const loams_ddl_script *script, const loams_ddl_stmt *
         return error_at(script, st->link.transform.pos, LOAMS_EINPUT, err, errlen,
                         "table %s.%s declares column '%s' NOT NULL, but the transform's output "
                         "has no column '%s': select it (e.g. ... AS %s)",
-                        st->link.target.ns, st->link.target.name, c.missing, c.missing,
-                        c.missing);
+                        st->link.target.ns, st->link.target.name, c.missing, c.missing, c.missing);
     }
     return 0;
 }
@@ -132,8 +132,7 @@ static int check_declared(const loams_ddl_script *script, const loams_ddl_stmt *
  * checks its output against the declared table (NULL: none). */
 static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script *script,
                            const loams_ddl_stmt *st, const char *plugin_name,
-                           const loams_link_def *d, const char *declared, char *err,
-                           size_t errlen)
+                           const loams_link_def *d, const char *declared, char *err, size_t errlen)
 {
     const loams_ddl_transform *t = &st->link.transform;
     const loams_plugin *p;
@@ -176,8 +175,7 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
         uint32_t sl, sc;
         loams_ddl_map_position(t, line, column, &sl, &sc);
         loams_ddl_pos pos = {.line = sl, .column = sc};
-        return error_at(script, pos, LOAMS_EINPUT, err, errlen, "in the transform: %s",
-                        msg + used);
+        return error_at(script, pos, LOAMS_EINPUT, err, errlen, "in the transform: %s", msg + used);
     }
     return error_at(script, t->pos, LOAMS_EINPUT, err, errlen, "in the transform: %s",
                     msg[0] != '\0' ? msg : "it does not compile");
@@ -240,16 +238,14 @@ static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *scri
         if (strcmp(o->key, "batch_bytes") == 0) {
             if (loams_size_parse(option_text(o), &d->batch_bytes, why, sizeof why) != 0 ||
                 d->batch_bytes == 0) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "batch_bytes: %s", why[0] ? why : "must be above 0");
+                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "batch_bytes: %s",
+                                why[0] ? why : "must be above 0");
             }
         } else if (strcmp(o->key, "batch_interval") == 0) {
             int64_t us;
-            if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 ||
-                us < 1000) {
+            if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 || us < 1000) {
                 return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "batch_interval: %s",
-                                why[0] ? why : "must be at least 1ms");
+                                "batch_interval: %s", why[0] ? why : "must be at least 1ms");
             }
             d->batch_interval_ms = us / 1000;
         } else if (strcmp(o->key, "maintenance_interval") == 0) {
@@ -276,8 +272,7 @@ static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *scri
                                 "on_error must be 'fail', 'skip' or 'dead_letter', not '%s'", v);
             }
         } else if (strcmp(o->key, "dead_letter_stream") == 0) {
-            if (loams_objname_parse(option_text(o), &d->dead_letter_stream, why, sizeof why) !=
-                0) {
+            if (loams_objname_parse(option_text(o), &d->dead_letter_stream, why, sizeof why) != 0) {
                 return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
                                 "dead_letter_stream: %s", why);
             }
@@ -295,8 +290,8 @@ static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *scri
         }
     }
     char why[1024];
-    if (loams_options_validate(target->descriptor, d->target_options.items,
-                               d->target_options.count, why, sizeof why) != 0) {
+    if (loams_options_validate(target->descriptor, d->target_options.items, d->target_options.count,
+                               why, sizeof why) != 0) {
         return error_at(script, st->pos, LOAMS_EINPUT, err, errlen, "%s", why);
     }
     if (!dlq_named) {
@@ -337,8 +332,8 @@ static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_scri
  * declaration to the target as its declared_schema option; *declared
  * points into d's options (NULL: no declaration). */
 static int add_declared_schema(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                               const loams_ddl_stmt *st, loams_link_def *d,
-                               const char **declared, char *err, size_t errlen)
+                               const loams_ddl_stmt *st, loams_link_def *d, const char **declared,
+                               char *err, size_t errlen)
 {
     *declared = NULL;
     for (size_t i = 0; i < d->target_options.count; i++) {
@@ -405,11 +400,10 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     const char *dname = loams_link_decoder_for(l->format.kind);
     if (loams_registry_find(env->registry, LOAMS_KIND_DECODER, dname, &decoder) != 0 ||
         decoder->descriptor == NULL) {
-        rc = error_at(script, l->format.kind ? l->format.pos : st->pos, LOAMS_ENOTFOUND, err,
-                      errlen, "FORMAT %s needs the decoder plugin '%s', which is not loaded",
-                      loams_ddl_format_name(l->format.kind ? l->format.kind
-                                                           : LOAMS_DDL_FORMAT_JSON),
-                      dname);
+        rc = error_at(
+            script, l->format.kind ? l->format.pos : st->pos, LOAMS_ENOTFOUND, err, errlen,
+            "FORMAT %s needs the decoder plugin '%s', which is not loaded",
+            loams_ddl_format_name(l->format.kind ? l->format.kind : LOAMS_DDL_FORMAT_JSON), dname);
         goto out;
     }
     for (size_t i = 0; i < l->format.options.count; i++) {
@@ -432,14 +426,13 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         rc = error_at(script, l->format.pos, LOAMS_EINPUT, err, errlen, "%s", why);
         goto out;
     }
-    const char *tname = l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "transform-sql"
-                                                                      : "transform-lua";
+    const char *tname =
+        l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "transform-sql" : "transform-lua";
     if (l->target_kind == LOAMS_DDL_TARGET_TABLE &&
         (rc = add_declared_schema(env, script, st, &d, &declared, err, errlen)) != 0) {
         goto out;
     }
-    if ((d.transform_kind = strdup(l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "sql"
-                                                                                : "lua")) ==
+    if ((d.transform_kind = strdup(l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "sql" : "lua")) ==
         NULL) {
         rc = -ENOMEM;
         goto out;
@@ -460,9 +453,8 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         (rc = check_target_free(env, script, st, err, errlen)) != 0) {
         goto out;
     }
-    if ((d.format = strdup(loams_ddl_format_name(l->format.kind ? l->format.kind
-                                                                : LOAMS_DDL_FORMAT_JSON))) ==
-            NULL ||
+    if ((d.format = strdup(loams_ddl_format_name(
+             l->format.kind ? l->format.kind : LOAMS_DDL_FORMAT_JSON))) == NULL ||
         (d.decoder = strdup(dname)) == NULL ||
         (d.transform_text = strdup(l->transform.text)) == NULL ||
         (d.target_kind = strdup(target_kind_word(l->target_kind))) == NULL ||
@@ -486,8 +478,8 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
                 d.name.name);
     } else {
         fprintf(env->out, "created link %s.%s: %s.%s -> %s %s.%s (on_error = %s)\n", d.name.ns,
-                d.name.name, d.stream.ns, d.stream.name, d.target_kind, d.target.ns,
-                d.target.name, loams_on_error_name(d.on_error));
+                d.name.name, d.stream.ns, d.stream.name, d.target_kind, d.target.ns, d.target.name,
+                loams_on_error_name(d.on_error));
     }
 out:
     loams_link_def_clear(&d);
@@ -521,9 +513,7 @@ static int change_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         rc = loams_link_set_state(env->meta, &d, LOAMS_LINK_RUNNING, NULL, -1, -1, &merr);
         done = "resumed";
         break;
-    default:
-        rc = -EINVAL;
-        snprintf(merr.msg, sizeof merr.msg, "not a link statement");
+    default: rc = -EINVAL; snprintf(merr.msg, sizeof merr.msg, "not a link statement");
     }
     loams_link_def_clear(&d);
     if (rc != 0) {
@@ -542,12 +532,10 @@ int loams_link_ddl_execute(const loams_link_ddl_env *env, const loams_ddl_script
                            const loams_ddl_stmt *st, char *err, size_t errlen)
 {
     switch (st->kind) {
-    case LOAMS_DDL_CREATE_LINK:
-        return create_link(env, script, st, err, errlen);
+    case LOAMS_DDL_CREATE_LINK: return create_link(env, script, st, err, errlen);
     case LOAMS_DDL_DROP_LINK:
     case LOAMS_DDL_PAUSE_LINK:
-    case LOAMS_DDL_RESUME_LINK:
-        return change_link(env, script, st, err, errlen);
+    case LOAMS_DDL_RESUME_LINK: return change_link(env, script, st, err, errlen);
     default:
         snprintf(err, errlen, "%s is not a link statement", loams_ddl_kind_name(st->kind));
         return -EINVAL;

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 typedef struct loams_record {
-    const void *key;      /* NULL for a record without a key (not an empty key) */
+    const void *key; /* NULL for a record without a key (not an empty key) */
     size_t key_len;
-    const void *value;    /* may be NULL only when value_len == 0 */
+    const void *value; /* may be NULL only when value_len == 0 */
     size_t value_len;
     int64_t timestamp_us; /* microseconds since the Unix epoch, UTC */
     int32_t partition;    /* >= 0 */

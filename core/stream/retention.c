@@ -73,9 +73,9 @@ int loams_retention_run(loams_streamlog *log, const loams_clock *clock,
             stats->partitions++;
             stats->records_trimmed += trimmed;
             if (trimmed > 0) {
-                loams_log(LOAMS_LOG_DEBUG, "retention", "stream %s.%s partition %" PRIu32
-                          ": trimmed %" PRIu64 " records", d->name.ns, d->name.name, p,
-                          trimmed);
+                loams_log(LOAMS_LOG_DEBUG, "retention",
+                          "stream %s.%s partition %" PRIu32 ": trimmed %" PRIu64 " records",
+                          d->name.ns, d->name.name, p, trimmed);
             }
         }
         loams_stream_close(s);

@@ -26,10 +26,10 @@
 #include "stream/streamlog.h"
 
 typedef struct loams_retention_stats {
-    size_t streams;            /* streams looked at */
-    size_t partitions;         /* partitions looked at */
-    uint64_t records_trimmed;  /* records removed */
-    size_t orphans_purged;     /* dropped streams whose records were removed */
+    size_t streams;           /* streams looked at */
+    size_t partitions;        /* partitions looked at */
+    uint64_t records_trimmed; /* records removed */
+    size_t orphans_purged;    /* dropped streams whose records were removed */
 } loams_retention_stats;
 
 /* Polled between partitions: non-zero stops the run with

@@ -48,8 +48,7 @@ static int fail(loams_stream_err *err, int status, const char *fmt, ...)
     return status;
 }
 
-static int meta_fail(loams_stream_err *err, int status, const loams_meta_err *me,
-                     const char *what)
+static int meta_fail(loams_stream_err *err, int status, const loams_meta_err *me, const char *what)
 {
     return fail(err, status, "%s: %s", what, me->msg[0] ? me->msg : "metastore error");
 }
@@ -131,8 +130,7 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
 {
     cJSON *o = cJSON_ParseWithLength(value, len);
     uint64_t id, parts, rms, rbytes, created;
-    int ok = o != NULL && json_u64(o, "id", &id) == 0 &&
-             json_u64(o, "partitions", &parts) == 0 &&
+    int ok = o != NULL && json_u64(o, "id", &id) == 0 && json_u64(o, "partitions", &parts) == 0 &&
              json_u64(o, "retention_ms", &rms) == 0 &&
              json_u64(o, "retention_bytes", &rbytes) == 0 &&
              json_u64(o, "created", &created) == 0 && parts >= 1 &&
@@ -215,8 +213,8 @@ int loams_stream_create(loams_streamlog *log, const loams_stream_def *def, int i
                     name.name, def->partitions, LOAMS_STREAM_MAX_PARTITIONS);
     }
     if (def->retention_ms < 0) {
-        return fail(err, LOAMS_EINPUT, "stream %s.%s: the retention must not be negative",
-                    name.ns, name.name);
+        return fail(err, LOAMS_EINPUT, "stream %s.%s: the retention must not be negative", name.ns,
+                    name.name);
     }
     char key[256];
     catalog_key(key, sizeof key, &name);
@@ -258,14 +256,22 @@ int loams_stream_create(loams_streamlog *log, const loams_stream_def *def, int i
             return fail(err, -ENOMEM, "out of memory");
         }
         loams_meta_compare cmp[2] = {
-            {.kind = LOAMS_CMP_VERSION, .key = SEQ_KEY, .key_len = strlen(SEQ_KEY),
+            {.kind = LOAMS_CMP_VERSION,
+             .key = SEQ_KEY,
+             .key_len = strlen(SEQ_KEY),
              .version = seq_version},
             {.kind = LOAMS_CMP_ABSENT, .key = key, .key_len = strlen(key)},
         };
         loams_meta_write w[2] = {
-            {.kind = LOAMS_OP_PUT, .key = SEQ_KEY, .key_len = strlen(SEQ_KEY),
-             .value = nextbuf, .value_len = strlen(nextbuf)},
-            {.kind = LOAMS_OP_PUT, .key = key, .key_len = strlen(key), .value = json,
+            {.kind = LOAMS_OP_PUT,
+             .key = SEQ_KEY,
+             .key_len = strlen(SEQ_KEY),
+             .value = nextbuf,
+             .value_len = strlen(nextbuf)},
+            {.kind = LOAMS_OP_PUT,
+             .key = key,
+             .key_len = strlen(key),
+             .value = json,
              .value_len = strlen(json)},
         };
         size_t failed = 0;
@@ -334,8 +340,8 @@ int loams_stream_drop(loams_streamlog *log, const loams_objname *name, int if_ex
         }
         char key[256];
         catalog_key(key, sizeof key, name);
-        loams_meta_compare cmp = {.kind = LOAMS_CMP_VERSION, .key = key,
-                                  .key_len = strlen(key), .version = version};
+        loams_meta_compare cmp = {
+            .kind = LOAMS_CMP_VERSION, .key = key, .key_len = strlen(key), .version = version};
         loams_meta_write w = {.kind = LOAMS_OP_DELETE, .key = key, .key_len = strlen(key)};
         loams_meta_err me = {{0}};
         status = loams_meta_txn(log->meta, &cmp, 1, &w, 1, NULL, &me);
@@ -349,12 +355,12 @@ int loams_stream_drop(loams_streamlog *log, const loams_objname *name, int if_ex
          * here leaves records that loams_streamlog_purge_orphans removes. */
         return log->ops->drop(log->be, d.id, err);
     }
-    return fail(err, LOAMS_ERETRY, "stream %s.%s: the metastore is too busy, try again",
-                name->ns, name->name);
+    return fail(err, LOAMS_ERETRY, "stream %s.%s: the metastore is too busy, try again", name->ns,
+                name->name);
 }
 
-int loams_stream_describe(loams_streamlog *log, const loams_objname *name,
-                          loams_stream_def *out, loams_stream_err *err)
+int loams_stream_describe(loams_streamlog *log, const loams_objname *name, loams_stream_def *out,
+                          loams_stream_err *err)
 {
     if (log == NULL || name == NULL || out == NULL) {
         return fail(err, -EINVAL, "loams_stream_describe: log, name and out are required");
@@ -375,8 +381,8 @@ int loams_stream_list(loams_streamlog *log, loams_stream_def **defs, size_t *cou
     for (;;) {
         loams_meta_range_result rr;
         loams_meta_err me = {{0}};
-        status = loams_meta_range_prefix(log->meta, CATALOG_PREFIX, after[0] ? after : NULL,
-                                         256, &rr, &me);
+        status = loams_meta_range_prefix(log->meta, CATALOG_PREFIX, after[0] ? after : NULL, 256,
+                                         &rr, &me);
         if (status != 0) {
             status = meta_fail(err, status, &me, "listing the stream catalog");
             goto out;
@@ -459,8 +465,7 @@ int loams_stream_open(loams_streamlog *log, const loams_objname *name, loams_str
          * the catalog write and the registration at create time. */
         status = log->ops->ensure(log->be, s->def.id, s->def.partitions, err);
         if (status == LOAMS_ENOTFOUND) {
-            status = fail(err, LOAMS_ENOTFOUND, "stream %s.%s was dropped", name->ns,
-                          name->name);
+            status = fail(err, LOAMS_ENOTFOUND, "stream %s.%s was dropped", name->ns, name->name);
         }
     }
     if (status != 0) {
@@ -560,8 +565,8 @@ int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, siz
             part[i] = (uint32_t)(atomic_fetch_add(&s->round_robin, 1) % parts);
         }
     }
-    status = dropped(s, s->log->ops->append(s->log->be, s->def.id, parts, recs, part, n, pos, err),
-                     err);
+    status =
+        dropped(s, s->log->ops->append(s->log->be, s->def.id, parts, recs, part, n, pos, err), err);
 out:
     if (part != &one) {
         free(part);
@@ -604,9 +609,10 @@ int loams_stream_read(loams_stream *s, int32_t partition, int64_t from, size_t m
     if (max_records == 0) {
         max_records = DEFAULT_READ_RECORDS;
     }
-    return dropped(s, s->log->ops->read(s->log->be, s->def.id, partition, from, max_records,
-                                        max_bytes, r, err),
-                   err);
+    return dropped(
+        s,
+        s->log->ops->read(s->log->be, s->def.id, partition, from, max_records, max_bytes, r, err),
+        err);
 }
 
 void loams_stream_slice_release(loams_stream_slice *r)
@@ -667,8 +673,7 @@ int loams_stream_trim(loams_stream *s, int32_t partition, const loams_stream_tri
     if (err == NULL) {
         err = &local;
     }
-    return dropped(s, s->log->ops->trim(s->log->be, s->def.id, partition, spec, trimmed, err),
-                   err);
+    return dropped(s, s->log->ops->trim(s->log->be, s->def.id, partition, spec, trimmed, err), err);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -112,8 +112,8 @@ int loams_stream_drop(loams_streamlog *log, const loams_objname *name, int if_ex
                       loams_stream_err *err);
 
 /* Reads the definition of `name`.  Errors: LOAMS_ENOTFOUND. */
-int loams_stream_describe(loams_streamlog *log, const loams_objname *name,
-                          loams_stream_def *out, loams_stream_err *err);
+int loams_stream_describe(loams_streamlog *log, const loams_objname *name, loams_stream_def *out,
+                          loams_stream_err *err);
 
 /* Every stream's definition in name order into *defs (an array the caller
  * frees with free(); NULL when *count is 0). */
@@ -147,14 +147,14 @@ typedef struct loams_stream_header {
 /* One record to append.  Every pointer is the caller's and only read during
  * the call. */
 typedef struct loams_stream_record_in {
-    const void *key;      /* NULL: no key (round-robin); else key_len bytes */
+    const void *key; /* NULL: no key (round-robin); else key_len bytes */
     size_t key_len;
-    const void *value;    /* may be NULL when value_len is 0 */
+    const void *value; /* may be NULL when value_len is 0 */
     size_t value_len;
     int64_t timestamp_us; /* µs since the epoch; 0: the append time */
     const loams_stream_header *headers;
     size_t nheaders;
-    int32_t partition;    /* -1: chosen by key hash / round-robin; else this one */
+    int32_t partition; /* -1: chosen by key hash / round-robin; else this one */
 } loams_stream_record_in;
 
 /* Where an appended record went. */
@@ -193,7 +193,7 @@ typedef struct loams_stream_record {
 typedef struct loams_stream_slice {
     loams_stream_record *records;
     size_t count;
-    size_t bytes;        /* sum of key + value + headers bytes of the records */
+    size_t bytes; /* sum of key + value + headers bytes of the records */
     int32_t partition;
     int64_t next_offset; /* where the next read continues (last offset + 1, or
                           * the start offset when nothing was returned) */

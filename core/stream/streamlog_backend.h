@@ -45,9 +45,8 @@ typedef struct loams__logbe_ops {
                   loams_stream_pos *pos, loams_stream_err *err);
 
     /* See loams_stream_read (arguments already checked). */
-    int (*read)(loams__logbe *be, uint64_t id, int32_t partition, int64_t from,
-                size_t max_records, size_t max_bytes, loams_stream_slice *r,
-                loams_stream_err *err);
+    int (*read)(loams__logbe *be, uint64_t id, int32_t partition, int64_t from, size_t max_records,
+                size_t max_bytes, loams_stream_slice *r, loams_stream_err *err);
     void (*read_done)(loams_stream_slice *r);
     void (*read_free)(loams_stream_slice *r);
 

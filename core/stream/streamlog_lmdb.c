@@ -89,7 +89,7 @@ typedef struct read_state {
     MDB_txn *txn;
     MDB_cursor *cursor;
     MDB_dbi cursor_dbi;
-    int live; /* txn is active (not reset) */
+    int live;         /* txn is active (not reset) */
     uintptr_t lo, hi; /* mapped bytes the records of the last read span (lo < hi) */
 } read_state;
 
@@ -178,10 +178,8 @@ static int lmdb_fail(loams__logbe *be, loams_stream_err *err, int rc, const char
     case MDB_VERSION_MISMATCH:
         return fail(err, LOAMS_ECORRUPT, "the stream log %s is damaged (%s) while %s", be->path,
                     mdb_strerror(rc), what);
-    case MDB_BAD_DBI:
-        return fail(err, LOAMS_ENOTFOUND, "the stream was dropped while %s", what);
-    default:
-        break;
+    case MDB_BAD_DBI: return fail(err, LOAMS_ENOTFOUND, "the stream was dropped while %s", what);
+    default: break;
     }
     if (rc > 0 && rc < 1000) {
         return fail(err, -rc, "stream log %s: %s while %s", be->path, strerror(rc), what);
@@ -357,12 +355,12 @@ static int stream_state(loams__logbe *be, MDB_txn *txn, uint64_t id, uint32_t *p
         return lmdb_fail(be, err, rc, "reading a stream's state");
     }
     if (val.mv_size != 5) {
-        return fail(err, LOAMS_ECORRUPT, "stream log %s: the state of stream id %" PRIu64
-                    " is damaged", be->path, id);
+        return fail(err, LOAMS_ECORRUPT,
+                    "stream log %s: the state of stream id %" PRIu64 " is damaged", be->path, id);
     }
     const uint8_t *v = val.mv_data;
-    *partitions = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 |
-                  (uint32_t)v[3] << 24;
+    *partitions =
+        (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
     *state = v[4];
     if (*state != STATE_LIVE) {
         return fail(err, LOAMS_ENOTFOUND, "the stream was dropped");
@@ -383,8 +381,8 @@ static void part_key(uint8_t k[12], uint64_t id, uint32_t part)
     k[11] = (uint8_t)part;
 }
 
-static int part_get(loams__logbe *be, MDB_txn *txn, uint64_t id, uint32_t part,
-                    part_state *ps, loams_stream_err *err)
+static int part_get(loams__logbe *be, MDB_txn *txn, uint64_t id, uint32_t part, part_state *ps,
+                    loams_stream_err *err)
 {
     uint8_t k[12];
     part_key(k, id, part);
@@ -425,8 +423,8 @@ static int part_put(loams__logbe *be, MDB_txn *txn, uint64_t id, uint32_t part,
 
 /* ---- open / close ---- */
 
-static int be_open(const char *data_dir, const loams_streamlog_options *opts,
-                   loams__logbe **out, loams_stream_err *err)
+static int be_open(const char *data_dir, const loams_streamlog_options *opts, loams__logbe **out,
+                   loams_stream_err *err)
 {
     int status = 0, rc;
     MDB_txn *txn = NULL;
@@ -437,8 +435,7 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts,
     pthread_mutex_init(&be->dbi_lock, NULL);
     struct stat st;
     if (stat(data_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        status = fail(err, -ENOENT, "the data dir %s does not exist: create it first",
-                      data_dir);
+        status = fail(err, -ENOENT, "the data dir %s does not exist: create it first", data_dir);
         goto fail;
     }
     if ((size_t)snprintf(be->path, sizeof be->path, "%s/log", data_dir) >= sizeof be->path) {
@@ -752,8 +749,8 @@ static int be_live_ids(loams__logbe *be, uint64_t **ids, size_t *count, loams_st
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (k.mv_size != 8 || v.mv_size != 5) {
-            status = fail(err, LOAMS_ECORRUPT, "stream log %s: a stream state is damaged",
-                          be->path);
+            status =
+                fail(err, LOAMS_ECORRUPT, "stream log %s: a stream state is damaged", be->path);
             goto out;
         }
         if (((const uint8_t *)v.mv_data)[4] != STATE_LIVE) {
@@ -917,8 +914,7 @@ static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
                 status = lmdb_fail(be, err, rc, "appending");
                 goto out;
             }
-            loams__record_encode(rec, rec->timestamp_us ? rec->timestamp_us : ts_now,
-                                 val.mv_data);
+            loams__record_encode(rec, rec->timestamp_us ? rec->timestamp_us : ts_now, val.mv_data);
             if (pos != NULL) {
                 pos[i].partition = (int32_t)p;
                 pos[i].offset = (int64_t)ps.next;
@@ -1050,8 +1046,8 @@ static int be_read(loams__logbe *be, uint64_t id, int32_t partition, int64_t fro
     MDB_val key = {8, k}, val;
     size_t count = 0, bytes = 0;
     uintptr_t page = 0, pf_end = 0;
-    for (rc = mdb_cursor_get(rs->cursor, &key, &val, MDB_SET_RANGE);
-         rc == 0 && count < max_records; rc = mdb_cursor_get(rs->cursor, &key, &val, MDB_NEXT)) {
+    for (rc = mdb_cursor_get(rs->cursor, &key, &val, MDB_SET_RANGE); rc == 0 && count < max_records;
+         rc = mdb_cursor_get(rs->cursor, &key, &val, MDB_NEXT)) {
         loams_stream_record *rec = &r->records[count];
         uintptr_t pg = (uintptr_t)val.mv_data & ~(uintptr_t)(PREFETCH_PAGE - 1);
         if (pg != page) {

@@ -31,9 +31,8 @@ typedef struct loams_embed_vtable {
      * Errors: LOAMS_ERETRY (transient; *retry_after_ms = server hint or 0),
      * LOAMS_EINPUT (the provider refused the input: message says which),
      * -EIO, -ENOMEM. */
-    int (*embed)(void *state, const char *model, const char *const *texts,
-                 const size_t *lens, size_t n, loams_batch *out,
-                 uint32_t *retry_after_ms);
+    int (*embed)(void *state, const char *model, const char *const *texts, const size_t *lens,
+                 size_t n, loams_batch *out, uint32_t *retry_after_ms);
 
     /* Frees the state.  Never fails.  state may be NULL. */
     void (*close)(void *state);

@@ -78,9 +78,9 @@ typedef struct loams_value {
     uint32_t type; /* a loams_type */
     uint32_t reserved;
     union {
-        int b;           /* BOOL: 0 or 1 */
-        int64_t i;       /* INT64, TIMESTAMP */
-        double f;        /* FLOAT64 */
+        int b;     /* BOOL: 0 or 1 */
+        int64_t i; /* INT64, TIMESTAMP */
+        double f;  /* FLOAT64 */
         struct {
             const char *ptr;
             size_t len;
@@ -116,8 +116,8 @@ typedef struct loams_object_info {
  * thread or the plugin is unloaded: a thread-local scratch buffer is the
  * usual choice).  Returns 0 or a negative status with host->set_error(ctx).
  * fn may be called from any thread at once: it must be reentrant. */
-typedef int (*loams_udf_fn)(loams_ctx *ctx, void *userdata, const loams_value *args,
-                            size_t nargs, loams_value *out);
+typedef int (*loams_udf_fn)(loams_ctx *ctx, void *userdata, const loams_value *args, size_t nargs,
+                            loams_value *out);
 
 /*
  * The host API table.  Append-only within an ABI major: new members are
@@ -145,8 +145,7 @@ typedef struct loams_host_api {
         __attribute__((format(printf, 3, 4)));
     /* Sets the message that goes with the status a plugin function is about
      * to return (replaces any previous one).  Thread-safe per ctx. */
-    void (*set_error)(loams_ctx *ctx, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
+    void (*set_error)(loams_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
     /* ---- added in 1.0: memory (counted per plugin) ---- */
 
@@ -177,8 +176,7 @@ typedef struct loams_host_api {
     int (*batch_get)(const loams_batch *b, size_t row, size_t col, loams_value *out);
     /* Source position of a row: the (partition, offset) of the stream record
      * it came from.  -EINVAL when row is out of range. */
-    int (*batch_row_origin)(const loams_batch *b, size_t row, int32_t *partition,
-                            int64_t *offset);
+    int (*batch_row_origin)(const loams_batch *b, size_t row, int32_t *partition, int64_t *offset);
     /* Non-zero when a previous stage marked the row failed; the stages that
      * follow skip failed rows. */
     int (*batch_row_failed)(const loams_batch *b, size_t row);
@@ -192,8 +190,7 @@ typedef struct loams_host_api {
     int (*batch_set)(loams_batch *b, size_t row, size_t col, const loams_value *v);
     /* Appends one all-NULL row whose origin is row `from_row` of batch
      * `from` (pass from = NULL for no origin).  The new index goes to *row. */
-    int (*batch_append_row)(loams_batch *b, const loams_batch *from, size_t from_row,
-                            size_t *row);
+    int (*batch_append_row)(loams_batch *b, const loams_batch *from, size_t from_row, size_t *row);
     /* Marks one row failed with a status and a message (the host adds the
      * record's partition and offset).  The row's record then goes through the
      * link's on_error; the rest of the batch carries on. */
@@ -221,11 +218,10 @@ typedef struct loams_host_api {
     /* See loams/store.h for the meaning of each call; errors are those of the
      * store plugin (-ENOENT for a missing key, -EINVAL for a bad key, -EIO). */
     int (*store_put)(loams_store *s, const char *key, const void *data, size_t len);
-    int (*store_get)(loams_store *s, const char *key, uint64_t off, uint64_t len,
-                     loams_buf *out);
+    int (*store_get)(loams_store *s, const char *key, uint64_t off, uint64_t len, loams_buf *out);
     int (*store_head)(loams_store *s, const char *key, loams_object_info *info);
-    int (*store_list)(loams_store *s, const char *prefix, const char *start_after,
-                      size_t max, loams_keylist *out);
+    int (*store_list)(loams_store *s, const char *prefix, const char *start_after, size_t max,
+                      loams_keylist *out);
     int (*store_delete)(loams_store *s, const char *key);
     int (*store_writer_open)(loams_store *s, const char *key, loams_store_writer **w);
     int (*store_writer_write)(loams_store_writer *w, const void *data, size_t len);
@@ -248,8 +244,8 @@ typedef struct loams_host_api {
                         void *userdata);
     /* Enumerates registered UDFs (transform plugins bind them). */
     size_t (*udf_count)(loams_ctx *ctx);
-    int (*udf_at)(loams_ctx *ctx, size_t i, const char **name, int *nargs,
-                  loams_udf_fn *fn, void **userdata);
+    int (*udf_at)(loams_ctx *ctx, size_t i, const char **name, int *nargs, loams_udf_fn *fn,
+                  void **userdata);
 
     /* ---- added in 1.0: cancellation ---- */
 

@@ -47,9 +47,10 @@ extern "C" {
 #endif
 
 #define LOAMS_ABI_MAJOR 1
-#define LOAMS_ABI_MINOR 3 /* 1.1: buf_create, buf_free, buf_reset;
-                             1.2: store_uri, batch_column_wanted, transform input_columns;
-                             1.3: batch_column_cells */
+/* 1.1: buf_create, buf_free, buf_reset;
+ * 1.2: store_uri, batch_column_wanted, transform input_columns;
+ * 1.3: batch_column_cells */
+#define LOAMS_ABI_MINOR 3
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"
@@ -86,15 +87,15 @@ typedef enum loams_option_type {
  * an entry whose name is NULL. */
 typedef struct loams_option_spec {
     const char *name;
-    uint32_t type;          /* a loams_option_type */
-    uint32_t flags;         /* LOAMS_OPT_* flags */
-    const char *def;        /* default value as text, or NULL for none */
-    const char *choices;    /* for LOAMS_OPT_ENUM: "a|b|c" */
+    uint32_t type;       /* a loams_option_type */
+    uint32_t flags;      /* LOAMS_OPT_* flags */
+    const char *def;     /* default value as text, or NULL for none */
+    const char *choices; /* for LOAMS_OPT_ENUM: "a|b|c" */
     const char *description;
 } loams_option_spec;
 
 /* The first three members of the descriptor, in the right order. */
-#define LOAMS_DESCRIPTOR_HEADER \
+#define LOAMS_DESCRIPTOR_HEADER                                                                    \
     LOAMS_ABI_MAJOR, LOAMS_ABI_MINOR, (uint32_t)sizeof(loams_plugin_descriptor)
 
 /*
@@ -107,12 +108,12 @@ typedef struct loams_option_spec {
 typedef struct loams_plugin_descriptor {
     uint32_t abi_major;
     uint32_t abi_minor;
-    uint32_t size; /* sizeof(loams_plugin_descriptor) as the plugin was built */
-    uint32_t kind; /* a loams_plugin_kind */
-    const char *name;        /* unique among loaded plugins, e.g. "decoder-json" */
-    const char *version;     /* the plugin's own version, e.g. "1.2.0" */
-    const char *description; /* one line */
-    const void *vtable;      /* the kind's function table */
+    uint32_t size;                    /* sizeof(loams_plugin_descriptor) as the plugin was built */
+    uint32_t kind;                    /* a loams_plugin_kind */
+    const char *name;                 /* unique among loaded plugins, e.g. "decoder-json" */
+    const char *version;              /* the plugin's own version, e.g. "1.2.0" */
+    const char *description;          /* one line */
+    const void *vtable;               /* the kind's function table */
     const loams_option_spec *options; /* NULL-terminated table, or NULL */
 } loams_plugin_descriptor;
 
@@ -122,8 +123,7 @@ typedef struct loams_plugin_descriptor {
  * resources that need freeing: there is no unload callback in 1.0. */
 typedef const loams_plugin_descriptor *(*loams_plugin_entry_fn)(const loams_host_api *host);
 
-LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *
-LOAMS_PLUGIN_ENTRY(const loams_host_api *host);
+LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *host);
 
 #ifdef __cplusplus
 }

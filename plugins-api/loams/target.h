@@ -22,12 +22,12 @@
 
 /* What the host tells a target when it opens it. */
 typedef struct loams_target_spec {
-    uint32_t size;         /* sizeof(loams_target_spec) as the host was built */
+    uint32_t size; /* sizeof(loams_target_spec) as the host was built */
     uint32_t reserved;
-    const char *ns;        /* namespace of the target */
-    const char *name;      /* target name within the namespace */
-    const char *link;      /* "ns.name" of the link writing, or NULL (queries) */
-    uint64_t epoch;        /* lease epoch of the writing task (0 for queries) */
+    const char *ns;   /* namespace of the target */
+    const char *name; /* target name within the namespace */
+    const char *link; /* "ns.name" of the link writing, or NULL (queries) */
+    uint64_t epoch;   /* lease epoch of the writing task (0 for queries) */
 } loams_target_spec;
 
 typedef struct loams_target_vtable {
@@ -36,8 +36,7 @@ typedef struct loams_target_vtable {
     /* Opens a target instance that writes through `store` (host-owned, valid
      * until close).  spec is valid during the call only.
      * Errors: -EINVAL (bad option), -ENOMEM, -EIO.  On error close is not called. */
-    int (*open)(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store,
-                void **state);
+    int (*open)(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store, void **state);
 
     /* Loads commit `ref` (NULL when the target has no commit yet) as the
      * base of the next commit and puts its applied offsets into `applied`.
@@ -90,8 +89,8 @@ typedef struct loams_target_vtable {
      * place by resume()/committed() (side files such as version-hint.text)
      * are not, and must not be referenced by key from a manifest.
      * May be NULL. */
-    int (*maintain)(void *state, const char *ref, const char **new_ref,
-                    loams_keylist *written, loams_keylist *obsolete);
+    int (*maintain)(void *state, const char *ref, const char **new_ref, loams_keylist *written,
+                    loams_keylist *obsolete);
 
     /* Frees the state.  Never fails.  state may be NULL. */
     void (*close)(void *state);

@@ -322,8 +322,9 @@ static int parse_string_at(json_cursor *c, char *out, size_t *out_len, int *raw)
         }
         c->i += 6;
         if (cp >= 0xdc00 && cp <= 0xdfff) {
-            return fail_at(c, esc, "invalid \\u escape: a low surrogate (\\u%04x) without a high "
-                                   "one before it",
+            return fail_at(c, esc,
+                           "invalid \\u escape: a low surrogate (\\u%04x) without a high "
+                           "one before it",
                            cp);
         }
         if (cp >= 0xd800 && cp <= 0xdbff) {
@@ -389,8 +390,9 @@ static int parse_number(json_cursor *c, int *is_int)
     if (c->p[c->i] == '0') {
         c->i++;
         if (c->i < c->n && is_digit(c->p[c->i])) {
-            return fail_at(c, c->i - 1, "invalid number: a leading zero must not be followed "
-                                        "by digits");
+            return fail_at(c, c->i - 1,
+                           "invalid number: a leading zero must not be followed "
+                           "by digits");
         }
     } else {
         while (c->i < c->n && is_digit(c->p[c->i])) {
@@ -437,8 +439,8 @@ static int parse_literal(json_cursor *c, const char *word)
         size_t at = c->i;
         c->i += k;
         char f[32];
-        return fail_at(c, c->i, "expected the literal '%s' that starts at byte %zu, found %s",
-                       word, at, found(c, f, sizeof f));
+        return fail_at(c, c->i, "expected the literal '%s' that starts at byte %zu, found %s", word,
+                       at, found(c, f, sizeof f));
     }
     c->i += len;
     return 0;
@@ -565,11 +567,11 @@ typedef struct json_member {
                       * SIZE_MAX when it is its name_slot's (slot) */
     size_t name_len;
     size_t name_at; /* byte position of the name in the value */
-    size_t str_off;  /* STRING values: unescaped bytes in the scratch, or
-                      * SIZE_MAX when v points into the record (no escape) */
+    size_t str_off; /* STRING values: unescaped bytes in the scratch, or
+                     * SIZE_MAX when v points into the record (no escape) */
     loams_value v;
-    int skip;  /* no later stage reads its column: validated, not stored */
-    int slot;  /* its name_slot (same name, this batch), or -1 */
+    int skip; /* no later stage reads its column: validated, not stored */
+    int slot; /* its name_slot (same name, this batch), or -1 */
 } json_member;
 
 static int grow(json_state *s, void **buf, size_t *cap, size_t need, size_t elem)
@@ -689,7 +691,7 @@ static int member_value(json_state *s, json_cursor *c, json_member *m, size_t *o
     return unexpected(c, "a value (object, array, string, number, true, false or null)");
 }
 
-static const char *const input_columns[] = {"key", "value", "timestamp",
+static const char *const input_columns[] = {"key",       "value",  "timestamp",
                                             "partition", "offset", "headers"};
 
 /* The column name of member `name`: "json_<name>" for a name that is one of
@@ -794,8 +796,7 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
         if (c->i >= c->n || c->p[c->i] != '"') {
             return unexpected(c, "a member name (a string)");
         }
-        int rc = grow(s, (void **)&s->members, &s->members_cap, *n_members + 1,
-                      sizeof *s->members);
+        int rc = grow(s, (void **)&s->members, &s->members_cap, *n_members + 1, sizeof *s->members);
         if (rc != 0) {
             return rc;
         }
@@ -848,7 +849,6 @@ static int collect_object(json_state *s, json_cursor *c, const loams_batch *batc
         return unexpected(c, "',' or '}' after an object member");
     }
 }
-
 
 /* The NUL-terminated name of a collected member. */
 static const char *member_name(const json_state *s, const json_member *m)
@@ -969,8 +969,8 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
         return store_members(s, batch, row, n_members);
     }
     size_t end = c.i;
-    while (end > doc && (p[end - 1] == ' ' || p[end - 1] == '\t' || p[end - 1] == '\n' ||
-                         p[end - 1] == '\r')) {
+    while (end > doc &&
+           (p[end - 1] == ' ' || p[end - 1] == '\t' || p[end - 1] == '\n' || p[end - 1] == '\r')) {
         end--;
     }
     size_t col;
@@ -1042,8 +1042,8 @@ static int json_decode(void *state, loams_batch *batch)
             rc = host->batch_row_fail(batch, r, LOAMS_EINPUT,
                                       "empty value (expected a JSON document)");
         } else {
-            rc = host->batch_row_fail(batch, r, LOAMS_EINPUT,
-                                      "value is not bytes (type %u)", (unsigned)v.type);
+            rc = host->batch_row_fail(batch, r, LOAMS_EINPUT, "value is not bytes (type %u)",
+                                      (unsigned)v.type);
         }
         if (rc != 0) {
             host->set_error(s->ctx, "decoder-json: %s while decoding row %zu",

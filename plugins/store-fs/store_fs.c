@@ -97,8 +97,8 @@ static const char *shown_key(const char *key, char *out, size_t size)
     return out;
 }
 
-#define KEY_RULES                                                                              \
-    "a key is a relative path of '/'-separated segments: not empty, no leading '/', no '.' " \
+#define KEY_RULES                                                                                  \
+    "a key is a relative path of '/'-separated segments: not empty, no leading '/', no '.' "       \
     "or '..' segment, no '//', at most 1024 bytes"
 
 /* 0 when key is a valid object key; otherwise -EINVAL with a message. */
@@ -154,8 +154,9 @@ static int check_prefix(fs_state *s, const char *prefix)
     char shown[200];
     size_t len = strlen(prefix);
     if (len > KEY_MAX) {
-        host->set_error(s->ctx, "invalid listing prefix '%s': it is %zu bytes long (at most "
-                                "1024)",
+        host->set_error(s->ctx,
+                        "invalid listing prefix '%s': it is %zu bytes long (at most "
+                        "1024)",
                         shown_key(prefix, shown, sizeof shown), len);
         return -EINVAL;
     }
@@ -295,8 +296,8 @@ static void sweep_tmp(fs_state *s)
         if (fd < 0) {
             continue;
         }
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            now - st.st_mtime > TMP_STALE_SECONDS && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > TMP_STALE_SECONDS &&
+            flock(fd, LOCK_EX | LOCK_NB) == 0) {
             unlinkat(dfd, e->d_name, 0);
         }
         close(fd);
@@ -451,8 +452,8 @@ static int fs_open(loams_ctx *ctx, void **state)
             path[i] = '\0';
             if (mkdir(path, 0755) != 0 && errno != EEXIST) {
                 rc = -errno;
-                host->set_error(ctx, "store-fs: cannot create the root directory '%s': %s",
-                                path, strerror(-rc));
+                host->set_error(ctx, "store-fs: cannot create the root directory '%s': %s", path,
+                                strerror(-rc));
                 goto fail;
             }
             path[i] = saved;
@@ -467,8 +468,8 @@ static int fs_open(loams_ctx *ctx, void **state)
     }
     if (mkdirat(s->root_fd, TMP_DIR, 0755) != 0 && errno != EEXIST) {
         rc = -errno;
-        host->set_error(ctx, "store-fs: cannot create '%s/" TMP_DIR "' (temporary files): %s",
-                        root, strerror(-rc));
+        host->set_error(ctx, "store-fs: cannot create '%s/" TMP_DIR "' (temporary files): %s", root,
+                        strerror(-rc));
         close(s->root_fd);
         goto fail;
     }
@@ -579,8 +580,9 @@ static int open_object(fs_state *s, const char *key, int *fd, struct stat *st)
     }
     if (!S_ISREG(st->st_mode)) {
         close(*fd);
-        host->set_error(s->ctx, "store-fs: no object '%s' under %s (it is a directory of "
-                                "other keys)",
+        host->set_error(s->ctx,
+                        "store-fs: no object '%s' under %s (it is a directory of "
+                        "other keys)",
                         shown_key(key, shown, sizeof shown), s->root);
         return -ENOENT;
     }
@@ -657,8 +659,9 @@ static int fs_head(void *state, const char *key, loams_object_info *info)
         return -ENOENT;
     }
     if (!S_ISREG(st.st_mode)) {
-        host->set_error(s->ctx, "store-fs: no object '%s' under %s (it is a directory of "
-                                "other keys)",
+        host->set_error(s->ctx,
+                        "store-fs: no object '%s' under %s (it is a directory of "
+                        "other keys)",
                         shown_key(key, shown, sizeof shown), s->root);
         return -ENOENT;
     }
@@ -823,8 +826,13 @@ static int fs_list(void *state, const char *prefix, const char *start_after, siz
     if (rc != 0) {
         return rc;
     }
-    list_walk w = {s, prefix, strlen(prefix), start_after != NULL ? start_after : "",
-                   max == 0 ? LIST_PAGE : max, 0, out};
+    list_walk w = {s,
+                   prefix,
+                   strlen(prefix),
+                   start_after != NULL ? start_after : "",
+                   max == 0 ? LIST_PAGE : max,
+                   0,
+                   out};
     /* Start at the prefix's directory: keys outside it cannot match. */
     char dir[KEY_MAX + SEGMENT_MAX + 4];
     const char *last = strrchr(prefix, '/');

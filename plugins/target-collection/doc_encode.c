@@ -96,9 +96,9 @@ int loams__json_string(loams__bbuf *b, const char *s, size_t len)
         while (end - p >= 16) {
             __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
             /* signed compare: < 0x20 is a control byte or a byte >= 0x80 */
-            __m128i care = _mm_or_si128(_mm_cmplt_epi8(x, space),
-                                        _mm_or_si128(_mm_cmpeq_epi8(x, quote),
-                                                     _mm_cmpeq_epi8(x, bsl)));
+            __m128i care =
+                _mm_or_si128(_mm_cmplt_epi8(x, space),
+                             _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bsl)));
             unsigned m = (unsigned)_mm_movemask_epi8(care);
             _mm_storeu_si128((__m128i *)(void *)o, x);
             if (m != 0) {

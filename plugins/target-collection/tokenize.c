@@ -176,8 +176,7 @@ static size_t encode(unsigned char *out, uint32_t cp)
     return 4;
 }
 
-int loams__tok_next_slow(loams__tokenizer *t, const unsigned char *p, const char **tok,
-                         size_t *len)
+int loams__tok_next_slow(loams__tokenizer *t, const unsigned char *p, const char **tok, size_t *len)
 {
     const unsigned char *end = t->end;
     for (;;) {

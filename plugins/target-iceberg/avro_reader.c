@@ -18,11 +18,11 @@
 
 struct loams__avro_node {
     loams__avro_kind kind;
-    char *name;              /* named types */
-    size_t n;                /* record fields, union branches, enum symbols */
-    char **names;            /* record field names, enum symbols */
-    loams__avro_node **sub;  /* record field types, union branches, array items / map values */
-    size_t size;             /* fixed */
+    char *name;             /* named types */
+    size_t n;               /* record fields, union branches, enum symbols */
+    char **names;           /* record field names, enum symbols */
+    loams__avro_node **sub; /* record field types, union branches, array items / map values */
+    size_t size;            /* fixed */
     struct loams__avro_node *next_alloc;
 };
 
@@ -34,7 +34,7 @@ typedef struct chunk {
 } chunk;
 
 struct loams__avro_file {
-    uint8_t *data;  /* the file */
+    uint8_t *data; /* the file */
     size_t len;
     uint8_t *plain; /* decompressed blocks, concatenated */
     size_t plain_len;
@@ -87,10 +87,10 @@ static int prim_kind(const char *s, loams__avro_kind *k)
     static const struct {
         const char *name;
         loams__avro_kind k;
-    } prims[] = {{"null", LOAMS__AV_NULL},     {"boolean", LOAMS__AV_BOOLEAN},
-                 {"int", LOAMS__AV_INT},       {"long", LOAMS__AV_LONG},
-                 {"float", LOAMS__AV_FLOAT},   {"double", LOAMS__AV_DOUBLE},
-                 {"bytes", LOAMS__AV_BYTES},   {"string", LOAMS__AV_STRING}};
+    } prims[] = {{"null", LOAMS__AV_NULL},   {"boolean", LOAMS__AV_BOOLEAN},
+                 {"int", LOAMS__AV_INT},     {"long", LOAMS__AV_LONG},
+                 {"float", LOAMS__AV_FLOAT}, {"double", LOAMS__AV_DOUBLE},
+                 {"bytes", LOAMS__AV_BYTES}, {"string", LOAMS__AV_STRING}};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++) {
         if (strcmp(s, prims[i].name) == 0) {
             *k = prims[i].k;
@@ -198,8 +198,7 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
             const cJSON *fn = cJSON_GetObjectItemCaseSensitive(fd, "name");
             const cJSON *ft = cJSON_GetObjectItemCaseSensitive(fd, "type");
             if (!cJSON_IsString(fn) || ft == NULL) {
-                return set_err(f, "Avro schema: a field of record %s has no name or type",
-                               n->name);
+                return set_err(f, "Avro schema: a field of record %s has no name or type", n->name);
             }
             if ((n->names[i] = strdup(fn->valuestring)) == NULL) {
                 return -ENOMEM;
@@ -335,8 +334,9 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
 static int too_many_values(loams__avro_file *f, size_t n)
 {
     if (n > f->values_left) {
-        return set_err(f, "Avro data decodes into more values than its %zu bytes can hold "
-                          "(a corrupt count, or a schema of empty types)",
+        return set_err(f,
+                       "Avro data decodes into more values than its %zu bytes can hold "
+                       "(a corrupt count, or a schema of empty types)",
                        f->plain_len);
     }
     return -ENOMEM;
@@ -431,16 +431,14 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
     v->kind = t->kind;
     const uint8_t *raw = NULL;
     switch (t->kind) {
-    case LOAMS__AV_NULL:
-        return 0;
+    case LOAMS__AV_NULL: return 0;
     case LOAMS__AV_BOOLEAN:
         if ((rc = get_raw(f, c, 1, &raw)) == 0) {
             v->l = raw[0] != 0;
         }
         return rc;
     case LOAMS__AV_INT:
-    case LOAMS__AV_LONG:
-        return get_long(f, c, &v->l);
+    case LOAMS__AV_LONG: return get_long(f, c, &v->l);
     case LOAMS__AV_ENUM:
         if ((rc = get_long(f, c, &v->l)) == 0 && (v->l < 0 || (uint64_t)v->l >= t->n)) {
             return set_err(f, "Avro data: enum index %lld of %zu", (long long)v->l, t->n);
@@ -470,9 +468,7 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
             rc = get_raw(f, c, v->len, &v->p);
         }
         return rc;
-    case LOAMS__AV_FIXED:
-        v->len = t->size;
-        return get_raw(f, c, t->size, &v->p);
+    case LOAMS__AV_FIXED: v->len = t->size; return get_raw(f, c, t->size, &v->p);
     case LOAMS__AV_RECORD:
         if ((v->items = values_alloc(f, t->n)) == NULL && t->n > 0) {
             return too_many_values(f, t->n);
@@ -483,10 +479,8 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
         }
         return rc;
     case LOAMS__AV_ARRAY:
-    case LOAMS__AV_MAP:
-        return decode_blocks(f, t, c, depth, v);
-    case LOAMS__AV_UNION:
-        break;
+    case LOAMS__AV_MAP: return decode_blocks(f, t, c, depth, v);
+    case LOAMS__AV_UNION: break;
     }
     return set_err(f, "Avro schema: unsupported type");
 }
@@ -656,7 +650,8 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
             rc = set_err(f, "Avro block %zu: negative count or size", nb);
             goto out;
         }
-        if ((rc = get_raw(f, &c, (size_t)size, &blk)) != 0 || (rc = get_raw(f, &c, 16, &bsync)) != 0) {
+        if ((rc = get_raw(f, &c, (size_t)size, &blk)) != 0 ||
+            (rc = get_raw(f, &c, 16, &bsync)) != 0) {
             goto out;
         }
         if (memcmp(bsync, sync, 16) != 0) {
@@ -842,23 +837,16 @@ int loams__avro_encode(const loams__avro_value *v, loams__bytebuf *out)
         return rc;
     }
     switch (v->kind) {
-    case LOAMS__AV_NULL:
-        return 0;
-    case LOAMS__AV_BOOLEAN:
-        return loams__avro_put_boolean(out, (int)v->l);
+    case LOAMS__AV_NULL: return 0;
+    case LOAMS__AV_BOOLEAN: return loams__avro_put_boolean(out, (int)v->l);
     case LOAMS__AV_INT:
     case LOAMS__AV_LONG:
-    case LOAMS__AV_ENUM:
-        return loams__avro_put_long(out, v->l);
-    case LOAMS__AV_FLOAT:
-        return loams__avro_put_float(out, (float)v->d);
-    case LOAMS__AV_DOUBLE:
-        return loams__avro_put_double(out, v->d);
+    case LOAMS__AV_ENUM: return loams__avro_put_long(out, v->l);
+    case LOAMS__AV_FLOAT: return loams__avro_put_float(out, (float)v->d);
+    case LOAMS__AV_DOUBLE: return loams__avro_put_double(out, v->d);
     case LOAMS__AV_BYTES:
-    case LOAMS__AV_STRING:
-        return loams__avro_put_bytes(out, v->p, v->len);
-    case LOAMS__AV_FIXED:
-        return loams__avro_put_fixed(out, v->p, v->len);
+    case LOAMS__AV_STRING: return loams__avro_put_bytes(out, v->p, v->len);
+    case LOAMS__AV_FIXED: return loams__avro_put_fixed(out, v->p, v->len);
     case LOAMS__AV_RECORD:
         for (size_t i = 0; i < v->n && rc == 0; i++) {
             rc = loams__avro_encode(&v->items[i], out);
@@ -878,8 +866,7 @@ int loams__avro_encode(const loams__avro_value *v, loams__bytebuf *out)
             }
         }
         return rc != 0 ? rc : loams__avro_put_block_end(out);
-    case LOAMS__AV_UNION:
-        break;
+    case LOAMS__AV_UNION: break;
     }
     return -EINVAL;
 }

@@ -148,8 +148,9 @@ static int reach_snapshot(ice *t, const cJSON *snap, reach *r)
         const loams__avro_value *mp =
             loams__avro_field(loams__avro_file_object(list, m), "manifest_path");
         if (mp == NULL || mp->kind != LOAMS__AV_STRING) {
-            rc = loams__ice_fail(t, LOAMS_ECORRUPT, "table %s.%s: a manifest list entry has no "
-                                                    "manifest_path",
+            rc = loams__ice_fail(t, LOAMS_ECORRUPT,
+                                 "table %s.%s: a manifest list entry has no "
+                                 "manifest_path",
                                  t->ns, t->name);
             break;
         }
@@ -303,8 +304,8 @@ static int set_prop(cJSON *meta, const char *key, int64_t v)
 
 static int64_t get_prop(const cJSON *meta, const char *key, int64_t def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(meta, "properties"), key);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "properties"), key);
     return cJSON_IsString(v) ? strtoll(v->valuestring, NULL, 10) : def;
 }
 
@@ -577,15 +578,16 @@ out:
     return rc;
 }
 
-int loams__ice_maintain(void *state, const char *ref, const char **new_ref,
-                        loams_keylist *written, loams_keylist *obsolete)
+int loams__ice_maintain(void *state, const char *ref, const char **new_ref, loams_keylist *written,
+                        loams_keylist *obsolete)
 {
     ice *t = state;
     *new_ref = NULL;
     t->err[0] = '\0';
     int rc = ref != NULL ? do_maintain(t, ref, new_ref, written, obsolete) : 0;
     if (rc != 0) {
-        host->set_error(t->ctx, "%s", t->err[0] != '\0' ? t->err : "target-iceberg: maintain failed");
+        host->set_error(t->ctx, "%s",
+                        t->err[0] != '\0' ? t->err : "target-iceberg: maintain failed");
     }
     return rc;
 }

@@ -36,8 +36,8 @@
 
 int loams__ice_data_file_encode(loams__bytebuf *out, const char *uri,
                                 const loams__pq_file_stats *st);
-int loams__ice_data_file_encode_minimal(loams__bytebuf *out, const char *uri,
-                                        uint64_t record_count, uint64_t file_size);
+int loams__ice_data_file_encode_minimal(loams__bytebuf *out, const char *uri, uint64_t record_count,
+                                        uint64_t file_size);
 
 /* One entry of a manifest: status, and the data_file record's bytes.
  * file_sequence is the sequence number of the snapshot that added it.

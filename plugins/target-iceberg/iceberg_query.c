@@ -72,8 +72,9 @@ int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
         int64_t mseq = loams__avro_field_long(mf, "sequence_number", 0);
         if (path == NULL) {
             loams__ice_files_free(out);
-            return loams__ice_fail(t, LOAMS_ECORRUPT, "table %s.%s: a manifest list entry has no "
-                                                      "manifest_path",
+            return loams__ice_fail(t, LOAMS_ECORRUPT,
+                                   "table %s.%s: a manifest list entry has no "
+                                   "manifest_path",
                                    t->ns, t->name);
         }
         rc = loams__ice_load_avro(t, path, &out->manifests[m]);
@@ -108,16 +109,17 @@ int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
             }
             if ((f->path = str_of(loams__avro_field(df, "file_path"))) == NULL) {
                 loams__ice_files_free(out);
-                return loams__ice_fail(t, LOAMS_ECORRUPT, "table %s.%s: a manifest entry has no "
-                                                          "file_path",
+                return loams__ice_fail(t, LOAMS_ECORRUPT,
+                                       "table %s.%s: a manifest entry has no "
+                                       "file_path",
                                        t->ns, t->name);
             }
             f->records = loams__avro_field_long(df, "record_count", 0);
             f->bytes = loams__avro_field_long(df, "file_size_in_bytes", 0);
             f->sequence = loams__avro_field_long(ent, "sequence_number", mseq);
             f->file_sequence = loams__avro_field_long(ent, "file_sequence_number", mseq);
-            f->snapshot_id = loams__avro_field_long(ent, "snapshot_id",
-                                                    loams__avro_field_long(mf, "added_snapshot_id", 0));
+            f->snapshot_id = loams__avro_field_long(
+                ent, "snapshot_id", loams__avro_field_long(mf, "added_snapshot_id", 0));
             f->manifest = m;
             f->data_file = df;
             out->nfiles++;
@@ -212,7 +214,8 @@ static int describe(ice *t, const char *ref, cJSON *ans)
     const cJSON *loc = cJSON_GetObjectItemCaseSensitive(meta, "location");
     cJSON_AddStringToObject(ans, "location", cJSON_IsString(loc) ? loc->valuestring : "");
     cJSON_AddNumberToObject(ans, "format_version", 2);
-    loams__ice_set_int(ans, "current_snapshot_id", loams__ice_long(meta, "current-snapshot-id", -1));
+    loams__ice_set_int(ans, "current_snapshot_id",
+                       loams__ice_long(meta, "current-snapshot-id", -1));
     cJSON *sj = loams__ice_schema_to_json(&t->base_schema);
     if (sj != NULL) {
         cJSON_AddItemToObject(ans, "schema", sj);
@@ -272,8 +275,7 @@ static cJSON *cell_json(const loams__ice_field *f, const loams__pqr_value *v)
         return cJSON_CreateNull();
     }
     switch (v->type) {
-    case LOAMS__PQ_BOOLEAN:
-        return cJSON_CreateBool(v->u.b);
+    case LOAMS__PQ_BOOLEAN: return cJSON_CreateBool(v->u.b);
     case LOAMS__PQ_INT32:
     case LOAMS__PQ_DATE:
         if (f->type == LOAMS__ICE_DATE) {
@@ -295,8 +297,8 @@ static cJSON *cell_json(const loams__ice_field *f, const loams__pqr_value *v)
     case LOAMS__PQ_INT64:
     case LOAMS__PQ_TIMESTAMP:
         if (f->type == LOAMS__ICE_TIMESTAMPTZ) {
-            time_t secs = (time_t)(v->u.i64 >= 0 ? v->u.i64 / 1000000
-                                                 : -((-v->u.i64 + 999999) / 1000000));
+            time_t secs =
+                (time_t)(v->u.i64 >= 0 ? v->u.i64 / 1000000 : -((-v->u.i64 + 999999) / 1000000));
             int64_t us = v->u.i64 - (int64_t)secs * 1000000;
             struct tm tm;
             char b[48];
@@ -306,10 +308,8 @@ static cJSON *cell_json(const loams__ice_field *f, const loams__pqr_value *v)
             return cJSON_CreateString(b);
         }
         return cJSON_CreateNumber((double)v->u.i64);
-    case LOAMS__PQ_FLOAT:
-        return cJSON_CreateNumber(v->u.f32);
-    case LOAMS__PQ_DOUBLE:
-        return cJSON_CreateNumber(v->u.f64);
+    case LOAMS__PQ_FLOAT: return cJSON_CreateNumber(v->u.f32);
+    case LOAMS__PQ_DOUBLE: return cJSON_CreateNumber(v->u.f64);
     case LOAMS__PQ_STRING: {
         char *s = malloc(v->u.bin.len + 1);
         if (s == NULL) {
@@ -422,8 +422,9 @@ int loams__ice_query(void *state, const char *ref, const char *request, loams_bu
     int rc = 0;
     t->err[0] = '\0';
     if (!cJSON_IsObject(req)) {
-        rc = loams__ice_fail(t, LOAMS_EINPUT, "a table query is a JSON object such as "
-                                              "{\"describe\":true} or {\"scan\":true,\"limit\":10}");
+        rc = loams__ice_fail(t, LOAMS_EINPUT,
+                             "a table query is a JSON object such as "
+                             "{\"describe\":true} or {\"scan\":true,\"limit\":10}");
         goto out;
     }
     if (ans == NULL) {
@@ -441,14 +442,16 @@ int loams__ice_query(void *state, const char *ref, const char *request, loams_bu
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "describe"))) {
         rc = describe(t, ref, ans);
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "scan"))) {
-        if (lim != NULL && (!cJSON_IsNumber(lim) || lim->valuedouble < 0 || lim->valuedouble > 1e15)) {
+        if (lim != NULL &&
+            (!cJSON_IsNumber(lim) || lim->valuedouble < 0 || lim->valuedouble > 1e15)) {
             rc = loams__ice_fail(t, LOAMS_EINPUT, "a scan's \"limit\" is a whole number >= 0");
             goto out;
         }
         rc = scan(t, lim != NULL ? (int64_t)lim->valuedouble : 100, ans);
     } else {
-        rc = loams__ice_fail(t, LOAMS_EINPUT, "a table query asks for \"describe\": true or "
-                                              "\"scan\": true");
+        rc = loams__ice_fail(t, LOAMS_EINPUT,
+                             "a table query asks for \"describe\": true or "
+                             "\"scan\": true");
     }
     if (rc == 0) {
         text = cJSON_PrintUnformatted(ans);

@@ -11,8 +11,8 @@
 
 #include <loams/host.h>
 
-static const char *const type_names[] = {"boolean", "int",         "long",   "float",
-                                         "double",  "date",        "timestamptz", "string",
+static const char *const type_names[] = {"boolean", "int",        "long",        "float",
+                                         "double",  "date",       "timestamptz", "string",
                                          "binary",  "list<float>"};
 
 const char *loams__ice_type_name(loams__ice_type t)
@@ -23,84 +23,58 @@ const char *loams__ice_type_name(loams__ice_type t)
 loams__pq_type loams__ice_pq_type(loams__ice_type t)
 {
     switch (t) {
-    case LOAMS__ICE_BOOLEAN:
-        return LOAMS__PQ_BOOLEAN;
-    case LOAMS__ICE_INT:
-        return LOAMS__PQ_INT32;
-    case LOAMS__ICE_LONG:
-        return LOAMS__PQ_INT64;
-    case LOAMS__ICE_FLOAT:
-        return LOAMS__PQ_FLOAT;
-    case LOAMS__ICE_DOUBLE:
-        return LOAMS__PQ_DOUBLE;
-    case LOAMS__ICE_DATE:
-        return LOAMS__PQ_DATE;
-    case LOAMS__ICE_TIMESTAMPTZ:
-        return LOAMS__PQ_TIMESTAMP;
-    case LOAMS__ICE_STRING:
-        return LOAMS__PQ_STRING;
-    case LOAMS__ICE_BINARY:
-        return LOAMS__PQ_BINARY;
-    case LOAMS__ICE_FLOAT_LIST:
-        return LOAMS__PQ_FLOAT_LIST;
+    case LOAMS__ICE_BOOLEAN: return LOAMS__PQ_BOOLEAN;
+    case LOAMS__ICE_INT: return LOAMS__PQ_INT32;
+    case LOAMS__ICE_LONG: return LOAMS__PQ_INT64;
+    case LOAMS__ICE_FLOAT: return LOAMS__PQ_FLOAT;
+    case LOAMS__ICE_DOUBLE: return LOAMS__PQ_DOUBLE;
+    case LOAMS__ICE_DATE: return LOAMS__PQ_DATE;
+    case LOAMS__ICE_TIMESTAMPTZ: return LOAMS__PQ_TIMESTAMP;
+    case LOAMS__ICE_STRING: return LOAMS__PQ_STRING;
+    case LOAMS__ICE_BINARY: return LOAMS__PQ_BINARY;
+    case LOAMS__ICE_FLOAT_LIST: return LOAMS__PQ_FLOAT_LIST;
     }
     return LOAMS__PQ_BINARY;
 }
 
 const char *loams__ice_value_type_name(uint32_t t)
 {
-    static const char *const names[] = {"null",      "boolean", "long", "double", "string",
-                                        "binary",    "timestamptz", "json", "vector",
-                                        "list"};
+    static const char *const names[] = {"null",   "boolean",     "long", "double", "string",
+                                        "binary", "timestamptz", "json", "vector", "list"};
     return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
 
 int loams__ice_type_for_value(uint32_t t)
 {
     switch (t) {
-    case LOAMS_T_BOOL:
-        return LOAMS__ICE_BOOLEAN;
-    case LOAMS_T_INT64:
-        return LOAMS__ICE_LONG;
-    case LOAMS_T_FLOAT64:
-        return LOAMS__ICE_DOUBLE;
+    case LOAMS_T_BOOL: return LOAMS__ICE_BOOLEAN;
+    case LOAMS_T_INT64: return LOAMS__ICE_LONG;
+    case LOAMS_T_FLOAT64: return LOAMS__ICE_DOUBLE;
     case LOAMS_T_STRING:
-    case LOAMS_T_JSON:
-        return LOAMS__ICE_STRING;
-    case LOAMS_T_BYTES:
-        return LOAMS__ICE_BINARY;
-    case LOAMS_T_TIMESTAMP:
-        return LOAMS__ICE_TIMESTAMPTZ;
-    case LOAMS_T_VECTOR:
-        return LOAMS__ICE_FLOAT_LIST;
-    default:
-        return -1;
+    case LOAMS_T_JSON: return LOAMS__ICE_STRING;
+    case LOAMS_T_BYTES: return LOAMS__ICE_BINARY;
+    case LOAMS_T_TIMESTAMP: return LOAMS__ICE_TIMESTAMPTZ;
+    case LOAMS_T_VECTOR: return LOAMS__ICE_FLOAT_LIST;
+    default: return -1;
     }
 }
 
 int loams__ice_accepts(loams__ice_type t, uint32_t v)
 {
     switch (t) {
-    case LOAMS__ICE_BOOLEAN:
-        return v == LOAMS_T_BOOL;
+    case LOAMS__ICE_BOOLEAN: return v == LOAMS_T_BOOL;
     case LOAMS__ICE_INT:
-    case LOAMS__ICE_LONG:
-        return v == LOAMS_T_INT64;
+    case LOAMS__ICE_LONG: return v == LOAMS_T_INT64;
     case LOAMS__ICE_FLOAT:
-    case LOAMS__ICE_DOUBLE:
-        return v == LOAMS_T_FLOAT64 || v == LOAMS_T_INT64;
-    case LOAMS__ICE_DATE:
-        return v == LOAMS_T_STRING || v == LOAMS_T_TIMESTAMP;
+    case LOAMS__ICE_DOUBLE: return v == LOAMS_T_FLOAT64 || v == LOAMS_T_INT64;
+    case LOAMS__ICE_DATE: return v == LOAMS_T_STRING || v == LOAMS_T_TIMESTAMP;
     case LOAMS__ICE_TIMESTAMPTZ:
         /* SQL transforms give timestamps as INT64 microseconds
          * (docs/TRANSFORM-SQL.md): a timestamptz column takes them as such */
         return v == LOAMS_T_TIMESTAMP || v == LOAMS_T_INT64;
-    case LOAMS__ICE_STRING:
-        return v == LOAMS_T_STRING || v == LOAMS_T_JSON;
-    case LOAMS__ICE_BINARY:
-        return v == LOAMS_T_BYTES || v == LOAMS_T_STRING;
-    case LOAMS__ICE_FLOAT_LIST:
-        return v == LOAMS_T_VECTOR;
+    case LOAMS__ICE_STRING: return v == LOAMS_T_STRING || v == LOAMS_T_JSON;
+    case LOAMS__ICE_BINARY: return v == LOAMS_T_BYTES || v == LOAMS_T_STRING;
+    case LOAMS__ICE_FLOAT_LIST: return v == LOAMS_T_VECTOR;
     }
     return 0;
 }
@@ -162,8 +136,8 @@ long loams__ice_schema_find(const loams__ice_schema *s, const char *name)
     return -1;
 }
 
-int loams__ice_schema_add(loams__ice_schema *s, const char *name, loams__ice_type t,
-                          int required, int32_t *last_column_id)
+int loams__ice_schema_add(loams__ice_schema *s, const char *name, loams__ice_type t, int required,
+                          int32_t *last_column_id)
 {
     loams__ice_field *g = realloc(s->fields, (s->n + 1) * sizeof *g);
     if (g == NULL) {

@@ -76,8 +76,8 @@ int loams__ice_schema_same(const loams__ice_schema *a, const loams__ice_schema *
 /* The index of the field called name, or -1. */
 long loams__ice_schema_find(const loams__ice_schema *s, const char *name);
 /* Appends an optional field; ids come from *last_column_id (advanced). */
-int loams__ice_schema_add(loams__ice_schema *s, const char *name, loams__ice_type t,
-                          int required, int32_t *last_column_id);
+int loams__ice_schema_add(loams__ice_schema *s, const char *name, loams__ice_type t, int required,
+                          int32_t *last_column_id);
 
 /* The schema as the spec's JSON (NULL on -ENOMEM). */
 cJSON *loams__ice_schema_to_json(const loams__ice_schema *s);

@@ -147,10 +147,9 @@ void loams__ice_uuid(char out[37])
     }
     b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
     b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-    snprintf(out, 37,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
 }
 
 cJSON *loams__ice_meta_new(const char *location, int64_t now_ms)
@@ -165,8 +164,8 @@ cJSON *loams__ice_meta_new(const char *location, int64_t now_ms)
     cJSON *spec = cJSON_CreateObject();
     cJSON *orders = cJSON_AddArrayToObject(m, "sort-orders");
     cJSON *order = cJSON_CreateObject();
-    int ok = specs != NULL && spec != NULL && cJSON_AddItemToArray(specs, spec) &&
-             orders != NULL && order != NULL && cJSON_AddItemToArray(orders, order);
+    int ok = specs != NULL && spec != NULL && cJSON_AddItemToArray(specs, spec) && orders != NULL &&
+             order != NULL && cJSON_AddItemToArray(orders, order);
     if (!ok) {
         if (spec != NULL && (specs == NULL || cJSON_GetArraySize(specs) == 0)) {
             cJSON_Delete(spec);
@@ -314,8 +313,7 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
     }
     cJSON *sum = cJSON_AddObjectToObject(snap, "summary");
     int ok = sum != NULL && loams__ice_set_int(snap, "snapshot-id", sn->id) == 0 &&
-             (parent_id < 0 ||
-              loams__ice_set_int(snap, "parent-snapshot-id", parent_id) == 0) &&
+             (parent_id < 0 || loams__ice_set_int(snap, "parent-snapshot-id", parent_id) == 0) &&
              loams__ice_set_int(snap, "sequence-number", sn->sequence) == 0 &&
              loams__ice_set_int(snap, "timestamp-ms", sn->now_ms) == 0 &&
              cJSON_AddStringToObject(snap, "manifest-list", sn->manifest_list) != NULL &&
@@ -365,9 +363,9 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
     }
     cJSON *slog = array_of(meta, "snapshot-log");
     cJSON *se = cJSON_CreateObject();
-    if (slog == NULL || se == NULL || cJSON_AddNumberToObject(se, "timestamp-ms", (double)sn->now_ms) == NULL ||
-        loams__ice_set_int(se, "snapshot-id", sn->id) != 0 ||
-        !cJSON_AddItemToArray(slog, se)) {
+    if (slog == NULL || se == NULL ||
+        cJSON_AddNumberToObject(se, "timestamp-ms", (double)sn->now_ms) == NULL ||
+        loams__ice_set_int(se, "snapshot-id", sn->id) != 0 || !cJSON_AddItemToArray(slog, se)) {
         cJSON_Delete(se);
         return -ENOMEM;
     }

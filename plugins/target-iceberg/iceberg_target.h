@@ -118,8 +118,8 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
 
 /* The vtable's query() and maintain() (iceberg_query.c, iceberg_maintain.c). */
 int loams__ice_query(void *state, const char *ref, const char *request, loams_buf *out);
-int loams__ice_maintain(void *state, const char *ref, const char **new_ref,
-                        loams_keylist *written, loams_keylist *obsolete);
+int loams__ice_maintain(void *state, const char *ref, const char **new_ref, loams_keylist *written,
+                        loams_keylist *obsolete);
 
 /* The live data files of a snapshot, read from its manifest list and
  * manifests (kept loaded: the values point into them). */
@@ -131,8 +131,8 @@ typedef struct loams__ice_file {
 } loams__ice_file;
 
 typedef struct loams__ice_files {
-    loams__avro_file *list;        /* NULL when the snapshot is NULL */
-    loams__avro_file **manifests;  /* one per manifest_file record of list */
+    loams__avro_file *list;       /* NULL when the snapshot is NULL */
+    loams__avro_file **manifests; /* one per manifest_file record of list */
     size_t nmanifests;
     loams__ice_file *files;
     size_t nfiles;

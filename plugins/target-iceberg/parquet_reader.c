@@ -67,7 +67,8 @@ static int read_logical(loams__thrift_reader *t, selem *e)
     uint8_t ty;
     int16_t id;
     int rc = loams__thrift_read_struct_begin(t);
-    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 &&
+           ty != LOAMS__THRIFT_STOP) {
         e->logical_string |= id == 1;
         e->logical_date |= id == 6;
         e->logical_ts |= id == 8;
@@ -85,31 +86,17 @@ static int read_selem(loams__thrift_reader *t, selem *e)
     uint8_t ty;
     int16_t id;
     int rc = loams__thrift_read_struct_begin(t);
-    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 &&
+           ty != LOAMS__THRIFT_STOP) {
         switch (id) {
-        case 1:
-            rc = loams__thrift_read_i32(t, &e->type);
-            break;
-        case 3:
-            rc = loams__thrift_read_i32(t, &e->rep);
-            break;
-        case 4:
-            rc = loams__thrift_read_binary(t, &e->name, &e->name_len);
-            break;
-        case 5:
-            rc = loams__thrift_read_i32(t, &e->nchildren);
-            break;
-        case 6:
-            rc = loams__thrift_read_i32(t, &e->converted);
-            break;
-        case 9:
-            rc = loams__thrift_read_i32(t, &e->field_id);
-            break;
-        case 10:
-            rc = read_logical(t, e);
-            break;
-        default:
-            rc = loams__thrift_skip(t, ty);
+        case 1: rc = loams__thrift_read_i32(t, &e->type); break;
+        case 3: rc = loams__thrift_read_i32(t, &e->rep); break;
+        case 4: rc = loams__thrift_read_binary(t, &e->name, &e->name_len); break;
+        case 5: rc = loams__thrift_read_i32(t, &e->nchildren); break;
+        case 6: rc = loams__thrift_read_i32(t, &e->converted); break;
+        case 9: rc = loams__thrift_read_i32(t, &e->field_id); break;
+        case 10: rc = read_logical(t, e); break;
+        default: rc = loams__thrift_skip(t, ty);
         }
     }
     return rc;
@@ -120,28 +107,16 @@ static int read_col_meta(loams__thrift_reader *t, chunk_meta *c)
     uint8_t ty;
     int16_t id;
     int rc = loams__thrift_read_struct_begin(t);
-    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 &&
+           ty != LOAMS__THRIFT_STOP) {
         switch (id) {
-        case 1:
-            rc = loams__thrift_read_i32(t, &c->ptype);
-            break;
-        case 4:
-            rc = loams__thrift_read_i32(t, &c->codec);
-            break;
-        case 5:
-            rc = loams__thrift_read_i64(t, &c->num_values);
-            break;
-        case 7:
-            rc = loams__thrift_read_i64(t, &c->comp_size);
-            break;
-        case 9:
-            rc = loams__thrift_read_i64(t, &c->data_off);
-            break;
-        case 11:
-            rc = loams__thrift_read_i64(t, &c->dict_off);
-            break;
-        default:
-            rc = loams__thrift_skip(t, ty);
+        case 1: rc = loams__thrift_read_i32(t, &c->ptype); break;
+        case 4: rc = loams__thrift_read_i32(t, &c->codec); break;
+        case 5: rc = loams__thrift_read_i64(t, &c->num_values); break;
+        case 7: rc = loams__thrift_read_i64(t, &c->comp_size); break;
+        case 9: rc = loams__thrift_read_i64(t, &c->data_off); break;
+        case 11: rc = loams__thrift_read_i64(t, &c->dict_off); break;
+        default: rc = loams__thrift_skip(t, ty);
         }
     }
     return rc;
@@ -153,7 +128,8 @@ static int read_group(loams__pqr *r, loams__thrift_reader *t, size_t g)
     int16_t id;
     uint32_t n;
     int rc = loams__thrift_read_struct_begin(t);
-    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+    while (rc == 0 && (rc = loams__thrift_read_field(t, &ty, &id)) == 0 &&
+           ty != LOAMS__THRIFT_STOP) {
         if (id == 1) {
             if ((rc = loams__thrift_read_list_begin(t, &et, &n)) != 0) {
                 break;
@@ -233,29 +209,24 @@ static int map_columns(loams__pqr *r, selem *el, uint32_t nel)
         }
         pc->ptype = e->type;
         switch (e->type) {
-        case 0:
-            pc->pub.type = LOAMS__PQ_BOOLEAN;
-            break;
+        case 0: pc->pub.type = LOAMS__PQ_BOOLEAN; break;
         case 1:
             pc->pub.type = e->converted == 6 || e->logical_date ? LOAMS__PQ_DATE : LOAMS__PQ_INT32;
             break;
         case 2:
-            pc->pub.type = e->converted == 10 || e->logical_ts ? LOAMS__PQ_TIMESTAMP
-                                                               : LOAMS__PQ_INT64;
+            pc->pub.type =
+                e->converted == 10 || e->logical_ts ? LOAMS__PQ_TIMESTAMP : LOAMS__PQ_INT64;
             break;
-        case 4:
-            pc->pub.type = LOAMS__PQ_FLOAT;
-            break;
-        case 5:
-            pc->pub.type = LOAMS__PQ_DOUBLE;
-            break;
+        case 4: pc->pub.type = LOAMS__PQ_FLOAT; break;
+        case 5: pc->pub.type = LOAMS__PQ_DOUBLE; break;
         case 6:
-            pc->pub.type = e->converted == 0 || e->logical_string ? LOAMS__PQ_STRING
-                                                                  : LOAMS__PQ_BINARY;
+            pc->pub.type =
+                e->converted == 0 || e->logical_string ? LOAMS__PQ_STRING : LOAMS__PQ_BINARY;
             break;
         default:
-            return fail(r, "Parquet column '%s' has physical type %d, which this reader does not "
-                           "read",
+            return fail(r,
+                        "Parquet column '%s' has physical type %d, which this reader does not "
+                        "read",
                         pc->pub.name, e->type);
         }
         i++;
@@ -292,7 +263,8 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
     int16_t id;
     uint32_t n = 0;
     rc = loams__thrift_read_struct_begin(&t);
-    while (rc == 0 && (rc = loams__thrift_read_field(&t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+    while (rc == 0 && (rc = loams__thrift_read_field(&t, &ty, &id)) == 0 &&
+           ty != LOAMS__THRIFT_STOP) {
         /* (a field id can repeat in the compact protocol's long form) */
         if ((id == 2 && el != NULL) || (id == 4 && r->group_rows != NULL)) {
             rc = fail(r, "Parquet footer repeats its %s", id == 2 ? "schema" : "row groups");
@@ -408,8 +380,8 @@ typedef struct coldata {
     size_t npages;
 } coldata;
 
-static int page_header(loams__pqr *r, const uint8_t *p, size_t avail, int32_t *type,
-                       int32_t *usize, int32_t *csize, int32_t *nvals, int32_t *enc, size_t *hlen)
+static int page_header(loams__pqr *r, const uint8_t *p, size_t avail, int32_t *type, int32_t *usize,
+                       int32_t *csize, int32_t *nvals, int32_t *enc, size_t *hlen)
 {
     loams__thrift_reader t;
     loams__thrift_reader_init(&t, p, avail);
@@ -418,7 +390,8 @@ static int page_header(loams__pqr *r, const uint8_t *p, size_t avail, int32_t *t
     *nvals = 0;
     *enc = 0;
     int rc = loams__thrift_read_struct_begin(&t);
-    while (rc == 0 && (rc = loams__thrift_read_field(&t, &ty, &id)) == 0 && ty != LOAMS__THRIFT_STOP) {
+    while (rc == 0 && (rc = loams__thrift_read_field(&t, &ty, &id)) == 0 &&
+           ty != LOAMS__THRIFT_STOP) {
         if (id == 1) {
             rc = loams__thrift_read_i32(&t, type);
         } else if (id == 2) {
@@ -469,7 +442,8 @@ static int decompress(loams__pqr *r, int32_t codec, const uint8_t *in, size_t n,
         }
     } else if (codec == 1) {
         size_t got = usize;
-        if (snappy_uncompress((const char *)in, n, (char *)dst, &got) != SNAPPY_OK || got != usize) {
+        if (snappy_uncompress((const char *)in, n, (char *)dst, &got) != SNAPPY_OK ||
+            got != usize) {
             return fail(r, "a snappy Parquet page does not decompress to its size");
         }
     } else {
@@ -533,8 +507,7 @@ static int plain_values(loams__pqr *r, int32_t ptype, const uint8_t *p, size_t l
             off += l;
             break;
         }
-        default:
-            return fail(r, "physical type %d is not read", ptype);
+        default: return fail(r, "physical type %d is not read", ptype);
         }
     }
     return 0;
@@ -571,7 +544,8 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
     while (p < end && rc == 0) {
         int32_t type = -1, usize = 0, csize = 0, nv = 0, enc = 0;
         size_t hlen;
-        if ((rc = page_header(r, p, (size_t)(end - p), &type, &usize, &csize, &nv, &enc, &hlen)) != 0) {
+        if ((rc = page_header(r, p, (size_t)(end - p), &type, &usize, &csize, &nv, &enc, &hlen)) !=
+            0) {
             break;
         }
         p += hlen;
@@ -674,8 +648,8 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
                 break;
             }
             idx = ni;
-            if (vbody[0] > 32 || loams__pq_rle_decode(vbody + 1, vlen - 1, vbody[0], idx, nvals,
-                                                       &used) != 0) {
+            if (vbody[0] > 32 ||
+                loams__pq_rle_decode(vbody + 1, vlen - 1, vbody[0], idx, nvals, &used) != 0) {
                 rc = fail(r, "column '%s': dictionary indices do not decode", pc->pub.name);
                 break;
             }

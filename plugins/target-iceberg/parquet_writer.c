@@ -1119,9 +1119,9 @@ static int write_rows(loams__pq_writer *w, size_t nrows, const loams__pq_value *
     w->err[0] = '\0';
     for (size_t start = 0, count; start < nrows; start += count) {
         count = nrows - start < ROW_SLICE ? nrows - start : ROW_SLICE;
-        if (count > 1 && loams__pq_writer_buffered_bytes(w) +
-                                 slice_bound(w, vals, start, count, stride_row) >=
-                             w->opt.row_group_bytes) {
+        if (count > 1 &&
+            loams__pq_writer_buffered_bytes(w) + slice_bound(w, vals, start, count, stride_row) >=
+                w->opt.row_group_bytes) {
             count = 1; /* the group may end in this slice: at the same row as row by row */
         }
         for (size_t ci = 0; ci < w->ncols; ci++) {

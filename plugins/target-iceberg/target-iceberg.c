@@ -84,9 +84,10 @@ static int report(ice *t, int rc)
 
 static const char *errtext(int rc)
 {
-    return rc == -ENOENT ? "it does not exist" : rc == -ENOMEM ? "out of memory"
-                                             : rc < 0 && rc > -4096 ? strerror(-rc)
-                                                                    : "store error";
+    return rc == -ENOENT          ? "it does not exist"
+           : rc == -ENOMEM        ? "out of memory"
+           : rc < 0 && rc > -4096 ? strerror(-rc)
+                                  : "store error";
 }
 
 /* ---- options ---- */
@@ -96,8 +97,8 @@ static int parse_size(ice *t, const char *name, uint64_t min, uint64_t *out)
     static const struct {
         const char *unit;
         double mult;
-    } units[] = {{"", 1},           {"b", 1},           {"kb", 1e3},          {"mb", 1e6},
-                 {"gb", 1e9},       {"kib", 1024.0},    {"mib", 1048576.0},   {"gib", 1073741824.0}};
+    } units[] = {{"", 1},     {"b", 1},        {"kb", 1e3},        {"mb", 1e6},
+                 {"gb", 1e9}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
     const char *v = host->option(t->ctx, name);
     char *end;
     double x = v != NULL ? strtod(v, &end) : -1;
@@ -113,8 +114,9 @@ static int parse_size(ice *t, const char *name, uint64_t min, uint64_t *out)
             }
         }
     }
-    return loams__ice_fail(t, -EINVAL, "target-iceberg: option %s = '%s' must be a size of at "
-                                       "least %" PRIu64 " bytes",
+    return loams__ice_fail(t, -EINVAL,
+                           "target-iceberg: option %s = '%s' must be a size of at "
+                           "least %" PRIu64 " bytes",
                            name, v != NULL ? v : "", min);
 }
 
@@ -150,8 +152,9 @@ static int parse_duration_ms(ice *t, const char *name, int64_t *out)
         p = end;
     }
     if (p == NULL || v == NULL || v[0] == '\0') {
-        return loams__ice_fail(t, -EINVAL, "target-iceberg: option %s = '%s' must be a duration "
-                                           "('30s', '12h', '7d')",
+        return loams__ice_fail(t, -EINVAL,
+                               "target-iceberg: option %s = '%s' must be a duration "
+                               "('30s', '12h', '7d')",
                                name, v != NULL ? v : "");
     }
     *out = (int64_t)total;
@@ -168,21 +171,23 @@ static int load_options(ice *t)
         t->codec = LOAMS__PQ_CODEC_NONE;
     }
     const char *mc = host->option(t->ctx, "manifest_codec");
-    t->manifest_codec = mc != NULL && strcmp(mc, "null") == 0 ? LOAMS__AVRO_CODEC_NULL
-                                                             : LOAMS__AVRO_CODEC_DEFLATE;
+    t->manifest_codec =
+        mc != NULL && strcmp(mc, "null") == 0 ? LOAMS__AVRO_CODEC_NULL : LOAMS__AVRO_CODEC_DEFLATE;
     const char *lv = host->option(t->ctx, "zstd_level");
     const char *kp = host->option(t->ctx, "snapshot_keep");
     char *end;
     long level = lv != NULL ? strtol(lv, &end, 10) : 1;
     if (lv != NULL && (*end != '\0' || level < -7 || level > 19)) {
-        return loams__ice_fail(t, -EINVAL, "target-iceberg: option zstd_level = '%s' must be an "
-                                           "integer from -7 to 19",
+        return loams__ice_fail(t, -EINVAL,
+                               "target-iceberg: option zstd_level = '%s' must be an "
+                               "integer from -7 to 19",
                                lv);
     }
     long keep = kp != NULL ? strtol(kp, &end, 10) : 100;
     if (kp != NULL && (*end != '\0' || keep < 1)) {
-        return loams__ice_fail(t, -EINVAL, "target-iceberg: option snapshot_keep = '%s' must be "
-                                           "a whole number of at least 1",
+        return loams__ice_fail(t, -EINVAL,
+                               "target-iceberg: option snapshot_keep = '%s' must be "
+                               "a whole number of at least 1",
                                kp);
     }
     t->zstd_level = (int)level;
@@ -238,8 +243,8 @@ int loams__ice_uri(ice *t, const char *key, char *out, size_t size)
     }
     int rc = host->store_uri(t->store, key, out, size);
     if (rc != 0) {
-        return loams__ice_fail(t, rc, "table %s.%s: the object store cannot name '%s' (%s)",
-                               t->ns, t->name, key, errtext(rc));
+        return loams__ice_fail(t, rc, "table %s.%s: the object store cannot name '%s' (%s)", t->ns,
+                               t->name, key, errtext(rc));
     }
     return 0;
 }
@@ -271,8 +276,8 @@ int loams__ice_get(ice *t, const char *key, const void **data, size_t *len)
     host->buf_reset(t->rbuf);
     int rc = host->store_get(t->store, key, 0, 0, t->rbuf);
     if (rc != 0) {
-        return loams__ice_fail(t, rc, "table %s.%s: reading '%s' failed: %s", t->ns, t->name,
-                               key, errtext(rc));
+        return loams__ice_fail(t, rc, "table %s.%s: reading '%s' failed: %s", t->ns, t->name, key,
+                               errtext(rc));
     }
     *data = host->buf_data(t->rbuf, len);
     return 0;
@@ -399,8 +404,8 @@ int loams__ice_file_open(ice *t)
     loams__pq_options_init(&o);
     o.codec = t->codec;
     o.zstd_level = t->zstd_level;
-    o.row_group_bytes = t->row_group_bytes < t->target_file_bytes ? t->row_group_bytes
-                                                                 : t->target_file_bytes;
+    o.row_group_bytes =
+        t->row_group_bytes < t->target_file_bytes ? t->row_group_bytes : t->target_file_bytes;
     o.metadata = &kv;
     o.nmetadata = 1;
     char e[512];
@@ -544,8 +549,7 @@ static int plan_schema(ice *t, loams_batch *b, size_t nrows, size_t ncols)
                             v.u.f == v.u.f;
             /* a value that tells nothing new is not asked whether its row
              * failed (a failed row's values do not count) */
-            if (((seen >> v.type) & 1) && (!to_long || need_long) &&
-                (!to_double || need_double)) {
+            if (((seen >> v.type) & 1) && (!to_long || need_long) && (!to_double || need_double)) {
                 continue;
             }
             if (host->batch_row_failed(b, r)) {
@@ -631,22 +635,14 @@ static int convert(ice *t, const loams__ice_field *f, const loams_value *v, loam
         return 0;
     }
     switch (f->type) {
-    case LOAMS__ICE_BOOLEAN:
-        out->u.b = v->u.b != 0;
-        break;
-    case LOAMS__ICE_INT:
-        out->u.i32 = (int32_t)v->u.i;
-        break;
+    case LOAMS__ICE_BOOLEAN: out->u.b = v->u.b != 0; break;
+    case LOAMS__ICE_INT: out->u.i32 = (int32_t)v->u.i; break;
     case LOAMS__ICE_LONG:
-    case LOAMS__ICE_TIMESTAMPTZ:
-        out->u.i64 = v->u.i;
-        break;
+    case LOAMS__ICE_TIMESTAMPTZ: out->u.i64 = v->u.i; break;
     case LOAMS__ICE_FLOAT:
         out->u.f32 = v->type == LOAMS_T_INT64 ? (float)v->u.i : (float)v->u.f;
         break;
-    case LOAMS__ICE_DOUBLE:
-        out->u.f64 = v->type == LOAMS_T_INT64 ? (double)v->u.i : v->u.f;
-        break;
+    case LOAMS__ICE_DOUBLE: out->u.f64 = v->type == LOAMS_T_INT64 ? (double)v->u.i : v->u.f; break;
     case LOAMS__ICE_DATE:
         if (v->type == LOAMS_T_TIMESTAMP) {
             out->u.i32 = (int32_t)floor_div(v->u.i, INT64_C(86400000000));
@@ -817,9 +813,8 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
         memset(&fresh[0], 0, sizeof fresh[0]);
         for (size_t i = 0; i < in->nentries; i++) {
             ents[i] = in->entries[i];
-            ents[i].snapshot_id = in->entries[i].status == LOAMS__ICE_EXISTING
-                                      ? in->entries[i].snapshot_id
-                                      : sn.id;
+            ents[i].snapshot_id =
+                in->entries[i].status == LOAMS__ICE_EXISTING ? in->entries[i].snapshot_id : sn.id;
             if (in->entries[i].status != LOAMS__ICE_EXISTING) {
                 ents[i].sequence = in->entries[i].status == LOAMS__ICE_ADDED
                                        ? sn.sequence
@@ -877,11 +872,10 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
     /* the manifest list: the new manifest, then the parent's kept ones */
     const cJSON *parent = loams__ice_current_snapshot(meta);
     loams__ice_uuid(uuid);
-    rc = loams__ice_manifest_list_write((loams__sink){avro_sink, &buf}, sn.id,
-                                        parent != NULL ? loams__ice_long(parent, "snapshot-id", -1)
-                                                       : -1,
-                                        sn.sequence, t->manifest_codec, fresh, nfresh,
-                                        in->carried, in->ncarried, e, sizeof e);
+    rc = loams__ice_manifest_list_write(
+        (loams__sink){avro_sink, &buf}, sn.id,
+        parent != NULL ? loams__ice_long(parent, "snapshot-id", -1) : -1, sn.sequence,
+        t->manifest_codec, fresh, nfresh, in->carried, in->ncarried, e, sizeof e);
     if (rc != 0) {
         rc = loams__ice_fail(t, rc, "table %s.%s: %s", t->ns, t->name, e);
         goto out;
@@ -894,7 +888,8 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
     }
     sn.manifest_list = list_uri;
     /* the metadata */
-    if (t->base_ref != NULL && (rc = loams__ice_uri(t, t->base_ref, prev_uri, sizeof prev_uri)) != 0) {
+    if (t->base_ref != NULL &&
+        (rc = loams__ice_uri(t, t->base_ref, prev_uri, sizeof prev_uri)) != 0) {
         goto out;
     }
     if ((rc = loams__ice_meta_advance(meta, &t->work, t->last_id, &sn,
@@ -1019,13 +1014,13 @@ out:
 
 /* ---- the vtable ---- */
 
-static int ice_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store,
-                    void **state)
+static int ice_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *store, void **state)
 {
     *state = NULL;
     if (!LOAMS_HOST_HAS(host, buf_reset)) {
-        host->set_error(ctx, "target-iceberg needs host ABI 1.1 (buf_create); this host is "
-                             "%u.%u: upgrade loams-host",
+        host->set_error(ctx,
+                        "target-iceberg needs host ABI 1.1 (buf_create); this host is "
+                        "%u.%u: upgrade loams-host",
                         host->abi_major, host->abi_minor);
         return LOAMS_EUNSUPPORTED;
     }
@@ -1205,8 +1200,8 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
     cJSON *meta = NULL;
     char *r = NULL;
     int rc = 0;
-    if (ref != NULL && ((r = strdup(ref)) == NULL ||
-                        (rc = loams__ice_load_meta(t, ref, &meta)) != 0)) {
+    if (ref != NULL &&
+        ((r = strdup(ref)) == NULL || (rc = loams__ice_load_meta(t, ref, &meta)) != 0)) {
         free(r);
         return report(t, rc != 0 ? rc : loams__ice_fail(t, -ENOMEM, "out of memory"));
     }
@@ -1214,8 +1209,8 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
         return report(t, rc);
     }
     loams__ice_staging_clear(t);
-    const char *aj = loams__ice_summary_str(loams__ice_current_snapshot(t->base_meta),
-                                            "loams.applied-offsets");
+    const char *aj =
+        loams__ice_summary_str(loams__ice_current_snapshot(t->base_meta), "loams.applied-offsets");
     if (aj != NULL) {
         cJSON *o = cJSON_Parse(aj);
         if (!cJSON_IsObject(o)) {

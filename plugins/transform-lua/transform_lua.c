@@ -717,8 +717,7 @@ static const loams_plugin_descriptor descriptor = {
 
 LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *host)
 {
-    if (host == NULL || host->abi_major != LOAMS_ABI_MAJOR ||
-        !LOAMS_HOST_HAS(host, cancelled)) {
+    if (host == NULL || host->abi_major != LOAMS_ABI_MAJOR || !LOAMS_HOST_HAS(host, cancelled)) {
         return NULL;
     }
     loams__lua_host = host;

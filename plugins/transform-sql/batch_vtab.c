@@ -49,8 +49,8 @@ static int append_ident(sqlite3_str *s, const char *name)
     return sqlite3_str_errcode(s);
 }
 
-static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **errmsg)
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                      char **errmsg)
 {
     loams__sql_state *st = aux;
     sqlite3_str *s = sqlite3_str_new(db);
@@ -88,8 +88,8 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 }
 
 /* A distinct xCreate keeps the module from also being an eponymous table. */
-static int vt_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                     sqlite3_vtab **out, char **errmsg)
+static int vt_create(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                     char **errmsg)
 {
     return vt_connect(db, aux, argc, argv, out, errmsg);
 }
@@ -243,19 +243,16 @@ static int list_put_value(loams__sql_state *st, const loams_value *v, unsigned d
         return -ELOOP;
     }
     switch (v->type) {
-    case LOAMS_T_BOOL:
-        return v->u.b ? list_put(st, "true", 4) : list_put(st, "false", 5);
+    case LOAMS_T_BOOL: return v->u.b ? list_put(st, "true", 4) : list_put(st, "false", 5);
     case LOAMS_T_INT64:
     case LOAMS_T_TIMESTAMP:
         n = snprintf(num, sizeof(num), "%lld", (long long)v->u.i);
         return list_put(st, num, (size_t)n);
-    case LOAMS_T_FLOAT64:
-        return list_put_double(st, v->u.f);
+    case LOAMS_T_FLOAT64: return list_put_double(st, v->u.f);
     case LOAMS_T_STRING:
     case LOAMS_T_BYTES: /* as text, control bytes escaped */
         return list_put_string(st, v->u.s.ptr, v->u.s.len);
-    case LOAMS_T_JSON:
-        return list_put(st, v->u.s.ptr, v->u.s.len);
+    case LOAMS_T_JSON: return list_put(st, v->u.s.ptr, v->u.s.len);
     case LOAMS_T_VECTOR:
         rc = list_put(st, "[", 1);
         for (size_t i = 0; i < v->u.vec.n && rc == 0; i++) {
@@ -270,8 +267,7 @@ static int list_put_value(loams__sql_state *st, const loams_value *v, unsigned d
             rc = rc ? rc : list_put_value(st, &v->u.list.items[i], depth + 1);
         }
         return rc ? rc : list_put(st, "]", 1);
-    default:
-        return list_put(st, "null", 4);
+    default: return list_put(st, "null", 4);
     }
 }
 
@@ -304,12 +300,8 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         sqlite3_result_subtype(ctx, LOAMS__SQL_SUBTYPE_BOOL);
         break;
     case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP:
-        sqlite3_result_int64(ctx, v.u.i);
-        break;
-    case LOAMS_T_FLOAT64:
-        sqlite3_result_double(ctx, v.u.f);
-        break;
+    case LOAMS_T_TIMESTAMP: sqlite3_result_int64(ctx, v.u.i); break;
+    case LOAMS_T_FLOAT64: sqlite3_result_double(ctx, v.u.f); break;
     case LOAMS_T_STRING:
     case LOAMS_T_JSON:
         if (v.u.s.len > (size_t)INT32_MAX) {
@@ -342,8 +334,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         if (v.u.vec.n == 0) {
             sqlite3_result_zeroblob(ctx, 0);
         } else {
-            sqlite3_result_blob(ctx, v.u.vec.ptr, (int)(v.u.vec.n * sizeof(float)),
-                                SQLITE_STATIC);
+            sqlite3_result_blob(ctx, v.u.vec.ptr, (int)(v.u.vec.n * sizeof(float)), SQLITE_STATIC);
         }
         break;
     case LOAMS_T_LIST:
@@ -360,9 +351,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         }
         sqlite3_result_text(ctx, st->list_buf, (int)st->list_len, SQLITE_TRANSIENT);
         break;
-    default:
-        sqlite3_result_null(ctx);
-        break;
+    default: sqlite3_result_null(ctx); break;
     }
     return SQLITE_OK;
 }
@@ -449,8 +438,7 @@ int loams__sql_vtab_create(loams__sql_state *st)
     st->setting_up = 1;
     rc = sqlite3_exec(st->db,
                       "DROP TABLE IF EXISTS temp.\"" LOAMS__PROGRAM_TABLE "\";"
-                      "CREATE VIRTUAL TABLE temp.\"" LOAMS__PROGRAM_TABLE
-                      "\" USING " MODULE_NAME,
+                      "CREATE VIRTUAL TABLE temp.\"" LOAMS__PROGRAM_TABLE "\" USING " MODULE_NAME,
                       NULL, NULL, NULL);
     st->setting_up = 0;
     if (rc != SQLITE_OK) {

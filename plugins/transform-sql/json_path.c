@@ -216,9 +216,14 @@ static int scan_string(scanner *s, uint32_t *escaped)
                 return fail_at(s, start, "unterminated string");
             }
             switch (p[pos + 1]) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-                pos += 2;
-                break;
+            case '"':
+            case '\\':
+            case '/':
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't': pos += 2; break;
             case 'u':
                 if (pos + 6 > n) {
                     return fail_at(s, pos, "\\u needs 4 hex digits");
@@ -320,18 +325,10 @@ static int scan_value_start(scanner *s, uint32_t *kind, uint32_t *escaped)
         s->pos++;
         *kind = LOAMS__JSON_ARRAY;
         return 0;
-    case '"':
-        *kind = LOAMS__JSON_STRING;
-        return scan_string(s, escaped);
-    case 't':
-        *kind = LOAMS__JSON_TRUE;
-        return scan_literal(s, "true", 4);
-    case 'f':
-        *kind = LOAMS__JSON_FALSE;
-        return scan_literal(s, "false", 5);
-    case 'n':
-        *kind = LOAMS__JSON_NULL;
-        return scan_literal(s, "null", 4);
+    case '"': *kind = LOAMS__JSON_STRING; return scan_string(s, escaped);
+    case 't': *kind = LOAMS__JSON_TRUE; return scan_literal(s, "true", 4);
+    case 'f': *kind = LOAMS__JSON_FALSE; return scan_literal(s, "false", 5);
+    case 'n': *kind = LOAMS__JSON_NULL; return scan_literal(s, "null", 4);
     default:
         *kind = LOAMS__JSON_NUMBER;
         if (s->p[s->pos] == '-' || is_digit(s->p[s->pos])) {
@@ -371,7 +368,7 @@ static int skip_value(scanner *s, unsigned depth, uint32_t *kind, uint32_t *esca
             if (k == LOAMS__JSON_OBJECT) {
                 is_obj[level / 8] |= (uint8_t)(1u << (level % 8));
             } else {
-                is_obj[level / 8] &= (uint8_t)~(1u << (level % 8));
+                is_obj[level / 8] &= (uint8_t) ~(1u << (level % 8));
             }
             skip_ws(s);
             if (s->pos < s->n && s->p[s->pos] == (k == LOAMS__JSON_OBJECT ? '}' : ']')) {
@@ -536,7 +533,7 @@ int loams__json_path_compile(const loams__json_alloc *alloc, const char *text, s
             rc = fail_at(&s, s.pos, "expected an array index or a quoted name after '['");
             goto out;
         }
-    quoted: {
+    quoted : {
         size_t b = s.pos, klen;
         uint32_t esc;
         rc = scan_string(&s, &esc);
@@ -1093,14 +1090,16 @@ static int unescape(const unsigned char *p, size_t start, size_t end, char *buf,
                 lo = hex4(p + i + 2);
             }
             if (lo < 0xDC00 || lo > 0xDFFF) {
-                return fail_at(&s, at, "lone UTF-16 surrogate escape (a high surrogate "
-                                       "must be followed by a low one)");
+                return fail_at(&s, at,
+                               "lone UTF-16 surrogate escape (a high surrogate "
+                               "must be followed by a low one)");
             }
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             i += 6;
         } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return fail_at(&s, at, "lone UTF-16 surrogate escape (a low surrogate "
-                                   "without a high one)");
+            return fail_at(&s, at,
+                           "lone UTF-16 surrogate escape (a low surrogate "
+                           "without a high one)");
         }
         char tmp[4];
         size_t n = utf8_encode(cp, tmp);

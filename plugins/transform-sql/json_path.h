@@ -112,33 +112,33 @@ const char *loams__json_doc_text(const loams__json_doc *doc, size_t *len);
  * every lookup without being scanned again.
  * Errors: LOAMS_EINPUT (malformed JSON or a document of 4 GiB or more;
  * err->pos is the byte offset), -ENOMEM. */
-int loams__json_doc_get(loams__json_doc *doc, const loams__json_path *path,
-                        loams__json_value *out, loams__json_error *err);
+int loams__json_doc_get(loams__json_doc *doc, const loams__json_path *path, loams__json_value *out,
+                        loams__json_error *err);
 
 /* Unescapes a STRING value into buf[0..cap), setting *len (no NUL is
  * added).  cap >= v->end - v->start is always enough.  A \uXXXX pair of
  * surrogates becomes one 4-byte UTF-8 sequence; \u0000 becomes a NUL byte.
  * Errors: -EINVAL (not a STRING), -ENOBUFS (cap too small),
  * LOAMS_EINPUT (a lone surrogate escape, err->pos at it). */
-int loams__json_value_string(const loams__json_doc *doc, const loams__json_value *v,
-                             char *buf, size_t cap, size_t *len, loams__json_error *err);
+int loams__json_value_string(const loams__json_doc *doc, const loams__json_value *v, char *buf,
+                             size_t cap, size_t *len, loams__json_error *err);
 
 /* A NUMBER as int64: exact when the number is integral (42, -7, 4.0, 1e3)
  * and in [-2^63, 2^63).  Errors: -EINVAL (not a NUMBER), -ERANGE (a
  * fraction or out of range; err->pos at the number). */
-int loams__json_value_int(const loams__json_doc *doc, const loams__json_value *v,
-                          int64_t *out, loams__json_error *err);
+int loams__json_value_int(const loams__json_doc *doc, const loams__json_value *v, int64_t *out,
+                          loams__json_error *err);
 
 /* A NUMBER as the nearest double (C locale).  Errors: -EINVAL (not a
  * NUMBER), -ERANGE (overflows a double), -ENOMEM (a number written with 64
  * or more characters needs a temporary copy). */
-int loams__json_value_double(const loams__json_doc *doc, const loams__json_value *v,
-                             double *out, loams__json_error *err);
+int loams__json_value_double(const loams__json_doc *doc, const loams__json_value *v, double *out,
+                             loams__json_error *err);
 
 /* The raw JSON text of any found value (a STRING includes its quotes).
  * *ptr points into the document. */
-void loams__json_value_raw(const loams__json_doc *doc, const loams__json_value *v,
-                           const char **ptr, size_t *len);
+void loams__json_value_raw(const loams__json_doc *doc, const loams__json_value *v, const char **ptr,
+                           size_t *len);
 
 /* ---- walking a whole document (transform-lua's json_decode) ---- */
 
@@ -152,10 +152,10 @@ int loams__json_doc_root(loams__json_doc *doc, loams__json_value *out, loams__js
 typedef struct loams__json_iter {
     const unsigned char *json;
     size_t len;
-    size_t pos;      /* where the next member (or the closing bracket) starts */
-    unsigned depth;  /* containers around the members */
-    uint8_t obj;     /* 1 for an object, 0 for an array */
-    uint8_t first;   /* no member read yet */
+    size_t pos;     /* where the next member (or the closing bracket) starts */
+    unsigned depth; /* containers around the members */
+    uint8_t obj;    /* 1 for an object, 0 for an array */
+    uint8_t first;  /* no member read yet */
     uint8_t done;
 } loams__json_iter;
 
@@ -171,7 +171,7 @@ int loams__json_iter_start(const loams__json_doc *doc, const loams__json_value *
  * pass when starting a cursor on *value.  The values are validated again as
  * they are skipped, so a cursor is safe on any bound text.
  * Errors: LOAMS_EINPUT (malformed; err->pos in the document). */
-int loams__json_iter_next(loams__json_iter *it, loams__json_value *key,
-                          loams__json_value *value, loams__json_error *err);
+int loams__json_iter_next(loams__json_iter *it, loams__json_value *key, loams__json_value *value,
+                          loams__json_error *err);
 
 #endif /* LOAMS_TRANSFORM_SQL_JSON_PATH_H */

@@ -14,14 +14,13 @@
 
 #include "program.h"
 
-static const char insert_text[] =
-    ", \"" LOAMS__PROGRAM_TABLE "\".\"" LOAMS__PROGRAM_ROW_COLUMN
-    "\" FROM temp.\"" LOAMS__PROGRAM_TABLE "\" ";
+static const char insert_text[] = ", \"" LOAMS__PROGRAM_TABLE "\".\"" LOAMS__PROGRAM_ROW_COLUMN
+                                  "\" FROM temp.\"" LOAMS__PROGRAM_TABLE "\" ";
 
 static int is_id_char(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c >= 0x80;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c >= 0x80;
 }
 
 static int is_digit(unsigned char c)
@@ -62,9 +61,13 @@ int loams__sql_token_next(const char *text, size_t len, size_t pos, loams__sql_t
         return tok->kind = LOAMS__TK_END;
     }
     switch (p[0]) {
-    case ' ': case '\t': case '\n': case '\f': case '\r':
-        while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\f' ||
-                         p[i] == '\r')) {
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\f':
+    case '\r':
+        while (i < n &&
+               (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\f' || p[i] == '\r')) {
             i++;
         }
         kind = LOAMS__TK_SPACE;
@@ -96,10 +99,22 @@ int loams__sql_token_next(const char *text, size_t len, size_t pos, loams__sql_t
             kind = LOAMS__TK_OPERATOR;
         }
         break;
-    case '(': i = 1; kind = LOAMS__TK_LPAREN; break;
-    case ')': i = 1; kind = LOAMS__TK_RPAREN; break;
-    case ',': i = 1; kind = LOAMS__TK_COMMA; break;
-    case ';': i = 1; kind = LOAMS__TK_SEMI; break;
+    case '(':
+        i = 1;
+        kind = LOAMS__TK_LPAREN;
+        break;
+    case ')':
+        i = 1;
+        kind = LOAMS__TK_RPAREN;
+        break;
+    case ',':
+        i = 1;
+        kind = LOAMS__TK_COMMA;
+        break;
+    case ';':
+        i = 1;
+        kind = LOAMS__TK_SEMI;
+        break;
     case '=':
         i = (n > 1 && p[1] == '=') ? 2 : 1;
         kind = LOAMS__TK_OPERATOR;
@@ -125,7 +140,11 @@ int loams__sql_token_next(const char *text, size_t len, size_t pos, loams__sql_t
         i = (n > 1 && p[1] == '|') ? 2 : 1;
         kind = LOAMS__TK_OPERATOR;
         break;
-    case '+': case '*': case '%': case '&': case '~':
+    case '+':
+    case '*':
+    case '%':
+    case '&':
+    case '~':
         i = 1;
         kind = LOAMS__TK_OPERATOR;
         break;
@@ -159,14 +178,18 @@ int loams__sql_token_next(const char *text, size_t len, size_t pos, loams__sql_t
         }
         kind = LOAMS__TK_VARIABLE;
         break;
-    case ':': case '@': case '$': case '#':
+    case ':':
+    case '@':
+    case '$':
+    case '#':
         i = 1;
         while (i < n && is_id_char(p[i])) {
             i++;
         }
         kind = i > 1 ? LOAMS__TK_VARIABLE : LOAMS__TK_ILLEGAL;
         break;
-    case 'x': case 'X':
+    case 'x':
+    case 'X':
         if (n > 1 && p[1] == '\'') {
             i = 2;
             while (i < n && is_hex(p[i])) {
@@ -282,8 +305,7 @@ size_t loams__sql_token_name(const char *text, const loams__sql_token *tok, char
     return undouble(text, tok->start, tok->start + tok->len, 0, buf, cap);
 }
 
-size_t loams__sql_token_string(const char *text, const loams__sql_token *tok, char *buf,
-                               size_t cap)
+size_t loams__sql_token_string(const char *text, const loams__sql_token *tok, char *buf, size_t cap)
 {
     return undouble(text, tok->start + 1, tok->start + tok->len - 1, '\'', buf, cap);
 }
@@ -337,19 +359,22 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
     char *sql;
 
     if (next_significant(program, len, 0, &tok) == LOAMS__TK_END) {
-        return refuse(err, tok.start, "the transform is empty: write SELECT <expressions> "
-                                      "[WHERE <condition>]");
+        return refuse(err, tok.start,
+                      "the transform is empty: write SELECT <expressions> "
+                      "[WHERE <condition>]");
     }
     if (!loams__sql_token_is(program, &tok, "SELECT")) {
-        return refuse(err, tok.start, "a SQL transform is one SELECT <expressions> [WHERE "
-                                      "<condition>] (its FROM is the link's stream)");
+        return refuse(err, tok.start,
+                      "a SQL transform is one SELECT <expressions> [WHERE "
+                      "<condition>] (its FROM is the link's stream)");
     }
     list_end = tok.start + tok.len;
     pos = list_end;
     next_significant(program, len, pos, &tok);
     if (loams__sql_token_is(program, &tok, "DISTINCT")) {
-        return refuse(err, tok.start, "SELECT DISTINCT is not supported in a link transform: "
-                                      "each output row comes from one record");
+        return refuse(err, tok.start,
+                      "SELECT DISTINCT is not supported in a link transform: "
+                      "each output row comes from one record");
     }
     if (loams__sql_token_is(program, &tok, "ALL")) {
         pos = tok.start + tok.len;
@@ -364,14 +389,16 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
         if (k == LOAMS__TK_SEMI && depth <= 0) {
             loams__sql_token rest;
             if (next_significant(program, len, pos, &rest) != LOAMS__TK_END) {
-                return refuse(err, rest.start, "only one statement is allowed: remove what "
-                                               "follows the ';'");
+                return refuse(err, rest.start,
+                              "only one statement is allowed: remove what "
+                              "follows the ';'");
             }
             break;
         }
         if (k == LOAMS__TK_VARIABLE) {
-            return refuse(err, tok.start, "parameters (?, :name, @name, $name) are not "
-                                          "supported: write the value into the program");
+            return refuse(err, tok.start,
+                          "parameters (?, :name, @name, $name) are not "
+                          "supported: write the value into the program");
         }
         if (k == LOAMS__TK_LPAREN) {
             if (depth >= 0) {
@@ -494,8 +521,7 @@ size_t loams__program_item_offset(const char *program, const loams__program *p, 
     }
 }
 
-void loams__program_line_column(const char *text, size_t offset, unsigned *line,
-                                unsigned *column)
+void loams__program_line_column(const char *text, size_t offset, unsigned *line, unsigned *column)
 {
     unsigned l = 1, c = 1;
     for (size_t i = 0; i < offset && text[i]; i++) {

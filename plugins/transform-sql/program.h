@@ -27,12 +27,12 @@
 
 /* Token kinds, after SQLite's tokenizer (tokenize.c). */
 typedef enum loams__sql_token_kind {
-    LOAMS__TK_END = 0,  /* end of the text */
+    LOAMS__TK_END = 0, /* end of the text */
     LOAMS__TK_SPACE,
-    LOAMS__TK_COMMENT,  /* -- to end of line, or a block comment */
-    LOAMS__TK_IDENT,    /* a bare word: a keyword or an identifier */
-    LOAMS__TK_QIDENT,   /* "quoted", [bracketed] or `backquoted` identifier */
-    LOAMS__TK_STRING,   /* 'text' */
+    LOAMS__TK_COMMENT, /* -- to end of line, or a block comment */
+    LOAMS__TK_IDENT,   /* a bare word: a keyword or an identifier */
+    LOAMS__TK_QIDENT,  /* "quoted", [bracketed] or `backquoted` identifier */
+    LOAMS__TK_STRING,  /* 'text' */
     LOAMS__TK_NUMBER,
     LOAMS__TK_BLOB,     /* x'hex' */
     LOAMS__TK_VARIABLE, /* ?, ?N, :name, @name, $name */
@@ -59,8 +59,7 @@ int loams__sql_token_is(const char *text, const loams__sql_token *tok, const cha
 
 /* The name a (quoted) identifier token stands for, unquoted, into buf
  * (NUL-terminated, cut at cap - 1 bytes).  Returns its full length. */
-size_t loams__sql_token_name(const char *text, const loams__sql_token *tok, char *buf,
-                             size_t cap);
+size_t loams__sql_token_name(const char *text, const loams__sql_token *tok, char *buf, size_t cap);
 
 /* The value of a 'string' token, quotes removed and '' made ', into buf
  * (NUL-terminated, cut at cap - 1 bytes).  Returns its full length. */
@@ -69,10 +68,10 @@ size_t loams__sql_token_string(const char *text, const loams__sql_token *tok, ch
 
 /* A program turned into the statement the plugin prepares. */
 typedef struct loams__program {
-    char *sql;          /* NUL-terminated statement (malloc'd; free with _free) */
+    char *sql; /* NUL-terminated statement (malloc'd; free with _free) */
     size_t sql_len;
-    size_t insert_at;   /* offset in the program where the FROM went in */
-    size_t insert_len;  /* bytes inserted there */
+    size_t insert_at;  /* offset in the program where the FROM went in */
+    size_t insert_len; /* bytes inserted there */
     size_t program_len;
 } loams__program;
 
@@ -105,7 +104,6 @@ size_t loams__program_item_offset(const char *program, const loams__program *p, 
 
 /* 1-based line and column (in characters, a tab counting one) of byte
  * `offset` of `text`. */
-void loams__program_line_column(const char *text, size_t offset, unsigned *line,
-                                unsigned *column);
+void loams__program_line_column(const char *text, size_t offset, unsigned *line, unsigned *column);
 
 #endif /* LOAMS_TRANSFORM_SQL_PROGRAM_H */

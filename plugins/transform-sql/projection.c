@@ -108,9 +108,8 @@ static const struct {
     const char *name;
     int kind;
 } cast_types[] = {
-    {"INTEGER", DIRECT_CAST_INTEGER}, {"INT", DIRECT_CAST_INTEGER},
-    {"BIGINT", DIRECT_CAST_INTEGER},  {"REAL", DIRECT_CAST_REAL},
-    {"FLOAT", DIRECT_CAST_REAL},      {"DOUBLE", DIRECT_CAST_REAL},
+    {"INTEGER", DIRECT_CAST_INTEGER}, {"INT", DIRECT_CAST_INTEGER}, {"BIGINT", DIRECT_CAST_INTEGER},
+    {"REAL", DIRECT_CAST_REAL},       {"FLOAT", DIRECT_CAST_REAL},  {"DOUBLE", DIRECT_CAST_REAL},
     {"TEXT", DIRECT_CAST_TEXT},
 };
 
@@ -365,9 +364,7 @@ static int eval_item(loams__sql_state *st, direct_item *it, size_t row, loams_va
             out->type = LOAMS_T_INT64;
             out->u.i = v.u.i;
             return ITEM_OK;
-        case LOAMS_T_FLOAT64:
-            *out = v;
-            return ITEM_OK;
+        case LOAMS_T_FLOAT64: *out = v; return ITEM_OK;
         case LOAMS_T_STRING:
         case LOAMS_T_JSON:
         case LOAMS_T_BYTES:
@@ -378,40 +375,29 @@ static int eval_item(loams__sql_state *st, direct_item *it, size_t row, loams_va
             out->u.s.len = v.u.s.len;
             out->u.s.ptr = v.u.s.len ? v.u.s.ptr : "";
             return ITEM_OK;
-        default:
-            return ITEM_SQLITE;
+        default: return ITEM_SQLITE;
         }
     case DIRECT_CAST_INTEGER:
         out->type = LOAMS_T_INT64;
         switch (v.type) {
         case LOAMS_T_INT64:
-        case LOAMS_T_TIMESTAMP:
-            out->u.i = v.u.i;
-            return ITEM_OK;
-        case LOAMS_T_FLOAT64:
-            out->u.i = real_to_integer(v.u.f);
-            return ITEM_OK;
+        case LOAMS_T_TIMESTAMP: out->u.i = v.u.i; return ITEM_OK;
+        case LOAMS_T_FLOAT64: out->u.i = real_to_integer(v.u.f); return ITEM_OK;
         case LOAMS_T_STRING:
             if (!text_cell(&v)) {
                 return ITEM_SQLITE;
             }
             out->u.i = text_to_integer(v.u.s.ptr, v.u.s.len);
             return ITEM_OK;
-        default:
-            return ITEM_SQLITE;
+        default: return ITEM_SQLITE;
         }
     case DIRECT_CAST_REAL:
         out->type = LOAMS_T_FLOAT64;
         switch (v.type) {
         case LOAMS_T_INT64:
-        case LOAMS_T_TIMESTAMP:
-            out->u.f = (double)v.u.i;
-            return ITEM_OK;
-        case LOAMS_T_FLOAT64:
-            out->u.f = v.u.f;
-            return ITEM_OK;
-        default:
-            return ITEM_SQLITE;
+        case LOAMS_T_TIMESTAMP: out->u.f = (double)v.u.i; return ITEM_OK;
+        case LOAMS_T_FLOAT64: out->u.f = v.u.f; return ITEM_OK;
+        default: return ITEM_SQLITE;
         }
     case DIRECT_CAST_TEXT:
         out->type = LOAMS_T_STRING;
@@ -436,8 +422,7 @@ static int eval_item(loams__sql_state *st, direct_item *it, size_t row, loams_va
             out->u.s.len = (size_t)snprintf(it->buf, it->cap, "%lld", (long long)v.u.i);
             out->u.s.ptr = it->buf;
             return ITEM_OK;
-        default:
-            return ITEM_SQLITE;
+        default: return ITEM_SQLITE;
         }
     case DIRECT_JSON_GET: {
         int in_place;
@@ -453,22 +438,19 @@ static int eval_item(loams__sql_state *st, direct_item *it, size_t row, loams_va
         case LOAMS_T_INT64:
         case LOAMS_T_TIMESTAMP:
             return loams__sql_json_bad_argument(st, it->json_kind, SQLITE_INTEGER);
-        case LOAMS_T_FLOAT64:
-            return loams__sql_json_bad_argument(st, it->json_kind, SQLITE_FLOAT);
-        default:
-            return ITEM_SQLITE;
+        case LOAMS_T_FLOAT64: return loams__sql_json_bad_argument(st, it->json_kind, SQLITE_FLOAT);
+        default: return ITEM_SQLITE;
         }
         /* an empty cell reaches SQLite's functions as "" of no address
          * in the batch (vt_column) */
         const void *json = v.u.s.len ? v.u.s.ptr : "";
         int flags = (v.u.s.len != 0 ? LOAMS__SQL_JSON_STABLE : 0) |
                     (v.type == LOAMS_T_JSON ? LOAMS__SQL_JSON_VALID : 0);
-        return loams__sql_json_eval(st, it->json_kind, json, v.u.s.len, flags,
-                                    it->path, it->path_text, it->path_len, &it->buf, &it->cap,
-                                    out, &in_place);
+        return loams__sql_json_eval(st, it->json_kind, json, v.u.s.len, flags, it->path,
+                                    it->path_text, it->path_len, &it->buf, &it->cap, out,
+                                    &in_place);
     }
-    default:
-        return ITEM_SQLITE;
+    default: return ITEM_SQLITE;
     }
 }
 
@@ -522,8 +504,7 @@ int loams__sql_direct_run(loams__sql_state *st, loams_batch *out)
         }
         rc = loams__sql_emit_cells(st, in, out, row, d->cells);
         if (rc) {
-            h->set_error(st->ctx, "cannot write the output row of record %lld",
-                         (long long)row);
+            h->set_error(st->ctx, "cannot write the output row of record %lld", (long long)row);
             return rc;
         }
         if ((++emitted & 1023) == 0 && h->cancelled(st->ctx)) {

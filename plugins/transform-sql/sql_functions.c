@@ -130,8 +130,8 @@ static int number_fail(loams__sql_state *st, const char *name, const char *ptext
     char pbuf[80];
     path_for_message(ptext, plen, pbuf, sizeof(pbuf));
     if (rc == -EINVAL) {
-        row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u", name,
-                 pbuf, loams__json_kind_name(v->kind), v->start - (v->kind == LOAMS__JSON_STRING));
+        row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u", name, pbuf,
+                 loams__json_kind_name(v->kind), v->start - (v->kind == LOAMS__JSON_STRING));
     } else {
         row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err->pos, err->what);
     }
@@ -157,8 +157,8 @@ int loams__sql_json_bad_argument(loams__sql_state *st, int kind, int sqlite_type
 }
 
 int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int flags,
-                         const loams__json_path *path, const char *ptext, size_t plen,
-                         char **buf, size_t *cap, loams_value *out, int *in_place)
+                         const loams__json_path *path, const char *ptext, size_t plen, char **buf,
+                         size_t *cap, loams_value *out, int *in_place)
 {
     const char *name = st->json_fns[kind].name;
     loams__json_doc *doc;
@@ -180,8 +180,8 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
     }
     if (rc) {
         path_for_message(ptext, plen, pbuf, sizeof(pbuf));
-        row_fail(st, LOAMS_EINPUT, "%s(%s): malformed JSON at byte %zu: %s", name, pbuf,
-                 err.pos, err.what);
+        row_fail(st, LOAMS_EINPUT, "%s(%s): malformed JSON at byte %zu: %s", name, pbuf, err.pos,
+                 err.what);
         return LOAMS_EINPUT;
     }
     if (v.kind == LOAMS__JSON_MISSING || v.kind == LOAMS__JSON_NULL) {
@@ -262,9 +262,7 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
         out->type = LOAMS_T_BOOL;
         out->u.b = v.kind == LOAMS__JSON_TRUE;
         return 0;
-    default:
-        out->type = LOAMS_T_NULL;
-        return 0;
+    default: out->type = LOAMS_T_NULL; return 0;
     }
 }
 
@@ -313,9 +311,8 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
         if (rc) {
             path_for_message((const char *)ptext, (size_t)sqlite3_value_bytes(argv[1]), pbuf,
                              sizeof(pbuf));
-            loams__sql_row_error(st, c, LOAMS_EINPUT,
-                                 "%s(): bad JSON path %s at character %zu: %s", fn->name, pbuf,
-                                 err.pos + 1, err.what);
+            loams__sql_row_error(st, c, LOAMS_EINPUT, "%s(): bad JSON path %s at character %zu: %s",
+                                 fn->name, pbuf, err.pos + 1, err.what);
             return;
         }
         path = compiled;
@@ -325,7 +322,8 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
     if (!json) {
         json = "";
     }
-    rc = loams__sql_json_eval(st, fn->kind, json, len, is_stable(st, json) ? LOAMS__SQL_JSON_STABLE : 0, path,
+    rc = loams__sql_json_eval(st, fn->kind, json, len,
+                              is_stable(st, json) ? LOAMS__SQL_JSON_STABLE : 0, path,
                               (const char *)ptext, (size_t)sqlite3_value_bytes(argv[1]),
                               &st->text_buf, &st->text_cap, &r, &in_place);
     if (rc == -ENOMEM) {
@@ -345,19 +343,13 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
             sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_JSON);
         }
         break;
-    case LOAMS_T_INT64:
-        sqlite3_result_int64(c, r.u.i);
-        break;
-    case LOAMS_T_FLOAT64:
-        sqlite3_result_double(c, r.u.f);
-        break;
+    case LOAMS_T_INT64: sqlite3_result_int64(c, r.u.i); break;
+    case LOAMS_T_FLOAT64: sqlite3_result_double(c, r.u.f); break;
     case LOAMS_T_BOOL:
         sqlite3_result_int(c, r.u.b);
         sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_BOOL);
         break;
-    default:
-        sqlite3_result_null(c);
-        break;
+    default: sqlite3_result_null(c); break;
     }
 out:
     if (compiled) {
@@ -441,9 +433,7 @@ static void fn_udf(sqlite3_context *c, int argc, sqlite3_value **argv)
                 a->u.s.ptr = "";
             }
             break;
-        default:
-            a->type = LOAMS_T_NULL;
-            break;
+        default: a->type = LOAMS_T_NULL; break;
         }
     }
     memset(&out, 0, sizeof(out));
@@ -454,20 +444,14 @@ static void fn_udf(sqlite3_context *c, int argc, sqlite3_value **argv)
         goto out;
     }
     switch (out.type) {
-    case LOAMS_T_NULL:
-        sqlite3_result_null(c);
-        break;
+    case LOAMS_T_NULL: sqlite3_result_null(c); break;
     case LOAMS_T_BOOL:
         sqlite3_result_int(c, out.u.b ? 1 : 0);
         sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_BOOL);
         break;
     case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP:
-        sqlite3_result_int64(c, out.u.i);
-        break;
-    case LOAMS_T_FLOAT64:
-        sqlite3_result_double(c, out.u.f);
-        break;
+    case LOAMS_T_TIMESTAMP: sqlite3_result_int64(c, out.u.i); break;
+    case LOAMS_T_FLOAT64: sqlite3_result_double(c, out.u.f); break;
     case LOAMS_T_STRING:
     case LOAMS_T_JSON:
         sqlite3_result_text64(c, out.u.s.len ? out.u.s.ptr : "", out.u.s.len, SQLITE_TRANSIENT,
@@ -487,8 +471,7 @@ static void fn_udf(sqlite3_context *c, int argc, sqlite3_value **argv)
         if (out.u.vec.n == 0) {
             sqlite3_result_zeroblob(c, 0);
         } else {
-            sqlite3_result_blob64(c, out.u.vec.ptr, out.u.vec.n * sizeof(float),
-                                  SQLITE_TRANSIENT);
+            sqlite3_result_blob64(c, out.u.vec.ptr, out.u.vec.n * sizeof(float), SQLITE_TRANSIENT);
         }
         break;
     default:
@@ -534,13 +517,15 @@ int loams__sql_functions_register(loams__sql_state *st)
             }
         }
         if (nargs < -1 || nargs > 127) {
-            h->log(st->ctx, LOAMS_LOG_WARN, "UDF %s() takes %d arguments; SQLite allows "
-                   "0 to 127 or any (-1): not bound", u->name, nargs);
+            h->log(st->ctx, LOAMS_LOG_WARN,
+                   "UDF %s() takes %d arguments; SQLite allows "
+                   "0 to 127 or any (-1): not bound",
+                   u->name, nargs);
             continue;
         }
         u->st = st;
-        rc = sqlite3_create_function_v2(st->db, u->name, nargs, SQLITE_UTF8, u, fn_udf, NULL,
-                                        NULL, NULL);
+        rc = sqlite3_create_function_v2(st->db, u->name, nargs, SQLITE_UTF8, u, fn_udf, NULL, NULL,
+                                        NULL);
         if (rc != SQLITE_OK) {
             h->set_error(st->ctx, "cannot bind UDF %s(): %s", u->name, sqlite3_errmsg(st->db));
             return rc == SQLITE_NOMEM ? -ENOMEM : LOAMS_EINPUT;

@@ -101,20 +101,34 @@ static int authorize(void *ud, int action, const char *a, const char *b, const c
     switch (action) {
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_FUNCTION:
-        return SQLITE_OK;
-    default:
-        return SQLITE_DENY;
+    case SQLITE_FUNCTION: return SQLITE_OK;
+    default: return SQLITE_DENY;
     }
 }
 
 /* ---- compile ---- */
 
-static const char *const aggregate_names[] = {
-    "count", "sum", "total", "avg", "min", "max", "group_concat", "string_agg",
-    "json_group_array", "json_group_object", "row_number", "rank", "dense_rank",
-    "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value",
-    "nth_value"};
+static const char *const aggregate_names[] = {"count",
+                                              "sum",
+                                              "total",
+                                              "avg",
+                                              "min",
+                                              "max",
+                                              "group_concat",
+                                              "string_agg",
+                                              "json_group_array",
+                                              "json_group_object",
+                                              "row_number",
+                                              "rank",
+                                              "dense_rank",
+                                              "percent_rank",
+                                              "cume_dist",
+                                              "ntile",
+                                              "lag",
+                                              "lead",
+                                              "first_value",
+                                              "last_value",
+                                              "nth_value"};
 
 /* Where the first call of an aggregate-looking function is, or the end. */
 static size_t aggregate_position(const char *text, const char **name)
@@ -445,17 +459,12 @@ static uint32_t value_type(sqlite3_value *v)
 {
     switch (sqlite3_value_type(v)) {
     case SQLITE_INTEGER:
-        return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_BOOL ? LOAMS_T_BOOL
-                                                                   : LOAMS_T_INT64;
-    case SQLITE_FLOAT:
-        return LOAMS_T_FLOAT64;
+        return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_BOOL ? LOAMS_T_BOOL : LOAMS_T_INT64;
+    case SQLITE_FLOAT: return LOAMS_T_FLOAT64;
     case SQLITE_TEXT:
-        return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_JSON ? LOAMS_T_JSON
-                                                                   : LOAMS_T_STRING;
-    case SQLITE_BLOB:
-        return LOAMS_T_BYTES;
-    default:
-        return LOAMS_T_NULL;
+        return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_JSON ? LOAMS_T_JSON : LOAMS_T_STRING;
+    case SQLITE_BLOB: return LOAMS_T_BYTES;
+    default: return LOAMS_T_NULL;
     }
 }
 
@@ -486,12 +495,12 @@ int loams__sql_emit_cells(loams__sql_state *st, loams_batch *in, loams_batch *ou
         } else if (was == LOAMS_T_FLOAT64 && t == LOAMS_T_INT64) {
             /* written as FLOAT64 */
         } else {
-            rc = h->batch_row_fail(in, src, LOAMS_ESCHEMA,
-                                   "output column '%s' changed type from %s to %s; only INT64 "
-                                   "-> FLOAT64 widening is allowed (CAST the expression to one "
-                                   "type)",
-                                   st->names[i], loams__sql_type_name(was),
-                                   loams__sql_type_name(t));
+            rc =
+                h->batch_row_fail(in, src, LOAMS_ESCHEMA,
+                                  "output column '%s' changed type from %s to %s; only INT64 "
+                                  "-> FLOAT64 widening is allowed (CAST the expression to one "
+                                  "type)",
+                                  st->names[i], loams__sql_type_name(was), loams__sql_type_name(t));
             goto out;
         }
     }
@@ -545,15 +554,9 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
         memset(v, 0, sizeof(*v));
         v->type = value_type(sv);
         switch (v->type) {
-        case LOAMS_T_BOOL:
-            v->u.b = sqlite3_value_int64(sv) != 0;
-            break;
-        case LOAMS_T_INT64:
-            v->u.i = sqlite3_value_int64(sv);
-            break;
-        case LOAMS_T_FLOAT64:
-            v->u.f = sqlite3_value_double(sv);
-            break;
+        case LOAMS_T_BOOL: v->u.b = sqlite3_value_int64(sv) != 0; break;
+        case LOAMS_T_INT64: v->u.i = sqlite3_value_int64(sv); break;
+        case LOAMS_T_FLOAT64: v->u.f = sqlite3_value_double(sv); break;
         case LOAMS_T_STRING:
         case LOAMS_T_JSON:
             /* The bytes as they are: sqlite3_value_text() would copy a text
@@ -573,9 +576,7 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
                 v->u.s.ptr = "";
             }
             break;
-        default:
-            v->type = LOAMS_T_NULL;
-            break;
+        default: v->type = LOAMS_T_NULL; break;
         }
     }
     rc = loams__sql_emit_cells(st, in, out, src, cells);
@@ -586,8 +587,7 @@ out:
     return rc;
 }
 
-int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t to,
-                    size_t *emitted)
+int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t to, size_t *emitted)
 {
     const loams_host_api *h = loams__sql_host;
     loams_batch *in = st->in;
@@ -604,8 +604,7 @@ int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t 
             sqlite3_int64 row = sqlite3_column_int64(st->stmt, (int)st->ncols);
             rc = emit_row(st, in, out, (size_t)row);
             if (rc) {
-                h->set_error(st->ctx, "cannot write the output row of record %lld",
-                             (long long)row);
+                h->set_error(st->ctx, "cannot write the output row of record %lld", (long long)row);
                 goto out;
             }
             if ((++*emitted & 1023) == 0 && h->cancelled(st->ctx)) {
@@ -619,8 +618,9 @@ int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t 
         }
         if (st->fatal) {
             rc = st->fatal;
-            h->set_error(st->ctx, "%s", rc == LOAMS_ECANCELLED ? "the transform was cancelled"
-                                                               : "cannot read the input batch");
+            h->set_error(st->ctx, "%s",
+                         rc == LOAMS_ECANCELLED ? "the transform was cancelled"
+                                                : "cannot read the input batch");
             goto out;
         }
         if (src == SQLITE_NOMEM || st->cur_row >= st->nrows) {
@@ -737,8 +737,7 @@ static const loams_plugin_descriptor descriptor = {
 
 LOAMS_PLUGIN_EXPORT const loams_plugin_descriptor *LOAMS_PLUGIN_ENTRY(const loams_host_api *host)
 {
-    if (!host || host->abi_major != LOAMS_ABI_MAJOR ||
-        !LOAMS_HOST_HAS(host, cancelled)) {
+    if (!host || host->abi_major != LOAMS_ABI_MAJOR || !LOAMS_HOST_HAS(host, cancelled)) {
         return NULL;
     }
     loams__sql_host = host;

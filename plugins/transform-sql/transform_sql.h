@@ -84,20 +84,20 @@ struct loams__sql_state {
     sqlite3 *db;
     sqlite3_stmt *stmt;
     loams__program prog;
-    char *program; /* a copy of the program text (for positions) */
+    char *program;  /* a copy of the program text (for positions) */
     int setting_up; /* the authorizer lets DDL through while set */
 
     /* output columns (the SELECT's, without the hidden source row) */
     size_t ncols;
     char **names;
-    uint32_t *types;   /* loams_type of each column since its first non-NULL value */
-    size_t *out_cols;  /* per run: column index in the output batch */
+    uint32_t *types;  /* loams_type of each column since its first non-NULL value */
+    size_t *out_cols; /* per run: column index in the output batch */
 
     /* virtual table columns: the record columns, then decoded fields the
      * program names; the hidden source-row column comes last */
     size_t nvcols, cap_vcols;
     char **vcol_names;
-    long *vcol_map; /* per run: column index in the input batch, or -1 */
+    long *vcol_map;                 /* per run: column index in the input batch, or -1 */
     const loams_value **vcol_cells; /* per run: that column's cells (host ABI
                                      * 1.3), or NULL: read with batch_get */
 
@@ -194,8 +194,8 @@ enum {
  * Errors: LOAMS_EINPUT (the row fails: st->row_status and st->row_msg
  * set), -ENOMEM. */
 int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int flags,
-                         const loams__json_path *path, const char *ptext, size_t plen,
-                         char **buf, size_t *cap, loams_value *out, int *in_place);
+                         const loams__json_path *path, const char *ptext, size_t plen, char **buf,
+                         size_t *cap, loams_value *out, int *in_place);
 
 /* Fails the row for a json_get_<kind>() whose first argument has SQLite
  * type `sqlite_type` (not TEXT or BLOB).  Returns LOAMS_EINPUT. */

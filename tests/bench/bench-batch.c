@@ -55,8 +55,8 @@ int main(void)
     memset(value, 'v', sizeof value);
     memset(key, 'k', sizeof key);
     memset(text, 't', sizeof text);
-    static const char *names[EXTRA_COLS] = {"subject", "body", "customer", "tag",
-                                            "priority", "id", "score", "open"};
+    static const char *names[EXTRA_COLS] = {"subject",  "body", "customer", "tag",
+                                            "priority", "id",   "score",    "open"};
     loams_record *recs = calloc(BATCH, sizeof *recs);
     loams_value *vals = calloc((size_t)BATCH * EXTRA_COLS, sizeof *vals);
     loams_batch *b;
@@ -148,16 +148,15 @@ int main(void)
     free(cells);
     double in_cells = (double)RECORDS * 6, set_cells = (double)RECORDS * EXTRA_COLS;
     double all_cells = in_cells + set_cells;
-    printf("bench-batch: %d records, batches of %d, %d input + %d decoded cells per row\n",
-           RECORDS, BATCH, 6, EXTRA_COLS);
-    printf("  %-40s %12.0f cells/s  %8.1f MB/s\n", "input batch from records",
-           in_cells / t_in, (double)RECORDS * (KEY_LEN + VALUE_LEN) / t_in / 1e6);
+    printf("bench-batch: %d records, batches of %d, %d input + %d decoded cells per row\n", RECORDS,
+           BATCH, 6, EXTRA_COLS);
+    printf("  %-40s %12.0f cells/s  %8.1f MB/s\n", "input batch from records", in_cells / t_in,
+           (double)RECORDS * (KEY_LEN + VALUE_LEN) / t_in / 1e6);
     printf("  %-40s %12.0f cells/s\n", "batch_set (decoded columns)", set_cells / t_set);
     printf("  %-40s %12.0f cells/s\n", "batch_get (every cell)", all_cells / t_get);
     printf("  %-40s %12.0f cells/s  (payload %.1f MB)\n", "batch: fill + read, all cells",
            all_cells / (t_in + t_set + t_get), (double)bytes / 1e6);
-    printf("  %-40s %12.0f cells/s\n", "reference: malloc per string cell",
-           all_cells / t_ref);
+    printf("  %-40s %12.0f cells/s\n", "reference: malloc per string cell", all_cells / t_ref);
     printf("  checksum %llu\n", (unsigned long long)checksum);
     loams_batch_free(b);
     free(vals);

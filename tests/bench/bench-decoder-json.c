@@ -78,11 +78,11 @@ int main(void)
     double mb = (double)total / 1e6;
     printf("bench-decoder-json: %d ticket records, %.1f MB (%.0f bytes each), batches of %d\n",
            RECORDS, mb, (double)total / RECORDS, BATCH);
-    printf("  %-44s %10.0f records/s %8.1f MB/s\n", "input batches from records",
-           RECORDS / t_build, mb / t_build);
+    printf("  %-44s %10.0f records/s %8.1f MB/s\n", "input batches from records", RECORDS / t_build,
+           mb / t_build);
     printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
-           "decoder-json decode (validate + columns)", RECORDS / t_decode, mb / t_decode,
-           columns, failed);
+           "decoder-json decode (validate + columns)", RECORDS / t_decode, mb / t_decode, columns,
+           failed);
     printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu members)\n",
            "reference: cJSON parse + delete", RECORDS / t_cjson, mb / t_cjson, items);
     vt->close(state);

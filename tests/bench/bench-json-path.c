@@ -81,8 +81,7 @@ int main(int argc, char **argv)
                 loams__json_value v;
                 loams__json_error err;
                 size_t n;
-                if (loams__json_doc_get(doc, p[i], &v, &err) != 0 ||
-                    v.kind != LOAMS__JSON_STRING ||
+                if (loams__json_doc_get(doc, p[i], &v, &err) != 0 || v.kind != LOAMS__JSON_STRING ||
                     loams__json_value_string(doc, &v, buf, sizeof(buf), &n, &err) != 0) {
                     fprintf(stderr, "record %zu path %s failed\n", r, paths[i]);
                     return 1;
@@ -131,8 +130,8 @@ int main(int argc, char **argv)
            nrec, (double)total / (double)nrec, passes);
     printf("  %-34s %12.0f records/s %9.1f MB/s\n", "json_path (on-demand, indexed once)",
            n / t_ours, mb / t_ours);
-    printf("  %-34s %12.0f records/s %9.1f MB/s\n", "cJSON (full tree) [reference]",
-           n / t_cjson, mb / t_cjson);
+    printf("  %-34s %12.0f records/s %9.1f MB/s\n", "cJSON (full tree) [reference]", n / t_cjson,
+           mb / t_cjson);
     printf("  speed-up: %.2fx; extracted bytes %s\n", t_cjson / t_ours,
            h1 == h2 ? "identical" : "DIFFER");
     for (int i = 0; i < NPATHS; i++) {

@@ -354,13 +354,13 @@ static int produce(const options *o, unsigned ntasks, const char *data_dir, cons
                 char *val = data + used;
                 size_t vl = ticket_gen_styled(first + i, style, val, 1024);
                 used += vl;
-                recs[i] = (loams_stream_record_in){
-                    .key = key,
-                    .key_len = (size_t)kl,
-                    .value = val,
-                    .value_len = vl,
-                    .timestamp_us = o->table ? ticket_gen_ts(first + i) : 0,
-                    .partition = -1};
+                recs[i] = (loams_stream_record_in){.key = key,
+                                                   .key_len = (size_t)kl,
+                                                   .value = val,
+                                                   .value_len = vl,
+                                                   .timestamp_us =
+                                                       o->table ? ticket_gen_ts(first + i) : 0,
+                                                   .partition = -1};
                 bytes += (uint64_t)kl + vl;
                 if (ref != NULL && o->table) {
                     fwrite(val, 1, vl, ref);
@@ -390,7 +390,9 @@ static int produce(const options *o, unsigned ntasks, const char *data_dir, cons
         printf("produced %llu records into %u stream%s, %.1f MB (%.0f bytes each) in %.2f s%s\n",
                (unsigned long long)o->n, ntasks, ntasks > 1 ? "s" : "", (double)bytes / 1e6,
                (double)bytes / (double)o->n, t1 - t0,
-               ref_path == NULL ? "" : o->table ? " (with the JSON lines)" : " (with the TSV)");
+               ref_path == NULL ? ""
+               : o->table       ? " (with the JSON lines)"
+                                : " (with the TSV)");
     }
     free(data);
     free(recs);
@@ -855,12 +857,12 @@ static void print_table_summary(run_result (*res)[MAX_ROUNDS], duck_result (*duc
         const run_result *o = &res[i][median_of(ocpu, rounds)];
         const duck_result *d = &duck[i][median_of(dcpu, rounds)];
         double wall = o->wall - o->idle;
-        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "loams link -> Iceberg",
-               o->tasks, ratio((double)o->records, wall), ratio((double)o->records, o->cpu),
+        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "loams link -> Iceberg", o->tasks,
+               ratio((double)o->records, wall), ratio((double)o->records, o->cpu),
                ratio((double)o->bytes, o->cpu) / 1e6, (unsigned long long)o->out_bytes,
                o->peak_kb / 1000);
-        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "DuckDB COPY -> Parquet",
-               o->tasks, ratio((double)d->rows, d->wall), ratio((double)d->rows, d->cpu),
+        printf("%-28s %7u %12.0f %12.0f %9.1f %13llu %6ld MB\n", "DuckDB COPY -> Parquet", o->tasks,
+               ratio((double)d->rows, d->wall), ratio((double)d->rows, d->cpu),
                ratio((double)o->bytes, d->cpu) / 1e6, (unsigned long long)d->bytes,
                d->peak_kb / 1000);
         printf("%-28s %7u %11.2fx %11.2fx %9s %12.3fx\n", "  loams / DuckDB", o->tasks,
@@ -877,8 +879,8 @@ static void print_table_summary(run_result (*res)[MAX_ROUNDS], duck_result (*duc
                 dmin = k == 0 || drate < dmin ? drate : dmin;
                 dmax = k == 0 || drate > dmax ? drate : dmax;
             }
-            printf("%-28s %7u   rec/s CPU: loams %.0f..%.0f, DuckDB %.0f..%.0f\n", "  range of the rounds",
-                   o->tasks, omin, omax, dmin, dmax);
+            printf("%-28s %7u   rec/s CPU: loams %.0f..%.0f, DuckDB %.0f..%.0f\n",
+                   "  range of the rounds", o->tasks, omin, omax, dmin, dmax);
         }
     }
     printf("(* the link's wall time less its idle waits: the last commit waits for "

@@ -32,9 +32,9 @@
 #include "stream/streamlog.h"
 
 typedef struct result {
-    double append_s, read_s;         /* wall clock */
-    double append_cpu, read_cpu;     /* CPU time of the process (user + system) */
-    double read2_cpu;                /* a second read of the same records */
+    double append_s, read_s;     /* wall clock */
+    double append_cpu, read_cpu; /* CPU time of the process (user + system) */
+    double read2_cpu;            /* a second read of the same records */
     long records;
     long long bytes;
     int ok;
@@ -195,8 +195,8 @@ out:
 }
 
 /* Runs one case in a child; returns its peak RSS in KiB. */
-static long in_child(const char *base, int idx, size_t vsize, size_t batch, long records,
-                     int sync, int file_ref, result *res)
+static long in_child(const char *base, int idx, size_t vsize, size_t batch, long records, int sync,
+                     int file_ref, result *res)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/case%d", base, idx);
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
     for (size_t si = 0; si < 2; si++) {
         for (size_t bi = 0; bi < 3; bi++) {
             size_t vsize = sizes[si], batch = batches[bi];
-            long records = batch == 1 ? (sync ? 2000 : 50000)
+            long records = batch == 1     ? (sync ? 2000 : 50000)
                            : batch == 100 ? (vsize == 100 ? 1000000 : 300000)
                                           : (vsize == 100 ? 2000000 : 300000);
             if (sync && batch == 100) {
@@ -318,9 +318,9 @@ int main(int argc, char **argv)
     result r;
     long rss = in_child(base, idx++, 100, 1, ref_bytes / 100, sync, 1, &r);
     if (r.ok) {
-        printf("%-14s %8s %12s %7.0f %12s %7.0f %12s %7s | %11s %11s %5.1f MiB\n",
-               "ref: file I/O", "-", "-", r.bytes / 1e6 / r.append_cpu, "-",
-               r.bytes / 1e6 / r.read_cpu, "-", "-", "-", "-", rss / 1024.0);
+        printf("%-14s %8s %12s %7.0f %12s %7.0f %12s %7s | %11s %11s %5.1f MiB\n", "ref: file I/O",
+               "-", "-", r.bytes / 1e6 / r.append_cpu, "-", r.bytes / 1e6 / r.read_cpu, "-", "-",
+               "-", "-", rss / 1024.0);
     } else {
         printf("reference failed: %s\n", r.msg);
     }

@@ -115,8 +115,8 @@ static int run_raw(const char *dir, int proc, long txns, int sync)
     MDB_txn *txn;
     int rc;
     if ((rc = mdb_env_create(&env)) != 0 || (rc = mdb_env_set_mapsize(env, 1UL << 30)) != 0 ||
-        (rc = mdb_env_open(env, file, MDB_NOSUBDIR | MDB_NOTLS | (sync ? 0 : MDB_NOSYNC),
-                           0644)) != 0 ||
+        (rc = mdb_env_open(env, file, MDB_NOSUBDIR | MDB_NOTLS | (sync ? 0 : MDB_NOSYNC), 0644)) !=
+            0 ||
         (rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0 ||
         (rc = mdb_dbi_open(txn, NULL, 0, &dbi)) != 0 || (rc = mdb_txn_commit(txn)) != 0) {
         fprintf(stderr, "bench-metastore: raw open: %s\n", mdb_strerror(rc));
@@ -273,8 +273,9 @@ int main(int argc, char **argv)
         }
     }
     if (txns <= 0 || sync_txns <= 0 || repeat <= 0 || repeat > MAX_REPEAT) {
-        fprintf(stderr, "bench-metastore: --txns and --sync-txns must be positive, --repeat 1 to "
-                        "%d\n",
+        fprintf(stderr,
+                "bench-metastore: --txns and --sync-txns must be positive, --repeat 1 to "
+                "%d\n",
                 MAX_REPEAT);
         return 2;
     }

@@ -27,11 +27,10 @@
 #include "abi/plugin_ctx.h"
 #include "ticket_records.h"
 
-static const char seed_select[] =
-    "SELECT key AS _pk,\n"
-    "       json_get_str(value, '$.subject') AS subject,\n"
-    "       json_get_str(value, '$.body')    AS body,\n"
-    "       timestamp AS ts\n";
+static const char seed_select[] = "SELECT key AS _pk,\n"
+                                  "       json_get_str(value, '$.subject') AS subject,\n"
+                                  "       json_get_str(value, '$.body')    AS body,\n"
+                                  "       timestamp AS ts\n";
 
 static const char reference_select[] =
     "SELECT key AS _pk, json_extract(value, '$.subject') AS subject,\n"
@@ -101,8 +100,8 @@ int main(int argc, char **argv)
         die("out of memory", NULL);
     }
     if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
-        sqlite3_exec(db, "CREATE TABLE t(key BLOB, value TEXT, ts INTEGER)", NULL, NULL,
-                     NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "CREATE TABLE t(key BLOB, value TEXT, ts INTEGER)", NULL, NULL, NULL) !=
+            SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, reference_select, -1, &sel, NULL) != SQLITE_OK) {
         die("reference SQLite", sqlite3_errmsg(db));

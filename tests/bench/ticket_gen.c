@@ -26,19 +26,20 @@ static const char *const subjects[] = {
 };
 
 static const char *const words[] = {
-    "the", "account", "page", "error", "after", "we", "tried", "again", "and", "it",
-    "still", "fails", "with", "a", "timeout", "when", "our", "team", "opens", "report",
-    "please", "help", "since", "yesterday", "customers", "cannot", "see", "their", "data",
-    "is", "this", "known", "issue", "browser", "cache", "cleared", "nothing", "changed",
+    "the",       "account", "page",  "error",   "after",   "we",      "tried",   "again",
+    "and",       "it",      "still", "fails",   "with",    "a",       "timeout", "when",
+    "our",       "team",    "opens", "report",  "please",  "help",    "since",   "yesterday",
+    "customers", "cannot",  "see",   "their",   "data",    "is",      "this",    "known",
+    "issue",     "browser", "cache", "cleared", "nothing", "changed",
 };
 
 static const char *const priorities[] = {"low", "normal", "high", "urgent"};
-static const char *const tags[] = {"login", "billing", "export", "api", "mobile",
-                                   "webhooks", "2fa", "dashboard", "performance", "bug"};
-static const char *const first[] = {"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald",
-                                    "Frances", "Ken"};
-static const char *const last[] = {"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov",
-                                   "Knuth", "Allen", "Thompson"};
+static const char *const tags[] = {"login",    "billing", "export",    "api",         "mobile",
+                                   "webhooks", "2fa",     "dashboard", "performance", "bug"};
+static const char *const first[] = {"Ada",     "Grace",  "Alan",    "Edsger",
+                                    "Barbara", "Donald", "Frances", "Ken"};
+static const char *const last[] = {"Lovelace", "Hopper", "Turing", "Dijkstra",
+                                   "Liskov",   "Knuth",  "Allen",  "Thompson"};
 static const char *const plans[] = {"free", "team", "business", "enterprise"};
 
 #define PICK(arr, r) (arr[(r) % (sizeof(arr) / sizeof(arr[0]))])
@@ -82,8 +83,8 @@ size_t ticket_gen_styled(uint64_t n, unsigned style, char *buf, size_t cap)
     body[bl] = '\0';
     uint64_t a = mix(r + 1), b = mix(r + 2);
     static const char *const digits[] = {"1", "2", "3", "4"};
-    const char *prio = style & TICKET_GEN_NUMERIC_PRIORITY ? PICK(digits, a >> 8)
-                                                           : PICK(priorities, a >> 8);
+    const char *prio =
+        style & TICKET_GEN_NUMERIC_PRIORITY ? PICK(digits, a >> 8) : PICK(priorities, a >> 8);
     char ts[40] = "";
     if (style & TICKET_GEN_TS) {
         snprintf(ts, sizeof ts, ",\"ts\":%lld", (long long)ticket_gen_ts(n));
@@ -93,11 +94,10 @@ size_t ticket_gen_styled(uint64_t n, unsigned style, char *buf, size_t cap)
                        "\"tags\":[\"%s\",\"%s\"],\"customer\":{\"id\":%llu,\"name\":\"%s %s\","
                        "\"email\":\"%s.%s@example.com\",\"plan\":\"%s\"},"
                        "\"created_at\":\"2026-09-%02d\"%s}",
-                       (unsigned long long)n, PICK(subjects, a), body, prio,
-                       PICK(tags, a >> 16), PICK(tags, a >> 24),
-                       (unsigned long long)(b % 100000), PICK(first, b >> 8), PICK(last, b >> 16),
-                       PICK(first, b >> 8), PICK(last, b >> 16), PICK(plans, b >> 24),
-                       (int)(1 + (b >> 32) % 28), ts);
+                       (unsigned long long)n, PICK(subjects, a), body, prio, PICK(tags, a >> 16),
+                       PICK(tags, a >> 24), (unsigned long long)(b % 100000), PICK(first, b >> 8),
+                       PICK(last, b >> 16), PICK(first, b >> 8), PICK(last, b >> 16),
+                       PICK(plans, b >> 24), (int)(1 + (b >> 32) % 28), ts);
     if (len < 0) {
         return 0;
     }

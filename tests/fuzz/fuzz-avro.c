@@ -46,7 +46,8 @@ static void rewrite(const loams__avro_file *f)
     size_t n = loams__avro_file_count(f);
     for (size_t i = 0; i < n; i++) {
         const loams__avro_value *v = loams__avro_file_object(f, i);
-        if (loams__avro_encode(v, &first) != 0 || loams__avro_encode(v, loams__avro_writer_datum(w)) != 0 ||
+        if (loams__avro_encode(v, &first) != 0 ||
+            loams__avro_encode(v, loams__avro_writer_datum(w)) != 0 ||
             loams__avro_writer_end_datum(w) != 0) {
             abort();
         }
@@ -65,7 +66,8 @@ static void rewrite(const loams__avro_file *f)
             abort();
         }
     }
-    if (first.len != second.len || (first.len > 0 && memcmp(first.data, second.data, first.len) != 0)) {
+    if (first.len != second.len ||
+        (first.len > 0 && memcmp(first.data, second.data, first.len) != 0)) {
         fprintf(stderr, "rewritten objects encode differently\n");
         abort();
     }
@@ -93,8 +95,23 @@ static void read_any(const uint8_t *data, size_t size)
 
 /* ---- generated schemas and objects ---- */
 
-enum { G_NULL, G_BOOL, G_INT, G_LONG, G_FLOAT, G_DOUBLE, G_BYTES, G_STRING, G_FIXED, G_ENUM,
-       G_ARRAY, G_MAP, G_UNION, G_RECORD, G_KINDS };
+enum {
+    G_NULL,
+    G_BOOL,
+    G_INT,
+    G_LONG,
+    G_FLOAT,
+    G_DOUBLE,
+    G_BYTES,
+    G_STRING,
+    G_FIXED,
+    G_ENUM,
+    G_ARRAY,
+    G_MAP,
+    G_UNION,
+    G_RECORD,
+    G_KINDS
+};
 
 typedef struct gnode {
     int kind;
@@ -123,8 +140,8 @@ static void emit(gen *g, const char *s)
 /* in_union: the branch next to "null" in a union (no null, no union). */
 static gnode *gen_schema(gen *g, int depth, int in_union)
 {
-    static const char *const prims[] = {"\"null\"", "\"boolean\"", "\"int\"", "\"long\"",
-                                        "\"float\"", "\"double\"", "\"bytes\"", "\"string\""};
+    static const char *const prims[] = {"\"null\"",  "\"boolean\"", "\"int\"",   "\"long\"",
+                                        "\"float\"", "\"double\"",  "\"bytes\"", "\"string\""};
     char buf[96];
     gnode *n = &g->nodes[g->used++];
     n->kind = (int)fuzz_below(g->in, G_KINDS);
@@ -142,7 +159,8 @@ static gnode *gen_schema(gen *g, int depth, int in_union)
     switch (n->kind) {
     case G_FIXED:
         n->n = fuzz_below(g->in, 9);
-        snprintf(buf, sizeof buf, "{\"type\":\"fixed\",\"name\":\"x%d\",\"size\":%zu}", g->names++, n->n);
+        snprintf(buf, sizeof buf, "{\"type\":\"fixed\",\"name\":\"x%d\",\"size\":%zu}", g->names++,
+                 n->n);
         emit(g, buf);
         break;
     case G_ENUM:
@@ -157,7 +175,8 @@ static gnode *gen_schema(gen *g, int depth, int in_union)
         break;
     case G_ARRAY:
     case G_MAP:
-        emit(g, n->kind == G_ARRAY ? "{\"type\":\"array\",\"items\":" : "{\"type\":\"map\",\"values\":");
+        emit(g, n->kind == G_ARRAY ? "{\"type\":\"array\",\"items\":"
+                                   : "{\"type\":\"map\",\"values\":");
         n->sub[0] = gen_schema(g, depth + 1, 0);
         emit(g, "}");
         break;
@@ -171,7 +190,8 @@ static gnode *gen_schema(gen *g, int depth, int in_union)
         snprintf(buf, sizeof buf, "{\"type\":\"record\",\"name\":\"r%d\",\"fields\":[", g->names++);
         emit(g, buf);
         for (size_t i = 0; i < n->n; i++) {
-            snprintf(buf, sizeof buf, "%s{\"name\":\"f%zu\",\"field-id\":%zu,\"type\":", i ? "," : "", i, i);
+            snprintf(buf, sizeof buf,
+                     "%s{\"name\":\"f%zu\",\"field-id\":%zu,\"type\":", i ? "," : "", i, i);
             emit(g, buf);
             n->sub[i] = gen_schema(g, depth + 1, 0);
             emit(g, "}");
@@ -188,14 +208,10 @@ static int put_value(fuzz_input *in, const gnode *n, loams__bytebuf *b)
     const uint8_t *p;
     int rc = 0;
     switch (n->kind) {
-    case G_NULL:
-        return 0;
-    case G_BOOL:
-        return loams__avro_put_boolean(b, fuzz_u8(in) & 1);
-    case G_INT:
-        return loams__avro_put_int(b, (int32_t)(uint32_t)fuzz_u64(in, 4));
-    case G_LONG:
-        return loams__avro_put_long(b, (int64_t)fuzz_u64(in, 8));
+    case G_NULL: return 0;
+    case G_BOOL: return loams__avro_put_boolean(b, fuzz_u8(in) & 1);
+    case G_INT: return loams__avro_put_int(b, (int32_t)(uint32_t)fuzz_u64(in, 4));
+    case G_LONG: return loams__avro_put_long(b, (int64_t)fuzz_u64(in, 8));
     case G_FLOAT: {
         /* The reader holds a float as a double: a signalling NaN comes back
          * quiet, so NaNs are generated quiet. */
@@ -214,9 +230,7 @@ static int put_value(fuzz_input *in, const gnode *n, loams__bytebuf *b)
         return loams__avro_put_double(b, x);
     }
     case G_BYTES:
-    case G_STRING:
-        p = fuzz_bytes(in, 40, &len);
-        return loams__avro_put_bytes(b, p, len);
+    case G_STRING: p = fuzz_bytes(in, 40, &len); return loams__avro_put_bytes(b, p, len);
     case G_FIXED: {
         uint8_t tmp[8] = {0};
         for (size_t i = 0; i < n->n; i++) {
@@ -224,8 +238,7 @@ static int put_value(fuzz_input *in, const gnode *n, loams__bytebuf *b)
         }
         return loams__avro_put_fixed(b, tmp, n->n);
     }
-    case G_ENUM:
-        return loams__avro_put_long(b, (int64_t)fuzz_below(in, n->n));
+    case G_ENUM: return loams__avro_put_long(b, (int64_t)fuzz_below(in, n->n));
     case G_ARRAY:
     case G_MAP: {
         size_t count = fuzz_below(in, 5);

@@ -111,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *json = to_json(r);
     rc = loams__coll_request_parse(json, strlen(json), &back, &e);
     if (rc != 0 || !same(r, back)) {
-        fprintf(stderr, "the request written back as %s parses differently (rc %d: %s)\n", json,
-                rc, rc ? e.msg : "");
+        fprintf(stderr, "the request written back as %s parses differently (rc %d: %s)\n", json, rc,
+                rc ? e.msg : "");
         abort();
     }
     free(json);

@@ -102,8 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0, start = 0;
     for (size_t i = 0; i <= size && n < 64; i++) {
         if (i == size || data[i] == '\n') {
-            recs[n] = (loams_record){.value = data + start, .value_len = i - start,
-                                     .offset = (int64_t)n};
+            recs[n] =
+                (loams_record){.value = data + start, .value_len = i - start, .offset = (int64_t)n};
             n++;
             start = i + 1;
         }

@@ -21,8 +21,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const fixed[] = {"$", "$.a", "$.a.b", "$[0]", "$.a[1].c", "$.\"x y\"",
-                                    "$[0][0][0]", "$.subject"};
+static const char *const fixed[] = {"$",        "$.a",       "$.a.b",      "$[0]",
+                                    "$.a[1].c", "$.\"x y\"", "$[0][0][0]", "$.subject"};
 
 static void read_all(loams__json_doc *doc, const loams__json_path *p, size_t doclen)
 {
@@ -98,10 +98,10 @@ static void read_trusted(loams__json_doc *doc, const loams__json_path *p, const 
     if (rc == 0 && got.kind != LOAMS__JSON_MISSING && (got.start > got.end || got.end > doclen)) {
         abort();
     }
-    if (valid == 0 && (rc != 0 || got.kind != want.kind ||
-                       (want.kind != LOAMS__JSON_MISSING &&
-                        (got.start != want.start || got.end != want.end ||
-                         got.escaped != want.escaped)))) {
+    if (valid == 0 &&
+        (rc != 0 || got.kind != want.kind ||
+         (want.kind != LOAMS__JSON_MISSING &&
+          (got.start != want.start || got.end != want.end || got.escaped != want.escaped)))) {
         abort();
     }
 }

@@ -73,8 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = loams_config_load_file(&again, path, err, sizeof err);
         char *t2 = rc == 0 ? dump(&again, &n2) : NULL;
         if (rc != 0 || n1 != n2 || memcmp(t1, t2, n1) != 0) {
-            fprintf(stderr, "the dump does not load back the same (rc %d: %s)\n--- dump\n%s"
-                            "--- its dump\n%s",
+            fprintf(stderr,
+                    "the dump does not load back the same (rc %d: %s)\n--- dump\n%s"
+                    "--- its dump\n%s",
                     rc, rc ? err : "", t1, t2 ? t2 : "");
             abort();
         }

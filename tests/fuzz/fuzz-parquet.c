@@ -79,18 +79,13 @@ static int same_value(loams__pq_type t, const loams__pq_value *w, const loams__p
         return w->is_null && r->is_null;
     }
     switch (t) {
-    case LOAMS__PQ_BOOLEAN:
-        return w->u.b == r->u.b;
+    case LOAMS__PQ_BOOLEAN: return w->u.b == r->u.b;
     case LOAMS__PQ_INT32:
-    case LOAMS__PQ_DATE:
-        return w->u.i32 == r->u.i32;
+    case LOAMS__PQ_DATE: return w->u.i32 == r->u.i32;
     case LOAMS__PQ_INT64:
-    case LOAMS__PQ_TIMESTAMP:
-        return w->u.i64 == r->u.i64;
-    case LOAMS__PQ_FLOAT:
-        return memcmp(&w->u.f32, &r->u.f32, 4) == 0;
-    case LOAMS__PQ_DOUBLE:
-        return memcmp(&w->u.f64, &r->u.f64, 8) == 0;
+    case LOAMS__PQ_TIMESTAMP: return w->u.i64 == r->u.i64;
+    case LOAMS__PQ_FLOAT: return memcmp(&w->u.f32, &r->u.f32, 4) == 0;
+    case LOAMS__PQ_DOUBLE: return memcmp(&w->u.f64, &r->u.f64, 8) == 0;
     case LOAMS__PQ_STRING:
     case LOAMS__PQ_BINARY:
         return w->u.bin.len == r->u.bin.len &&
@@ -135,9 +130,7 @@ static void gen_value(fuzz_input *in, const loams__pq_column_def *def, loams__pq
     }
     size_t len;
     switch (def->type) {
-    case LOAMS__PQ_BOOLEAN:
-        v->u.b = sel >> 7;
-        break;
+    case LOAMS__PQ_BOOLEAN: v->u.b = sel >> 7; break;
     case LOAMS__PQ_INT32:
     case LOAMS__PQ_DATE:
         /* few distinct values too, so that runs and dictionaries show up */
@@ -246,8 +239,8 @@ static void round_trip(const uint8_t *data, size_t size)
         const loams__pqr_column *pc = loams__pqr_column_at(r, c);
         if (strcmp(pc->name, cols[c].name) != 0 || pc->type != cols[c].type ||
             pc->optional != cols[c].optional || pc->field_id != cols[c].field_id) {
-            fprintf(stderr, "column %zu reads back as %s type %d optional %d id %d\n", c,
-                    pc->name, (int)pc->type, pc->optional, (int)pc->field_id);
+            fprintf(stderr, "column %zu reads back as %s type %d optional %d id %d\n", c, pc->name,
+                    (int)pc->type, pc->optional, (int)pc->field_id);
             abort();
         }
     }

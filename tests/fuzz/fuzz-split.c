@@ -75,7 +75,8 @@ static int out_write(void *ud, const void *data, size_t len, loams__cerr *e)
 
 static void allowed(int rc, const loams__cerr *e, const char *what)
 {
-    if (rc == 0 || ((rc == LOAMS_ECORRUPT || rc == -EINVAL || rc == -ENOMEM) && e->msg[0] != '\0')) {
+    if (rc == 0 ||
+        ((rc == LOAMS_ECORRUPT || rc == -EINVAL || rc == -ENOMEM) && e->msg[0] != '\0')) {
         return;
     }
     fprintf(stderr, "%s: rc %d, message '%s'\n", what, rc, e->msg);
@@ -249,8 +250,8 @@ static void check_written(loams__split_reader *r, const gdoc *docs, size_t n, si
                         continue;
                     }
                     if (k >= post.n || post.docs[k] != d2 || post.tfs[k] != tf) {
-                        fprintf(stderr, "field %zu term '%.*s': doc %zu tf %u not in postings\n",
-                                f, (int)tl, term, d2, tf);
+                        fprintf(stderr, "field %zu term '%.*s': doc %zu tf %u not in postings\n", f,
+                                (int)tl, term, d2, tf);
                         abort();
                     }
                     k++;
@@ -326,7 +327,8 @@ static void round_trip(const uint8_t *data, size_t size)
             abort();
         }
     }
-    if (dim > 0 && loams__split_writer_field(w, "vec", LOAMS__FIELD_VECTOR, dim, &fid[ntext], &e) != 0) {
+    if (dim > 0 &&
+        loams__split_writer_field(w, "vec", LOAMS__FIELD_VECTOR, dim, &fid[ntext], &e) != 0) {
         abort();
     }
     size_t n = 0;
@@ -360,7 +362,8 @@ static void round_trip(const uint8_t *data, size_t size)
         /* a filler of up to 100 bytes, so that several doc blocks fill */
         snprintf(g->json, sizeof g->json, "{\"n\":%zu,\"x\":\"%.*s\"}", n,
                  (int)fuzz_below(&in, 101),
-                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                 "xxxxxxxxxxxxxxxxxxx");
         if (loams__split_writer_end_doc(w, g->json, strlen(g->json), &e) != 0) {
             abort();
         }

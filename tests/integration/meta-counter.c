@@ -165,7 +165,8 @@ static int cmd_hold_write(const char *dir)
         return 1;
     }
     /* a record as metastore_lmdb.c stores it: 8-byte version, then value */
-    char value[16] = "\1\0\0\0\0\0\0\0" "999";
+    char value[16] = "\1\0\0\0\0\0\0\0"
+                     "999";
     MDB_val k = {.mv_size = 4, .mv_data = "held"}, v = {.mv_size = 11, .mv_data = value};
     if ((rc = mdb_put(txn, dbi, &k, &v, 0)) != 0) {
         fprintf(stderr, "meta-counter: hold-write: %s\n", mdb_strerror(rc));

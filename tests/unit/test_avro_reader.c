@@ -116,8 +116,8 @@ START_TEST(counts_and_sizes_outside_their_types_are_corrupt)
     loams__avro_file *f = NULL;
     char err[256];
     /* a block count of INT64_MIN (negated: undefined), then a byte size */
-    static const uint8_t min_count[] = {0xff, 0xff, 0xff, 0xff, 0xff,
-                                        0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
+    static const uint8_t min_count[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                        0xff, 0xff, 0xff, 0x01, 0x00};
     write_file(&b, "{\"type\":\"array\",\"items\":\"null\"}", min_count, sizeof min_count, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), LOAMS_ECORRUPT);
     ck_assert_msg(strstr(err, "block count is out of range") != NULL, "%s", err);

@@ -192,7 +192,7 @@ START_TEST(test_bad_calls_return_einval)
     loams_value v = i64(1), got;
     ck_assert_int_eq(loams_batch_set(b, 0, col, &v), -EINVAL); /* no row */
     ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, NULL), 0);
-    ck_assert_int_eq(loams_batch_set(b, 0, 1, &v), -EINVAL);   /* no column 1 */
+    ck_assert_int_eq(loams_batch_set(b, 0, 1, &v), -EINVAL); /* no column 1 */
     ck_assert_int_eq(loams_batch_get(b, 1, 0, &got), -EINVAL);
     ck_assert_int_eq(loams_batch_get(b, 0, 1, &got), -EINVAL);
     loams_value bad = {.type = 99};
@@ -553,7 +553,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_input_records_refused_on_foreign_batch_or_bad_record);
     tcase_add_test(tc, test_output_row_keeps_origin_of_input_row);
     tcase_add_test(tc, test_row_failure_is_prefixed_with_partition_and_offset);
-    tcase_add_test(tc, test_row_failure_without_origin_has_no_prefix_and_status_zero_becomes_einput);
+    tcase_add_test(tc,
+                   test_row_failure_without_origin_has_no_prefix_and_status_zero_becomes_einput);
     tcase_add_test(tc, test_many_failures_in_random_order_stay_sorted);
     tcase_add_test(tc, test_large_payloads_and_many_rows);
     tcase_add_test(tc, test_reset_empties_and_batch_is_reusable);

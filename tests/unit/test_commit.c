@@ -71,9 +71,8 @@ START_TEST(commit_round_trips_the_pointer)
     loams_objname t;
     loams_objname_parse("ns.c", &t, NULL, 0);
     loams_lease l;
-    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-3", "n1", 30000, &l,
-                                         NULL, NULL),
-                     0);
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/l/0-3", "n1", 30000, &l, NULL, NULL), 0);
     loams_pointer p;
     make_pointer(&p, "ns/c/manifest/1.json", 42);
     ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
@@ -103,13 +102,11 @@ START_TEST(zombie_commit_is_fenced_and_writes_nothing)
     loams_objname t;
     loams_objname_parse("ns.c", &t, NULL, 0);
     loams_lease old, fresh;
-    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 1000, &old,
-                                         NULL, NULL),
-                     0);
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 1000, &old, NULL, NULL), 0);
     clock_now += 5000; /* old expires */
-    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n2", 1000, &fresh,
-                                         NULL, NULL),
-                     0);
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n2", 1000, &fresh, NULL, NULL), 0);
     ck_assert_uint_gt(fresh.epoch, old.epoch);
     loams_pointer p;
     make_pointer(&p, "zombie.json", 5);
@@ -141,9 +138,8 @@ START_TEST(commit_on_a_moved_pointer_conflicts)
     loams_objname t;
     loams_objname_parse("ns.c", &t, NULL, 0);
     loams_lease l;
-    ck_assert_int_eq(loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 30000, &l,
-                                         NULL, NULL),
-                     0);
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 30000, &l, NULL, NULL), 0);
     loams_pointer a, b;
     make_pointer(&a, "a.json", 1);
     make_pointer(&b, "b.json", 2);
@@ -176,8 +172,10 @@ START_TEST(orphans_are_recorded_for_gc)
     int seen_split = 0, seen_manifest = 0;
     for (size_t i = 0; i < r.count; i++) {
         ck_assert(strncmp(r.kvs[i].key, "gc/orphan/0000000001234/", 24) == 0);
-        seen_split |= r.kvs[i].value_len == 19 && memcmp(r.kvs[i].value, "ns/c/splits/1.split", 19) == 0;
-        seen_manifest |= r.kvs[i].value_len == 20 && memcmp(r.kvs[i].value, "ns/c/manifest/2.json", 20) == 0;
+        seen_split |=
+            r.kvs[i].value_len == 19 && memcmp(r.kvs[i].value, "ns/c/splits/1.split", 19) == 0;
+        seen_manifest |=
+            r.kvs[i].value_len == 20 && memcmp(r.kvs[i].value, "ns/c/manifest/2.json", 20) == 0;
     }
     ck_assert(seen_split && seen_manifest);
     loams_meta_range_free(&r);

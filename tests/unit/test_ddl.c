@@ -84,9 +84,9 @@ END_TEST
 
 START_TEST(create_stream_with_options_and_namespace)
 {
-    loams_ddl_script *s = parse_ok(
-        "create stream Shop.Orders with (partitions = 4, retention = '7d', "
-        "retention_bytes = '10GiB', ratio = 0.5, compact = true, mode = Fast, neg = -3)");
+    loams_ddl_script *s =
+        parse_ok("create stream Shop.Orders with (partitions = 4, retention = '7d', "
+                 "retention_bytes = '10GiB', ratio = 0.5, compact = true, mode = Fast, neg = -3)");
     const loams_ddl_stmt *st = only(s);
     ck_assert_int_eq(st->kind, LOAMS_DDL_CREATE_STREAM);
     ck_assert_str_eq(st->name.ns, "shop");
@@ -165,8 +165,7 @@ START_TEST(transform_capture_skips_strings_comments_and_nested_parens)
                       " (1) -- )\n /* ) */ AS x) WITH (a = 1)";
     loams_ddl_script *s = parse_ok(src);
     const loams_ddl_stmt *st = only(s);
-    ck_assert_str_eq(st->link.transform.text,
-                     "SELECT f(')', \")\"), (1) -- )\n /* ) */ AS x");
+    ck_assert_str_eq(st->link.transform.text, "SELECT f(')', \")\"), (1) -- )\n /* ) */ AS x");
     ck_assert_uint_eq(st->link.transform.pos.line, 1);
     ck_assert_uint_eq(st->link.transform.pos.column, 53);
     ck_assert_uint_eq(st->with.count, 1);
@@ -185,10 +184,10 @@ END_TEST
 
 START_TEST(lua_transforms_by_name_and_inline)
 {
-    loams_ddl_script *s = parse_ok(
-        "CREATE LINK l FROM STREAM s INTO COLLECTION c TRANSFORM LUA 'tickets.lua';\n"
-        "CREATE LINK m FROM STREAM s INTO COLLECTION c TRANSFORM LUA $$\n"
-        "function transform(rec) return {x = 'it''s'} end\n$$ WITH (on_error = 'skip')");
+    loams_ddl_script *s =
+        parse_ok("CREATE LINK l FROM STREAM s INTO COLLECTION c TRANSFORM LUA 'tickets.lua';\n"
+                 "CREATE LINK m FROM STREAM s INTO COLLECTION c TRANSFORM LUA $$\n"
+                 "function transform(rec) return {x = 'it''s'} end\n$$ WITH (on_error = 'skip')");
     ck_assert_uint_eq(loams_ddl_script_count(s), 2);
     const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
     ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_LUA_NAME);
@@ -246,9 +245,9 @@ END_TEST
 
 START_TEST(drop_pause_resume_select)
 {
-    loams_ddl_script *s = parse_ok(
-        "DROP LINK a.l; DROP STREAM IF EXISTS s; PAUSE LINK l; RESUME LINK x.l;\n"
-        "SELECT * FROM system.links; select * from SYSTEM.STREAMS;;");
+    loams_ddl_script *s =
+        parse_ok("DROP LINK a.l; DROP STREAM IF EXISTS s; PAUSE LINK l; RESUME LINK x.l;\n"
+                 "SELECT * FROM system.links; select * from SYSTEM.STREAMS;;");
     ck_assert_uint_eq(loams_ddl_script_count(s), 6);
     const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
     ck_assert_int_eq(st->kind, LOAMS_DDL_DROP_LINK);
@@ -372,8 +371,7 @@ START_TEST(statement_level_errors)
                 "'system.tables': only system tables can be queried with SELECT");
     check_error("CREATE STREAM "
                 "a0123456789012345678901234567890123456789012345678901234567890123",
-                1, 15,
-                "the name 'a0123456789012345678...' is longer than 63 characters");
+                1, 15, "the name 'a0123456789012345678...' is longer than 63 characters");
 }
 END_TEST
 

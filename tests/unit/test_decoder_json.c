@@ -75,11 +75,13 @@ START_TEST(test_strings_are_unescaped)
 {
     decoder_run run;
     decoder_open(&run, desc, NULL, 0);
-    add(&run, 0, "{\"a\":\"l\\u00e9a\\n\\t\\\"q\\\" \\/ \\\\\",\"emoji\":\"\\ud83d\\ude00\","
-                 "\"utf8\":\"caf\xc3\xa9\",\"nul\":\"a\\u0000b\",\"na\\u006de\":1}");
+    add(&run, 0,
+        "{\"a\":\"l\\u00e9a\\n\\t\\\"q\\\" \\/ \\\\\",\"emoji\":\"\\ud83d\\ude00\","
+        "\"utf8\":\"caf\xc3\xa9\",\"nul\":\"a\\u0000b\",\"na\\u006de\":1}");
     ck_assert_int_eq(decoder_decode(&run), 0);
     ck_assert_str_eq(row_error(&run, 0), "");
-    ck_assert(text_is(cell(&run, 0, "a"), "l\xc3\xa9" "a\n\t\"q\" / \\"));
+    ck_assert(text_is(cell(&run, 0, "a"), "l\xc3\xa9"
+                                          "a\n\t\"q\" / \\"));
     ck_assert(text_is(cell(&run, 0, "emoji"), "\xf0\x9f\x98\x80"));
     ck_assert(text_is(cell(&run, 0, "utf8"), "caf\xc3\xa9"));
     loams_value v = cell(&run, 0, "nul");
@@ -198,8 +200,9 @@ START_TEST(test_only_wanted_members_become_columns_but_every_member_is_checked)
      * member becomes as json_key); names compare case-insensitively. */
     const char *const wanted[] = {"Subject", "json_key"};
     ck_assert_int_eq(loams_batch_want_columns(run.batch, wanted, 2), 0);
-    add(&run, 0, "{\"subject\":\"a \\\"b\\\"\",\"body\":\"long\",\"n\":1.5,\"o\":{\"x\":[1]},"
-                 "\"key\":\"k\"}");
+    add(&run, 0,
+        "{\"subject\":\"a \\\"b\\\"\",\"body\":\"long\",\"n\":1.5,\"o\":{\"x\":[1]},"
+        "\"key\":\"k\"}");
     /* an unwanted member that is not valid JSON still fails its record */
     add(&run, 1, "{\"subject\":\"ok\",\"body\":\"x\\qy\"}");
     add(&run, 2, "{\"subject\":\"ok\",\"o\":[1,}");
@@ -261,10 +264,10 @@ START_TEST(test_special_bytes_are_found_at_every_position_of_long_strings)
             snprintf(doc, sizeof doc, "{\"s\":\"%s\\n\xc3\xa9%s\"}", plain, plain + k + 1);
             add(&run, 1, doc);
             ck_assert_int_eq(decoder_decode(&run), 0);
-            snprintf(want,
-                     sizeof want, "partition 0 offset 0: invalid JSON at byte %zu: control "
-                                  "character 0x01 inside a string (write it as an escape, e.g. "
-                                  "\\n or \\u0001)",
+            snprintf(want, sizeof want,
+                     "partition 0 offset 0: invalid JSON at byte %zu: control "
+                     "character 0x01 inside a string (write it as an escape, e.g. "
+                     "\\n or \\u0001)",
                      6 + k);
             ck_assert_str_eq(row_error(&run, 0), want);
             snprintf(want, sizeof want, "%s\n\xc3\xa9%s", plain, plain + k + 1);
@@ -328,44 +331,58 @@ static const struct {
     {"{\"a\":\"\xc0\xaf\"}", 0, "value is not UTF-8 at byte 6 (byte 0xc0)"},
     {"{\"a\":\"\xed\xa0\x80\"}", 0, "value is not UTF-8 at byte 6 (byte 0xed)"},
     {"{\"a\":1,}", 0, "invalid JSON at byte 7: expected a member name (a string), found '}'"},
-    {"{\"a\":", 0, "invalid JSON at byte 5: the document ends early (truncated?): expected a "
-                   "value"},
+    {"{\"a\":", 0,
+     "invalid JSON at byte 5: the document ends early (truncated?): expected a "
+     "value"},
     {"{\"a\" 1}", 0, "invalid JSON at byte 5: expected ':' after a member name, found '1'"},
-    {"{\"a\":1 \"b\":2}", 0, "invalid JSON at byte 7: expected ',' or '}' after an object "
-                            "member, found '\"'"},
-    {"[1,2", 0, "invalid JSON at byte 4: the document ends early (truncated?): expected ',' or "
-                "']' after an array element"},
-    {"[1,,2]", 0, "invalid JSON at byte 3: expected a value (object, array, string, number, "
-                  "true, false or null), found ','"},
-    {"{\"a\":\"abc", 0, "invalid JSON at byte 9: the document ends early (truncated?): the "
-                        "string that starts at byte 5 is not closed"},
-    {"{\"a\":tru}", 0, "invalid JSON at byte 8: expected the literal 'true' that starts at byte "
-                       "5, found '}'"},
+    {"{\"a\":1 \"b\":2}", 0,
+     "invalid JSON at byte 7: expected ',' or '}' after an object "
+     "member, found '\"'"},
+    {"[1,2", 0,
+     "invalid JSON at byte 4: the document ends early (truncated?): expected ',' or "
+     "']' after an array element"},
+    {"[1,,2]", 0,
+     "invalid JSON at byte 3: expected a value (object, array, string, number, "
+     "true, false or null), found ','"},
+    {"{\"a\":\"abc", 0,
+     "invalid JSON at byte 9: the document ends early (truncated?): the "
+     "string that starts at byte 5 is not closed"},
+    {"{\"a\":tru}", 0,
+     "invalid JSON at byte 8: expected the literal 'true' that starts at byte "
+     "5, found '}'"},
     {"nul", 0, "invalid JSON at byte 3: the document ends early (truncated?) inside 'null'"},
-    {"01", 0, "invalid JSON at byte 0: invalid number: a leading zero must not be followed by "
-              "digits"},
-    {"1.", 0, "invalid JSON at byte 2: invalid number: expected a digit after the decimal "
-              "point"},
+    {"01", 0,
+     "invalid JSON at byte 0: invalid number: a leading zero must not be followed by "
+     "digits"},
+    {"1.", 0,
+     "invalid JSON at byte 2: invalid number: expected a digit after the decimal "
+     "point"},
     {"-x", 0, "invalid JSON at byte 1: invalid number: expected a digit after '-'"},
     {"1e+", 0, "invalid JSON at byte 3: invalid number: expected a digit in the exponent"},
     {"{\"a\":1} x", 0, "invalid JSON at byte 8: unexpected data after the JSON document: 'x'"},
     {"[1] [2]", 0, "invalid JSON at byte 4: unexpected data after the JSON document: '['"},
-    {"{\"a\":\"x\ty\"}", 0, "invalid JSON at byte 7: control character 0x09 inside a string "
-                           "(write it as an escape, e.g. \\n or \\u0009)"},
+    {"{\"a\":\"x\ty\"}", 0,
+     "invalid JSON at byte 7: control character 0x09 inside a string "
+     "(write it as an escape, e.g. \\n or \\u0009)"},
     {"\"a\\qb\"", 0, "invalid JSON at byte 2: invalid escape '\\q' in a string"},
     {"\"\\u12G4\"", 0, "invalid JSON at byte 1: invalid \\u escape (expected 4 hex digits)"},
-    {"\"\\ud800x\"", 0, "invalid JSON at byte 1: invalid \\u escape: a high surrogate (\\ud800) "
-                       "must be followed by a low surrogate escape"},
-    {"\"\\udc00\"", 0, "invalid JSON at byte 1: invalid \\u escape: a low surrogate (\\udc00) "
-                      "without a high one before it"},
+    {"\"\\ud800x\"", 0,
+     "invalid JSON at byte 1: invalid \\u escape: a high surrogate (\\ud800) "
+     "must be followed by a low surrogate escape"},
+    {"\"\\udc00\"", 0,
+     "invalid JSON at byte 1: invalid \\u escape: a low surrogate (\\udc00) "
+     "without a high one before it"},
     {"{\"\":1}", 0, "the member name at byte 1 is empty, so it cannot be a column name"},
-    {"{\"a\\u0000\":1}", 0, "the member name at byte 1 contains \\u0000, so it cannot be a "
-                           "column name"},
-    {"{\"a\":\"x\0y\"}", 11, "invalid JSON at byte 7: control character 0x00 inside a string "
-                            "(write it as an escape, e.g. \\n or \\u0000)"},
+    {"{\"a\\u0000\":1}", 0,
+     "the member name at byte 1 contains \\u0000, so it cannot be a "
+     "column name"},
+    {"{\"a\":\"x\0y\"}", 11,
+     "invalid JSON at byte 7: control character 0x00 inside a string "
+     "(write it as an escape, e.g. \\n or \\u0000)"},
     {"{a:1}", 0, "invalid JSON at byte 1: expected a member name (a string), found 'a'"},
-    {"\x01", 0, "invalid JSON at byte 0: expected a value (object, array, string, number, true, "
-                "false or null), found byte 0x01"},
+    {"\x01", 0,
+     "invalid JSON at byte 0: expected a value (object, array, string, number, true, "
+     "false or null), found byte 0x01"},
 };
 
 START_TEST(test_each_bad_record_fails_alone_with_its_position)

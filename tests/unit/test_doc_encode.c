@@ -87,8 +87,9 @@ START_TEST(random_strings_are_escaped_like_byte_by_byte)
 {
     /* Plain runs longer and shorter than 8 bytes between quotes, escapes,
      * control bytes, valid 2-byte UTF-8 and stray continuation bytes. */
-    static const char *const pieces[] = {"a", "plain text ", "0123456789abcdef", "\"", "\\",
-                                         "\n", "\x01", "\x1f", "\xc3\xa9", "\x80", "~"};
+    static const char *const pieces[] = {
+        "a",    "plain text ", "0123456789abcdef", "\"",   "\\", "\n",
+        "\x01", "\x1f",        "\xc3\xa9",         "\x80", "~"};
     unsigned seed = 777;
     for (int round = 0; round < 3000; round++) {
         unsigned char text[600];
@@ -115,7 +116,8 @@ END_TEST
  * range: ' ', '~', DEL) at every position of plain strings of 1 to 48 bytes. */
 START_TEST(a_special_byte_at_every_position_is_escaped_like_byte_by_byte)
 {
-    static const unsigned char special[] = {'"', '\\', '\n', 0x01, 0x1f, ' ', '~', 0x7f, 0x80, 0xff};
+    static const unsigned char special[] = {'"', '\\', '\n', 0x01, 0x1f,
+                                            ' ', '~',  0x7f, 0x80, 0xff};
     for (size_t len = 1; len <= 48; len++) {
         for (size_t at = 0; at < len; at++) {
             for (size_t k = 0; k < sizeof special; k++) {
@@ -129,8 +131,8 @@ START_TEST(a_special_byte_at_every_position_is_escaped_like_byte_by_byte)
                 loams_value v = {.type = LOAMS_T_STRING};
                 v.u.s.ptr = (const char *)text;
                 v.u.s.len = len;
-                ck_assert_msg(strcmp(enc(&v), want) == 0, "length %zu, byte 0x%02x at %zu: %s",
-                              len, special[k], at, enc(&v));
+                ck_assert_msg(strcmp(enc(&v), want) == 0, "length %zu, byte 0x%02x at %zu: %s", len,
+                              special[k], at, enc(&v));
             }
         }
     }

@@ -181,14 +181,12 @@ START_TEST(lone_surrogates_are_errors_with_their_position)
     size_t len;
     const char *j = "{\"s\":\"ab\\ud83d x\"}";
     ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err),
-                     LOAMS_EINPUT);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 8);
     ck_assert_ptr_nonnull(strstr(err.what, "surrogate"));
     j = "{\"s\":\"\\udc00\"}";
     ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err),
-                     LOAMS_EINPUT);
+    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 6);
 }
 END_TEST
@@ -248,8 +246,8 @@ END_TEST
 START_TEST(missing_paths_are_missing_not_errors)
 {
     const char *j = "{\"a\":{\"b\":1},\"arr\":[1,2],\"s\":\"x\"}";
-    const char *paths[] = {"$.zz", "$.a.c", "$.arr[2]", "$.s.x", "$.s[0]", "$.a[0]",
-                           "$.arr.x", "$.a.b.c", "$[0]"};
+    const char *paths[] = {"$.zz",   "$.a.c",   "$.arr[2]", "$.s.x", "$.s[0]",
+                           "$.a[0]", "$.arr.x", "$.a.b.c",  "$[0]"};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         loams__json_value v;
         loams__json_error err;
@@ -407,9 +405,10 @@ struct bad_path {
 START_TEST(bad_paths_are_refused_with_positions)
 {
     static const struct bad_path cases[] = {
-        {"a.b", 0}, {"", 0}, {"$.", 2}, {"$[x]", 2}, {"$[1", 3}, {"$.a b", 3},
-        {"$.\"a", 2}, {"$[99999999999]", 2}, {"$.a]", 3}, {"$..a", 2}, {"$[\"a\"", 5},
-        {"$.\"a\"b", 5}, {"$x", 1},
+        {"a.b", 0},  {"", 0},      {"$.", 2},      {"$[x]", 2},
+        {"$[1", 3},  {"$.a b", 3}, {"$.\"a", 2},   {"$[99999999999]", 2},
+        {"$.a]", 3}, {"$..a", 2},  {"$[\"a\"", 5}, {"$.\"a\"b", 5},
+        {"$x", 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         loams__json_path *p = NULL;
@@ -536,11 +535,30 @@ START_TEST(a_trusted_documents_lookup_equals_the_validating_one)
         "{ \"a\" : { \"b\" : [ 1 , { \"c\" : \"d\" } ] } }",
     };
     static const char *const paths[] = {
-        "$",           "$.name",      "$.customer",  "$.customer.name", "$.customer.email",
-        "$.customer.x", "$.tags[2][1][1]", "$.tags[3]", "$.n",        "$.t",
-        "$.z",         "$.e",         "$.ea",        "$.ea[0]",     "$.x.name",
-        "$[1].name[2].name", "$[0]",  "$[3]",        "$[9]",        "$.s",
-        "$.a.b[1].c",  "$.a.b",       "$.name.x",    "$[0].name.q",
+        "$",
+        "$.name",
+        "$.customer",
+        "$.customer.name",
+        "$.customer.email",
+        "$.customer.x",
+        "$.tags[2][1][1]",
+        "$.tags[3]",
+        "$.n",
+        "$.t",
+        "$.z",
+        "$.e",
+        "$.ea",
+        "$.ea[0]",
+        "$.x.name",
+        "$[1].name[2].name",
+        "$[0]",
+        "$[3]",
+        "$[9]",
+        "$.s",
+        "$.a.b[1].c",
+        "$.a.b",
+        "$.name.x",
+        "$[0].name.q",
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
@@ -556,8 +574,7 @@ START_TEST(a_trusted_documents_lookup_equals_the_validating_one)
                               (want.kind == LOAMS__JSON_MISSING ||
                                (got.start == want.start && got.end == want.end)),
                           "doc %zu path %s: kind %u [%u,%u) trusted, %u [%u,%u) validated", i,
-                          paths[k], got.kind, got.start, got.end, want.kind, want.start,
-                          want.end);
+                          paths[k], got.kind, got.start, got.end, want.kind, want.start, want.end);
             /* and a second lookup (indexed) agrees too */
             ck_assert_int_eq(loams__json_doc_get(doc, p, &got, &err), 0);
             ck_assert_uint_eq(got.kind, want.kind);
@@ -571,9 +588,15 @@ END_TEST
  * its bytes, and what it cannot read goes to the validating lookup. */
 START_TEST(a_malformed_trusted_document_is_read_safely)
 {
-    static const char *const bad[] = {"{\"a\":1,\"b\":", "{\"a\":[1,2", "{\"a\"", "{",
-                                      "[1,2", "{\"a\":\"unterminated", "{\"a\":1 \"b\":2}",
-                                      "{\"b\":{\"c\":1},\"a\":tru}", ""};
+    static const char *const bad[] = {"{\"a\":1,\"b\":",
+                                      "{\"a\":[1,2",
+                                      "{\"a\"",
+                                      "{",
+                                      "[1,2",
+                                      "{\"a\":\"unterminated",
+                                      "{\"a\":1 \"b\":2}",
+                                      "{\"b\":{\"c\":1},\"a\":tru}",
+                                      ""};
     loams__json_path *p = path_of("$.a");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         /* an exact-size copy, so that ASan sees a read past the end */

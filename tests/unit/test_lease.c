@@ -347,8 +347,7 @@ START_TEST(bad_arguments_are_einval)
     ck_assert_int_eq(loams_lease_acquire(m, &test_clock, "t", "a", 0, &l, NULL, &err), -EINVAL);
     ck_assert_int_eq(loams_lease_acquire(m, &test_clock, "", "a", 10, &l, NULL, &err), -EINVAL);
     ck_assert_int_eq(loams_lease_acquire(m, &test_clock, "t", "", 10, &l, NULL, &err), -EINVAL);
-    ck_assert_int_eq(loams_lease_acquire(m, &test_clock, "t", "a\nb", 10, &l, NULL, &err),
-                     -EINVAL);
+    ck_assert_int_eq(loams_lease_acquire(m, &test_clock, "t", "a\nb", 10, &l, NULL, &err), -EINVAL);
     ck_assert_int_eq(loams_lease_acquire(m, &test_clock, long_key, "a", 10, &l, NULL, &err),
                      -EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "too long"));

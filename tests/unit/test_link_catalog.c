@@ -90,8 +90,7 @@ START_TEST(failed_state_keeps_error_and_offset_until_resume)
     loams_link_def d, r;
     make_def(&d, "ns.l");
     ck_assert_int_eq(loams_link_create(meta, &d, NULL), 0);
-    ck_assert_int_eq(loams_link_set_state(meta, &d, LOAMS_LINK_FAILED, "bad json", 2, 99, NULL),
-                     0);
+    ck_assert_int_eq(loams_link_set_state(meta, &d, LOAMS_LINK_FAILED, "bad json", 2, 99, NULL), 0);
     loams_link_def_init(&r);
     ck_assert_int_eq(loams_link_get(meta, &d.name, &r, NULL), 0);
     ck_assert_int_eq(r.state, LOAMS_LINK_FAILED);
@@ -102,8 +101,7 @@ START_TEST(failed_state_keeps_error_and_offset_until_resume)
     loams_link_def stale;
     make_def(&stale, "ns.l");
     stale.version = 1;
-    ck_assert_int_eq(loams_link_set_state(meta, &stale, LOAMS_LINK_RUNNING, NULL, -1, -1, NULL),
-                     0);
+    ck_assert_int_eq(loams_link_set_state(meta, &stale, LOAMS_LINK_RUNNING, NULL, -1, -1, NULL), 0);
     loams_link_def_clear(&r);
     loams_link_def_init(&r);
     ck_assert_int_eq(loams_link_get(meta, &d.name, &r, NULL), 0);

@@ -714,8 +714,7 @@ START_TEST(full_disk_is_efull_saying_disk)
     ck_assert_int_eq(stat(file, &st), 0);
     /* A file size limit fails writes like a full disk does (EFBIG). */
     signal(SIGXFSZ, SIG_IGN);
-    struct rlimit rl = {.rlim_cur = (rlim_t)st.st_size + 64 * 1024,
-                        .rlim_max = RLIM_INFINITY};
+    struct rlimit rl = {.rlim_cur = (rlim_t)st.st_size + 64 * 1024, .rlim_max = RLIM_INFINITY};
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
     char value[8192];
     memset(value, 'd', sizeof value);

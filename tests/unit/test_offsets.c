@@ -57,8 +57,8 @@ START_TEST(test_json_round_trip_and_bad_json_leaves_set_unchanged)
     int64_t next;
     ck_assert_int_eq(loams_offsets_get(back, 11, &next), 0);
     ck_assert_int_eq(next, 9007199254740991LL);
-    const char *bad[] = {"[1]", "{\"x\":1}", "{\"1\":-1}", "{\"1\":1.5}", "{\"1\":\"2\"}",
-                         "{\"1\":1,\"1\":2}", "{", "{\"-1\":3}"};
+    const char *bad[] = {"[1]",           "{\"x\":1}",         "{\"1\":-1}", "{\"1\":1.5}",
+                         "{\"1\":\"2\"}", "{\"1\":1,\"1\":2}", "{",          "{\"-1\":3}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(loams_offsets_parse_json(back, bad[i], strlen(bad[i])), LOAMS_EINPUT);
         ck_assert_uint_eq(loams_offsets_count(back), 3);

@@ -36,7 +36,7 @@ static void build(loams__bytebuf *file, const footer *f)
     loams__thrift_field_string(&t, 4, "schema");
     loams__thrift_field_i32(&t, 5, f->children);
     loams__thrift_struct_end(&t);
-    loams__thrift_struct_begin(&t); /* leaf */
+    loams__thrift_struct_begin(&t);    /* leaf */
     loams__thrift_field_i32(&t, 1, 1); /* INT32 */
     loams__thrift_field_i32(&t, 3, 0); /* REQUIRED */
     if (f->leaf_named) {

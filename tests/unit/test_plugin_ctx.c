@@ -31,8 +31,8 @@ static const loams_plugin_descriptor desc = {
 static const loams_plugin_descriptor bare = {
     LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_STORE, "store-bare", "1.0.0", "test", NULL, NULL};
 
-static const char *create_err(const loams_plugin_descriptor *d, const loams_option_kv *kv,
-                              size_t n, int want)
+static const char *create_err(const loams_plugin_descriptor *d, const loams_option_kv *kv, size_t n,
+                              int want)
 {
     static char err[1024];
     loams_ctx *ctx = NULL;
@@ -129,8 +129,8 @@ END_TEST
 
 START_TEST(test_malformed_option_tables_are_plugin_bugs)
 {
-    static const loams_option_spec bad_default[] = {
-        {"n", LOAMS_OPT_INT, 0, "many", NULL, ""}, {NULL, 0, 0, NULL, NULL, NULL}};
+    static const loams_option_spec bad_default[] = {{"n", LOAMS_OPT_INT, 0, "many", NULL, ""},
+                                                    {NULL, 0, 0, NULL, NULL, NULL}};
     static const loams_option_spec bad_type[] = {{"n", 42, 0, NULL, NULL, ""},
                                                  {NULL, 0, 0, NULL, NULL, NULL}};
     static const loams_option_spec bad_enum[] = {{"e", LOAMS_OPT_ENUM, 0, NULL, NULL, ""},

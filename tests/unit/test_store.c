@@ -154,15 +154,14 @@ static void m_close(void *state)
     }
 }
 
-static const loams_store_vtable mem_vt = {sizeof mem_vt, m_open,   m_put,   m_get,
-                                          m_head,        m_list,   m_del,   m_wopen,
-                                          m_wwrite,      m_wcommit, m_wabort, m_close, NULL};
+static const loams_store_vtable mem_vt = {sizeof mem_vt, m_open,  m_put,   m_get,    m_head,
+                                          m_list,        m_del,   m_wopen, m_wwrite, m_wcommit,
+                                          m_wabort,      m_close, NULL};
 static const loams_option_spec mem_opts[] = {
     {"fail_open", LOAMS_OPT_BOOL, 0, "false", NULL, "fail in open"},
     {NULL, 0, 0, NULL, NULL, NULL}};
 static const loams_plugin_descriptor mem_desc = {
-    LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_STORE, "store-mem", "1.0.0", "memory", &mem_vt,
-    mem_opts};
+    LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_STORE, "store-mem", "1.0.0", "memory", &mem_vt, mem_opts};
 
 static loams_store *open_mem(void)
 {

@@ -207,8 +207,8 @@ START_TEST(test_missing_object_is_enoent_with_message)
 }
 END_TEST
 
-#define RULES                                                                                  \
-    " (a key is a relative path of '/'-separated segments: not empty, no leading '/', no '.' " \
+#define RULES                                                                                      \
+    " (a key is a relative path of '/'-separated segments: not empty, no leading '/', no '.' "     \
     "or '..' segment, no '//', at most 1024 bytes)"
 
 START_TEST(test_bad_keys_are_refused_naming_the_key)
@@ -252,8 +252,8 @@ START_TEST(test_bad_keys_are_refused_naming_the_key)
     memset(key, 's', 256);
     key[256] = '\0';
     ck_assert_int_eq(loams_store_put(st, key, "x", 1), -EINVAL);
-    ck_assert_ptr_nonnull(strstr(loams_store_last_error(),
-                                 "it has a segment longer than 255 bytes"));
+    ck_assert_ptr_nonnull(
+        strstr(loams_store_last_error(), "it has a segment longer than 255 bytes"));
     /* 1024 bytes in segments of at most 255 is fine */
     memset(key, 'a', 1024);
     for (int i = 200; i < 1000; i += 201) {
@@ -381,9 +381,9 @@ START_TEST(test_bad_listing_prefix_is_refused)
 {
     loams_keylist *l = list("../", NULL, 0, -EINVAL);
     loams_keylist_free(l);
-    ck_assert_str_eq(loams_store_last_error(),
-                     "invalid listing prefix '../': its directory part '..' is not a valid key"
-                     RULES);
+    ck_assert_str_eq(
+        loams_store_last_error(),
+        "invalid listing prefix '../': its directory part '..' is not a valid key" RULES);
     l = list("/abs/x", NULL, 0, -EINVAL);
     loams_keylist_free(l);
     /* a prefix is a string prefix: a partial last segment is fine */

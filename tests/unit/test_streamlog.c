@@ -208,8 +208,7 @@ START_TEST(read_returns_records_with_keys_headers_and_timestamps)
 {
     loams_stream *s = create_open("s", 1);
     loams_stream_header hd[2] = {{"trace", 5, "abc", 3}, {"empty", 5, "", 0}};
-    loams_stream_record_in recs[3] = {rec_kv("k1", "hello"), rec_kv(NULL, "world"),
-                                      rec_kv("", "")};
+    loams_stream_record_in recs[3] = {rec_kv("k1", "hello"), rec_kv(NULL, "world"), rec_kv("", "")};
     recs[0].headers = hd;
     recs[0].nheaders = 2;
     recs[0].timestamp_us = 1234567;
@@ -278,9 +277,11 @@ START_TEST(headers_json_is_valid_json_whatever_the_headers_hold)
                      0);
     size_t n;
     const char *text = loams_buf_data(b, &n);
-    const char *want = "{\"trace\":\"abc\",\"quote\\\"d\":\"tab\\there\","
-                       "\"bad\xef\xbf\xbd\":\"caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\","
-                       "\"nul\":\"a\xef\xbf\xbd" "b\"}";
+    const char *want =
+        "{\"trace\":\"abc\",\"quote\\\"d\":\"tab\\there\","
+        "\"bad\xef\xbf\xbd\":\"caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\","
+        "\"nul\":\"a\xef\xbf\xbd"
+        "b\"}";
     ck_assert_msg(n == strlen(want) && memcmp(text, want, n) == 0, "got %.*s", (int)n, text);
     /* no headers: nothing */
     loams_buf_reset(b);

@@ -293,9 +293,9 @@ START_TEST(maintain_expires_snapshots_and_lists_unreferenced_files)
     cJSON *d = query(&t, "{\"describe\":true}");
     char *old_files[3];
     for (int i = 0; i < 3; i++) {
-        const char *p = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "files"), i),
-                                            "path")
-                            ->valuestring;
+        const char *p =
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "files"), i), "path")
+                ->valuestring;
         old_files[i] = strdup(strstr(p, "ns/t/data/"));
     }
     cJSON_Delete(d);
@@ -727,9 +727,9 @@ END_TEST
  * timestamptz column stores them (and TIMESTAMP values) as the same instant. */
 START_TEST(declared_timestamptz_takes_int64_microseconds)
 {
-    loams_option_kv opts[] = {
-        {"declared_schema", "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,"
-                            "\"name\":\"at\",\"required\":false,\"type\":\"timestamptz\"}]}"}};
+    loams_option_kv opts[] = {{"declared_schema",
+                               "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,"
+                               "\"name\":\"at\",\"required\":false,\"type\":\"timestamptz\"}]}"}};
     tgt t;
     tgt_open(&t, opts, 1);
     tgt_resume(&t);
@@ -830,8 +830,9 @@ END_TEST
 
 START_TEST(declared_schema_that_is_not_a_schema_fails_open)
 {
-    loams_option_kv opts[] = {{"declared_schema", "{\"fields\":[{\"id\":1,\"name\":\"d\","
-                                                  "\"required\":false,\"type\":\"decimal(9,2)\"}]}"}};
+    loams_option_kv opts[] = {{"declared_schema",
+                               "{\"fields\":[{\"id\":1,\"name\":\"d\","
+                               "\"required\":false,\"type\":\"decimal(9,2)\"}]}"}};
     char err[512];
     loams_ctx *ctx;
     ck_assert_int_eq(loams_ctx_create(desc, opts, 1, &ctx, err, sizeof err), 0);

@@ -156,8 +156,9 @@ START_TEST(random_text_gives_the_tokens_the_rules_give)
 {
     /* Lowercase and uppercase ASCII, digits, separators and Latin-1 letters
      * in random mixes, so that every fast-path exit is taken. */
-    static const char *const pieces[] = {"a", "z", "Q", "7", " ", ",", "-", "\xc3\xa9",
-                                         "\xc3\x89", "\xc3\x97", "word", "Word", "x9"};
+    static const char *const pieces[] = {"a",    "z",    "Q",        "7",        " ",
+                                         ",",    "-",    "\xc3\xa9", "\xc3\x89", "\xc3\x97",
+                                         "word", "Word", "x9"};
     unsigned seed = 12345;
     loams__tok_opts opts[] = {{1, 64}, {2, 5}, {3, 3}};
     for (int round = 0; round < 3000; round++) {
@@ -226,7 +227,7 @@ START_TEST(the_byte_classes_of_the_fast_path_follow_the_rules)
     for (unsigned c = 0; c < 256; c++) {
         int want = 0;
         if (c < 0x80) {
-            want = !loams__tok_is_word(c)         ? LOAMS__TOK_SEP
+            want = !loams__tok_is_word(c)    ? LOAMS__TOK_SEP
                    : loams__tok_fold(c) == c ? LOAMS__TOK_LOWER
                                              : 0;
         }

@@ -60,8 +60,8 @@ static void teardown(void)
 static void add_records(const char *const *values, size_t n)
 {
     loams_record *recs = calloc(n, sizeof(*recs));
-    char (*keys)[32] = calloc(n, 32);
-    char (*hdrs)[32] = calloc(n, 32);
+    char(*keys)[32] = calloc(n, 32);
+    char(*hdrs)[32] = calloc(n, 32);
     size_t base = loams_batch_rows(in);
     ck_assert_ptr_nonnull(recs);
     for (size_t i = 0; i < n; i++) {
@@ -163,8 +163,7 @@ static const char *failure(size_t row, int want_status)
 {
     int status;
     const char *msg;
-    ck_assert_msg(loams_batch_row_error(in, row, &status, &msg) == 0, "row %zu is not failed",
-                  row);
+    ck_assert_msg(loams_batch_row_error(in, row, &status, &msg) == 0, "row %zu is not failed", row);
     ck_assert_msg(status == want_status, "row %zu: status %d, want %d (%s)", row, status,
                   want_status, msg);
     return msg;
@@ -274,17 +273,17 @@ START_TEST(json_getters_read_every_kind)
 }
 END_TEST
 
-static const char seed_select[] =
-    "SELECT key AS _pk,\n"
-    "       json_get_str(value, '$.subject') AS subject,\n"
-    "       json_get_str(value, '$.body')    AS body,\n"
-    "       timestamp AS ts\n";
+static const char seed_select[] = "SELECT key AS _pk,\n"
+                                  "       json_get_str(value, '$.subject') AS subject,\n"
+                                  "       json_get_str(value, '$.body')    AS body,\n"
+                                  "       timestamp AS ts\n";
 
 START_TEST(the_seed_select_without_embed_runs)
 {
-    const char *vals[] = {"{\"subject\":\"Login fails\",\"body\":\"Since \\\"Monday\\\"\\nhelp\","
-                          "\"priority\":\"high\",\"tags\":[\"auth\"],\"customer\":{\"name\":\"Ada\"}}",
-                          "{\"subject\":\"Invoice\",\"priority\":\"low\"}"};
+    const char *vals[] = {
+        "{\"subject\":\"Login fails\",\"body\":\"Since \\\"Monday\\\"\\nhelp\","
+        "\"priority\":\"high\",\"tags\":[\"auth\"],\"customer\":{\"name\":\"Ada\"}}",
+        "{\"subject\":\"Invoice\",\"priority\":\"low\"}"};
     add_records(vals, 2);
     void *st = compile_ok(seed_select);
     run_ok(st);
@@ -443,8 +442,8 @@ END_TEST
 
 START_TEST(a_failing_row_is_marked_and_the_rest_of_the_batch_continues)
 {
-    const char *vals[] = {"{\"n\":1}",     "{\"n\":\"two\"}", "{\"n\":3}", "{\"n\":",
-                          "{\"n\":4.5}",  "{\"n\":6}",       "[1,2]"};
+    const char *vals[] = {"{\"n\":1}",   "{\"n\":\"two\"}", "{\"n\":3}", "{\"n\":",
+                          "{\"n\":4.5}", "{\"n\":6}",       "[1,2]"};
     add_records(vals, 7);
     void *st = compile_ok("SELECT json_get_int(value, '$.n') AS n");
     run_ok(st);
@@ -636,8 +635,7 @@ START_TEST(decoder_json_output_feeds_the_select)
     const char *vals[] = {
         "{\"subject\":\"Login\",\"priority\":\"high\",\"customer\":{\"name\":\"Ada\"},"
         "\"vip\":true}",
-        "{\"subject\":\"Spam\",\"priority\":\"low\"}",
-        "{\"subject\":",
+        "{\"subject\":\"Spam\",\"priority\":\"low\"}", "{\"subject\":",
         "{\"subject\":\"Invoice\",\"priority\":\"normal\",\"customer\":{\"name\":\"Alan\"}}"};
     const loams_decoder_vtable *dvt = json_desc->vtable;
     loams_ctx *dctx;
@@ -680,13 +678,37 @@ static uint64_t rnd(void)
     return rng_state;
 }
 
-static const char *const text_pool[] = {
-    "", "0", "12", " 12abc", "-0012.9", "+7", "+-3", "\v5", "\t\n 42 ", "\f-8", "1e3", "0x10",
-    "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-    "-9223372036854775809", "0000000000000000000000000123", "18446744073709551617",
-    "99999999999999999999999", "-99999999999999999999999", "1234567890123456789",
-    "abc", "caf\xc3\xa9", "null", "[1,2", "{\"n\":12,}", "{\"name\":\"\\ud800\"}", "{\"n\":\"7\"}",
-    "{\"t\":1}", " {\"name\" : \"sp\" } ", "[\"x\",\"y\"]"};
+static const char *const text_pool[] = {"",
+                                        "0",
+                                        "12",
+                                        " 12abc",
+                                        "-0012.9",
+                                        "+7",
+                                        "+-3",
+                                        "\v5",
+                                        "\t\n 42 ",
+                                        "\f-8",
+                                        "1e3",
+                                        "0x10",
+                                        "9223372036854775807",
+                                        "9223372036854775808",
+                                        "-9223372036854775808",
+                                        "-9223372036854775809",
+                                        "0000000000000000000000000123",
+                                        "18446744073709551617",
+                                        "99999999999999999999999",
+                                        "-99999999999999999999999",
+                                        "1234567890123456789",
+                                        "abc",
+                                        "caf\xc3\xa9",
+                                        "null",
+                                        "[1,2",
+                                        "{\"n\":12,}",
+                                        "{\"name\":\"\\ud800\"}",
+                                        "{\"n\":\"7\"}",
+                                        "{\"t\":1}",
+                                        " {\"name\" : \"sp\" } ",
+                                        "[\"x\",\"y\"]"};
 
 /* Whether the last random_doc() was cut short (malformed). */
 static int doc_truncated;
@@ -694,24 +716,46 @@ static int doc_truncated;
 /* A random JSON document: members missing, null, escaped, nested, huge. */
 static size_t random_doc(char *buf, size_t cap)
 {
-    static const char *const names[] = {
-        "\"plain\"", "\"a\\\"b\\u00e9\\n\"", "null", "12", "-0.5", "true", "{\"first\":\"x\"}",
-        "[1,[2,{\"q\":3}]]", "\"\"", "\"tab\\there\""};
-    static const char *const nums[] = {
-        "5", "-9223372036854775808", "9223372036854775807", "9223372036854775808",
-        "-9223372036854775809", "99999999999999999999", "1e400", "-1e400", "4.5", "1e2", "-0",
-        "0.1", "\"7\"", "null", "true", "[]"};
+    static const char *const names[] = {"\"plain\"",
+                                        "\"a\\\"b\\u00e9\\n\"",
+                                        "null",
+                                        "12",
+                                        "-0.5",
+                                        "true",
+                                        "{\"first\":\"x\"}",
+                                        "[1,[2,{\"q\":3}]]",
+                                        "\"\"",
+                                        "\"tab\\there\""};
+    static const char *const nums[] = {"5",
+                                       "-9223372036854775808",
+                                       "9223372036854775807",
+                                       "9223372036854775808",
+                                       "-9223372036854775809",
+                                       "99999999999999999999",
+                                       "1e400",
+                                       "-1e400",
+                                       "4.5",
+                                       "1e2",
+                                       "-0",
+                                       "0.1",
+                                       "\"7\"",
+                                       "null",
+                                       "true",
+                                       "[]"};
     static const char *const bools[] = {"true", "false", "1", "null", "\"true\""};
-    static const char *const objs[] = {
-        "{\"p\":[1,{\"q\":null}]}", "{\"p\":[\"a\",{\"q\":\"\\u0041\"}]}", "[]", "\"s\"", "{}",
-        "{\"p\":[true,{\"q\":[1,2,{\"r\":{}}]}]}"};
+    static const char *const objs[] = {"{\"p\":[1,{\"q\":null}]}",
+                                       "{\"p\":[\"a\",{\"q\":\"\\u0041\"}]}",
+                                       "[]",
+                                       "\"s\"",
+                                       "{}",
+                                       "{\"p\":[true,{\"q\":[1,2,{\"r\":{}}]}]}"};
     size_t n = 0;
     int first = 1;
     n += (size_t)snprintf(buf + n, cap - n, "{");
-#define MEMBER(fmt, ...)                                                                       \
-    do {                                                                                       \
-        n += (size_t)snprintf(buf + n, cap - n, "%s" fmt, first ? "" : ",", __VA_ARGS__);      \
-        first = 0;                                                                             \
+#define MEMBER(fmt, ...)                                                                           \
+    do {                                                                                           \
+        n += (size_t)snprintf(buf + n, cap - n, "%s" fmt, first ? "" : ",", __VA_ARGS__);          \
+        first = 0;                                                                                 \
     } while (0)
     if (rnd() % 5) {
         MEMBER("\"name\":%s", names[rnd() % (sizeof(names) / sizeof(names[0]))]);
@@ -742,8 +786,9 @@ static void random_cell(uint32_t usual, loams_value *v, char *buf, size_t cap, f
                         loams_value *items)
 {
     static const int64_t ints[] = {0, 1, -1, 42, INT64_MAX, INT64_MIN, 1700000000000000};
-    static const double reals[] = {0.5, -2.7, 1e19, -1e19, 9.2233720368547758e18,
-                                   -9.2233720368547758e18, 3.0, -0.0, 1e300, 123456.789};
+    static const double reals[] = {
+        0.5, -2.7, 1e19,  -1e19,     9.2233720368547758e18, -9.2233720368547758e18,
+        3.0, -0.0, 1e300, 123456.789};
     uint32_t type = usual;
     memset(v, 0, sizeof(*v));
     if (rnd() % 4 == 0) {
@@ -751,17 +796,18 @@ static void random_cell(uint32_t usual, loams_value *v, char *buf, size_t cap, f
     }
     v->type = type;
     switch (type) {
-    case LOAMS_T_BOOL:
-        v->u.b = (int)(rnd() % 2);
-        break;
+    case LOAMS_T_BOOL: v->u.b = (int)(rnd() % 2); break;
     case LOAMS_T_INT64:
     case LOAMS_T_TIMESTAMP:
         v->u.i = rnd() % 2 ? ints[rnd() % 7] : (int64_t)(rnd() % 2000001) - 1000000;
         break;
     case LOAMS_T_FLOAT64: {
         uint64_t k = rnd() % 14;
-        v->u.f = k < 10 ? reals[k] : k == 10 ? NAN : k == 11 ? INFINITY : k == 12 ? -INFINITY
-                                                          : (double)(int64_t)rnd() / 1e6;
+        v->u.f = k < 10    ? reals[k]
+                 : k == 10 ? NAN
+                 : k == 11 ? INFINITY
+                 : k == 12 ? -INFINITY
+                           : (double)(int64_t)rnd() / 1e6;
         break;
     }
     case LOAMS_T_STRING:
@@ -799,9 +845,7 @@ static void random_cell(uint32_t usual, loams_value *v, char *buf, size_t cap, f
         v->u.list.items = items;
         v->u.list.n = rnd() % 3;
         break;
-    default:
-        v->type = LOAMS_T_NULL;
-        break;
+    default: v->type = LOAMS_T_NULL; break;
     }
 }
 
@@ -811,8 +855,8 @@ static void random_batches(loams_batch *b1, loams_batch *b2, size_t nrows)
 {
     static const char *const fields[] = {"a", "b", "c", "d"};
     uint32_t usual[4];
-    char (*vals)[1024] = calloc(nrows, 1024);
-    char (*keys)[32] = calloc(nrows, 32);
+    char(*vals)[1024] = calloc(nrows, 1024);
+    char(*keys)[32] = calloc(nrows, 32);
     loams_record *recs = calloc(nrows, sizeof(*recs));
     ck_assert(vals && keys && recs);
     for (int f = 0; f < 4; f++) {
@@ -896,9 +940,7 @@ static void assert_same_cell(const loams_value *x, const loams_value *y, const c
     ck_assert_msg(x->type == y->type, "%s: row %zu column %zu: type %u by SQLite, %u direct",
                   program, row, col, x->type, y->type);
     switch (x->type) {
-    case LOAMS_T_BOOL:
-        ck_assert_int_eq(x->u.b, y->u.b);
-        break;
+    case LOAMS_T_BOOL: ck_assert_int_eq(x->u.b, y->u.b); break;
     case LOAMS_T_INT64:
     case LOAMS_T_TIMESTAMP:
         ck_assert_msg(x->u.i == y->u.i, "%s: row %zu column %zu: %lld by SQLite, %lld direct",
@@ -913,11 +955,10 @@ static void assert_same_cell(const loams_value *x, const loams_value *y, const c
     case LOAMS_T_JSON:
     case LOAMS_T_BYTES:
         ck_assert_msg(x->u.s.len == y->u.s.len && memcmp(x->u.s.ptr, y->u.s.ptr, x->u.s.len) == 0,
-                      "%s: row %zu column %zu: '%.*s' by SQLite, '%.*s' direct", program, row,
-                      col, (int)x->u.s.len, x->u.s.ptr, (int)y->u.s.len, y->u.s.ptr);
+                      "%s: row %zu column %zu: '%.*s' by SQLite, '%.*s' direct", program, row, col,
+                      (int)x->u.s.len, x->u.s.ptr, (int)y->u.s.len, y->u.s.ptr);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -1014,12 +1055,19 @@ END_TEST
 START_TEST(the_direct_path_is_taken_only_for_plain_projections)
 {
     static const char *const sqlite_only[] = {
-        "SELECT subject WHERE n > 0", "SELECT n * 2 AS n2", "SELECT upper(subject) AS u",
-        "SELECT CAST(n AS NUMERIC) AS x", "SELECT CAST(n AS VARCHAR(10)) AS x",
-        "SELECT subject ISNULL AS x", "SELECT 'lit' AS x",
-        "SELECT json_get_str(subject || '', '$.a') AS x", "SELECT json_get_str(subject, 1) AS x",
-        "SELECT CAST(json_get_str(subject, '$.a') AS INTEGER) AS x", "SELECT (subject)",
-        "SELECT subject COLLATE nocase AS s", "SELECT _loams_row AS r"};
+        "SELECT subject WHERE n > 0",
+        "SELECT n * 2 AS n2",
+        "SELECT upper(subject) AS u",
+        "SELECT CAST(n AS NUMERIC) AS x",
+        "SELECT CAST(n AS VARCHAR(10)) AS x",
+        "SELECT subject ISNULL AS x",
+        "SELECT 'lit' AS x",
+        "SELECT json_get_str(subject || '', '$.a') AS x",
+        "SELECT json_get_str(subject, 1) AS x",
+        "SELECT CAST(json_get_str(subject, '$.a') AS INTEGER) AS x",
+        "SELECT (subject)",
+        "SELECT subject COLLATE nocase AS s",
+        "SELECT _loams_row AS r"};
     static const char *const direct[] = {
         "SELECT subject", "select Subject s, \"n\" AS m, CAST(n AS integer) AS i;",
         ("SELECT json_get_str(subject, '$.a') AS a, key, value, timestamp, partition, "

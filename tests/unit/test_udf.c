@@ -45,8 +45,8 @@ END_TEST
 
 START_TEST(test_bad_or_duplicate_names_are_refused_with_message)
 {
-    static const loams_plugin_descriptor d = {LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_TRANSFORM,
-                                              "transform-x", "1", "x", NULL, NULL};
+    static const loams_plugin_descriptor d = {
+        LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_TRANSFORM, "transform-x", "1", "x", NULL, NULL};
     loams_ctx *ctx;
     ck_assert_int_eq(loams_ctx_create(&d, NULL, 0, &ctx, NULL, 0), 0);
     loams_udf_clear();

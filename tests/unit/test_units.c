@@ -103,8 +103,8 @@ START_TEST(test_durations_single_and_compound)
     ck_assert_int_eq(dur_ok("1w"), 7LL * 86400 * 1000000);
     ck_assert_int_eq(dur_ok("0"), 0);
     ck_assert_int_eq(dur_ok("1h 5m"), 3900LL * 1000000);
-    ck_assert_int_eq(dur_ok("1m"), 60000000);  /* m is minutes */
-    ck_assert_int_eq(dur_ok("1ms"), 1000);     /* ms is milliseconds */
+    ck_assert_int_eq(dur_ok("1m"), 60000000); /* m is minutes */
+    ck_assert_int_eq(dur_ok("1ms"), 1000);    /* ms is milliseconds */
 }
 END_TEST
 

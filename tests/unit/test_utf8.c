@@ -33,10 +33,10 @@ static const sample samples[] = {
     {"\xf4\x90\x80\x80", 0}, /* U+110000 */
     {"\xf5\x80\x80\x80", 0},
     {"\xff", 0},
-    {"\xc3", 0},             /* cut short */
+    {"\xc3", 0}, /* cut short */
     {"\xe2\x82", 0},
     {"\xf0\x9f\x98", 0},
-    {"\xc3\x28", 0},         /* a bad continuation */
+    {"\xc3\x28", 0}, /* a bad continuation */
     {"\xe2\x28\xa1", 0},
     {"\xf0\x9f\x28\x80", 0},
 };

@@ -586,8 +586,7 @@ START_TEST(runs_yield_their_slot_to_waiting_tasks_in_turn)
     ck_assert(wait_for(&s.started, 6));
     ck_assert_int_eq(loams_worker_stop(w, 2000), 0);
     pthread_mutex_lock(&s.lock);
-    ck_assert_msg(strncmp(s.order, "y/a y/b y/c y/a y/b y/c", 23) == 0, "start order: %s",
-                  s.order);
+    ck_assert_msg(strncmp(s.order, "y/a y/b y/c y/a y/b y/c", 23) == 0, "start order: %s", s.order);
     pthread_mutex_unlock(&s.lock);
     ck_assert_ptr_nonnull(strstr(log_text(), "asked to yield"));
     loams_worker_free(w);
