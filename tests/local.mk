@@ -282,10 +282,10 @@ EXTRA_DIST += tests/integration/link-yield.sh
 # flushing at batch_bytes or batch_interval, UDFs from another plugin.
 TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
 	tests/integration/link-widen.sh tests/integration/link-flush.sh \
-	tests/integration/link-udf.sh
+	tests/integration/link-udf.sh tests/integration/link-headers.sh
 EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
 	tests/integration/link-widen.sh tests/integration/link-flush.sh \
-	tests/integration/link-udf.sh
+	tests/integration/link-udf.sh tests/integration/link-headers.sh
 
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples

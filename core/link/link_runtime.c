@@ -573,8 +573,11 @@ static long read_chunk(link_run *r)
                 recs[i].headers = hbase + hoff[i];
             }
         }
+        /* The batch copies the headers' JSON: reset only after it has (a
+         * reset writes a NUL at the start of the buffer). */
+        rc = loams_batch_append_records(r->in, recs, r->slice.count);
         loams_buf_reset(r->headers);
-        if ((rc = loams_batch_append_records(r->in, recs, r->slice.count)) != 0) {
+        if (rc != 0) {
             goto out;
         }
         sp->first_offset = r->slice.records[0].offset;
