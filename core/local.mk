@@ -77,9 +77,13 @@ core_libloams_core_la_SOURCES += \
 	core/run/periodic_source.c core/run/periodic_source.h \
 	core/run/test_tasks.c core/run/test_tasks.h
 
-# link/: a link run: resume, apply, on_error, dead letters, the commit cycle.
+# link/: a link run: the runtime (plugin instances, the chunk loop,
+# on_error), the commit cycle, the dead-letter stream, the stage times.
 core_libloams_core_la_SOURCES += \
-	core/link/link_runtime.c core/link/link_runtime.h
+	core/link/link_runtime.c core/link/link_runtime.h \
+	core/link/commit_cycle.c core/link/commit_cycle.h \
+	core/link/dead_letter.c core/link/dead_letter.h \
+	core/link/link_stats.c core/link/link_stats.h
 
 # gc/: write intents and garbage collection of object-store files.
 core_libloams_core_la_SOURCES += \

@@ -1,6 +1,8 @@
 /*
- * link_runtime.c - owns a link run: resume, apply, on_error, dead letters
- * and the commit cycle (see link_runtime.h).
+ * link_runtime.c - owns a link run: its plugin instances, the read -
+ * decode - transform - write loop over chunks, on_error, and when to
+ * commit (see link_runtime.h).  The commit cycle itself is
+ * commit_cycle.c, the dead-letter stream dead_letter.c.
  */
 #include "link/link_runtime.h"
 
@@ -12,21 +14,17 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-
 #include "abi/batch.h"
 #include "abi/buf.h"
-#include "meta/commit.h"
-#include "base/failpoint.h"
-#include "gc/gc.h"
-#include "abi/keylist.h"
-#include "catalog/link_catalog.h"
-#include "base/log.h"
 #include "abi/offsets.h"
 #include "abi/plugin_ctx.h"
+#include "base/failpoint.h"
+#include "base/log.h"
+#include "catalog/link_catalog.h"
+#include "link/commit_cycle.h"
+#include "link/dead_letter.h"
 #include "stream/record.h"
 #include "run/scheduler.h"
-#include "gc/write_journal.h"
 
 #define COMP "link"
 /* One read-decode-transform-write round handles at most this much.  Each
@@ -61,7 +59,7 @@ typedef struct link_run {
     uint64_t epoch;
     loams_link_def def;
     loams_stream *stream;
-    loams_stream *dlq;
+    loams_dead_letters *dlq; /* on_error = dead_letter only */
     unsigned partitions;
     int cancel_flag;
 
@@ -70,89 +68,24 @@ typedef struct link_run {
     const loams_transform_vtable *tvt;
     const loams_target_vtable *gvt;
 
-    loams_pointer base;  /* the commit the run builds on (version, counters) */
-    loams_offsets *next; /* next offset to read per partition (committed + staged) */
+    loams_commit_cycle *cycle; /* the base commit, the staged files, commits */
+    loams_offsets *next;       /* next offset to read per partition (committed + staged) */
     loams_batch *in;
     loams_batch *out;
     loams_stream_slice slice;
     loams_buf *headers; /* header JSON of the chunk's records */
-    loams_keylist *written;
-    loams_write_journal *journal; /* intents of the files written since the last commit */
     part_span *spans;
 
     uint64_t staged_bytes;
     uint64_t staged_records;
     int64_t first_staged_ms;
     uint64_t d_applied, d_skipped, d_dead;
-
-    /* dead letters already in the DLQ past the last commit's marks */
-    loams_offsets *dlq_hwm; /* DLQ partition -> high-water mark at commit */
-    uint64_t *dlq_done;     /* sorted (partition << 44 | offset) of records done */
-    size_t n_dlq_done, cap_dlq_done;
     int64_t def_checked_ms;
 
     uint64_t chunk_bytes;   /* key + value bytes of the chunk read last */
     loams_link_stats cur;   /* stage times of the staged (uncommitted) work */
     loams_link_stats total; /* of every commit of this run */
 } link_run;
-
-/* A stage's start: wall clock and the thread's CPU clock. */
-typedef struct stage_clock {
-    struct timespec wall, cpu;
-} stage_clock;
-
-static void stage_start(stage_clock *c)
-{
-    clock_gettime(CLOCK_MONOTONIC, &c->wall);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c->cpu);
-}
-
-static uint64_t ns_since(const struct timespec *a, const struct timespec *b)
-{
-    int64_t ns = (int64_t)(b->tv_sec - a->tv_sec) * 1000000000 + (b->tv_nsec - a->tv_nsec);
-    return ns > 0 ? (uint64_t)ns : 0;
-}
-
-/* Adds the time since stage_start(c) to *t. */
-static void stage_end(const stage_clock *c, loams_link_stage_time *t)
-{
-    struct timespec wall, cpu;
-    clock_gettime(CLOCK_MONOTONIC, &wall);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-    t->wall_ns += ns_since(&c->wall, &wall);
-    t->cpu_ns += ns_since(&c->cpu, &cpu);
-}
-
-static void stage_add(loams_link_stage_time *sum, const loams_link_stage_time *add)
-{
-    sum->wall_ns += add->wall_ns;
-    sum->cpu_ns += add->cpu_ns;
-}
-
-void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add)
-{
-    sum->records += add->records;
-    sum->bytes += add->bytes;
-    sum->commits += add->commits;
-    stage_add(&sum->read, &add->read);
-    stage_add(&sum->decode, &add->decode);
-    stage_add(&sum->transform, &add->transform);
-    stage_add(&sum->write, &add->write);
-    stage_add(&sum->prepare, &add->prepare);
-    stage_add(&sum->commit, &add->commit);
-    stage_add(&sum->idle, &add->idle);
-}
-
-/* "read 12 decode 30 ..." : each stage's CPU milliseconds. */
-static void stats_format(const loams_link_stats *s, char *out, size_t size)
-{
-    snprintf(out, size,
-             "cpu ms: read %" PRIu64 ", decode %" PRIu64 ", transform %" PRIu64 ", write %" PRIu64
-             ", prepare %" PRIu64 ", commit %" PRIu64 "; idle %" PRIu64 " ms",
-             s->read.cpu_ns / 1000000, s->decode.cpu_ns / 1000000, s->transform.cpu_ns / 1000000,
-             s->write.cpu_ns / 1000000, s->prepare.cpu_ns / 1000000, s->commit.cpu_ns / 1000000,
-             s->idle.wall_ns / 1000000);
-}
 
 static int64_t now_ms(void)
 {
@@ -338,145 +271,6 @@ static int instances_open(link_run *r)
     return rc;
 }
 
-/* ---- dead letters ---- */
-
-static int dlq_done_add(link_run *r, int32_t partition, int64_t offset)
-{
-    if (r->n_dlq_done == r->cap_dlq_done) {
-        size_t cap = r->cap_dlq_done ? r->cap_dlq_done * 2 : 64;
-        uint64_t *grown = realloc(r->dlq_done, cap * sizeof *grown);
-        if (grown == NULL) {
-            return -ENOMEM;
-        }
-        r->dlq_done = grown;
-        r->cap_dlq_done = cap;
-    }
-    r->dlq_done[r->n_dlq_done++] = ((uint64_t)partition << 44) | (uint64_t)offset;
-    return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int dlq_done_has(const link_run *r, int32_t partition, int64_t offset)
-{
-    uint64_t k = ((uint64_t)partition << 44) | (uint64_t)offset;
-    return r->n_dlq_done > 0 && bsearch(&k, r->dlq_done, r->n_dlq_done, sizeof k, cmp_u64) != NULL;
-}
-
-static void linkstate_key(const loams_objname *link, char *out, size_t size)
-{
-    snprintf(out, size, "linkstate/%s/%s", link->ns, link->name);
-}
-
-/* Reads the header `name` of an encoded header block as text into out. */
-static int header_get(const void *h, size_t len, const char *name, char *out, size_t size)
-{
-    size_t pos = 0;
-    loams_stream_header hd;
-    size_t nlen = strlen(name);
-    while (loams_stream_headers_next(h, len, &pos, &hd) == 1) {
-        if (hd.name_len == nlen && memcmp(hd.name, name, nlen) == 0) {
-            snprintf(out, size, "%.*s", (int)hd.value_len, (const char *)hd.value);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* After a resume: the DLQ records this link appended past the marks of the
- * last commit are already done; remember their source positions. */
-static int dlq_resume(link_run *r)
-{
-    r->n_dlq_done = 0;
-    loams_offsets_clear(r->dlq_hwm);
-    if (r->dlq == NULL) {
-        return 0;
-    }
-    char key[300];
-    linkstate_key(&r->def.name, key, sizeof key);
-    loams_meta_kv kv;
-    loams_meta_err merr;
-    int rc = loams_meta_get(r->env->meta, key, strlen(key), &kv, &merr);
-    if (rc == 0) {
-        rc = loams_offsets_parse_json(r->dlq_hwm, kv.value, kv.value_len);
-        loams_meta_kv_free(&kv);
-        if (rc != 0) {
-            loams_task_set_error(r->task, "%s holds malformed DLQ marks", key);
-            return LOAMS_ECORRUPT;
-        }
-    } else if (rc != LOAMS_ENOTFOUND) {
-        loams_task_set_error(r->task, "reading %s: %s", key, merr.msg);
-        return rc;
-    }
-    rc = 0; /* no marks yet: the link never committed a dead letter */
-    char link[2 * LOAMS_IDENT_MAX + 2];
-    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
-    const loams_stream_def *dd = loams_stream_definition(r->dlq);
-    loams_stream_slice s;
-    loams_stream_slice_init(&s);
-    for (uint32_t p = 0; p < dd->partitions && rc == 0; p++) {
-        int64_t from = 0;
-        loams_offsets_get(r->dlq_hwm, (int32_t)p, &from);
-        for (;;) {
-            loams_stream_err serr;
-            rc = loams_stream_read(r->dlq, (int32_t)p, from, 10000, 0, &s, &serr);
-            if (rc != 0) {
-                loams_task_set_error(r->task, "reading the dead-letter stream: %s", serr.msg);
-                break;
-            }
-            if (s.count == 0) {
-                break;
-            }
-            for (size_t i = 0; i < s.count && rc == 0; i++) {
-                const loams_stream_record *rec = &s.records[i];
-                char who[160], part[24], off[24];
-                if (header_get(rec->headers, rec->headers_len, "loams.link", who, sizeof who) &&
-                    strcmp(who, link) == 0 &&
-                    header_get(rec->headers, rec->headers_len, "loams.partition", part,
-                               sizeof part) &&
-                    header_get(rec->headers, rec->headers_len, "loams.offset", off, sizeof off)) {
-                    rc = dlq_done_add(r, (int32_t)atoi(part), strtoll(off, NULL, 10));
-                }
-            }
-            from = s.next_offset;
-        }
-    }
-    loams_stream_slice_free(&s);
-    if (rc == 0 && r->n_dlq_done > 0) {
-        qsort(r->dlq_done, r->n_dlq_done, sizeof *r->dlq_done, cmp_u64);
-        run_log(r, LOAMS_LOG_INFO, "%zu dead letters of an uncommitted run are already in the DLQ",
-                r->n_dlq_done);
-    }
-    return rc;
-}
-
-/* The DLQ's high-water marks now, as JSON text for linkstate (malloc'd). */
-static char *dlq_marks(link_run *r)
-{
-    const loams_stream_def *dd = loams_stream_definition(r->dlq);
-    for (uint32_t p = 0; p < dd->partitions; p++) {
-        loams_stream_partition_info info;
-        loams_stream_err serr;
-        if (loams_stream_partition_state(r->dlq, (int32_t)p, &info, &serr) != 0) {
-            loams_task_set_error(r->task, "reading the dead-letter stream: %s", serr.msg);
-            return NULL;
-        }
-        if (loams_offsets_set(r->dlq_hwm, (int32_t)p, info.high_offset) != 0) {
-            return NULL;
-        }
-    }
-    size_t n = loams_offsets_format_json(r->dlq_hwm, NULL, 0);
-    char *text = malloc(n + 1);
-    if (text != NULL) {
-        loams_offsets_format_json(r->dlq_hwm, text, n + 1);
-    }
-    return text;
-}
-
 /* ---- the input chunk ---- */
 
 static const part_span *span_of(const link_run *r, int32_t partition)
@@ -597,47 +391,6 @@ out:
 
 /* ---- on_error ---- */
 
-/* The dead letters of one chunk, appended in one atomic log append. */
-typedef struct dlq_batch {
-    loams_stream_record_in *recs;
-    loams_stream_header *headers; /* 4 per record */
-    char (*pos)[2][24];           /* partition and offset as text, per record */
-    size_t n;
-} dlq_batch;
-
-/* Adds one failed input row (unless a previous attempt appended it). */
-static void dlq_add(link_run *r, dlq_batch *d, const char *link, size_t row, const char *message)
-{
-    int32_t partition;
-    int64_t offset;
-    loams_batch_row_origin(r->in, row, &partition, &offset);
-    if (dlq_done_has(r, partition, offset)) {
-        return;
-    }
-    loams_value key, value, ts;
-    loams_batch_get(r->in, row, LOAMS_BATCH_COL_KEY, &key);
-    loams_batch_get(r->in, row, LOAMS_BATCH_COL_VALUE, &value);
-    loams_batch_get(r->in, row, LOAMS_BATCH_COL_TIMESTAMP, &ts);
-    size_t i = d->n++;
-    snprintf(d->pos[i][0], sizeof d->pos[i][0], "%" PRId32, partition);
-    snprintf(d->pos[i][1], sizeof d->pos[i][1], "%" PRId64, offset);
-    loams_stream_header *h = &d->headers[4 * i];
-    h[0] = (loams_stream_header){"loams.link", 10, link, strlen(link)};
-    h[1] = (loams_stream_header){"loams.partition", 15, d->pos[i][0], strlen(d->pos[i][0])};
-    h[2] = (loams_stream_header){"loams.offset", 12, d->pos[i][1], strlen(d->pos[i][1])};
-    h[3] = (loams_stream_header){"loams.error", 11, message, strlen(message)};
-    d->recs[i] = (loams_stream_record_in){
-        .key = key.type == LOAMS_T_NULL ? NULL : key.u.s.ptr,
-        .key_len = key.type == LOAMS_T_NULL ? 0 : key.u.s.len,
-        .value = value.u.s.ptr,
-        .value_len = value.u.s.len,
-        .timestamp_us = ts.u.i,
-        .headers = h,
-        .nheaders = 4,
-        .partition = -1,
-    };
-}
-
 /* Handles the failed rows of the input chunk by the link's on_error.
  * Returns 1 when the link must stop failed (on_error = fail, or an
  * incompatible schema change), 0, or a negative status. */
@@ -647,16 +400,9 @@ static int handle_failures(link_run *r)
     if (n == 0) {
         return 0;
     }
-    char link[2 * LOAMS_IDENT_MAX + 2];
-    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
-    dlq_batch d = {0};
     int rc = 0;
-    if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER &&
-        ((d.recs = calloc(n, sizeof *d.recs)) == NULL ||
-         (d.headers = calloc(4 * n, sizeof *d.headers)) == NULL ||
-         (d.pos = calloc(n, sizeof *d.pos)) == NULL)) {
-        rc = -ENOMEM;
-        goto out;
+    if (r->dlq != NULL && (rc = loams_dead_letter_begin(r->dlq, n)) != 0) {
+        return rc;
     }
     for (size_t i = 0; i < n; i++) {
         size_t row;
@@ -677,35 +423,27 @@ static int handle_failures(link_run *r)
                                       offset, &merr);
             if (rc != 0) {
                 loams_task_set_error(r->task, "marking the link failed: %s", merr.msg);
-            } else {
-                rc = 1;
+                return rc;
             }
-            goto out;
+            return 1;
         }
         if (r->def.on_error == LOAMS_ON_ERROR_SKIP) {
             run_log(r, LOAMS_LOG_DEBUG, "record skipped: %s", msg);
             r->d_skipped++;
             continue;
         }
-        dlq_add(r, &d, link, row, msg);
+        loams_dead_letter_add(r->dlq, r->in, row, msg);
         r->d_dead++;
     }
-    if (d.n > 0) {
-        loams_stream_err serr;
-        rc = loams_stream_append(r->dlq, d.recs, d.n, NULL, &serr);
-        if (rc != 0) {
+    if (r->dlq != NULL) {
+        char err[1024];
+        if ((rc = loams_dead_letter_append(r->dlq, err, sizeof err)) != 0) {
             loams_task_set_error(r->task, "appending to the dead-letter stream %s.%s: %s",
-                                 r->def.dead_letter_stream.ns, r->def.dead_letter_stream.name,
-                                 serr.msg);
-            goto out;
+                                 r->def.dead_letter_stream.ns, r->def.dead_letter_stream.name, err);
+            return rc;
         }
     }
-    rc = loams_failpoint("link.after_dead_letter");
-out:
-    free(d.recs);
-    free(d.headers);
-    free(d.pos);
-    return rc;
+    return loams_failpoint("link.after_dead_letter");
 }
 
 /* Output rows the target refused fail their source record. */
@@ -734,324 +472,97 @@ static void propagate_target_failures(link_run *r)
     }
 }
 
-/* ---- resume and commit ---- */
+/* ---- resume, commit, maintain: the commit cycle (commit_cycle.h) ---- */
 
-static int resume(link_run *r)
+/* What a run stages starts over from the cycle's base. */
+static int resumed(link_run *r)
 {
-    loams_meta_err merr;
-    int rc = loams_pointer_read(r->env->meta, &r->def.target, &r->base, &merr);
-    if (rc != 0) {
-        loams_task_set_error(r->task, "reading the pointer of %s.%s: %s", r->def.target.ns,
-                             r->def.target.name, merr.msg);
-        return rc;
-    }
-    loams_offsets_clear(r->next);
-    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
-    rc = r->gvt->resume(r->target.state, r->base.ref, r->next);
-    loams_ctx_set_current(prev);
-    if (rc != 0) {
-        char err[1024];
-        loams_task_set_error(r->task, "target resume at %s: %s",
-                             r->base.ref != NULL ? r->base.ref : "(no commit)",
-                             instance_error(&r->target, err, sizeof err));
-        return rc;
-    }
     r->staged_bytes = r->staged_records = 0;
     memset(&r->cur, 0, sizeof r->cur);
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
-    run_log(r, LOAMS_LOG_INFO, "resumed at %s (pointer version %" PRIu64 ")",
-            r->base.ref != NULL ? r->base.ref : "the beginning", r->base.version);
-    return dlq_resume(r);
-}
-
-/* Starts / ends a target call whose new objects belong to the next commit:
- * the store records their write intents first (write_journal.h). */
-static const loams_store_journal *journal_begin(link_run *r)
-{
-    return loams_store_set_journal(loams_write_journal_hook(r->journal));
-}
-
-static void journal_end(const loams_store_journal *prev)
-{
-    loams_store_set_journal(prev);
-}
-
-/* The files written since the last commit will not be committed: they
- * become orphans for GC (or stay intents, which GC handles once this run
- * is over, when even that fails). */
-static void abandon_files(link_run *r)
-{
-    size_t n = loams_write_journal_pending(r->journal);
-    loams_meta_err merr;
-    if (n > 0 && loams_write_journal_abandon(r->journal, now_ms(), &merr) != 0) {
-        run_log(r, LOAMS_LOG_WARN,
-                "could not record %zu files as orphans (%s); GC finds them through their "
-                "write intents once this run is over",
-                n, merr.msg);
+    if (r->dlq == NULL) {
+        return 0;
     }
-    loams_keylist_clear(r->written);
+    char err[1024];
+    int rc = loams_dead_letter_resume(r->dlq, err, sizeof err);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "%s", err);
+    }
+    return rc;
 }
 
+static int resume(link_run *r)
+{
+    char err[1024];
+    int rc = loams_commit_cycle_resume(r->cycle, r->next, err, sizeof err);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "%s", err);
+        return rc;
+    }
+    return resumed(r);
+}
+
+/* The staged work is given up: redone by the next run or resume. */
 static void discard_staged(link_run *r)
 {
     memset(&r->cur, 0, sizeof r->cur); /* that work is redone */
-    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
-    r->gvt->abort(r->target.state);
-    loams_ctx_set_current(prev);
-    abandon_files(r);
-}
-
-/* The extra writes of a commit's transaction (commit_txn). */
-static int commit_writes(link_run *r, const loams_pointer *next, const loams_keylist *obsolete,
-                         char **marks, loams_gc_writes *ws)
-{
-    int rc;
-    if (r->dlq != NULL && obsolete == NULL) {
-        char skey[300];
-        if ((*marks = dlq_marks(r)) == NULL) {
-            return -ENOMEM;
-        }
-        linkstate_key(&r->def.name, skey, sizeof skey);
-        if ((rc = loams_gc_writes_put(ws, skey, *marks)) != 0) {
-            return rc;
-        }
-    }
-    /* The files written for this commit are referenced now ... */
-    if ((rc = loams_write_journal_commit_writes(r->journal, ws)) != 0) {
-        return rc;
-    }
-    /* ... and the manifest it supersedes, and what maintenance replaced,
-     * are not (deleted after the grace period: readers may hold them). */
-    int64_t now = now_ms();
-    if (r->base.ref != NULL && strcmp(r->base.ref, next->ref) != 0 &&
-        (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, r->base.ref)) != 0) {
-        return rc;
-    }
-    for (size_t i = 0; obsolete != NULL && i < loams_keylist_count(obsolete); i++) {
-        const char *key = loams_keylist_at(obsolete, i);
-        if (strcmp(key, next->ref) != 0 &&
-            (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, key)) != 0) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* The fenced transaction that makes next->ref the target's newest commit
- * (DESIGN §9); with it go the DLQ marks (a link commit; obsolete == NULL)
- * or the maintenance's obsolete keys, and the GC records.  On success the
- * journal is settled and next becomes the base. */
-static int commit_txn(link_run *r, loams_pointer *next, const loams_keylist *obsolete,
-                      loams_meta_err *merr)
-{
-    char *marks = NULL;
-    loams_gc_writes ws;
-    loams_gc_writes_init(&ws);
-    int rc = commit_writes(r, next, obsolete, &marks, &ws);
-    if (rc == 0) {
-        loams_lease fence;
-        memset(&fence, 0, sizeof fence);
-        snprintf(fence.key, sizeof fence.key, "%s", r->key);
-        fence.epoch = r->epoch;
-        rc = loams_commit(r->env->meta, &fence, &r->def.target, r->base.version, next, ws.w, ws.n,
-                          merr);
-    } else {
-        snprintf(merr->msg, sizeof merr->msg, "out of memory");
-    }
-    if (rc == 0) {
-        loams_write_journal_settled(r->journal);
-        loams_pointer tmp = r->base;
-        r->base = *next;
-        *next = tmp;
-    }
-    loams_gc_writes_clear(&ws);
-    free(marks);
-    return rc;
-}
-
-/* A pointer for a new commit of `ref` on top of the base. */
-static int pointer_next(link_run *r, const char *ref, const loams_offsets *applied,
-                        loams_pointer *next)
-{
-    int rc = loams_pointer_init(next);
-    if (rc != 0) {
-        return rc;
-    }
-    snprintf(next->kind, sizeof next->kind, "%s", r->def.target_kind);
-    snprintf(next->link, sizeof next->link, "%s.%s", r->def.name.ns, r->def.name.name);
-    next->epoch = r->epoch;
-    next->committed_ms = now_ms();
-    next->maintained_ms = r->base.maintained_ms;
-    next->applied_records = r->base.applied_records + r->d_applied;
-    next->skipped_records = r->base.skipped_records + r->d_skipped;
-    next->dead_lettered_records = r->base.dead_lettered_records + r->d_dead;
-    if ((rc = loams_pointer_set_ref(next, ref)) != 0 ||
-        (rc = loams_offsets_copy(next->applied, applied)) != 0) {
-        loams_pointer_clear(next);
-    }
-    return rc;
+    loams_commit_cycle_abort(r->cycle);
 }
 
 /* Commits what is staged.  Returns 0, LOAMS_EFENCED (zombie), LOAMS_ECONFLICT
- * (resumed: the caller carries on), or an error. */
+ * (the caller resumes and carries on), or an error. */
 static int commit(link_run *r)
 {
-    loams_keylist_clear(r->written);
-    const char *ref = NULL;
     char err[1024];
-    stage_clock clk;
-    stage_start(&clk);
-    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
-    const loams_store_journal *pj = journal_begin(r);
-    int rc = r->gvt->prepare(r->target.state, r->next, &ref, r->written);
-    journal_end(pj);
-    loams_ctx_set_current(prev);
-    stage_end(&clk, &r->cur.prepare);
+    loams_commit_counts counts = {r->d_applied, r->d_skipped, r->d_dead};
+    int rc = loams_commit_cycle_commit(r->cycle, r->next, &counts,
+                                       r->dlq != NULL ? loams_dead_letter_commit_writes : NULL,
+                                       r->dlq, &r->cur, err, sizeof err);
     if (rc != 0) {
-        loams_task_set_error(r->task, "target prepare: %s",
-                             instance_error(&r->target, err, sizeof err));
-        discard_staged(r);
+        loams_task_set_error(r->task, "%s", err);
+        memset(&r->cur, 0, sizeof r->cur); /* that work is redone */
         return rc;
     }
-    if ((rc = loams_failpoint("link.before_commit")) != 0) {
-        loams_task_set_error(r->task, "failpoint link.before_commit");
-        discard_staged(r);
-        return rc;
-    }
-    loams_pointer next;
-    if ((rc = pointer_next(r, ref, r->next, &next)) != 0) {
-        discard_staged(r);
-        return rc;
-    }
-    loams_meta_err merr;
-    stage_start(&clk);
-    size_t nfiles = loams_write_journal_pending(r->journal);
-    rc = commit_txn(r, &next, NULL, &merr);
-    loams_pointer_clear(&next);
-    if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
-        run_log(r, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg, nfiles);
-        loams_task_set_error(r->task, "%s", merr.msg);
-        discard_staged(r);
-        return rc;
-    }
-    if (rc != 0) {
-        loams_task_set_error(r->task, "commit to %s.%s: %s", r->def.target.ns, r->def.target.name,
-                             merr.msg);
-        discard_staged(r);
-        return rc;
-    }
-    loams_failpoint("link.after_commit");
-    prev = loams_ctx_set_current(r->target.ctx);
-    r->gvt->committed(r->target.state, ref);
-    loams_ctx_set_current(prev);
-    stage_end(&clk, &r->cur.commit);
     r->cur.records = r->staged_records;
     r->cur.commits = 1;
     char times[256];
-    stats_format(&r->cur, times, sizeof times);
+    loams_link_stats_format(&r->cur, times, sizeof times);
     run_log(r, LOAMS_LOG_INFO,
             "committed %s: %" PRIu64 " records applied, %" PRIu64 " skipped, %" PRIu64
             " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s)",
-            r->base.ref, r->d_applied, r->d_skipped, r->d_dead, r->cur.records, r->cur.bytes,
-            times);
+            loams_commit_cycle_base(r->cycle)->ref, r->d_applied, r->d_skipped, r->d_dead,
+            r->cur.records, r->cur.bytes, times);
     if (r->env->on_commit != NULL) {
         r->env->on_commit(r->env->userdata, &r->def, &r->cur);
     }
     loams_link_stats_add(&r->total, &r->cur);
     memset(&r->cur, 0, sizeof r->cur);
-    loams_keylist_clear(r->written);
     r->staged_bytes = r->staged_records = 0;
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
-    r->n_dlq_done = 0;
+    if (r->dlq != NULL) {
+        loams_dead_letter_committed(r->dlq);
+    }
     return 0;
 }
 
-/* Maintenance (merges, compaction, snapshot expiry) every
- * maintenance_interval, between two commits (nothing staged): the target's
- * maintain() writes a new commit that keeps the applied offsets, and the
- * same fenced transaction makes it the newest, deleting the intents of its
- * files and recording what it no longer references for GC.  The target
- * then resumes from it.  Returns 0, or the status that ends the run (a
- * failed maintenance only logs: the data is unchanged). */
+/* Maintenance between two commits (nothing staged), when due
+ * (loams_commit_cycle_maintain).  Returns 0, or the status that ends the
+ * run (a failed maintenance only logs: the data is unchanged). */
 static int maintain(link_run *r)
 {
-    int64_t now = now_ms();
-    if (r->def.maintenance_interval_ms <= 0 || r->gvt->maintain == NULL || r->staged_records > 0 ||
-        r->base.ref == NULL || now - r->base.maintained_ms < r->def.maintenance_interval_ms) {
+    if (r->staged_records > 0) {
         return 0;
     }
-    loams_keylist *obsolete = NULL;
-    if (loams_keylist_create(&obsolete) != 0) {
-        return -ENOMEM;
-    }
-    loams_keylist_clear(r->written);
-    const char *new_ref = NULL;
     char err[1024];
-    loams_ctx *prev = loams_ctx_set_current(r->target.ctx);
-    const loams_store_journal *pj = journal_begin(r);
-    int rc = r->gvt->maintain(r->target.state, r->base.ref, &new_ref, r->written, obsolete);
-    journal_end(pj);
-    loams_ctx_set_current(prev);
-    int fp = rc == 0 && new_ref != NULL ? loams_failpoint("link.after_maintain") : 0;
-    if (fp != 0) {
-        rc = fp;
-        snprintf(err, sizeof err, "failpoint link.after_maintain");
-    } else if (rc != 0) {
-        instance_error(&r->target, err, sizeof err);
-    }
-    /* Tried again one interval later, whatever the outcome; without a
-     * commit to carry it the time is kept in memory only. */
-    r->base.maintained_ms = now;
-    if (rc == 0 && new_ref == NULL) {
-        loams_keylist_free(obsolete); /* nothing to do */
-        return 0;
-    }
-    loams_pointer next;
-    memset(&next, 0, sizeof next);
-    loams_meta_err merr;
-    size_t nfiles = loams_write_journal_pending(r->journal);
-    if (rc != 0) {
-        /* The data is unchanged, but the target may hold half a maintenance:
-         * it starts over from its commit below. */
-        run_log(r, LOAMS_LOG_WARN,
-                "maintenance of %s.%s failed (the data is unchanged; tried again in %" PRId64
-                " ms): %s",
-                r->def.target.ns, r->def.target.name, r->def.maintenance_interval_ms, err);
-    } else if ((rc = pointer_next(r, new_ref, r->base.applied, &next)) != 0 ||
-               (rc = commit_txn(r, &next, obsolete, &merr)) != 0) {
-        if (rc == -ENOMEM) {
-            snprintf(merr.msg, sizeof merr.msg, "out of memory");
-        }
-        run_log(r, LOAMS_LOG_WARN, "maintenance commit of %s.%s rejected: %s", r->def.target.ns,
-                r->def.target.name, merr.msg);
-    } else {
-        run_log(r, LOAMS_LOG_INFO,
-                "maintained %s.%s: commit %s (%zu files written, %zu no longer referenced)",
-                r->def.target.ns, r->def.target.name, new_ref, nfiles,
-                loams_keylist_count(obsolete));
-    }
-    if (rc != 0) {
-        abandon_files(r);
-    }
-    loams_pointer_clear(&next);
-    loams_keylist_free(obsolete);
-    loams_keylist_clear(r->written);
-    if (rc == LOAMS_EFENCED) {
-        loams_task_set_error(r->task, "%s", merr.msg);
+    int rc = loams_commit_cycle_maintain(r->cycle, r->def.maintenance_interval_ms, r->next, err,
+                                         sizeof err);
+    if (rc < 0 || rc > 1) {
+        loams_task_set_error(r->task, "%s", err);
         return rc;
     }
-    /* The target starts over from the newest commit (the maintenance's, or
-     * the one it built on, whose stored time would make it try again now). */
-    prev = loams_ctx_set_current(r->target.ctx);
-    r->gvt->abort(r->target.state);
-    loams_ctx_set_current(prev);
-    rc = resume(r);
-    if (rc == 0 && r->base.maintained_ms < now) {
-        r->base.maintained_ms = now;
-    }
-    return rc;
+    return rc == 1 ? resumed(r) : 0;
 }
 
 /* ---- one chunk ---- */
@@ -1066,12 +577,12 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_read")) != 0) {
         return rc;
     }
-    stage_clock clk;
-    stage_start(&clk);
+    loams_stage_clock clk;
+    loams_stage_start(&clk);
     loams_ctx *prev = loams_ctx_set_current(r->decoder.ctx);
     rc = r->dvt->decode(r->decoder.state, r->in);
     loams_ctx_set_current(prev);
-    stage_end(&clk, &r->cur.decode);
+    loams_stage_end(&clk, &r->cur.decode);
     if (rc != 0) {
         loams_task_set_error(r->task, "decoder: %s", instance_error(&r->decoder, err, sizeof err));
         return rc;
@@ -1079,12 +590,12 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_decode")) != 0) {
         return rc;
     }
-    stage_start(&clk);
+    loams_stage_start(&clk);
     loams_batch_reset(r->out);
     prev = loams_ctx_set_current(r->transform.ctx);
     rc = r->tvt->run(r->transform.state, r->in, r->out);
     loams_ctx_set_current(prev);
-    stage_end(&clk, &r->cur.transform);
+    loams_stage_end(&clk, &r->cur.transform);
     if (rc != 0) {
         loams_task_set_error(r->task, "transform: %s",
                              instance_error(&r->transform, err, sizeof err));
@@ -1093,9 +604,9 @@ static int apply_chunk(link_run *r, size_t nrecords)
     if ((rc = loams_failpoint("link.after_transform")) != 0) {
         return rc;
     }
-    stage_start(&clk);
+    loams_stage_start(&clk);
     rc = write_chunk(r, nrecords);
-    stage_end(&clk, &r->cur.write);
+    loams_stage_end(&clk, &r->cur.write);
     return rc;
 }
 
@@ -1105,7 +616,6 @@ static int write_chunk(link_run *r, size_t nrecords)
 {
     char err[1024];
     int rc;
-    loams_ctx *prev;
     if (loams_batch_failed_count(r->in) > 0) {
         /* on_error = fail (or a schema change) stops before the target
          * sees the chunk; otherwise the failures are handled after it. */
@@ -1119,11 +629,7 @@ static int write_chunk(link_run *r, size_t nrecords)
             return handle_failures(r);
         }
     }
-    prev = loams_ctx_set_current(r->target.ctx);
-    const loams_store_journal *pj = journal_begin(r);
-    rc = r->gvt->write(r->target.state, r->out);
-    journal_end(pj);
-    loams_ctx_set_current(prev);
+    rc = loams_commit_cycle_write(r->cycle, r->out);
     if (rc == LOAMS_ESCHEMA) {
         /* An incompatible schema change pauses the link (DESIGN §8). */
         instance_error(&r->target, err, sizeof err);
@@ -1207,10 +713,10 @@ static int run_loop(link_run *r)
                     "is committed); the link runs again shortly");
             break;
         }
-        stage_clock clk;
-        stage_start(&clk);
+        loams_stage_clock clk;
+        loams_stage_start(&clk);
         long n = read_chunk(r);
-        stage_end(&clk, &r->cur.read);
+        loams_stage_end(&clk, &r->cur.read);
         if (n < 0) {
             rc = (int)n;
             break;
@@ -1226,10 +732,10 @@ static int run_loop(link_run *r)
                 break;
             }
             /* Held to the namespace's byte rate, if it has one. */
-            stage_clock pace;
-            stage_start(&pace);
+            loams_stage_clock pace;
+            loams_stage_start(&pace);
             int stop = loams_task_pace(r->task) != 0;
-            stage_end(&pace, &r->cur.idle);
+            loams_stage_end(&pace, &r->cur.idle);
             if (stop) {
                 break;
             }
@@ -1252,10 +758,10 @@ static int run_loop(link_run *r)
                 wait = r->def.batch_interval_ms - age;
             }
             if (wait > 0) {
-                stage_clock idle;
-                stage_start(&idle);
+                loams_stage_clock idle;
+                loams_stage_start(&idle);
                 int stop = loams_task_sleep(r->task, wait) != 0;
-                stage_end(&idle, &r->cur.idle);
+                loams_stage_end(&idle, &r->cur.idle);
                 if (stop) {
                     break;
                 }
@@ -1267,7 +773,7 @@ static int run_loop(link_run *r)
     }
     if (r->total.commits > 0) {
         char times[256];
-        stats_format(&r->total, times, sizeof times);
+        loams_link_stats_format(&r->total, times, sizeof times);
         uint64_t cpu = r->total.read.cpu_ns + r->total.decode.cpu_ns + r->total.transform.cpu_ns +
                        r->total.write.cpu_ns + r->total.prepare.cpu_ns + r->total.commit.cpu_ns;
         run_log(r, LOAMS_LOG_INFO,
@@ -1290,40 +796,55 @@ static int run_setup(link_run *r)
     }
     r->partitions = loams_stream_definition(r->stream)->partitions;
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
-        rc = loams_stream_open(r->env->log, &r->def.dead_letter_stream, &r->dlq, &serr);
+        char err[1024];
+        rc = loams_dead_letter_open(r->env->meta, r->env->log, &r->def.name,
+                                    &r->def.dead_letter_stream, r->key, r->epoch, &r->dlq, err,
+                                    sizeof err);
         if (rc != 0) {
             loams_task_set_error(r->task, "link %s.%s: dead-letter stream: %s", r->def.name.ns,
-                                 r->def.name.name, serr.msg);
+                                 r->def.name.name, err);
             return rc;
         }
     }
     if ((r->spans = calloc(r->partitions, sizeof *r->spans)) == NULL ||
-        (rc = loams_pointer_init(&r->base)) != 0 || (rc = loams_offsets_create(&r->next)) != 0 ||
-        (rc = loams_offsets_create(&r->dlq_hwm)) != 0 || (rc = loams_batch_create(&r->in)) != 0 ||
-        (rc = loams_batch_create(&r->out)) != 0 || (rc = loams_buf_create(&r->headers)) != 0 ||
-        (rc = loams_keylist_create(&r->written)) != 0 ||
-        (rc = loams_write_journal_new(r->env->meta, r->key, r->epoch, &r->journal)) != 0) {
+        (rc = loams_offsets_create(&r->next)) != 0 || (rc = loams_batch_create(&r->in)) != 0 ||
+        (rc = loams_batch_create(&r->out)) != 0 || (rc = loams_buf_create(&r->headers)) != 0) {
         return rc != 0 ? rc : -ENOMEM;
     }
     loams_stream_slice_init(&r->slice);
-    return instances_open(r);
+    if ((rc = instances_open(r)) != 0) {
+        return rc;
+    }
+    char link[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
+    loams_commit_cycle_spec spec = {.meta = r->env->meta,
+                                    .task_key = r->key,
+                                    .epoch = r->epoch,
+                                    .target = &r->def.target,
+                                    .target_kind = r->def.target_kind,
+                                    .link = link,
+                                    .plugin_name = r->target.plugin->name,
+                                    .vt = r->gvt,
+                                    .state = r->target.state,
+                                    .ctx = r->target.ctx};
+    if ((rc = loams_commit_cycle_new(&spec, &r->cycle)) != 0) {
+        loams_task_set_error(r->task, "link %s.%s: %s", r->def.name.ns, r->def.name.name,
+                             rc == -ENOMEM ? "out of memory" : "bad task key");
+    }
+    return rc;
 }
 
 static void run_teardown(link_run *r)
 {
+    loams_commit_cycle_free(r->cycle);
     instances_close(r);
     loams_stream_slice_free(&r->slice);
     loams_batch_free(r->in);
     loams_batch_free(r->out);
     loams_buf_free(r->headers);
-    loams_keylist_free(r->written);
-    loams_write_journal_free(r->journal);
     loams_offsets_free(r->next);
-    loams_offsets_free(r->dlq_hwm);
-    loams_pointer_clear(&r->base);
     free(r->spans);
-    free(r->dlq_done);
-    loams_stream_close(r->dlq);
+    loams_dead_letter_free(r->dlq);
     loams_stream_close(r->stream);
     loams_link_def_clear(&r->def);
 }

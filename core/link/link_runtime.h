@@ -7,33 +7,30 @@
  * one range covers every partition: the target's pointer admits one writer,
  * so several ranges would only conflict).  A run:
  *
- *   resume   read the target pointer (version V, commit ref R) and let the
- *            target plugin load R: its manifest gives the applied offsets;
+ *   resume   the commit cycle resumes from the target's newest commit
+ *            (commit_cycle.h): its applied offsets are where reading starts;
  *   apply    read records from the applied offsets, build an input batch,
  *            decode, transform, hand the output to the target (which may
- *            write files); failed records go through the link's on_error;
- *   commit   at batch_bytes or batch_interval: dead letters are appended
- *            (idempotently, see below), the target writes its manifest, and
- *            loams_commit() compares the lease epoch and V and swaps the
- *            pointer - the new commit holds the new applied offsets;
+ *            write files, journaled for the next commit); failed records go
+ *            through the link's on_error (skip, dead_letter: dead_letter.h,
+ *            fail);
+ *   commit   at batch_bytes or batch_interval: the commit cycle prepares,
+ *            commits in one fenced transaction (with the DLQ's marks) and
+ *            tells the target; a failed commit's files become orphans;
+ *   maintain every maintenance_interval, between two commits;
  *   repeat   until the run is cancelled (lease lost, shutdown) or the link
  *            is paused, failed or dropped.
  *
  * A crash anywhere resumes from the last commit: work after it is redone,
  * its files become orphans, nothing is applied twice.  A zombie's commit is
  * fenced (LOAMS_EFENCED) and logged; its files are recorded as orphans.
- *
- * Dead letters are exactly-once too: each carries the headers loams.link,
- * loams.partition, loams.offset and loams.error.  Each commit records the
- * DLQ's high-water marks ("linkstate/<ns>/<name>", in the same fenced
- * transaction); a resume scans the DLQ past those marks and does not
- * append again a record this link already dead-lettered.
+ * Dead letters are exactly-once too (dead_letter.h).
  *
  * Failpoints (failpoint.h): link.after_read, link.after_decode,
- * link.after_transform, link.after_target_write, link.after_dead_letter,
- * link.before_commit, link.after_commit, link.after_maintain (a maintenance
- * written, not yet committed), and store.write (inside the target's
- * file writing, in store.c).
+ * link.after_transform, link.after_target_write, link.after_dead_letter
+ * here; link.before_commit, link.after_commit and link.after_maintain in
+ * the commit cycle (commit_cycle.h); store.write inside the target's file
+ * writing (store.c).
  *
  * Threads: a run uses its own plugin instances; several links run at once
  * on the worker's pool.  The env is shared and must outlive the worker.
@@ -44,36 +41,13 @@
 #include <stdint.h>
 
 #include "catalog/link_catalog.h"
+#include "link/link_stats.h"
 #include "meta/metastore.h"
 #include "catalog/objname.h"
 #include "abi/registry.h"
 #include "abi/store.h"
 #include "stream/streamlog.h"
 #include "run/worker.h"
-
-/* Time one stage of a link run took: wall clock and the run thread's CPU. */
-typedef struct loams_link_stage_time {
-    uint64_t wall_ns;
-    uint64_t cpu_ns;
-} loams_link_stage_time;
-
-/* Where a link run's time went, per stage (the "stage times" of
- * docs/BENCHMARKS.md).  A commit's figures cover the work it committed:
- *   read       stream log read and the input batch (core: streamlog, batch)
- *   decode     the decoder plugin's decode()
- *   transform  the transform plugin's run()
- *   write      the target plugin's write() (indexing) and on_error handling
- *   prepare    the target plugin's prepare() (finishing and writing files)
- *   commit     the fenced metastore transaction and committed()
- *   idle       waiting for records or for batch_interval (wall time)
- * records / bytes: source records and their key + value + header bytes. */
-typedef struct loams_link_stats {
-    uint64_t records, bytes, commits;
-    loams_link_stage_time read, decode, transform, write, prepare, commit, idle;
-} loams_link_stats;
-
-/* Adds every figure of `add` to `sum`. */
-void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add);
 
 /* What link runs need; every member is the caller's and outlives the runs. */
 typedef struct loams_link_env {

@@ -1,0 +1,434 @@
+/*
+ * commit_cycle.c - owns the commit cycle of a link run: its base pointer,
+ * its write journal and the steps resume, stage, prepare, fenced
+ * transaction, committed, abort and maintenance (see commit_cycle.h).
+ */
+#include "link/commit_cycle.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "abi/keylist.h"
+#include "abi/offsets.h"
+#include "abi/plugin_ctx.h"
+#include "abi/store.h"
+#include "base/failpoint.h"
+#include "base/log.h"
+#include "gc/write_journal.h"
+#include "meta/lease.h"
+
+#define COMP "link"
+
+struct loams_commit_cycle {
+    loams_meta *meta;
+    char task_key[LOAMS_LEASE_KEY_MAX];
+    uint64_t epoch;
+    loams_objname target;
+    char target_kind[16];
+    char link[2 * LOAMS_IDENT_MAX + 2];
+    char plugin_name[128];
+    const loams_target_vtable *vt;
+    void *state;
+    loams_ctx *ctx;
+
+    loams_pointer base;           /* the commit the run builds on */
+    loams_write_journal *journal; /* intents of the files written since the base */
+    loams_keylist *written;       /* the files the target names for a commit */
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void cycle_log(const loams_commit_cycle *c, loams_log_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cycle_log(const loams_commit_cycle *c, loams_log_level lvl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    loams_logv(lvl, COMP, c->task_key, c->epoch, fmt, ap);
+    va_end(ap);
+}
+
+/* The message the target set for its last failure. */
+static const char *target_error(const loams_commit_cycle *c, char *buf, size_t size)
+{
+    loams_ctx_error(c->ctx, buf, size);
+    if (buf[0] == '\0') {
+        snprintf(buf, size, "%s failed without a message", c->plugin_name);
+    }
+    return buf;
+}
+
+int loams_commit_cycle_new(const loams_commit_cycle_spec *spec, loams_commit_cycle **out)
+{
+    *out = NULL;
+    if (strlen(spec->task_key) >= LOAMS_LEASE_KEY_MAX) {
+        return -EINVAL;
+    }
+    loams_commit_cycle *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return -ENOMEM;
+    }
+    c->meta = spec->meta;
+    snprintf(c->task_key, sizeof c->task_key, "%s", spec->task_key);
+    c->epoch = spec->epoch;
+    c->target = *spec->target;
+    snprintf(c->target_kind, sizeof c->target_kind, "%s", spec->target_kind);
+    snprintf(c->link, sizeof c->link, "%s", spec->link);
+    snprintf(c->plugin_name, sizeof c->plugin_name, "%s", spec->plugin_name);
+    c->vt = spec->vt;
+    c->state = spec->state;
+    c->ctx = spec->ctx;
+    int rc = loams_pointer_init(&c->base);
+    if (rc == 0) {
+        rc = loams_keylist_create(&c->written);
+    }
+    if (rc == 0) {
+        rc = loams_write_journal_new(c->meta, c->task_key, c->epoch, &c->journal);
+    }
+    if (rc != 0) {
+        loams_commit_cycle_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void loams_commit_cycle_free(loams_commit_cycle *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    loams_write_journal_free(c->journal);
+    loams_keylist_free(c->written);
+    loams_pointer_clear(&c->base);
+    free(c);
+}
+
+const loams_pointer *loams_commit_cycle_base(const loams_commit_cycle *c)
+{
+    return &c->base;
+}
+
+/* ---- 1. resume ---- */
+
+int loams_commit_cycle_resume(loams_commit_cycle *c, loams_offsets *applied, char *err,
+                              size_t errsize)
+{
+    loams_meta_err merr;
+    int rc = loams_pointer_read(c->meta, &c->target, &c->base, &merr);
+    if (rc != 0) {
+        snprintf(err, errsize, "reading the pointer of %s.%s: %s", c->target.ns, c->target.name,
+                 merr.msg);
+        return rc;
+    }
+    loams_offsets_clear(applied);
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    rc = c->vt->resume(c->state, c->base.ref, applied);
+    loams_ctx_set_current(prev);
+    if (rc != 0) {
+        char msg[1024];
+        snprintf(err, errsize, "target resume at %s: %s",
+                 c->base.ref != NULL ? c->base.ref : "(no commit)",
+                 target_error(c, msg, sizeof msg));
+        return rc;
+    }
+    cycle_log(c, LOAMS_LOG_INFO, "resumed at %s (pointer version %" PRIu64 ")",
+              c->base.ref != NULL ? c->base.ref : "the beginning", c->base.version);
+    return 0;
+}
+
+/* ---- 2. stage ---- */
+
+/* Starts / ends a target call whose new objects belong to the next commit:
+ * the store records their write intents first (write_journal.h). */
+static const loams_store_journal *journal_begin(loams_commit_cycle *c)
+{
+    return loams_store_set_journal(loams_write_journal_hook(c->journal));
+}
+
+static void journal_end(const loams_store_journal *prev)
+{
+    loams_store_set_journal(prev);
+}
+
+int loams_commit_cycle_write(loams_commit_cycle *c, loams_batch *batch)
+{
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    const loams_store_journal *pj = journal_begin(c);
+    int rc = c->vt->write(c->state, batch);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    return rc;
+}
+
+/* ---- 6. abort ---- */
+
+/* The files written since the base will not be committed: they become
+ * orphans for GC (or stay intents, which GC handles once this run is over,
+ * when even that fails). */
+static void abandon_files(loams_commit_cycle *c)
+{
+    size_t n = loams_write_journal_pending(c->journal);
+    loams_meta_err merr;
+    if (n > 0 && loams_write_journal_abandon(c->journal, now_ms(), &merr) != 0) {
+        cycle_log(c, LOAMS_LOG_WARN,
+                  "could not record %zu files as orphans (%s); GC finds them through their "
+                  "write intents once this run is over",
+                  n, merr.msg);
+    }
+    loams_keylist_clear(c->written);
+}
+
+static void target_abort(loams_commit_cycle *c)
+{
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    c->vt->abort(c->state);
+    loams_ctx_set_current(prev);
+}
+
+void loams_commit_cycle_abort(loams_commit_cycle *c)
+{
+    target_abort(c);
+    abandon_files(c);
+}
+
+/* ---- 4. the fenced transaction ---- */
+
+/* A pointer for a new commit of `ref` on top of the base. */
+static int pointer_next(const loams_commit_cycle *c, const char *ref, const loams_offsets *applied,
+                        const loams_commit_counts *counts, loams_pointer *next)
+{
+    int rc = loams_pointer_init(next);
+    if (rc != 0) {
+        return rc;
+    }
+    snprintf(next->kind, sizeof next->kind, "%s", c->target_kind);
+    snprintf(next->link, sizeof next->link, "%s", c->link);
+    next->epoch = c->epoch;
+    next->committed_ms = now_ms();
+    next->maintained_ms = c->base.maintained_ms;
+    next->applied_records = c->base.applied_records + counts->applied;
+    next->skipped_records = c->base.skipped_records + counts->skipped;
+    next->dead_lettered_records = c->base.dead_lettered_records + counts->dead_lettered;
+    if ((rc = loams_pointer_set_ref(next, ref)) != 0 ||
+        (rc = loams_offsets_copy(next->applied, applied)) != 0) {
+        loams_pointer_clear(next);
+    }
+    return rc;
+}
+
+/* The GC writes of a commit's transaction: the intents of the files it
+ * references go, the manifest it supersedes and what a maintenance
+ * replaced (obsolete, may be NULL) are recorded as obsolete (deleted after
+ * the grace period: readers may hold them). */
+static int gc_writes(const loams_commit_cycle *c, const loams_pointer *next,
+                     const loams_keylist *obsolete, loams_gc_writes *ws)
+{
+    int rc = loams_write_journal_commit_writes(c->journal, ws);
+    if (rc != 0) {
+        return rc;
+    }
+    int64_t now = now_ms();
+    if (c->base.ref != NULL && strcmp(c->base.ref, next->ref) != 0 &&
+        (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, c->base.ref)) != 0) {
+        return rc;
+    }
+    for (size_t i = 0; obsolete != NULL && i < loams_keylist_count(obsolete); i++) {
+        const char *key = loams_keylist_at(obsolete, i);
+        if (strcmp(key, next->ref) != 0 &&
+            (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, key)) != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The fenced transaction that makes next->ref the target's newest commit
+ * (DESIGN §9); with it go the caller's extra writes (a link commit) or the
+ * maintenance's obsolete keys, and the GC records.  On success the journal
+ * is settled and next becomes the base (*next gets the old base). */
+static int commit_txn(loams_commit_cycle *c, loams_pointer *next, const loams_keylist *obsolete,
+                      loams_commit_extra_fn extra, void *userdata, loams_meta_err *merr)
+{
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    int rc = 0;
+    if (extra != NULL && (rc = extra(userdata, &ws, merr->msg, sizeof merr->msg)) != 0) {
+        goto out;
+    }
+    if ((rc = gc_writes(c, next, obsolete, &ws)) != 0) {
+        snprintf(merr->msg, sizeof merr->msg, "out of memory");
+        goto out;
+    }
+    loams_lease fence;
+    memset(&fence, 0, sizeof fence);
+    snprintf(fence.key, sizeof fence.key, "%s", c->task_key);
+    fence.epoch = c->epoch;
+    rc = loams_commit(c->meta, &fence, &c->target, c->base.version, next, ws.w, ws.n, merr);
+    if (rc == 0) {
+        loams_write_journal_settled(c->journal);
+        loams_pointer tmp = c->base;
+        c->base = *next;
+        *next = tmp;
+    }
+out:
+    loams_gc_writes_clear(&ws);
+    return rc;
+}
+
+/* ---- 3-5. prepare, transaction, committed ---- */
+
+int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applied,
+                              const loams_commit_counts *counts, loams_commit_extra_fn extra,
+                              void *userdata, loams_link_stats *times, char *err, size_t errsize)
+{
+    loams_link_stats unused;
+    if (times == NULL) {
+        times = &unused;
+    }
+    loams_keylist_clear(c->written);
+    const char *ref = NULL;
+    char msg[1024];
+    loams_stage_clock clk;
+    loams_stage_start(&clk);
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    const loams_store_journal *pj = journal_begin(c);
+    int rc = c->vt->prepare(c->state, applied, &ref, c->written);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    loams_stage_end(&clk, &times->prepare);
+    if (rc != 0) {
+        snprintf(err, errsize, "target prepare: %s", target_error(c, msg, sizeof msg));
+        loams_commit_cycle_abort(c);
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.before_commit")) != 0) {
+        snprintf(err, errsize, "failpoint link.before_commit");
+        loams_commit_cycle_abort(c);
+        return rc;
+    }
+    loams_pointer next;
+    if ((rc = pointer_next(c, ref, applied, counts, &next)) != 0) {
+        snprintf(err, errsize, "out of memory");
+        loams_commit_cycle_abort(c);
+        return rc;
+    }
+    loams_meta_err merr;
+    loams_stage_start(&clk);
+    size_t nfiles = loams_write_journal_pending(c->journal);
+    rc = commit_txn(c, &next, NULL, extra, userdata, &merr);
+    loams_pointer_clear(&next);
+    if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
+        cycle_log(c, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg, nfiles);
+        snprintf(err, errsize, "%s", merr.msg);
+        loams_commit_cycle_abort(c);
+        return rc;
+    }
+    if (rc != 0) {
+        snprintf(err, errsize, "commit to %s.%s: %s", c->target.ns, c->target.name, merr.msg);
+        loams_commit_cycle_abort(c);
+        return rc;
+    }
+    loams_failpoint("link.after_commit");
+    prev = loams_ctx_set_current(c->ctx);
+    c->vt->committed(c->state, ref);
+    loams_ctx_set_current(prev);
+    loams_stage_end(&clk, &times->commit);
+    loams_keylist_clear(c->written);
+    return 0;
+}
+
+/* ---- maintenance ---- */
+
+int loams_commit_cycle_maintain(loams_commit_cycle *c, int64_t interval_ms, loams_offsets *applied,
+                                char *err, size_t errsize)
+{
+    int64_t now = now_ms();
+    if (interval_ms <= 0 || c->vt->maintain == NULL || c->base.ref == NULL ||
+        now - c->base.maintained_ms < interval_ms) {
+        return 0;
+    }
+    loams_keylist *obsolete = NULL;
+    if (loams_keylist_create(&obsolete) != 0) {
+        snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    loams_keylist_clear(c->written);
+    const char *new_ref = NULL;
+    char msg[1024];
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    const loams_store_journal *pj = journal_begin(c);
+    int rc = c->vt->maintain(c->state, c->base.ref, &new_ref, c->written, obsolete);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    int fp = rc == 0 && new_ref != NULL ? loams_failpoint("link.after_maintain") : 0;
+    if (fp != 0) {
+        rc = fp;
+        snprintf(msg, sizeof msg, "failpoint link.after_maintain");
+    } else if (rc != 0) {
+        target_error(c, msg, sizeof msg);
+    }
+    /* Tried again one interval later, whatever the outcome; without a
+     * commit to carry it the time is kept in memory only. */
+    c->base.maintained_ms = now;
+    if (rc == 0 && new_ref == NULL) {
+        loams_keylist_free(obsolete); /* nothing to do */
+        return 0;
+    }
+    loams_pointer next;
+    memset(&next, 0, sizeof next);
+    loams_meta_err merr;
+    merr.msg[0] = '\0';
+    size_t nfiles = loams_write_journal_pending(c->journal);
+    const loams_commit_counts none = {0, 0, 0}; /* a maintenance applies no record */
+    if (rc != 0) {
+        /* The data is unchanged, but the target may hold half a maintenance:
+         * it starts over from its commit below. */
+        cycle_log(c, LOAMS_LOG_WARN,
+                  "maintenance of %s.%s failed (the data is unchanged; tried again in %" PRId64
+                  " ms): %s",
+                  c->target.ns, c->target.name, interval_ms, msg);
+    } else if ((rc = pointer_next(c, new_ref, c->base.applied, &none, &next)) != 0 ||
+               (rc = commit_txn(c, &next, obsolete, NULL, NULL, &merr)) != 0) {
+        if (rc == -ENOMEM) {
+            snprintf(merr.msg, sizeof merr.msg, "out of memory");
+        }
+        cycle_log(c, LOAMS_LOG_WARN, "maintenance commit of %s.%s rejected: %s", c->target.ns,
+                  c->target.name, merr.msg);
+    } else {
+        cycle_log(c, LOAMS_LOG_INFO,
+                  "maintained %s.%s: commit %s (%zu files written, %zu no longer referenced)",
+                  c->target.ns, c->target.name, new_ref, nfiles, loams_keylist_count(obsolete));
+    }
+    if (rc != 0) {
+        abandon_files(c);
+    }
+    loams_pointer_clear(&next);
+    loams_keylist_free(obsolete);
+    loams_keylist_clear(c->written);
+    if (rc == LOAMS_EFENCED) {
+        snprintf(err, errsize, "%s", merr.msg[0] != '\0' ? merr.msg : msg);
+        return rc;
+    }
+    /* The target starts over from the newest commit (the maintenance's, or
+     * the one it built on, whose stored time would make it try again now). */
+    target_abort(c);
+    rc = loams_commit_cycle_resume(c, applied, err, errsize);
+    if (rc != 0) {
+        return rc;
+    }
+    if (c->base.maintained_ms < now) {
+        c->base.maintained_ms = now;
+    }
+    return 1;
+}

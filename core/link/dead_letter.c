@@ -1,0 +1,316 @@
+/*
+ * dead_letter.c - owns a link run's dead-letter stream handle, the DLQ
+ * marks of its last commit, the set of dead letters already appended past
+ * them and the dead letters of the current chunk (see dead_letter.h).
+ */
+#include "link/dead_letter.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi/offsets.h"
+#include "base/log.h"
+#include "meta/lease.h"
+
+#define COMP "link"
+
+struct loams_dead_letters {
+    loams_meta *meta;
+    loams_stream *dlq;
+    loams_objname link_name;
+    char link[2 * LOAMS_IDENT_MAX + 2]; /* "ns.name": the loams.link header */
+    char task_key[LOAMS_LEASE_KEY_MAX];
+    uint64_t epoch;
+
+    loams_offsets *hwm; /* DLQ partition -> high-water mark at the last commit */
+    uint64_t *done;     /* sorted (partition << 44 | offset) of records done */
+    size_t n_done, cap_done;
+
+    /* The dead letters of the current chunk. */
+    loams_stream_record_in *recs;
+    loams_stream_header *headers; /* 4 per record */
+    char (*pos)[2][24];           /* partition and offset as text, per record */
+    size_t n, cap;
+};
+
+static void dl_log(const loams_dead_letters *d, loams_log_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void dl_log(const loams_dead_letters *d, loams_log_level lvl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    loams_logv(lvl, COMP, d->task_key, d->epoch, fmt, ap);
+    va_end(ap);
+}
+
+int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_objname *link,
+                           const loams_objname *dlq, const char *task_key, uint64_t epoch,
+                           loams_dead_letters **out, char *err, size_t errsize)
+{
+    *out = NULL;
+    loams_dead_letters *d = calloc(1, sizeof *d);
+    if (d == NULL || loams_offsets_create(&d->hwm) != 0) {
+        free(d);
+        snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    d->meta = meta;
+    d->link_name = *link;
+    snprintf(d->link, sizeof d->link, "%s.%s", link->ns, link->name);
+    snprintf(d->task_key, sizeof d->task_key, "%s", task_key);
+    d->epoch = epoch;
+    loams_stream_err serr;
+    int rc = loams_stream_open(log, dlq, &d->dlq, &serr);
+    if (rc != 0) {
+        snprintf(err, errsize, "%s", serr.msg);
+        loams_dead_letter_free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+void loams_dead_letter_free(loams_dead_letters *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    loams_stream_close(d->dlq);
+    loams_offsets_free(d->hwm);
+    free(d->done);
+    free(d->recs);
+    free(d->headers);
+    free(d->pos);
+    free(d);
+}
+
+/* ---- the dead letters already appended ---- */
+
+static int done_add(loams_dead_letters *d, int32_t partition, int64_t offset)
+{
+    if (d->n_done == d->cap_done) {
+        size_t cap = d->cap_done ? d->cap_done * 2 : 64;
+        uint64_t *grown = realloc(d->done, cap * sizeof *grown);
+        if (grown == NULL) {
+            return -ENOMEM;
+        }
+        d->done = grown;
+        d->cap_done = cap;
+    }
+    d->done[d->n_done++] = ((uint64_t)partition << 44) | (uint64_t)offset;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int done_has(const loams_dead_letters *d, int32_t partition, int64_t offset)
+{
+    uint64_t k = ((uint64_t)partition << 44) | (uint64_t)offset;
+    return d->n_done > 0 && bsearch(&k, d->done, d->n_done, sizeof k, cmp_u64) != NULL;
+}
+
+static void linkstate_key(const loams_objname *link, char *out, size_t size)
+{
+    snprintf(out, size, "linkstate/%s/%s", link->ns, link->name);
+}
+
+/* Reads the header `name` of an encoded header block as text into out. */
+static int header_get(const void *h, size_t len, const char *name, char *out, size_t size)
+{
+    size_t pos = 0;
+    loams_stream_header hd;
+    size_t nlen = strlen(name);
+    while (loams_stream_headers_next(h, len, &pos, &hd) == 1) {
+        if (hd.name_len == nlen && memcmp(hd.name, name, nlen) == 0) {
+            snprintf(out, size, "%.*s", (int)hd.value_len, (const char *)hd.value);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int loams_dead_letter_resume(loams_dead_letters *d, char *err, size_t errsize)
+{
+    d->n_done = 0;
+    loams_offsets_clear(d->hwm);
+    char key[300];
+    linkstate_key(&d->link_name, key, sizeof key);
+    loams_meta_kv kv;
+    loams_meta_err merr;
+    int rc = loams_meta_get(d->meta, key, strlen(key), &kv, &merr);
+    if (rc == 0) {
+        rc = loams_offsets_parse_json(d->hwm, kv.value, kv.value_len);
+        loams_meta_kv_free(&kv);
+        if (rc != 0) {
+            snprintf(err, errsize, "%s holds malformed DLQ marks", key);
+            return LOAMS_ECORRUPT;
+        }
+    } else if (rc != LOAMS_ENOTFOUND) {
+        snprintf(err, errsize, "reading %s: %s", key, merr.msg);
+        return rc;
+    }
+    rc = 0; /* no marks yet: the link never committed a dead letter */
+    const loams_stream_def *dd = loams_stream_definition(d->dlq);
+    loams_stream_slice s;
+    loams_stream_slice_init(&s);
+    for (uint32_t p = 0; p < dd->partitions && rc == 0; p++) {
+        int64_t from = 0;
+        loams_offsets_get(d->hwm, (int32_t)p, &from);
+        for (;;) {
+            loams_stream_err serr;
+            rc = loams_stream_read(d->dlq, (int32_t)p, from, 10000, 0, &s, &serr);
+            if (rc != 0) {
+                snprintf(err, errsize, "reading the dead-letter stream: %s", serr.msg);
+                break;
+            }
+            if (s.count == 0) {
+                break;
+            }
+            for (size_t i = 0; i < s.count && rc == 0; i++) {
+                const loams_stream_record *rec = &s.records[i];
+                char who[160], part[24], off[24];
+                if (header_get(rec->headers, rec->headers_len, "loams.link", who, sizeof who) &&
+                    strcmp(who, d->link) == 0 &&
+                    header_get(rec->headers, rec->headers_len, "loams.partition", part,
+                               sizeof part) &&
+                    header_get(rec->headers, rec->headers_len, "loams.offset", off, sizeof off)) {
+                    rc = done_add(d, (int32_t)atoi(part), strtoll(off, NULL, 10));
+                }
+            }
+            if (rc != 0) {
+                snprintf(err, errsize, "out of memory");
+            }
+            from = s.next_offset;
+        }
+    }
+    loams_stream_slice_free(&s);
+    if (rc == 0 && d->n_done > 0) {
+        qsort(d->done, d->n_done, sizeof *d->done, cmp_u64);
+        dl_log(d, LOAMS_LOG_INFO, "%zu dead letters of an uncommitted run are already in the DLQ",
+               d->n_done);
+    }
+    return rc;
+}
+
+/* ---- the dead letters of a chunk ---- */
+
+int loams_dead_letter_begin(loams_dead_letters *d, size_t n)
+{
+    d->n = 0;
+    if (n <= d->cap) {
+        return 0;
+    }
+    loams_stream_record_in *recs = calloc(n, sizeof *recs);
+    loams_stream_header *headers = calloc(4 * n, sizeof *headers);
+    char(*pos)[2][24] = calloc(n, sizeof *pos);
+    if (recs == NULL || headers == NULL || pos == NULL) {
+        free(recs);
+        free(headers);
+        free(pos);
+        return -ENOMEM;
+    }
+    free(d->recs);
+    free(d->headers);
+    free(d->pos);
+    d->recs = recs;
+    d->headers = headers;
+    d->pos = pos;
+    d->cap = n;
+    return 0;
+}
+
+void loams_dead_letter_add(loams_dead_letters *d, const loams_batch *in, size_t row,
+                           const char *message)
+{
+    int32_t partition;
+    int64_t offset;
+    loams_batch_row_origin(in, row, &partition, &offset);
+    if (done_has(d, partition, offset) || d->n == d->cap) {
+        return;
+    }
+    loams_value key, value, ts;
+    loams_batch_get(in, row, LOAMS_BATCH_COL_KEY, &key);
+    loams_batch_get(in, row, LOAMS_BATCH_COL_VALUE, &value);
+    loams_batch_get(in, row, LOAMS_BATCH_COL_TIMESTAMP, &ts);
+    size_t i = d->n++;
+    snprintf(d->pos[i][0], sizeof d->pos[i][0], "%" PRId32, partition);
+    snprintf(d->pos[i][1], sizeof d->pos[i][1], "%" PRId64, offset);
+    loams_stream_header *h = &d->headers[4 * i];
+    h[0] = (loams_stream_header){"loams.link", 10, d->link, strlen(d->link)};
+    h[1] = (loams_stream_header){"loams.partition", 15, d->pos[i][0], strlen(d->pos[i][0])};
+    h[2] = (loams_stream_header){"loams.offset", 12, d->pos[i][1], strlen(d->pos[i][1])};
+    h[3] = (loams_stream_header){"loams.error", 11, message, strlen(message)};
+    d->recs[i] = (loams_stream_record_in){
+        .key = key.type == LOAMS_T_NULL ? NULL : key.u.s.ptr,
+        .key_len = key.type == LOAMS_T_NULL ? 0 : key.u.s.len,
+        .value = value.u.s.ptr,
+        .value_len = value.u.s.len,
+        .timestamp_us = ts.u.i,
+        .headers = h,
+        .nheaders = 4,
+        .partition = -1,
+    };
+}
+
+int loams_dead_letter_append(loams_dead_letters *d, char *err, size_t errsize)
+{
+    if (d->n == 0) {
+        return 0;
+    }
+    loams_stream_err serr;
+    int rc = loams_stream_append(d->dlq, d->recs, d->n, NULL, &serr);
+    d->n = 0;
+    if (rc != 0) {
+        snprintf(err, errsize, "%s", serr.msg);
+    }
+    return rc;
+}
+
+/* ---- commit ---- */
+
+int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *err, size_t errsize)
+{
+    loams_dead_letters *d = userdata;
+    const loams_stream_def *dd = loams_stream_definition(d->dlq);
+    for (uint32_t p = 0; p < dd->partitions; p++) {
+        loams_stream_partition_info info;
+        loams_stream_err serr;
+        int rc = loams_stream_partition_state(d->dlq, (int32_t)p, &info, &serr);
+        if (rc != 0) {
+            snprintf(err, errsize, "reading the dead-letter stream: %s", serr.msg);
+            return rc;
+        }
+        if (loams_offsets_set(d->hwm, (int32_t)p, info.high_offset) != 0) {
+            snprintf(err, errsize, "out of memory");
+            return -ENOMEM;
+        }
+    }
+    size_t n = loams_offsets_format_json(d->hwm, NULL, 0);
+    char *marks = malloc(n + 1);
+    if (marks == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    loams_offsets_format_json(d->hwm, marks, n + 1);
+    char key[300];
+    linkstate_key(&d->link_name, key, sizeof key);
+    int rc = loams_gc_writes_put(ws, key, marks);
+    free(marks);
+    if (rc != 0) {
+        snprintf(err, errsize, "out of memory");
+    }
+    return rc;
+}
+
+void loams_dead_letter_committed(loams_dead_letters *d)
+{
+    d->n_done = 0;
+}
