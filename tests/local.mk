@@ -286,6 +286,14 @@ TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh
 EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
 	tests/integration/link-widen.sh tests/integration/link-flush.sh \
 	tests/integration/link-udf.sh tests/integration/link-headers.sh
+# Every shipped example (lua/examples/, the docs' marked ones) on the sample.
+TESTS += tests/integration/examples.sh
+EXTRA_DIST += tests/integration/examples.sh tests/integration/examples/check.py \
+	tests/integration/examples/sample.py tests/integration/examples/enrich_lookup.py \
+	tests/integration/examples/graph_fanout.py tests/integration/examples/pii_redact.py \
+	tests/integration/examples/links_graph.py \
+	tests/integration/examples/transform_lua_intro.py \
+	tests/integration/examples/transform_sql_intro.py
 
 # The shipped sample of support tickets (the main job produces it).
 samplesdir = $(pkgdatadir)/samples

@@ -1,7 +1,9 @@
 -- description: PII redaction: masks e-mail addresses and phone numbers in every text field of a JSON record
 -- version: 1.0.0
 --
--- TRANSFORM LUA 'pii_redact'
+-- CREATE LINK tickets_redacted FROM STREAM support_tickets
+--   INTO COLLECTION tickets_redacted
+--   TRANSFORM LUA 'pii_redact';
 --
 -- Input: a record whose value is a JSON object.  Output: one row with the
 -- record key as _pk and every member of the object, with the text of every

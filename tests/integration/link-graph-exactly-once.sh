@@ -21,8 +21,8 @@ mkdir -m 700 "$work/scripts"
 cp "$src/lua/examples/graph_fanout.lua" "$work/scripts/"
 export LOAMS_PLUGIN_PATH="$work/scripts"
 
-# The source: tickets with integer ids (the script wants them), keyed by
-# customer so that each customer's versions are applied in file order.
+# The source: the sample's tickets (string ids), keyed by customer so that
+# each customer's versions are applied in file order.
 # Every 97th line is not JSON, every 89th has no id (the script fails it),
 # every 83rd has a tag so long that its node id is refused by the graph.
 /usr/bin/python3 - "$src/tests/fixtures/support-tickets.jsonl" "$N" >"$work/keyed.jsonl" <<'PY'
@@ -32,7 +32,6 @@ for i, line in enumerate(open(sys.argv[1])):
     if i >= n:
         break
     r = json.loads(line)
-    r["id"] = int(r["id"][2:])
     k = "c%d" % r["customer"]["id"]
     no = i + 1
     if no % 97 == 0:
@@ -60,12 +59,12 @@ for line in open(sys.argv[1]):
     if "id" not in t or any(len("tag:" + g) > 1024 for g in t.get("tags", [])):
         bad += 1
         continue
-    ticket = "ticket:%d" % t["id"]
+    ticket = "ticket:%s" % t["id"]
     rows = [(ticket, "Ticket", {k: t[k] for k in ("subject", "priority") if t.get(k) is not None})]
     c = t.get("customer")
     if c and c.get("id") is not None:
         cust = "customer:%d" % c["id"]
-        rows.append((cust, "Customer", {k: c[k] for k in ("name", "plan") if c.get(k) is not None}))
+        rows.append((cust, "Customer", {k: c[k] for k in ("name", "tier") if c.get(k) is not None}))
         edges.add((cust, "OPENED", ticket))
     for g in dict.fromkeys(t.get("tags", [])):
         rows.append(("tag:" + g, "Tag", {"name": g}))
