@@ -264,6 +264,20 @@ tests_unit_test_commit_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_link_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)
 
+# A link run against the small test plugins cycle-target and cycle-decoder
+# (tests/plugins/local.mk): the commit cycle alone, then whole runs.
+LOAMS_LINK_UNIT_TESTS = tests/unit/test_commit_cycle tests/unit/test_link_runtime
+check_PROGRAMS += $(LOAMS_LINK_UNIT_TESTS)
+TESTS += $(LOAMS_LINK_UNIT_TESTS)
+LOAMS_LINK_FIXTURE = tests/unit/link_fixture.c tests/unit/link_fixture.h \
+	$(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_commit_cycle_SOURCES = tests/unit/test_commit_cycle.c $(LOAMS_LINK_FIXTURE)
+tests_unit_test_commit_cycle_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_commit_cycle_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_link_runtime_SOURCES = tests/unit/test_link_runtime.c $(LOAMS_LINK_FIXTURE)
+tests_unit_test_link_runtime_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_link_runtime_LDADD = $(LOAMS_UNIT_LDADD)
+
 # Links end to end: real loams-host processes, crashes at every failpoint.
 TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh \
 	tests/integration/link-on-error.sh

@@ -1,5 +1,6 @@
-# tests/plugins: small test plugins built by `make check`, each wrong in
-# the one way its folder is named for (ok-decoder is the valid one).  They
+# tests/plugins: small test plugins built by `make check`: bad-* are each
+# wrong in the one way their folder is named for, ok-decoder is the valid
+# one; udf-functions and cycle-* serve other tests (below).  They
 # link like real plugins, with -rpath /nowhere to force a shared object, and
 # each exports what its case needs.  tests/unit/test_registry.c loads them.
 
@@ -68,3 +69,13 @@ tests_plugins_bad_undefined_bad_undefined_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK)
 check_LTLIBRARIES += tests/plugins/udf-functions/udf-functions.la
 tests_plugins_udf_functions_udf_functions_la_SOURCES = tests/plugins/udf-functions/udf-functions.c
 tests_plugins_udf_functions_udf_functions_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+# cycle-target and cycle-decoder: a target that keeps commits as text
+# objects and a decoder that fails "bad" records, for the unit tests of
+# the commit cycle and the link runtime (tests/unit/link_fixture.h).
+check_LTLIBRARIES += tests/plugins/cycle-target/cycle-target.la
+tests_plugins_cycle_target_cycle_target_la_SOURCES = tests/plugins/cycle-target/cycle-target.c
+tests_plugins_cycle_target_cycle_target_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+check_LTLIBRARIES += tests/plugins/cycle-decoder/cycle-decoder.la
+tests_plugins_cycle_decoder_cycle_decoder_la_SOURCES = tests/plugins/cycle-decoder/cycle-decoder.c
+tests_plugins_cycle_decoder_cycle_decoder_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
