@@ -74,8 +74,7 @@ core_libloams_core_la_SOURCES += \
 	core/run/node.c core/run/node.h \
 	core/run/scheduler.c core/run/scheduler.h \
 	core/run/worker.c core/run/worker.h \
-	core/run/periodic_source.c core/run/periodic_source.h \
-	core/run/test_tasks.c core/run/test_tasks.h
+	core/run/periodic_source.c core/run/periodic_source.h
 
 # link/: a link run: the runtime (plugin instances, the chunk loop,
 # on_error), the commit cycle, the dead-letter stream, the stage times.

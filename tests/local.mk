@@ -241,8 +241,8 @@ tests_unit_test_retention_source_LDADD = $(LOAMS_UNIT_LDADD)
 check_PROGRAMS += tests/integration/task-journal-check
 tests_integration_task_journal_check_SOURCES = tests/integration/task-journal-check.c
 tests_integration_task_journal_check_LDADD = core/libloams-core.la
-TESTS += tests/integration/worker-serve.sh
-EXTRA_DIST += tests/integration/worker-serve.sh
+TESTS += tests/integration/worker-serve.sh tests/integration/serve-test-tasks.sh
+EXTRA_DIST += tests/integration/worker-serve.sh tests/integration/serve-test-tasks.sh
 TESTS += tests/integration/task-journal-check-selftest.sh
 EXTRA_DIST += tests/integration/task-journal-check-selftest.sh
 
@@ -256,6 +256,14 @@ tests_bench_bench_decoder_json_SOURCES = tests/bench/bench-decoder-json.c \
 	plugins/decoder-json/decoder_json.c tests/bench/ticket_gen.c tests/bench/ticket_gen.h
 tests_bench_bench_decoder_json_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_bench_bench_decoder_json_LDADD = core/libloams-core.la $(CJSON_LIBS)
+# The test binary: serve with the test task source (tests/host/), which
+# the daemon does not have; the integration tests of the worker run it.
+check_PROGRAMS += tests/loams-host-test
+tests_loams_host_test_SOURCES = tests/host/loams-host-test.c tests/host/test_tasks.c \
+	tests/host/test_tasks.h
+tests_loams_host_test_CFLAGS = $(AM_CFLAGS)
+tests_loams_host_test_LDADD = core/libloams-core.la
+
 # The commit protocol and the link catalog.
 check_PROGRAMS += tests/unit/test_commit tests/unit/test_link_catalog
 TESTS += tests/unit/test_commit tests/unit/test_link_catalog

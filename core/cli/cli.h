@@ -40,4 +40,19 @@ int loams_cmd_list_plugins(int argc, char **argv); /* --list-plugins */
 int loams_cmd_selfcheck(int argc, char **argv);    /* selfcheck */
 int loams_cmd_serve(int argc, char **argv);        /* serve */
 
+/* What another build of `serve` adds to the daemon: the test binary
+ * tests/loams-host-test (tests/host/) adds its test task source here, so
+ * that loams-host itself has none. */
+struct loams_worker;
+typedef struct loams_serve_hooks {
+    /* Called once, when the worker is built and before it starts: adds
+     * task sources.  Returns 0, or a status after printing its error (serve
+     * then exits 1). */
+    int (*add_sources)(void *userdata, struct loams_worker *w);
+    void *userdata;
+} loams_serve_hooks;
+
+/* `serve` with hooks (NULL: none, which is loams_cmd_serve). */
+int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks);
+
 #endif

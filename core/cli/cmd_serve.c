@@ -2,8 +2,8 @@
  * cmd_serve.c - `loams-host serve`: the daemon.  Reads the settings
  * (node_config.h: defaults < config file < LOAMS_* < options), opens the
  * data dir (metastore and stream log, datadir.h) and the plugin registry,
- * starts the worker (worker.h) with its task sources (retention, and the
- * test source when enabled), and runs until SIGTERM or SIGINT; then it
+ * starts the worker (worker.h) with its task sources (retention, links,
+ * GC, and those of the caller's hooks, cli.h), and runs until SIGTERM or SIGINT; then it
  * stops claiming, cancels the running tasks, waits at most stop_timeout for
  * them, releases every lease and exits 0 (docs/OPERATIONS.md).
  */
@@ -25,7 +25,6 @@
 #include "gc/gc_source.h"
 #include "stream/retention_source.h"
 #include "base/status.h"
-#include "run/test_tasks.h"
 #include "link/link_runtime.h"
 #include "run/node.h"
 #include "run/worker.h"
@@ -239,7 +238,8 @@ static int add_source(loams_worker *w, loams_task_source *src)
     return rc;
 }
 
-static int build_worker(const loams_config *cfg, loams_datadir *dd, loams_worker **out)
+static int build_worker(const loams_config *cfg, loams_datadir *dd, const loams_serve_hooks *hooks,
+                        loams_worker **out)
 {
     int rc = 0;
     char err[512] = "";
@@ -278,21 +278,8 @@ static int build_worker(const loams_config *cfg, loams_datadir *dd, loams_worker
     } else {
         fprintf(stderr, "%s: %s\n", CMD, err);
     }
-    if (rc == 0 && cfg->test_tasks > 0) {
-        loams_test_tasks_options to = {cfg->test_tasks, cfg->test_journal, cfg->test_task_ms,
-                                       cfg->test_write_ms};
-        rc = loams_test_tasks_source(&to, &src, err, sizeof err);
-        if (rc == 0) {
-            rc = add_source(w, &src);
-        } else {
-            fprintf(stderr, "%s: %s\n", CMD, err);
-        }
-        if (rc == 0) {
-            LOAMS_WARN(COMPONENT,
-                       "TEST task source enabled (%" PRIu32
-                       " tasks, test_tasks / LOAMS_TEST_TASKS): for tests only",
-                       cfg->test_tasks);
-        }
+    if (rc == 0 && hooks != NULL && hooks->add_sources != NULL) {
+        rc = hooks->add_sources(hooks->userdata, w);
     }
     if (rc != 0) {
         loams_worker_free(w);
@@ -303,6 +290,11 @@ static int build_worker(const loams_config *cfg, loams_datadir *dd, loams_worker
 }
 
 int loams_cmd_serve(int argc, char **argv)
+{
+    return loams_cmd_serve_hooked(argc, argv, NULL);
+}
+
+int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks)
 {
     int status = 1;
     serve_args a;
@@ -342,7 +334,7 @@ int loams_cmd_serve(int argc, char **argv)
         fprintf(stderr, "%s: cannot open the data dir %s: %s\n", CMD, cfg.data_dir, err);
         goto out;
     }
-    if (open_registry(&a, &cfg, &reg) != 0 || build_worker(&cfg, dd, &w) != 0) {
+    if (open_registry(&a, &cfg, &reg) != 0 || build_worker(&cfg, dd, hooks, &w) != 0) {
         goto out;
     }
     /* Links: one link-apply task per running link; they need the object

@@ -52,12 +52,25 @@ static const key_spec keys[] = {
     {"retention_interval", KT_DURATION, OFF(retention_interval_ms), 1000, 86400000},
     {"gc_interval", KT_DURATION, OFF(gc_interval_ms), 100, 86400000},
     {"gc_grace", KT_DURATION, OFF(gc_grace_ms), 0, 30LL * 86400000},
-    {"test_tasks", KT_UINT, OFF(test_tasks), 0, 10000},
-    {"test_journal", KT_STRING, OFF(test_journal), 0, 0},
-    {"test_task_duration", KT_DURATION, OFF(test_task_ms), 10, 3600000},
-    {"test_write_interval", KT_DURATION, OFF(test_write_ms), 10, 3600000},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
+
+/* The settings of the test task source, which only the test binary
+ * tests/loams-host-test has (as LOAMS_TEST_* variables): refused here with
+ * a message that says so, rather than as unknown keys or silently. */
+static const char *const test_only_keys[] = {"test_tasks", "test_journal", "test_task_duration",
+                                             "test_write_interval"};
+#define NTEST_ONLY (sizeof test_only_keys / sizeof test_only_keys[0])
+
+static int test_only_key(const char *key)
+{
+    for (size_t i = 0; i < NTEST_ONLY; i++) {
+        if (strcmp(key, test_only_keys[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -86,8 +99,6 @@ int loams_config_init(loams_config *c)
     c->retention_interval_ms = 300000;
     c->gc_interval_ms = 60000;
     c->gc_grace_ms = 3600000;
-    c->test_task_ms = 1500;
-    c->test_write_ms = 100;
     char host[256];
     if (gethostname(host, sizeof host) != 0 || host[0] == '\0') {
         snprintf(host, sizeof host, "localhost");
@@ -125,7 +136,6 @@ void loams_config_free(loams_config *c)
         free(c->namespaces[i].name);
     }
     free(c->namespaces);
-    free(c->test_journal);
     memset(c, 0, sizeof *c);
 }
 
@@ -379,6 +389,13 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
             k = &keys[i];
         }
     }
+    if (k == NULL && test_only_key(key)) {
+        errf(err, errlen,
+             "%s: '%s' is a setting of the test task source, which only the test binary "
+             "tests/loams-host-test has (loams-host runs no test tasks)",
+             where, key);
+        return -EINVAL;
+    }
     if (k == NULL) {
         char list[512];
         known_keys(list, sizeof list);
@@ -629,6 +646,18 @@ out:
     return rc;
 }
 
+/* The environment variable of `key`: "LOAMS_" and the key in capitals.
+ * Returns its length. */
+static size_t env_name(const char *key, char *var, size_t size)
+{
+    size_t n = (size_t)snprintf(var, size, "LOAMS_");
+    for (const char *p = key; *p && n < size - 1; p++) {
+        var[n++] = (char)toupper((unsigned char)*p);
+    }
+    var[n] = '\0';
+    return n;
+}
+
 int loams_config_load_env(loams_config *c, char *const *envp, char *err, size_t errlen)
 {
     static const struct {
@@ -643,12 +672,8 @@ int loams_config_load_env(loams_config *c, char *const *envp, char *err, size_t 
     /* Keys in table order, so that the result does not depend on the
      * order of the environment. */
     for (size_t k = 0; k < NKEYS; k++) {
-        char var[64] = "LOAMS_";
-        size_t n = strlen(var);
-        for (const char *p = keys[k].name; *p && n < sizeof var - 1; p++) {
-            var[n++] = (char)toupper((unsigned char)*p);
-        }
-        var[n] = '\0';
+        char var[64];
+        size_t n = env_name(keys[k].name, var, sizeof var);
         for (char *const *e = envp; *e != NULL; e++) {
             if (strncmp(*e, var, n) == 0 && (*e)[n] == '=') {
                 char where[96];
@@ -657,6 +682,17 @@ int loams_config_load_env(loams_config *c, char *const *envp, char *err, size_t 
                 if (rc < 0) {
                     return rc;
                 }
+            }
+        }
+    }
+    for (size_t k = 0; k < NTEST_ONLY; k++) {
+        char var[64];
+        size_t n = env_name(test_only_keys[k], var, sizeof var);
+        for (char *const *e = envp; *e != NULL; e++) {
+            if (strncmp(*e, var, n) == 0 && (*e)[n] == '=') {
+                char where[96];
+                snprintf(where, sizeof where, "environment variable %s", var);
+                return loams_config_set(c, test_only_keys[k], *e + n + 1, where, err, errlen);
             }
         }
     }
@@ -740,14 +776,6 @@ void loams_config_dump(const loams_config *c, FILE *out)
     print_duration(out, "retention_interval", c->retention_interval_ms);
     print_duration(out, "gc_interval", c->gc_interval_ms);
     print_duration(out, "gc_grace", c->gc_grace_ms);
-    if (c->test_tasks > 0) {
-        fprintf(out, "test_tasks = %u\n", c->test_tasks);
-        if (c->test_journal != NULL) {
-            print_string(out, "test_journal", c->test_journal);
-        }
-        print_duration(out, "test_task_duration", c->test_task_ms);
-        print_duration(out, "test_write_interval", c->test_write_ms);
-    }
     for (size_t i = 0; i < c->n_namespaces; i++) {
         const loams_ns_setting *ns = &c->namespaces[i];
         if (ns->weight == 0 && ns->byte_rate == 0 && ns->byte_burst == 0) {

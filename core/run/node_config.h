@@ -66,11 +66,6 @@ typedef struct loams_config {
     int64_t retention_interval_ms; /* default 5 min: how often retention runs */
     int64_t gc_interval_ms;        /* default 1 min: how often GC runs */
     int64_t gc_grace_ms;           /* default 1 h: how long unreferenced files are kept */
-    /* Test-only task source (docs/OPERATIONS.md); off when test_tasks is 0. */
-    uint32_t test_tasks;
-    char *test_journal;
-    int64_t test_task_ms;  /* default 1500 ms: how long one run lasts */
-    int64_t test_write_ms; /* default 100 ms: fenced write interval */
 } loams_config;
 
 #define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"
@@ -85,7 +80,10 @@ void loams_config_free(loams_config *c);
  * names the source for messages ("conf/loams.conf:12", "environment
  * variable LOAMS_LEASE_TTL", "option --lease-ttl").  Errors: -EINVAL
  * (unknown key, bad value or out of range: err says which and what to
- * write), -ENOMEM. */
+ * write; the settings of the test task source - test_tasks, test_journal,
+ * test_task_duration, test_write_interval - are refused with a message that
+ * names the test binary tests/loams-host-test, which alone has them),
+ * -ENOMEM. */
 int loams_config_set(loams_config *c, const char *key, const char *value, const char *where,
                      char *err, size_t errlen);
 
@@ -100,8 +98,9 @@ int loams_config_set_plugin_dirs(loams_config *c, const char *const *dirs, size_
 int loams_config_load_file(loams_config *c, const char *path, char *err, size_t errlen);
 
 /* Applies the LOAMS_* variables of `envp` (a NULL-terminated array of
- * "NAME=value", like environ) over *c; other variables are ignored.
- * Errors: as loams_config_set. */
+ * "NAME=value", like environ) over *c; other variables are ignored, but
+ * LOAMS_TEST_TASKS and the other test settings are refused (see
+ * loams_config_set).  Errors: as loams_config_set. */
 int loams_config_load_env(loams_config *c, char *const *envp, char *err, size_t errlen);
 
 /* The setting of namespace `name`, or NULL. */

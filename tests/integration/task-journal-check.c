@@ -1,6 +1,6 @@
 /*
  * task-journal-check.c - verifies what the test task source journaled
- * (core/run/test_tasks.h: lines "task epoch node start_ms end_ms") and what the
+ * (tests/host/test_tasks.h: lines "task epoch node start_ms end_ms") and what the
  * leases say, for tests/integration/worker-serve.sh.
  *
  *   task-journal-check overlap JOURNAL

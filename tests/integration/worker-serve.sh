@@ -1,6 +1,7 @@
 #!/bin/bash
-# worker-serve.sh - three `loams-host serve` processes on one data dir with
-# the test task source (core/run/test_tasks.h) and a 1 s lease TTL:
+# worker-serve.sh - three `serve` processes on one data dir with the test
+# task source (the test binary tests/loams-host-test: loams-host serve plus
+# tests/host/test_tasks.h) and a 1 s lease TTL:
 #   1. every task runs on exactly one node at a time (journal: no overlap);
 #   2. SIGKILL one node: its tasks resume elsewhere within TTL + poll (+ slack);
 #   3. SIGSTOP one node past its TTL: its tasks move; after SIGCONT every
@@ -13,7 +14,7 @@
 set -u
 
 build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
-host="$build/core/loams-host"
+host="$build/tests/loams-host-test"
 check="$build/tests/integration/task-journal-check"
 work=$(mktemp -d /tmp/loams-worker-serve.XXXXXX)
 data="$work/data"

@@ -55,7 +55,6 @@ START_TEST(defaults_work_without_any_config)
     ck_assert_uint_eq(c.default_weight, 1);
     ck_assert_int_eq(c.log_level, LOAMS_LOG_INFO);
     ck_assert_int_eq(c.retention_interval_ms, 300000);
-    ck_assert_uint_eq(c.test_tasks, 0);
     loams_config_free(&c);
 }
 END_TEST
@@ -82,12 +81,7 @@ START_TEST(file_sets_every_key_and_namespace_sections)
                                             "byte_rate = 10MiB/s\n"
                                             "byte_burst = 20MiB\n"
                                             "[ namespace.web ]\n"
-                                            "  weight=1  \n"
-                                            "[host]\n"
-                                            "test_tasks = 4\n"
-                                            "test_journal = /tmp/j\n"
-                                            "test_task_duration = 3s\n"
-                                            "test_write_interval = 50ms\n");
+                                            "  weight=1  \n");
     loams_config c;
     char err[512] = "";
     ck_assert_int_eq(loams_config_init(&c), 0);
@@ -106,10 +100,6 @@ START_TEST(file_sets_every_key_and_namespace_sections)
     ck_assert_uint_eq(c.default_weight, 2);
     ck_assert_int_eq(c.log_level, LOAMS_LOG_DEBUG);
     ck_assert_int_eq(c.retention_interval_ms, 60000);
-    ck_assert_uint_eq(c.test_tasks, 4);
-    ck_assert_str_eq(c.test_journal, "/tmp/j");
-    ck_assert_int_eq(c.test_task_ms, 3000);
-    ck_assert_int_eq(c.test_write_ms, 50);
     const loams_ns_setting *a = loams_config_namespace(&c, "analytics");
     ck_assert_ptr_nonnull(a);
     ck_assert_uint_eq(a->weight, 3);
@@ -161,8 +151,7 @@ START_TEST(file_errors_name_file_line_and_key)
                      "node_id, listen, lease_ttl, poll_interval, stop_timeout, task_slice, "
                      "max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
-                     "gc_interval, gc_grace, "
-                     "test_tasks, test_journal, test_task_duration, test_write_interval)");
+                     "gc_interval, gc_grace)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");
@@ -271,6 +260,33 @@ START_TEST(env_errors_name_the_variable)
 }
 END_TEST
 
+START_TEST(test_task_settings_are_refused_naming_the_test_binary)
+{
+    loams_config c;
+    char err[512];
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    char *tasks[] = {"LOAMS_LEASE_TTL=2s", "LOAMS_TEST_TASKS=4", NULL};
+    ck_assert_int_eq(loams_config_load_env(&c, tasks, err, sizeof err), -EINVAL);
+    ck_assert_str_eq(err, "environment variable LOAMS_TEST_TASKS: 'test_tasks' is a setting of "
+                          "the test task source, which only the test binary "
+                          "tests/loams-host-test has (loams-host runs no test tasks)");
+    char *interval[] = {"LOAMS_TEST_WRITE_INTERVAL=50ms", NULL};
+    ck_assert_int_eq(loams_config_load_env(&c, interval, err, sizeof err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "LOAMS_TEST_WRITE_INTERVAL: 'test_write_interval' is a"));
+    ck_assert_str_eq(load_error("test_journal = /tmp/j\n", -EINVAL),
+                     "bad.conf:1: 'test_journal' is a setting of the test task source, which "
+                     "only the test binary tests/loams-host-test has (loams-host runs no test "
+                     "tasks)");
+    ck_assert_str_eq(load_error("test_task_duration = 3s\n", -EINVAL),
+                     "bad.conf:1: 'test_task_duration' is a setting of the test task source, "
+                     "which only the test binary tests/loams-host-test has (loams-host runs no "
+                     "test tasks)");
+    /* A name like them that is no setting at all is just unknown. */
+    ck_assert_ptr_nonnull(strstr(load_error("test_other = 1\n", -EINVAL), "unknown key"));
+    loams_config_free(&c);
+}
+END_TEST
+
 /* Sets key = value on fresh defaults; returns the status. */
 static int set_one(loams_config *c, const char *key, const char *value)
 {
@@ -329,8 +345,7 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(loams_config_init(&a), 0);
     /* blanks at the ends and a value in quotes survive (the dump quotes them) */
     ck_assert_int_eq(loams_config_set(&a, "data_dir", " /d ", "t", err, sizeof err), 0);
-    ck_assert_int_eq(loams_config_set(&a, "test_journal", "\"j\"", "t", err, sizeof err), 0);
-    ck_assert_int_eq(loams_config_set(&a, "test_tasks", "1", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "node_id", "\"n\"", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "plugin_dirs", "/a:/b", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "lease_ttl", "1500ms", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "log_level", "warn", "t", err, sizeof err), 0);
@@ -348,7 +363,7 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(loams_config_init(&b), 0);
     ck_assert_int_eq(loams_config_load_file(&b, path, err, sizeof err), 0);
     ck_assert_str_eq(b.data_dir, " /d ");
-    ck_assert_str_eq(b.test_journal, "\"j\"");
+    ck_assert_str_eq(b.node_id, "\"n\"");
     ck_assert_uint_eq(b.n_plugin_dirs, 2);
     ck_assert_str_eq(b.plugin_dirs[1], "/b");
     ck_assert_str_eq(b.node_id, a.node_id);
@@ -373,6 +388,7 @@ int main(void)
     tcase_add_test(tc, missing_file_is_named);
     tcase_add_test(tc, env_overrides_file_and_options_override_env);
     tcase_add_test(tc, env_errors_name_the_variable);
+    tcase_add_test(tc, test_task_settings_are_refused_naming_the_test_binary);
     tcase_add_test(tc, durations_and_sizes_use_the_shared_units);
     tcase_add_test(tc, dump_reads_back_as_the_same_config);
     suite_add_tcase(s, tc);

@@ -1,7 +1,7 @@
 /*
  * test_tasks.c - owns the test-only task source (see test_tasks.h).
  */
-#include "run/test_tasks.h"
+#include "test_tasks.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,13 +1,14 @@
 /*
- * test_tasks.h - a TEST-ONLY task source, compiled in and enabled only by
- * the test_tasks setting (LOAMS_TEST_TASKS=N).  It exists so that the
- * integration tests can prove the worker's guarantees with real processes;
- * it does no useful work.  See docs/OPERATIONS.md ("Test tasks").
+ * test_tasks.h - a TEST-ONLY task source, in the test binary
+ * tests/loams-host-test only (loams-host-test.c; enabled by
+ * LOAMS_TEST_TASKS=N).  It exists so that the integration tests can prove
+ * the worker's guarantees with real processes; it does no useful work.
+ * See docs/OPERATIONS.md ("Test tasks").
  *
  * It proposes N tasks "test/0" ... "test/<N-1>" (namespaces "test-a" and
  * "test-b" alternating, priority maintenance), always, so that they run
- * forever, moving between nodes.  A run lasts test_task_duration; every
- * test_write_interval it makes a FENCED metastore write (loams_task_txn:
+ * forever, moving between nodes.  A run lasts run_ms; every write_ms it
+ * makes a FENCED metastore write (loams_task_txn:
  * key "test/progress/<task>" = "<epoch> <node> <ms>"), and when cancelled it
  * tries one last checkpoint write.  After each write that commits, it
  * appends one line to the journal (when set):
@@ -21,8 +22,8 @@
  * Lines are single O_APPEND writes: several processes can share a journal.
  * A rejected (fenced) write is logged by the worker and never journaled.
  */
-#ifndef LOAMS_CORE_TEST_TASKS_H
-#define LOAMS_CORE_TEST_TASKS_H
+#ifndef LOAMS_TEST_HOST_TEST_TASKS_H
+#define LOAMS_TEST_HOST_TEST_TASKS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,4 +43,4 @@ typedef struct loams_test_tasks_options {
 int loams_test_tasks_source(const loams_test_tasks_options *o, loams_task_source *src, char *err,
                             size_t errlen);
 
-#endif /* LOAMS_CORE_TEST_TASKS_H */
+#endif /* LOAMS_TEST_HOST_TEST_TASKS_H */
