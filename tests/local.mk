@@ -308,6 +308,14 @@ TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh
 EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
 	tests/integration/link-widen.sh tests/integration/link-flush.sh \
 	tests/integration/link-udf.sh tests/integration/link-headers.sh
+# Commands that read stored data fail loudly on damaged data.
+check_PROGRAMS += tests/integration/store-poke
+tests_integration_store_poke_SOURCES = tests/integration/store-poke.c
+tests_integration_store_poke_CFLAGS = $(AM_CFLAGS) $(LMDB_CFLAGS) $(CJSON_CFLAGS)
+tests_integration_store_poke_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CJSON_LIBS)
+TESTS += tests/integration/cli-damaged.sh
+EXTRA_DIST += tests/integration/cli-damaged.sh tests/integration/damage.py
+
 # Every shipped example (lua/examples/, the docs' marked ones) on the sample.
 TESTS += tests/integration/examples.sh
 EXTRA_DIST += tests/integration/examples.sh tests/integration/examples/check.py \

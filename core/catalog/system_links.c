@@ -71,14 +71,30 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     double lag_s = 0;
     loams_stream *s = NULL;
     loams_stream_err serr;
-    if (loams_stream_open(log, &d->stream, &s, &serr) == 0) {
+    rc = loams_stream_open(log, &d->stream, &s, &serr);
+    if (rc == LOAMS_ENOTFOUND) {
+        /* The stream was dropped under the link: nothing left to apply,
+         * which the row says instead of a lag of 0. */
+        cJSON_AddNullToObject(row, "lag_records");
+        cJSON_AddNullToObject(row, "lag_seconds");
+        cJSON_AddStringToObject(row, "stream_error", serr.msg);
+        rc = 0;
+        goto out;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "link %s.%s: its stream %s.%s: %s", d->name.ns, d->name.name,
+                 d->stream.ns, d->stream.name, serr.msg);
+        goto out;
+    }
+    {
         unsigned n = loams_stream_definition(s)->partitions;
         loams_stream_slice slice;
         loams_stream_slice_init(&slice);
         for (unsigned i = 0; i < n; i++) {
             loams_stream_partition_info info;
             if ((rc = loams_stream_partition_state(s, (int32_t)i, &info, &serr)) != 0) {
-                snprintf(err, errlen, "%s", serr.msg);
+                snprintf(err, errlen, "link %s.%s: partition %u of %s.%s: %s", d->name.ns,
+                         d->name.name, i, d->stream.ns, d->stream.name, serr.msg);
                 break;
             }
             int64_t applied = 0;
@@ -90,8 +106,18 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
             cJSON_AddItemToArray(parts, pp);
             if (info.high_offset > applied) {
                 lag += (uint64_t)(info.high_offset - applied);
-                if (loams_stream_read(s, (int32_t)i, applied, 1, 0, &slice, &serr) == 0 &&
-                    slice.count > 0) {
+                /* the age of the oldest unapplied record: a record that
+                 * cannot be read fails the view (a lag of 0 seconds would
+                 * hide it) */
+                if ((rc = loams_stream_read(s, (int32_t)i, applied, 1, 0, &slice, &serr)) != 0) {
+                    snprintf(err, errlen,
+                             "link %s.%s: reading its next record (partition %u, offset %" PRId64
+                             ") of %s.%s: %s",
+                             d->name.ns, d->name.name, i, applied, d->stream.ns, d->stream.name,
+                             serr.msg);
+                    break;
+                }
+                if (slice.count > 0) {
                     double age = (double)(now_us() - slice.records[0].timestamp_us) / 1e6;
                     if (age > lag_s) {
                         lag_s = age;
@@ -102,6 +128,9 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         }
         loams_stream_slice_free(&slice);
         loams_stream_close(s);
+        if (rc != 0) {
+            goto out;
+        }
     }
     cJSON_AddNumberToObject(row, "lag_records", (double)lag);
     cJSON_AddNumberToObject(row, "lag_seconds", lag_s);
@@ -197,6 +226,9 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
         {
             fprintf(out, "    partition %.0f: applied %.0f of %.0f\n", num(pp, "partition"),
                     num(pp, "applied"), num(pp, "high_water_mark"));
+        }
+        if (str(row, "stream_error")[0] != '\0') {
+            fprintf(out, "    stream %s: %s\n", str(row, "stream"), str(row, "stream_error"));
         }
         if (str(row, "error")[0] != '\0') {
             if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "error_offset"))) {

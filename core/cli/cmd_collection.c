@@ -2,6 +2,7 @@
  * cmd_collection.c - `loams-host collection dump NS.C [--data-dir D]`:
  * prints every live document of a collection's newest commit as JSON
  * lines ({"_pk": ..., fields...}), paging through the plugin's scan query.
+ * A page it cannot read ends the dump with exit status 1 and a message.
  */
 #include <errno.h>
 #include <math.h>
@@ -108,16 +109,22 @@ int loams_cmd_collection(int argc, char **argv)
             snprintf(req, sizeof req, "{\"scan\":true,\"limit\":1000}");
         }
         loams_buf_reset(out);
-        if (loams_target_query(node, &cname, "collection", "target-collection", req, out, err,
-                               sizeof err) != 0) {
+        cJSON *a;
+        if (loams_target_query_json(node, &cname, "collection", "target-collection", req, out, &a,
+                                    err, sizeof err) != 0) {
             fprintf(stderr, "loams-host collection: %s\n", err);
             goto done;
         }
-        size_t len;
-        const char *text = loams_buf_data(out, &len);
-        cJSON *a = cJSON_ParseWithLength(text, len);
         cJSON *docs = cJSON_GetObjectItemCaseSensitive(a, "docs");
         const cJSON *next = cJSON_GetObjectItemCaseSensitive(a, "next");
+        if (!cJSON_IsArray(docs) || !(cJSON_IsString(next) || cJSON_IsNull(next))) {
+            cJSON_Delete(a);
+            fprintf(stderr,
+                    "loams-host collection: %s.%s: target-collection's scan answer (%s) has no "
+                    "\"docs\" array or no \"next\"\n",
+                    cname.ns, cname.name, req);
+            goto done;
+        }
         cJSON *d;
         int nomem = 0;
         cJSON_ArrayForEach(d, docs)

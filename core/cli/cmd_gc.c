@@ -2,8 +2,10 @@
  * cmd_gc.c - `loams-host gc status [--json] --data-dir D`: what GC holds
  * (gc.h): the write intents, orphan and obsolete records, how many are past
  * the grace period, and the last pass.  Read-only; the daemon's "gc" task
- * does the deleting.
+ * does the deleting.  A record it cannot read (a key without its time, a
+ * last pass that is not a time) fails the command, naming the key.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,17 @@ static int count_kind(loams_meta *m, kind_count *k, char *err, size_t errlen)
         }
         for (size_t i = 0; i < r.count; i++) {
             int64_t ms = loams_gc_key_ms(r.kvs[i].key);
-            if (ms >= 0 && (k->oldest_ms == 0 || ms < k->oldest_ms)) {
+            if (ms < 0) {
+                /* GC keeps such a record (and warns); its age is unknown */
+                snprintf(err, errlen,
+                         "%s has no time in its key (gc/%s/<13-digit ms>/...): the metastore "
+                         "is damaged; GC keeps the record: delete it by hand once its object "
+                         "is known to be unused",
+                         r.kvs[i].key, k->kind);
+                loams_meta_range_free(&r);
+                return LOAMS_ECORRUPT;
+            }
+            if (k->oldest_ms == 0 || ms < k->oldest_ms) {
                 k->oldest_ms = ms;
             }
             k->count++;
@@ -54,15 +66,34 @@ static int count_kind(loams_meta *m, kind_count *k, char *err, size_t errlen)
     }
 }
 
-static int64_t last_pass(loams_meta *m)
+/* The time of the last GC pass into *ms (0: none yet). */
+static int last_pass(loams_meta *m, int64_t *ms, char *err, size_t errlen)
 {
     loams_meta_kv kv;
-    if (loams_meta_get(m, LOAMS_GC_LAST_RUN_KEY, strlen(LOAMS_GC_LAST_RUN_KEY), &kv, NULL) != 0) {
+    loams_meta_err merr;
+    *ms = 0;
+    int rc = loams_meta_get(m, LOAMS_GC_LAST_RUN_KEY, strlen(LOAMS_GC_LAST_RUN_KEY), &kv, &merr);
+    if (rc == LOAMS_ENOTFOUND) {
         return 0;
     }
-    int64_t v = strtoll(kv.value, NULL, 10);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", merr.msg);
+        return rc;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(kv.value, &end, 10);
+    if (kv.value_len == 0 || errno != 0 || *end != '\0' || v < 0) {
+        snprintf(err, errlen,
+                 "%s holds '%.64s', not a time in milliseconds: the metastore is damaged (the "
+                 "next GC pass rewrites it)",
+                 LOAMS_GC_LAST_RUN_KEY, (const char *)kv.value);
+        rc = LOAMS_ECORRUPT;
+    } else {
+        *ms = v;
+    }
     loams_meta_kv_free(&kv);
-    return v;
+    return rc;
 }
 
 int loams_cmd_gc(int argc, char **argv)
@@ -104,7 +135,10 @@ int loams_cmd_gc(int argc, char **argv)
     for (size_t i = 0; i < 3 && rc == 0; i++) {
         rc = count_kind(dd->meta, &kinds[i], err, sizeof err);
     }
-    int64_t last = last_pass(dd->meta);
+    int64_t last = 0;
+    if (rc == 0) {
+        rc = last_pass(dd->meta, &last, err, sizeof err);
+    }
     loams_datadir_close(dd);
     if (rc != 0) {
         fprintf(stderr, CMD ": %s\n", err);

@@ -152,27 +152,34 @@ static int dump(loams_node *node, const loams_objname *g, const char *what, char
             break;
         }
         loams_buf_reset(out);
-        rc = loams_target_query(node, g, "graph", "target-graph", text, out, err, errlen);
+        cJSON *a;
+        rc = loams_target_query_json(node, g, "graph", "target-graph", text, out, &a, err, errlen);
         free(text);
         if (rc != 0) {
             break;
         }
-        size_t len;
-        const char *ans = loams_buf_data(out, &len);
-        cJSON *a = cJSON_ParseWithLength(ans, len);
-        if (a == NULL) {
-            snprintf(err, errlen, "target-graph gave an answer that is not JSON");
+        const cJSON *items = cJSON_GetObjectItemCaseSensitive(a, what), *it;
+        if (!cJSON_IsArray(items)) {
+            cJSON_Delete(a);
+            snprintf(err, errlen, "%s.%s: target-graph's scan answer has no \"%s\" array", g->ns,
+                     g->name, what);
             rc = LOAMS_ECORRUPT;
             break;
         }
-        const cJSON *it;
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(a, what))
+        cJSON_ArrayForEach(it, items)
         {
             char *line = cJSON_PrintUnformatted(it);
-            if (line != NULL) {
-                puts(line);
+            if (line == NULL) {
+                rc = -ENOMEM;
+                break;
             }
+            puts(line);
             cJSON_free(line);
+        }
+        if (rc != 0) {
+            cJSON_Delete(a);
+            snprintf(err, errlen, "out of memory printing the %s of %s.%s", what, g->ns, g->name);
+            break;
         }
         cJSON *next = cJSON_DetachItemFromObjectCaseSensitive(a, "next");
         cJSON_Delete(a);
@@ -344,25 +351,25 @@ int loams_cmd_graph(int argc, char **argv)
     if ((request = cJSON_PrintUnformatted(req)) == NULL) {
         goto done;
     }
-    if (loams_buf_create(&out) != 0 || loams_target_query(node, &gname, "graph", "target-graph",
-                                                          request, out, err, sizeof err) != 0) {
+    cJSON *a = NULL;
+    if (loams_buf_create(&out) != 0) {
+        fprintf(stderr, "loams-host graph: out of memory\n");
+        goto done;
+    }
+    if (loams_target_query_json(node, &gname, "graph", "target-graph", request, out, &a, err,
+                                sizeof err) != 0) {
         fprintf(stderr, "loams-host graph: %s\n", err);
         goto done;
     }
-    size_t len;
-    const char *answer = loams_buf_data(out, &len);
     if (json) {
+        size_t len;
+        const char *answer = loams_buf_data(out, &len);
         fwrite(answer, 1, len, stdout);
         fputc('\n', stdout);
-        status = 0;
-        goto done;
+        status = fflush(stdout) == 0 ? 0 : 1;
+    } else {
+        status = print_text(op, a);
     }
-    cJSON *a = cJSON_ParseWithLength(answer, len);
-    if (a == NULL) {
-        fprintf(stderr, "loams-host graph: target-graph gave an answer that is not JSON\n");
-        goto done;
-    }
-    status = print_text(op, a);
     cJSON_Delete(a);
 done:
     cJSON_Delete(req);

@@ -61,14 +61,8 @@ out:
     return text;
 }
 
-static void print_answer(const char *json, size_t len)
+static void print_answer(const cJSON *a)
 {
-    cJSON *a = cJSON_ParseWithLength(json, len);
-    if (a == NULL) {
-        fwrite(json, 1, len, stdout);
-        fputc('\n', stdout);
-        return;
-    }
     const cJSON *hits = cJSON_GetObjectItemCaseSensitive(a, "hits");
     const cJSON *splits = cJSON_GetObjectItemCaseSensitive(a, "splits");
     const cJSON *live = cJSON_GetObjectItemCaseSensitive(a, "live_docs");
@@ -100,7 +94,6 @@ static void print_answer(const char *json, size_t len)
                cJSON_IsNumber(docs) ? docs->valuedouble : 0,
                cJSON_IsNumber(matched) ? matched->valuedouble : 0);
     }
-    cJSON_Delete(a);
 }
 
 int loams_cmd_search(int argc, char **argv)
@@ -172,21 +165,26 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    if (loams_buf_create(&out) != 0 ||
-        loams_target_query(node, &cname, "collection", "target-collection", request, out, err,
-                           sizeof err) != 0) {
+    cJSON *a = NULL;
+    if (loams_buf_create(&out) != 0) {
+        fprintf(stderr, "loams-host search: out of memory\n");
+        goto done;
+    }
+    if (loams_target_query_json(node, &cname, "collection", "target-collection", request, out, &a,
+                                err, sizeof err) != 0) {
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    size_t len;
-    const char *answer = loams_buf_data(out, &len);
     if (json) {
+        size_t len;
+        const char *answer = loams_buf_data(out, &len);
         fwrite(answer, 1, len, stdout);
         fputc('\n', stdout);
     } else {
-        print_answer(answer, len);
+        print_answer(a);
     }
-    status = 0;
+    cJSON_Delete(a);
+    status = fflush(stdout) == 0 ? 0 : 1;
 done:
     loams_buf_free(out);
     free(request);

@@ -154,20 +154,16 @@ int loams_cmd_table(int argc, char **argv)
     } else {
         snprintf(req, sizeof req, "{\"scan\":true,\"limit\":%ld}", limit);
     }
-    if (loams_target_query(node, &tname, "table", "target-iceberg", req, out, err, sizeof err) !=
-        0) {
+    if (loams_target_query_json(node, &tname, "table", "target-iceberg", req, out, &a, err,
+                                sizeof err) != 0) {
         fprintf(stderr, "loams-host table: %s\n", err);
         goto done;
     }
-    size_t len;
-    const char *text = loams_buf_data(out, &len);
     if (json) {
+        size_t len;
+        const char *text = loams_buf_data(out, &len);
         printf("%.*s\n", (int)len, text);
         status = fflush(stdout) == 0 ? 0 : 1;
-        goto done;
-    }
-    if ((a = cJSON_ParseWithLength(text, len)) == NULL) {
-        fprintf(stderr, "loams-host table: the plugin's answer is not JSON\n");
         goto done;
     }
     if (strcmp(what, "describe") == 0) {

@@ -80,3 +80,32 @@ out:
     loams_pointer_clear(&ptr);
     return rc;
 }
+
+int loams_target_query_json(loams_node *node, const loams_objname *name, const char *kind,
+                            const char *plugin, const char *request, loams_buf *out, cJSON **answer,
+                            char *err, size_t errlen)
+{
+    *answer = NULL;
+    size_t start = loams_buf_len(out);
+    int rc = loams_target_query(node, name, kind, plugin, request, out, err, errlen);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t len;
+    const char *text = (const char *)loams_buf_data(out, &len) + start;
+    len -= start;
+    const char *end = NULL;
+    cJSON *a = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (cJSON_IsObject(a) && end == text + len) {
+        *answer = a;
+        return 0;
+    }
+    cJSON_Delete(a);
+    /* cJSON reports running out of memory as a parse failure too */
+    snprintf(err, errlen,
+             "%s.%s: %s answered with text that is not a JSON object (it stops at byte %zu of "
+             "%zu): stored data the plugin did not check is damaged",
+             name->ns, name->name, plugin, end != NULL && end >= text ? (size_t)(end - text) : 0,
+             len);
+    return LOAMS_ECORRUPT;
+}

@@ -9,6 +9,8 @@
 #ifndef LOAMS_CORE_TARGET_QUERY_H
 #define LOAMS_CORE_TARGET_QUERY_H
 
+#include <cjson/cJSON.h>
+
 #include "abi/buf.h"
 #include "run/node.h"
 #include "catalog/objname.h"
@@ -19,5 +21,14 @@
 int loams_target_query(loams_node *node, const loams_objname *name, const char *kind,
                        const char *plugin, const char *request, loams_buf *out, char *err,
                        size_t errlen);
+
+/* loams_target_query, then the answer parsed: *answer (the caller's,
+ * cJSON_Delete) is a JSON object, and out keeps its text.  An answer that
+ * is not a JSON object is LOAMS_ECORRUPT, with a message that names the
+ * target, the plugin and the byte where the answer stops being JSON (a
+ * command prints nothing of such an answer: it fails). */
+int loams_target_query_json(loams_node *node, const loams_objname *name, const char *kind,
+                            const char *plugin, const char *request, loams_buf *out, cJSON **answer,
+                            char *err, size_t errlen);
 
 #endif

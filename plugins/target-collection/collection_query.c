@@ -256,6 +256,39 @@ static int putf(loams__bbuf *b, const char *fmt, ...)
     return loams__bbuf_append(b, t, (size_t)n);
 }
 
+/* Document `doc` of split `split` with its _pk, checked to be a JSON object
+ * that parses: the answers splice the stored text in as it is, so a
+ * document that does not parse would make the whole answer unreadable.
+ * LOAMS_ECORRUPT names the split, the document and its _pk. */
+static int stored_doc(const loams__coll_view *v, size_t split, uint32_t doc, const char **pk,
+                      size_t *pk_len, const char **json, size_t *json_len, loams__cerr *e)
+{
+    loams__split_reader *r = v->readers[split];
+    int rc = loams__split_reader_pk(r, doc, pk, pk_len, e);
+    if (rc == 0) {
+        rc = loams__split_reader_doc(r, doc, json, json_len, e);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    const char *end = NULL;
+    cJSON *parsed = cJSON_ParseWithLengthOpts(*json, *json_len, &end, 0);
+    int ok = cJSON_IsObject(parsed) && end == *json + *json_len;
+    cJSON_Delete(parsed);
+    if (ok) {
+        return 0;
+    }
+    /* cJSON reports running out of memory as a parse failure too */
+    size_t at = end != NULL && end >= *json ? (size_t)(end - *json) : 0;
+    return loams__cerr_set(e, LOAMS_ECORRUPT,
+                           "split %s: stored document %" PRIu32
+                           " (_pk '%.*s') is not a JSON object that parses (at byte %zu of "
+                           "%zu); the split was damaged or written by a faulty writer: restore "
+                           "it from a backup or re-apply the link from its source",
+                           v->m->splits[split].key, doc, (int)(*pk_len > 200 ? 200 : *pk_len), *pk,
+                           at, *json_len);
+}
+
 /* A page of live documents from (after_split, after_doc) on. */
 static int scan_run(const loams__coll_view *v, const loams__coll_request *req, loams__bbuf *out,
                     loams__cerr *e)
@@ -273,14 +306,8 @@ static int scan_run(const loams__coll_view *v, const loams__coll_request *req, l
             }
             const char *pk, *json;
             size_t pk_len, json_len;
-            if ((rc = loams__split_reader_pk(r, (uint32_t)doc, &pk, &pk_len, e)) != 0 ||
-                (rc = loams__split_reader_doc(r, (uint32_t)doc, &json, &json_len, e)) != 0) {
-                goto fail;
-            }
-            if (json_len < 2 || json[0] != '{' || json[json_len - 1] != '}') {
-                rc = loams__cerr_set(e, LOAMS_ECORRUPT,
-                                     "split %s: stored document %zu is not a JSON object",
-                                     m->splits[split].key, doc);
+            if ((rc = stored_doc(v, split, (uint32_t)doc, &pk, &pk_len, &json, &json_len, e)) !=
+                0) {
                 goto fail;
             }
             /* {"_pk": ..., then the stored object's members */
@@ -360,7 +387,7 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         const loams__search_hit *h = &hits[i];
         const char *pk, *doc;
         size_t pk_len, doc_len;
-        if ((rc = loams__split_reader_pk(v->readers[h->split], h->doc, &pk, &pk_len, e)) != 0) {
+        if ((rc = stored_doc(v, h->split, h->doc, &pk, &pk_len, &doc, &doc_len, e)) != 0) {
             goto fail;
         }
         w |= put(out, i ? ",{\"_pk\":" : "{\"_pk\":");
@@ -368,9 +395,6 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         w |= putf(out, ",\"score\":%.9g,\"split\":", h->score);
         w |= loams__json_string(out, m->splits[h->split].key, strlen(m->splits[h->split].key));
         w |= put(out, ",\"doc\":");
-        if ((rc = loams__split_reader_doc(v->readers[h->split], h->doc, &doc, &doc_len, e)) != 0) {
-            goto fail;
-        }
         w |= loams__bbuf_append(out, doc, doc_len);
         w |= put(out, "}");
     }

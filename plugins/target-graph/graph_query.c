@@ -273,12 +273,35 @@ static int64_t mono_us(void)
         }                                                                                          \
     } while (0)
 
-static int props(loams__bbuf *b, const char *p, size_t len)
+/* Appends the stored properties of a node or an edge (`what` `key`), checked
+ * to be a JSON object that parses: they are spliced into the answer as they
+ * are, so properties that do not parse would make the whole answer
+ * unreadable.  -ENOMEM or LOAMS_ECORRUPT, with the message in e. */
+static int props(loams__bbuf *b, const char *p, size_t len, const char *what, const char *key,
+                 size_t key_len, loams__cerr *e)
 {
     if (len == 0) {
-        return loams__gjson_raw(b, "{}");
+        return loams__gjson_raw(b, "{}") != 0
+                   ? loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query")
+                   : 0;
     }
-    return loams__bbuf_append(b, p, len) != 0 ? -ENOMEM : 0;
+    const char *end = NULL;
+    cJSON *parsed = cJSON_ParseWithLengthOpts(p, len, &end, 0);
+    int ok = cJSON_IsObject(parsed) && end == p + len;
+    cJSON_Delete(parsed);
+    if (!ok) {
+        /* cJSON reports running out of memory as a parse failure too */
+        size_t at = end != NULL && end >= p ? (size_t)(end - p) : 0;
+        return loams__cerr_set(e, LOAMS_ECORRUPT,
+                               "the properties of %s '%.*s' are not a JSON object that parses "
+                               "(at byte %zu of %zu): a segment was damaged or written by a "
+                               "faulty writer; restore it from a backup or re-apply the link "
+                               "from its source",
+                               what, (int)(key_len > 200 ? 200 : key_len), key, at, len);
+    }
+    return loams__bbuf_append(b, p, len) != 0
+               ? loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query")
+               : 0;
 }
 
 static int head(loams__bbuf *b, const char *opname, const char *graph, const char *ref,
@@ -323,7 +346,10 @@ static int run_node(const loams__gview *v, const loams__gquery *q, loams__bbuf *
             J(loams__gjson_raw(b, "null"));
         }
         J(loams__gjson_raw(b, ",\"properties\":"));
-        J(props(b, (const char *)arena.data + n.props_off, n.props_len));
+        if ((rc = props(b, (const char *)arena.data + n.props_off, n.props_len, "node", q->id,
+                        q->id_len, e)) != 0) {
+            goto out;
+        }
         J(loams__gjson_raw(b, "}"));
     }
     rc = 0;
@@ -335,9 +361,10 @@ out:
     return rc;
 }
 
-/* {"src":..,"type":..,"dst":..} of edge g seen from id */
+/* {"src":..,"type":..,"dst":..} of edge g seen from id.  -ENOMEM (no
+ * message) or props()'s LOAMS_ECORRUPT (with its message in e). */
 static int edge_json(loams__bbuf *b, const char *id, size_t id_len, const loams__gedges *l,
-                     const loams__gedge *g, int with_props)
+                     const loams__gedge *g, int with_props, loams__cerr *e)
 {
     const char *a = (const char *)l->arena.data;
     int out = g->dir == LOAMS__GDIR_OUT;
@@ -353,9 +380,14 @@ static int edge_json(loams__bbuf *b, const char *id, size_t id_len, const loams_
         loams__gjson_string(b, a + g->other_off, g->other_len)) {
         return -ENOMEM;
     }
-    if (with_props &&
-        (loams__gjson_raw(b, ",\"properties\":") || props(b, a + g->props_off, g->props_len))) {
-        return -ENOMEM;
+    if (with_props) {
+        if (loams__gjson_raw(b, ",\"properties\":") != 0) {
+            return -ENOMEM;
+        }
+        int rc = props(b, a + g->props_off, g->props_len, "an edge of node", id, id_len, e);
+        if (rc != 0) {
+            return rc;
+        }
     }
     return loams__gjson_raw(b, "}");
 }
@@ -391,7 +423,11 @@ static int run_neighbors(const loams__gview *v, const loams__gquery *q, loams__b
     J(loams__gjson_raw(b, tmp));
     for (size_t i = 0; i < shown; i++) {
         J(i > 0 ? loams__gjson_raw(b, ",") : 0);
-        J(edge_json(b, q->id, q->id_len, &l, &l.v[i], 1));
+        rc = edge_json(b, q->id, q->id_len, &l, &l.v[i], 1, e);
+        if (rc == LOAMS_ECORRUPT) {
+            goto out;
+        }
+        J(rc);
     }
     J(loams__gjson_raw(b, "]"));
     rc = 0;
@@ -733,7 +769,10 @@ static int run_scan(const loams__gview *v, const loams__gquery *q, loams__bbuf *
                                             : loams__gjson_raw(b, "null"));
         }
         J(loams__gjson_raw(b, ",\"properties\":"));
-        J(props(b, r.props, r.props_len));
+        if ((rc = props(b, r.props, r.props_len, q->edges ? "an edge of node" : "node", r.k1,
+                        r.k1len, e)) != 0) {
+            goto out;
+        }
         J(loams__gjson_raw(b, "}"));
         n++;
         last.len = 0;
@@ -782,6 +821,9 @@ int loams__gquery_run(const loams__gview *v, const char *graph, const char *ref,
     }
     if (rc == 0 && tail(out, t0) != 0) {
         rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+    }
+    if (rc == LOAMS_ECORRUPT) {
+        loams__cerr_prefix(e, rc, "graph %s, manifest %s", graph, ref ? ref : "(none)");
     }
     if (rc != 0) {
         out->len = start;
