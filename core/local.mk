@@ -1,11 +1,12 @@
 # core: the loams-host program.  Everything but main.c goes into a
 # convenience library that the unit tests link too.  One block per folder;
-# each folder owns one part of the architecture (docs/ARCHITECTURE.md).
+# each folder owns one part of the architecture (docs/ARCHITECTURE.md).  The
+# core links the plugin kit (plugins/kit): loams_buf is the kit's buffer.
 
 noinst_LTLIBRARIES += core/libloams-core.la
 core_libloams_core_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(LMDB_CFLAGS) $(OPENSSL_CFLAGS) \
 	$(LUA_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(ZSTD_CFLAGS) $(MHD_CFLAGS)
-core_libloams_core_la_LIBADD = $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS) \
+core_libloams_core_la_LIBADD = plugins/kit/libkit.la $(CJSON_LIBS) $(LMDB_LIBS) $(OPENSSL_LIBS) $(LTDL_LIBS) \
 	$(LUA_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) $(ZSTD_LIBS) $(MHD_LIBS)
 
 bin_PROGRAMS += core/loams-host

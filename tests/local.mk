@@ -95,7 +95,7 @@ LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
 tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h core/base/units.c
 tests_fuzz_fuzz_units_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_stream_record_SOURCES = tests/fuzz/fuzz-stream-record.c tests/fuzz/fuzz_input.h \
-	core/stream/streamlog_record.c core/abi/buf.c
+	core/stream/streamlog_record.c core/abi/buf.c plugins/kit/buf.c plugins/kit/mem.c
 tests_fuzz_fuzz_stream_record_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
 tests_fuzz_fuzz_stream_record_LDADD = $(CJSON_LIBS)
 tests_fuzz_fuzz_node_config_SOURCES = tests/fuzz/fuzz-node-config.c core/run/node_config.c
@@ -107,13 +107,13 @@ LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-avro tests/fuzz/fuzz-parquet
 LOAMS_FUZZ_ICEBERG_CFLAGS = $(LOAMS_FUZZ_CFLAGS) -I$(top_srcdir)/plugins/target-iceberg
 tests_fuzz_fuzz_avro_SOURCES = tests/fuzz/fuzz-avro.c tests/fuzz/fuzz_input.h \
 	plugins/target-iceberg/avro_reader.c plugins/target-iceberg/avro_writer.c \
-	plugins/target-iceberg/byte_buffer.c
+	plugins/kit/buf.c plugins/kit/mem.c
 tests_fuzz_fuzz_avro_CFLAGS = $(LOAMS_FUZZ_ICEBERG_CFLAGS) $(CJSON_CFLAGS) $(ZLIB_CFLAGS)
 tests_fuzz_fuzz_avro_LDADD = $(CJSON_LIBS) $(ZLIB_LIBS)
 tests_fuzz_fuzz_parquet_SOURCES = tests/fuzz/fuzz-parquet.c tests/fuzz/fuzz_input.h \
 	plugins/target-iceberg/parquet_reader.c plugins/target-iceberg/parquet_writer.c \
 	plugins/target-iceberg/parquet_encoding.c plugins/target-iceberg/thrift_compact.c \
-	plugins/target-iceberg/byte_buffer.c
+	plugins/kit/buf.c plugins/kit/mem.c
 tests_fuzz_fuzz_parquet_CFLAGS = $(LOAMS_FUZZ_ICEBERG_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS)
 tests_fuzz_fuzz_parquet_LDADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) -lm
 # The collection target's split reader (with its writer for the round trip;
@@ -122,9 +122,8 @@ tests_fuzz_fuzz_parquet_LDADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) -lm
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-split tests/fuzz/fuzz-collection-query
 LOAMS_FUZZ_COLLECTION_CFLAGS = $(LOAMS_FUZZ_CFLAGS) -I$(top_srcdir)/plugins/target-collection \
 	$(CJSON_CFLAGS) $(ZSTD_CFLAGS)
-LOAMS_FUZZ_COLLECTION_BASE = plugins/target-collection/collection_error.c \
-	plugins/target-collection/crc32c.c plugins/target-collection/byte_buffer.c \
-	plugins/target-collection/pk_hash.c
+LOAMS_FUZZ_COLLECTION_BASE = plugins/kit/err.c plugins/kit/crc32c.c plugins/kit/buf.c \
+	plugins/kit/mem.c plugins/kit/key_hash.c
 tests_fuzz_fuzz_split_SOURCES = tests/fuzz/fuzz-split.c tests/fuzz/fuzz_input.h \
 	plugins/target-collection/split_reader.c plugins/target-collection/split_writer.c \
 	plugins/target-collection/tokenize.c $(LOAMS_FUZZ_COLLECTION_BASE)

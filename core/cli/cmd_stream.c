@@ -31,7 +31,7 @@ static const char usage[] =
  * 3629) without a NUL (cJSON strings end at NUL). */
 static int utf8_valid(const unsigned char *s, size_t n)
 {
-    return memchr(s, 0, n) == NULL && loams__utf8_valid_prefix(s, n) == n;
+    return memchr(s, 0, n) == NULL && loams_kit_utf8_valid_prefix(s, n) == n;
 }
 
 /* Adds bytes as a JSON string member (cJSON escapes; bytes that are not

@@ -224,7 +224,7 @@ static char *header_text(const char *p, size_t n)
     }
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        size_t ok = loams__utf8_valid_prefix((const unsigned char *)p + i, n - i);
+        size_t ok = loams_kit_utf8_valid_prefix((const unsigned char *)p + i, n - i);
         for (size_t k = 0; k < ok; k++, i++) {
             if (p[i] == '\0') {
                 memcpy(out + o, replacement, 3);

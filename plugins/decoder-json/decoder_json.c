@@ -909,7 +909,7 @@ static int decode_one(json_state *s, loams_batch *batch, size_t row, const unsig
         return host->batch_row_fail(batch, row, LOAMS_EINPUT,
                                     "empty value (expected a JSON document)");
     }
-    size_t ok = loams__utf8_valid_prefix(p, n);
+    size_t ok = loams_kit_utf8_valid_prefix(p, n);
     if (ok < n) {
         return host->batch_row_fail(batch, row, LOAMS_EINPUT,
                                     "value is not UTF-8 at byte %zu (byte 0x%02x)", ok, p[ok]);

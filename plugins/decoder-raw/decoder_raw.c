@@ -76,7 +76,7 @@ static int raw_decode(void *state, loams_batch *batch)
             host->batch_row_fail(batch, r, LOAMS_EINPUT, "value is not bytes");
             continue;
         }
-        size_t ok = loams__utf8_valid_prefix((const unsigned char *)v.u.s.ptr, v.u.s.len);
+        size_t ok = loams_kit_utf8_valid_prefix((const unsigned char *)v.u.s.ptr, v.u.s.len);
         if (ok < v.u.s.len) {
             rc = host->batch_row_fail(batch, r, LOAMS_EINPUT,
                                       "value is not UTF-8 at byte %zu (byte 0x%02x)", ok,

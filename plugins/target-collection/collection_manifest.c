@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <loams/status.h>
 
@@ -57,12 +56,12 @@ static char *dup_or_null(const char *s, int *nomem)
 }
 
 int loams__coll_manifest_new(const char *ns, const char *name, loams__coll_manifest **out,
-                             loams__cerr *e)
+                             loams_kit_err *e)
 {
     loams__coll_manifest *m = calloc(1, sizeof *m);
     if (m == NULL || (m->ns = strdup(ns)) == NULL || (m->name = strdup(name)) == NULL) {
         loams__coll_manifest_free(m);
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     *out = m;
     return 0;
@@ -129,15 +128,15 @@ static int split_copy(loams__coll_split *dst, const loams__coll_split *src)
 }
 
 int loams__coll_manifest_add_split(loams__coll_manifest *m, const loams__coll_split *s,
-                                   loams__cerr *e)
+                                   loams_kit_err *e)
 {
     loams__coll_split *p = realloc(m->splits, (m->n_splits + 1) * sizeof *p);
     if (p == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->splits = p;
     if (split_copy(&m->splits[m->n_splits], s) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->n_splits++;
     return 0;
@@ -163,11 +162,11 @@ loams__coll_fstats *loams__coll_split_fstats(loams__coll_split *s, const char *n
     return NULL;
 }
 
-int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams__cerr *e)
+int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams_kit_err *e)
 {
     char *d = NULL;
     if (key != NULL && (d = strdup(key)) == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     free(s->deletes);
     s->deletes = d;
@@ -175,7 +174,7 @@ int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams__
 }
 
 int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition, int64_t next,
-                                     loams__cerr *e)
+                                     loams_kit_err *e)
 {
     size_t i = 0;
     while (i < m->n_applied && m->applied[i].partition < partition) {
@@ -187,7 +186,7 @@ int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition,
     }
     loams__coll_applied *p = realloc(m->applied, (m->n_applied + 1) * sizeof *p);
     if (p == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->applied = p;
     memmove(&p[i + 1], &p[i], (m->n_applied - i) * sizeof *p);
@@ -197,43 +196,43 @@ int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition,
     return 0;
 }
 
-int loams__coll_manifest_add_dropped(loams__coll_manifest *m, const char *key, loams__cerr *e)
+int loams__coll_manifest_add_dropped(loams__coll_manifest *m, const char *key, loams_kit_err *e)
 {
     char **p = realloc(m->dropped, (m->n_dropped + 1) * sizeof *p);
     if (p == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->dropped = p;
     if ((p[m->n_dropped] = strdup(key)) == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->n_dropped++;
     return 0;
 }
 
-static int set_str(char **dst, const char *src, loams__cerr *e)
+static int set_str(char **dst, const char *src, loams_kit_err *e)
 {
     char *d = NULL;
     if (src != NULL && (d = strdup(src)) == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     free(*dst);
     *dst = d;
     return 0;
 }
 
-int loams__coll_manifest_set_parent(loams__coll_manifest *m, const char *parent, loams__cerr *e)
+int loams__coll_manifest_set_parent(loams__coll_manifest *m, const char *parent, loams_kit_err *e)
 {
     return set_str(&m->parent, parent, e);
 }
 
-int loams__coll_manifest_set_link(loams__coll_manifest *m, const char *link, loams__cerr *e)
+int loams__coll_manifest_set_link(loams__coll_manifest *m, const char *link, loams_kit_err *e)
 {
     return set_str(&m->link, link, e);
 }
 
 int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manifest **out,
-                               loams__cerr *e)
+                               loams_kit_err *e)
 {
     loams__coll_manifest *c;
     int rc = loams__coll_manifest_new(m->ns, m->name, &c, e);
@@ -283,7 +282,7 @@ int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manife
     /* dropped is per commit: not inherited */
     if (nomem) {
         loams__coll_manifest_free(c);
-        return loams__cerr_set(e, -ENOMEM, "out of memory copying a manifest");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory copying a manifest");
     }
     *out = c;
     return 0;
@@ -310,7 +309,7 @@ static const char *type_desc(int type, uint32_t dim, char *buf, size_t size)
 }
 
 int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type, uint32_t dim,
-                             loams__cerr *e)
+                             loams_kit_err *e)
 {
     loams__coll_field *f = NULL;
     for (size_t i = 0; i < m->n_fields && f == NULL; i++) {
@@ -334,20 +333,20 @@ int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type
             return 2;
         }
         char a[32], b[32];
-        return loams__cerr_set(e, LOAMS_ESCHEMA,
-                               "collection %s.%s: field '%s' is %s in the mapping but a record "
-                               "gives it %s; this is an incompatible change: give the new values "
-                               "another field name (or CAST them to %s) in the link's transform",
-                               m->ns, m->name, name, type_desc(f->type, f->dim, a, sizeof a),
-                               type_desc(type, dim, b, sizeof b), loams__coll_type_name(f->type));
+        return loams_kit_err_set(e, LOAMS_ESCHEMA,
+                                 "collection %s.%s: field '%s' is %s in the mapping but a record "
+                                 "gives it %s; this is an incompatible change: give the new values "
+                                 "another field name (or CAST them to %s) in the link's transform",
+                                 m->ns, m->name, name, type_desc(f->type, f->dim, a, sizeof a),
+                                 type_desc(type, dim, b, sizeof b), loams__coll_type_name(f->type));
     }
     loams__coll_field *p = realloc(m->fields, (m->n_fields + 1) * sizeof *p);
     if (p == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for the mapping");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for the mapping");
     }
     m->fields = p;
     if ((p[m->n_fields].name = strdup(name)) == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for the mapping");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for the mapping");
     }
     p[m->n_fields].type = type;
     p[m->n_fields].dim = type == LOAMS__CT_VECTOR ? dim : 0;
@@ -362,21 +361,6 @@ uint64_t loams__coll_manifest_live_docs(const loams__coll_manifest *m)
         n += m->splits[i].live;
     }
     return n;
-}
-
-int loams__coll_key(char *buf, size_t size, const char *ns, const char *name, const char *dir,
-                    uint64_t seq, const char *suffix)
-{
-    uint64_t rnd;
-    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-        return -EIO;
-    }
-    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq, rnd,
-                     suffix);
-    if (n < 0 || (size_t)n >= size) {
-        return -ENAMETOOLONG;
-    }
-    return 0;
 }
 
 /* ---- JSON ---- */
@@ -412,7 +396,7 @@ static cJSON *str_or_null(const char *s)
     return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out, loams__cerr *e)
+int loams__coll_manifest_encode(const loams__coll_manifest *m, loams_kit_buf *out, loams_kit_err *e)
 {
     int rc = 0;
     char *text = NULL;
@@ -484,12 +468,12 @@ int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out,
         }
     }
     text = cJSON_Print(root);
-    if (text == NULL || loams__bbuf_append(out, text, strlen(text)) != 0) {
+    if (text == NULL || loams_kit_buf_append(out, text, strlen(text)) != 0) {
         goto nomem;
     }
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory encoding a manifest");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory encoding a manifest");
 out:
     cJSON_free(text);
     cJSON_Delete(root);
@@ -527,7 +511,7 @@ static int get_str(const cJSON *obj, const char *name, int nullable, const char 
 }
 
 int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
-                               loams__coll_manifest **out, loams__cerr *e)
+                               loams__coll_manifest **out, loams_kit_err *e)
 {
     *out = NULL;
     int rc = 0;
@@ -629,7 +613,7 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
         size_t nf = (size_t)cJSON_GetArraySize(fo);
         sp.fields = calloc(nf ? nf : 1, sizeof *sp.fields);
         if (sp.fields == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory parsing manifest %s", key);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory parsing manifest %s", key);
             goto out;
         }
         const cJSON *st;
@@ -680,10 +664,10 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
     m = NULL;
     goto out;
 bad:
-    rc = loams__cerr_set(e, LOAMS_ECORRUPT,
-                         "manifest %s is corrupt: %s; restore the object, or point the "
-                         "collection at an older manifest",
-                         key, why);
+    rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                           "manifest %s is corrupt: %s; restore the object, or point the "
+                           "collection at an older manifest",
+                           key, why);
 out:
     free(sp.fields);
     loams__coll_manifest_free(m);

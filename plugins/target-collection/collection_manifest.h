@@ -30,8 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
+#include "loams/kit/manifest_chain.h" /* loams_kit_object_key */
 
 /* Field types of the mapping.  A field's type is fixed by the first value
  * it receives (dynamic mapping); another type later is LOAMS_ESCHEMA, except
@@ -105,18 +106,19 @@ typedef struct loams__coll_manifest {
 
 /* An empty collection (seq 0, no fields, splits or offsets).  -ENOMEM. */
 int loams__coll_manifest_new(const char *ns, const char *name, loams__coll_manifest **out,
-                             loams__cerr *e);
+                             loams_kit_err *e);
 /* A deep copy.  -ENOMEM. */
 int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manifest **out,
-                               loams__cerr *e);
+                               loams_kit_err *e);
 void loams__coll_manifest_free(loams__coll_manifest *m);
 
 /* Parses a manifest object; `key` names it in messages.  LOAMS_ECORRUPT
  * with the reason (not JSON, missing member, bad type), -ENOMEM. */
 int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
-                               loams__coll_manifest **out, loams__cerr *e);
+                               loams__coll_manifest **out, loams_kit_err *e);
 /* Appends the JSON text of m to out (no NUL).  -ENOMEM. */
-int loams__coll_manifest_encode(const loams__coll_manifest *m, loams__bbuf *out, loams__cerr *e);
+int loams__coll_manifest_encode(const loams__coll_manifest *m, loams_kit_buf *out,
+                                loams_kit_err *e);
 
 /* The mapping entry for name, or NULL. */
 const loams__coll_field *loams__coll_manifest_field(const loams__coll_manifest *m,
@@ -128,34 +130,28 @@ const loams__coll_field *loams__coll_manifest_field(const loams__coll_manifest *
  * LOAMS_ESCHEMA when the field has another type or dimension (the message
  * names the collection, field and both types and what to do), -ENOMEM. */
 int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type, uint32_t dim,
-                             loams__cerr *e);
+                             loams_kit_err *e);
 
 /* Appends a split entry (strings copied; fields copied).  -ENOMEM. */
 int loams__coll_manifest_add_split(loams__coll_manifest *m, const loams__coll_split *s,
-                                   loams__cerr *e);
+                                   loams_kit_err *e);
 /* Removes split i (its strings are freed). */
 void loams__coll_manifest_remove_split(loams__coll_manifest *m, size_t i);
 /* The stats entry of field name in split s, or NULL. */
 loams__coll_fstats *loams__coll_split_fstats(loams__coll_split *s, const char *name);
 /* Replaces s->deletes with a copy of key (NULL clears).  -ENOMEM. */
-int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams__cerr *e);
+int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams_kit_err *e);
 
 /* Sets the applied offset of a partition (inserting it in order). -ENOMEM. */
 int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition, int64_t next,
-                                     loams__cerr *e);
+                                     loams_kit_err *e);
 /* Adds key to the dropped list.  -ENOMEM. */
-int loams__coll_manifest_add_dropped(loams__coll_manifest *m, const char *key, loams__cerr *e);
+int loams__coll_manifest_add_dropped(loams__coll_manifest *m, const char *key, loams_kit_err *e);
 /* Sets parent/link (copies; NULL clears).  -ENOMEM. */
-int loams__coll_manifest_set_parent(loams__coll_manifest *m, const char *parent, loams__cerr *e);
-int loams__coll_manifest_set_link(loams__coll_manifest *m, const char *link, loams__cerr *e);
+int loams__coll_manifest_set_parent(loams__coll_manifest *m, const char *parent, loams_kit_err *e);
+int loams__coll_manifest_set_link(loams__coll_manifest *m, const char *link, loams_kit_err *e);
 
 /* Live documents over all splits. */
 uint64_t loams__coll_manifest_live_docs(const loams__coll_manifest *m);
-
-/* Writes "<ns>/<name>/<dir>/<seq:020>-<random:016x><suffix>" into buf.
- * dir is "manifest", "splits" or "deletes".  -ENAMETOOLONG when it does not
- * fit in size bytes, -EIO when no random bytes could be had. */
-int loams__coll_key(char *buf, size_t size, const char *ns, const char *name, const char *dir,
-                    uint64_t seq, const char *suffix);
 
 #endif

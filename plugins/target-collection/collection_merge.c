@@ -21,7 +21,7 @@ typedef struct out_field {
 
 int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
                       loams__split_writer *w, loams__cancel_fn cancelled, void *cancel_ud,
-                      loams__cerr *e)
+                      loams_kit_err *e)
 {
     const loams__coll_manifest *m = v->m;
     int rc = 0;
@@ -29,7 +29,7 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
     size_t n_of = 0;
     cJSON *doc = NULL;
     if (of == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory merging splits");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory merging splits");
     }
     /* the writer's fields: every indexed and vector field of the mapping */
     for (size_t i = 0; i < m->n_fields; i++) {
@@ -62,9 +62,9 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
                     goto out;
                 }
                 if (dim != of[i].f->dim) {
-                    rc = loams__cerr_set(e, LOAMS_ECORRUPT,
-                                         "split %s has '%s' with dimension %u, the mapping %u",
-                                         m->splits[s].key, of[i].f->name, dim, of[i].f->dim);
+                    rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                           "split %s has '%s' with dimension %u, the mapping %u",
+                                           m->splits[s].key, of[i].f->name, dim, of[i].f->dim);
                     goto out;
                 }
             }
@@ -75,7 +75,7 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
                 continue;
             }
             if ((d & 1023) == 0 && cancelled != NULL && cancelled(cancel_ud)) {
-                rc = loams__cerr_set(e, LOAMS_ECANCELLED, "merge cancelled");
+                rc = loams_kit_err_set(e, LOAMS_ECANCELLED, "merge cancelled");
                 goto out;
             }
             const char *pk, *json;
@@ -88,9 +88,9 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
             }
             doc = cJSON_ParseWithLength(json, json_len);
             if (!cJSON_IsObject(doc)) {
-                rc = loams__cerr_set(e, LOAMS_ECORRUPT,
-                                     "split %s: stored document %u is not a JSON object",
-                                     m->splits[s].key, d);
+                rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                       "split %s: stored document %u is not a JSON object",
+                                       m->splits[s].key, d);
                 goto out;
             }
             for (size_t i = 0; i < n_of; i++) {

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
 #include "collection_search.h"
 #include "split_writer.h"
 
@@ -33,6 +33,6 @@ typedef int (*loams__cancel_fn)(void *ud);
  * errors. */
 int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
                       loams__split_writer *w, loams__cancel_fn cancelled, void *cancel_ud,
-                      loams__cerr *e);
+                      loams_kit_err *e);
 
 #endif

@@ -33,11 +33,11 @@ void loams__coll_request_free(loams__coll_request *r)
     free(r);
 }
 
-static int bad(loams__cerr *e, const char *fmt, const char *member)
+static int bad(loams_kit_err *e, const char *fmt, const char *member)
 {
     char what[256];
     snprintf(what, sizeof what, fmt, member);
-    return loams__cerr_set(e, LOAMS_EINPUT, "search request: %s", what);
+    return loams_kit_err_set(e, LOAMS_EINPUT, "search request: %s", what);
 }
 
 /* Whether a member named like `it` comes before it in root (cJSON keeps
@@ -54,7 +54,7 @@ static int given_before(const cJSON *root, const cJSON *it)
 }
 
 int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
-                              loams__cerr *e)
+                              loams_kit_err *e)
 {
     *out = NULL;
     int rc = 0;
@@ -62,7 +62,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
     cJSON *root = cJSON_ParseWithLength(json, len);
     if (r == NULL) {
         cJSON_Delete(root);
-        return loams__cerr_set(e, -ENOMEM, "out of memory parsing a search request");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory parsing a search request");
     }
     r->k = LOAMS__QUERY_DEFAULT_K;
     r->metric = LOAMS__METRIC_COSINE;
@@ -219,7 +219,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
     }
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory parsing a search request");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory parsing a search request");
 out:
     cJSON_Delete(root);
     if (rc != 0) {
@@ -237,13 +237,13 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int put(loams__bbuf *b, const char *s)
+static int put(loams_kit_buf *b, const char *s)
 {
-    return loams__bbuf_append(b, s, strlen(s));
+    return loams_kit_buf_append(b, s, strlen(s));
 }
 
-static int putf(loams__bbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int putf(loams__bbuf *b, const char *fmt, ...)
+static int putf(loams_kit_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int putf(loams_kit_buf *b, const char *fmt, ...)
 {
     char t[128];
     va_list ap;
@@ -253,7 +253,7 @@ static int putf(loams__bbuf *b, const char *fmt, ...)
     if (n < 0 || (size_t)n >= sizeof t) {
         return -EINVAL;
     }
-    return loams__bbuf_append(b, t, (size_t)n);
+    return loams_kit_buf_append(b, t, (size_t)n);
 }
 
 /* Document `doc` of split `split` with its _pk, checked to be a JSON object
@@ -261,7 +261,7 @@ static int putf(loams__bbuf *b, const char *fmt, ...)
  * document that does not parse would make the whole answer unreadable.
  * LOAMS_ECORRUPT names the split, the document and its _pk. */
 static int stored_doc(const loams__coll_view *v, size_t split, uint32_t doc, const char **pk,
-                      size_t *pk_len, const char **json, size_t *json_len, loams__cerr *e)
+                      size_t *pk_len, const char **json, size_t *json_len, loams_kit_err *e)
 {
     loams__split_reader *r = v->readers[split];
     int rc = loams__split_reader_pk(r, doc, pk, pk_len, e);
@@ -280,18 +280,18 @@ static int stored_doc(const loams__coll_view *v, size_t split, uint32_t doc, con
     }
     /* cJSON reports running out of memory as a parse failure too */
     size_t at = end != NULL && end >= *json ? (size_t)(end - *json) : 0;
-    return loams__cerr_set(e, LOAMS_ECORRUPT,
-                           "split %s: stored document %" PRIu32
-                           " (_pk '%.*s') is not a JSON object that parses (at byte %zu of "
-                           "%zu); the split was damaged or written by a faulty writer: restore "
-                           "it from a backup or re-apply the link from its source",
-                           v->m->splits[split].key, doc, (int)(*pk_len > 200 ? 200 : *pk_len), *pk,
-                           at, *json_len);
+    return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                             "split %s: stored document %" PRIu32
+                             " (_pk '%.*s') is not a JSON object that parses (at byte %zu of "
+                             "%zu); the split was damaged or written by a faulty writer: restore "
+                             "it from a backup or re-apply the link from its source",
+                             v->m->splits[split].key, doc, (int)(*pk_len > 200 ? 200 : *pk_len),
+                             *pk, at, *json_len);
 }
 
 /* A page of live documents from (after_split, after_doc) on. */
-static int scan_run(const loams__coll_view *v, const loams__coll_request *req, loams__bbuf *out,
-                    loams__cerr *e)
+static int scan_run(const loams__coll_view *v, const loams__coll_request *req, loams_kit_buf *out,
+                    loams_kit_err *e)
 {
     const loams__coll_manifest *m = v->m;
     size_t start = out->len;
@@ -315,7 +315,7 @@ static int scan_run(const loams__coll_view *v, const loams__coll_request *req, l
             w |= loams__json_string(out, pk, pk_len);
             if (json_len > 2) {
                 w |= put(out, ",");
-                w |= loams__bbuf_append(out, json + 1, json_len - 1);
+                w |= loams_kit_buf_append(out, json + 1, json_len - 1);
             } else {
                 w |= put(out, "}");
             }
@@ -331,7 +331,7 @@ static int scan_run(const loams__coll_view *v, const loams__coll_request *req, l
         w |= put(out, "],\"next\":null}");
     }
     if (w != 0) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory writing a scan answer");
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory writing a scan answer");
         goto fail;
     }
     return 0;
@@ -342,7 +342,7 @@ fail:
 
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
-                          loams__bbuf *out, loams__cerr *e)
+                          loams_kit_buf *out, loams_kit_err *e)
 {
     if (req->scan) {
         return scan_run(v, req, out, e);
@@ -356,7 +356,7 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     uint64_t *read0 = calloc(ns ? ns : 1, sizeof *read0);
     size_t n_hits = 0;
     if (hits == NULL || stats == NULL || read0 == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory running a search");
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory running a search");
         goto out;
     }
     for (size_t s = 0; s < ns; s++) {
@@ -395,7 +395,7 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         w |= putf(out, ",\"score\":%.9g,\"split\":", h->score);
         w |= loams__json_string(out, m->splits[h->split].key, strlen(m->splits[h->split].key));
         w |= put(out, ",\"doc\":");
-        w |= loams__bbuf_append(out, doc, doc_len);
+        w |= loams_kit_buf_append(out, doc, doc_len);
         w |= put(out, "}");
     }
     w |= put(out, "],\"splits\":[");
@@ -410,7 +410,7 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     }
     w |= putf(out, "],\"took_us\":%" PRId64 "}", now_us() - t0);
     if (w != 0) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory writing a search answer");
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory writing a search answer");
         goto fail;
     }
     goto out;

@@ -37,8 +37,8 @@
 
 #include <stddef.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 #include "collection_search.h"
 
 #define LOAMS__QUERY_MAX_K 10000
@@ -63,7 +63,7 @@ typedef struct loams__coll_request {
 /* Parses a request.  LOAMS_EINPUT with a message that names the member
  * and what is expected; -ENOMEM.  Free with loams__coll_request_free(). */
 int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
-                              loams__cerr *e);
+                              loams_kit_err *e);
 void loams__coll_request_free(loams__coll_request *r);
 
 /* Runs req (a search or a scan) on the view (ref: the manifest key shown
@@ -71,6 +71,6 @@ void loams__coll_request_free(loams__coll_request *r);
  * Errors of the search functions and of the split readers, -ENOMEM. */
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
-                          loams__bbuf *out, loams__cerr *e);
+                          loams_kit_buf *out, loams_kit_err *e);
 
 #endif

@@ -33,7 +33,7 @@ typedef struct topk {
     loams__search_hit *h;
     size_t n, k;
     int rc;
-    loams__cerr *e;
+    loams_kit_err *e;
 } topk;
 
 /* <0 when a ranks worse than b (lower score, or same score and larger _pk). */
@@ -135,7 +135,7 @@ typedef struct term {
 } term;
 
 static int collect_terms(const char *q, size_t q_len, const loams__tok_opts *tok, term **out,
-                         size_t *n_out, loams__cerr *e)
+                         size_t *n_out, loams_kit_err *e)
 {
     term *terms = NULL;
     size_t n = 0, cap = 0;
@@ -175,10 +175,10 @@ nomem:
         free(terms[i].text);
     }
     free(terms);
-    return loams__cerr_set(e, -ENOMEM, "out of memory analyzing the query");
+    return loams_kit_err_set(e, -ENOMEM, "out of memory analyzing the query");
 }
 
-static int text_field_error(const loams__coll_manifest *m, const char *name, loams__cerr *e)
+static int text_field_error(const loams__coll_manifest *m, const char *name, loams_kit_err *e)
 {
     char list[512];
     size_t n = 0;
@@ -191,21 +191,21 @@ static int text_field_error(const loams__coll_manifest *m, const char *name, loa
     }
     const loams__coll_field *f = loams__coll_manifest_field(m, name);
     if (f != NULL) {
-        return loams__cerr_set(e, LOAMS_EINPUT,
-                               "collection %s.%s: field '%s' is %s, not text: full-text search "
-                               "needs one of its text fields (%s)",
-                               m->ns, m->name, name, loams__coll_type_name(f->type),
-                               n ? list : "none yet");
+        return loams_kit_err_set(e, LOAMS_EINPUT,
+                                 "collection %s.%s: field '%s' is %s, not text: full-text search "
+                                 "needs one of its text fields (%s)",
+                                 m->ns, m->name, name, loams__coll_type_name(f->type),
+                                 n ? list : "none yet");
     }
-    return loams__cerr_set(e, LOAMS_EINPUT,
-                           "collection %s.%s has no field '%s'; its text fields are: %s", m->ns,
-                           m->name, name, n ? list : "none yet");
+    return loams_kit_err_set(e, LOAMS_EINPUT,
+                             "collection %s.%s has no field '%s'; its text fields are: %s", m->ns,
+                             m->name, name, n ? list : "none yet");
 }
 
 int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_len,
                             const char *const *fields, size_t n_fields, size_t k,
                             const loams__tok_opts *tok, loams__search_hit *hits, size_t *n_hits,
-                            loams__search_split_stats *stats, loams__cerr *e)
+                            loams__search_split_stats *stats, loams_kit_err *e)
 {
     const loams__coll_manifest *m = v->m;
     size_t ns = m->n_splits;
@@ -353,7 +353,7 @@ int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_l
     *n_hits = rc == 0 ? t.n : 0;
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory searching %s.%s", m->ns, m->name);
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory searching %s.%s", m->ns, m->name);
 out:
     if (terms != NULL) {
         for (size_t i = 0; i < n_terms; i++) {
@@ -384,7 +384,7 @@ out:
 
 int loams__coll_search_vector(const loams__coll_view *v, const char *field, const float *q,
                               size_t dim, int metric, size_t k, loams__search_hit *hits,
-                              size_t *n_hits, loams__search_split_stats *stats, loams__cerr *e)
+                              size_t *n_hits, loams__search_split_stats *stats, loams_kit_err *e)
 {
     const loams__coll_manifest *m = v->m;
     const loams__coll_field *f = NULL;
@@ -395,8 +395,8 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
     if (field != NULL) {
         f = loams__coll_manifest_field(m, field);
         if (f == NULL || f->type != LOAMS__CT_VECTOR) {
-            return loams__cerr_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field '%s'",
-                                   m->ns, m->name, field);
+            return loams_kit_err_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field '%s'",
+                                     m->ns, m->name, field);
         }
     } else {
         for (size_t i = 0; i < m->n_fields; i++) {
@@ -404,26 +404,26 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
                 continue;
             }
             if (f != NULL) {
-                return loams__cerr_set(e, LOAMS_EINPUT,
-                                       "collection %s.%s has several vector fields ('%s', '%s'): "
-                                       "name one with \"field\"",
-                                       m->ns, m->name, f->name, m->fields[i].name);
+                return loams_kit_err_set(e, LOAMS_EINPUT,
+                                         "collection %s.%s has several vector fields ('%s', '%s'): "
+                                         "name one with \"field\"",
+                                         m->ns, m->name, f->name, m->fields[i].name);
             }
             f = &m->fields[i];
         }
         if (f == NULL) {
-            return loams__cerr_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field", m->ns,
-                                   m->name);
+            return loams_kit_err_set(e, LOAMS_EINPUT, "collection %s.%s has no vector field", m->ns,
+                                     m->name);
         }
     }
     if (dim != f->dim) {
-        return loams__cerr_set(e, LOAMS_EINPUT,
-                               "the query vector has %zu dimensions; field '%s' of %s.%s has %u",
-                               dim, f->name, m->ns, m->name, f->dim);
+        return loams_kit_err_set(e, LOAMS_EINPUT,
+                                 "the query vector has %zu dimensions; field '%s' of %s.%s has %u",
+                                 dim, f->name, m->ns, m->name, f->dim);
     }
     if (metric != LOAMS__METRIC_COSINE && metric != LOAMS__METRIC_DOT &&
         metric != LOAMS__METRIC_L2) {
-        return loams__cerr_set(e, LOAMS_EINPUT, "unknown metric %d", metric);
+        return loams_kit_err_set(e, LOAMS_EINPUT, "unknown metric %d", metric);
     }
     double qn = 0;
     for (size_t i = 0; i < dim; i++) {
@@ -431,8 +431,8 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
     }
     qn = sqrt(qn);
     if (metric == LOAMS__METRIC_COSINE && qn == 0) {
-        return loams__cerr_set(e, LOAMS_EINPUT,
-                               "the query vector is all zeros: cosine similarity is undefined");
+        return loams_kit_err_set(e, LOAMS_EINPUT,
+                                 "the query vector is all zeros: cosine similarity is undefined");
     }
     topk t = {v, hits, 0, k, 0, e};
     for (size_t s = 0; s < m->n_splits; s++) {
@@ -449,9 +449,9 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
             return rc;
         }
         if (d_dim != dim) {
-            return loams__cerr_set(e, LOAMS_ECORRUPT,
-                                   "split %s has field '%s' with dimension %u, the mapping %zu",
-                                   m->splits[s].key, f->name, d_dim, dim);
+            return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                     "split %s has field '%s' with dimension %u, the mapping %zu",
+                                     m->splits[s].key, f->name, d_dim, dim);
         }
         uint32_t docs = loams__split_reader_docs(v->readers[s]);
         uint64_t scored = 0;

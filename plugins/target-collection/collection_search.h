@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
 #include "collection_manifest.h"
 #include "deletion_set.h"
 #include "split_reader.h"
@@ -78,13 +78,13 @@ typedef struct loams__search_split_stats {
 int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_len,
                             const char *const *fields, size_t n_fields, size_t k,
                             const loams__tok_opts *tok, loams__search_hit *hits, size_t *n_hits,
-                            loams__search_split_stats *stats, loams__cerr *e);
+                            loams__search_split_stats *stats, loams_kit_err *e);
 
 /* Exact kNN over vector field `field` (NULL: the mapping's only vector
  * field).  Errors: LOAMS_EINPUT (no such vector field, several and none
  * named, dimension differs), LOAMS_ECORRUPT, -ENOMEM. */
 int loams__coll_search_vector(const loams__coll_view *v, const char *field, const float *q,
                               size_t dim, int metric, size_t k, loams__search_hit *hits,
-                              size_t *n_hits, loams__search_split_stats *stats, loams__cerr *e);
+                              size_t *n_hits, loams__search_split_stats *stats, loams_kit_err *e);
 
 #endif

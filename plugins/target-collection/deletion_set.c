@@ -9,7 +9,7 @@
 
 #include <loams/status.h>
 
-#include "crc32c.h"
+#include "loams/kit/crc32c.h"
 
 #define MAGIC "LOAMSDEL"
 #define HEADER 20u
@@ -19,14 +19,14 @@ static size_t bitmap_bytes(uint32_t docs)
     return ((size_t)docs + 7) / 8;
 }
 
-int loams__delset_new(uint32_t docs, loams__delset **out, loams__cerr *e)
+int loams__delset_new(uint32_t docs, loams__delset **out, loams_kit_err *e)
 {
     loams__delset *d = calloc(1, sizeof *d);
     unsigned char *bits = calloc(bitmap_bytes(docs) + 1, 1);
     if (d == NULL || bits == NULL) {
         free(d);
         free(bits);
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a deletion set");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a deletion set");
     }
     d->docs = docs;
     d->bits = bits;
@@ -34,7 +34,7 @@ int loams__delset_new(uint32_t docs, loams__delset **out, loams__cerr *e)
     return 0;
 }
 
-int loams__delset_clone(const loams__delset *src, loams__delset **out, loams__cerr *e)
+int loams__delset_clone(const loams__delset *src, loams__delset **out, loams_kit_err *e)
 {
     int rc = loams__delset_new(src->docs, out, e);
     if (rc == 0) {
@@ -66,44 +66,44 @@ int loams__delset_add(loams__delset *d, uint32_t doc)
     return 1;
 }
 
-int loams__delset_encode(const loams__delset *d, loams__bbuf *out)
+int loams__delset_encode(const loams__delset *d, loams_kit_buf *out)
 {
     size_t start = out->len;
     size_t nb = bitmap_bytes(d->docs);
-    int rc = loams__bbuf_reserve(out, HEADER + nb + 4);
+    int rc = loams_kit_buf_reserve(out, HEADER + nb + 4);
     if (rc != 0) {
         return rc;
     }
-    loams__bbuf_append(out, MAGIC, 8);
-    loams__bbuf_put_u32(out, 1);
-    loams__bbuf_put_u32(out, d->docs);
-    loams__bbuf_put_u32(out, d->deleted);
-    loams__bbuf_append(out, d->bits, nb);
-    return loams__bbuf_put_u32(out, loams__crc32c(0, out->data + start, out->len - start));
+    loams_kit_buf_append(out, MAGIC, 8);
+    loams_kit_buf_append_le32(out, 1);
+    loams_kit_buf_append_le32(out, d->docs);
+    loams_kit_buf_append_le32(out, d->deleted);
+    loams_kit_buf_append(out, d->bits, nb);
+    return loams_kit_buf_append_le32(out, loams_kit_crc32c(0, out->data + start, out->len - start));
 }
 
 int loams__delset_decode(const void *data, size_t len, uint32_t expect_docs, const char *name,
-                         loams__delset **out, loams__cerr *e)
+                         loams__delset **out, loams_kit_err *e)
 {
     const unsigned char *p = data;
     *out = NULL;
     if (len < HEADER + 4 || memcmp(p, MAGIC, 8) != 0) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "deletion set %s is corrupt: not a deletion set object", name);
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "deletion set %s is corrupt: not a deletion set object", name);
     }
-    uint32_t crc = loams__le32_get(p + len - 4);
-    if (loams__crc32c(0, p, len - 4) != crc) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "deletion set %s is corrupt: it fails its checksum", name);
+    uint32_t crc = loams_kit_le32_get(p + len - 4);
+    if (loams_kit_crc32c(0, p, len - 4) != crc) {
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "deletion set %s is corrupt: it fails its checksum", name);
     }
-    uint32_t version = loams__le32_get(p + 8);
-    uint32_t docs = loams__le32_get(p + 12);
-    uint32_t deleted = loams__le32_get(p + 16);
+    uint32_t version = loams_kit_le32_get(p + 8);
+    uint32_t docs = loams_kit_le32_get(p + 12);
+    uint32_t deleted = loams_kit_le32_get(p + 16);
     if (version != 1 || docs != expect_docs || len != HEADER + bitmap_bytes(docs) + 4) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "deletion set %s is corrupt: version %u, %u docs (split has %u), "
-                               "%zu bytes",
-                               name, version, docs, expect_docs, len);
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "deletion set %s is corrupt: version %u, %u docs (split has %u), "
+                                 "%zu bytes",
+                                 name, version, docs, expect_docs, len);
     }
     loams__delset *d;
     int rc = loams__delset_new(docs, &d, e);
@@ -117,9 +117,9 @@ int loams__delset_decode(const void *data, size_t len, uint32_t expect_docs, con
     }
     if (count != deleted || (docs % 8 != 0 && (d->bits[docs / 8] >> (docs % 8)) != 0)) {
         loams__delset_free(d);
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "deletion set %s is corrupt: its count does not match its bitmap",
-                               name);
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "deletion set %s is corrupt: its count does not match its bitmap",
+                                 name);
     }
     d->deleted = deleted;
     *out = d;

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 
 typedef struct loams__delset {
     uint32_t docs;
@@ -31,9 +31,9 @@ typedef struct loams__delset {
 } loams__delset;
 
 /* A set for a split of `docs` documents with none deleted.  -ENOMEM. */
-int loams__delset_new(uint32_t docs, loams__delset **out, loams__cerr *e);
+int loams__delset_new(uint32_t docs, loams__delset **out, loams_kit_err *e);
 /* A copy of src.  -ENOMEM. */
-int loams__delset_clone(const loams__delset *src, loams__delset **out, loams__cerr *e);
+int loams__delset_clone(const loams__delset *src, loams__delset **out, loams_kit_err *e);
 void loams__delset_free(loams__delset *d);
 
 /* Non-zero when doc is deleted (docs out of range count as not deleted).
@@ -48,12 +48,12 @@ static inline int loams__delset_has(const loams__delset *d, uint32_t doc)
 int loams__delset_add(loams__delset *d, uint32_t doc);
 
 /* Appends the object form to out.  -ENOMEM. */
-int loams__delset_encode(const loams__delset *d, loams__bbuf *out);
+int loams__delset_encode(const loams__delset *d, loams_kit_buf *out);
 
 /* Parses an object (name is used in messages) for a split of
  * `expect_docs` documents.  LOAMS_ECORRUPT (bad magic, checksum, counts),
  * -ENOMEM. */
 int loams__delset_decode(const void *data, size_t len, uint32_t expect_docs, const char *name,
-                         loams__delset **out, loams__cerr *e);
+                         loams__delset **out, loams_kit_err *e);
 
 #endif

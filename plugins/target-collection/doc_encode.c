@@ -76,10 +76,10 @@ static inline uint64_t needs_care(uint64_t w)
     return ((t & ~w) | w) & HIGHS;
 }
 
-int loams__json_string(loams__bbuf *b, const char *s, size_t len)
+int loams__json_string(loams_kit_buf *b, const char *s, size_t len)
 {
     /* worst case: every byte becomes \u00XX or \ufffd (6 bytes) */
-    if (len > (SIZE_MAX - 2) / 6 || loams__bbuf_reserve(b, len * 6 + 2) != 0) {
+    if (len > (SIZE_MAX - 2) / 6 || loams_kit_buf_reserve(b, len * 6 + 2) != 0) {
         return -ENOMEM;
     }
     unsigned char *o = b->data + b->len;
@@ -155,10 +155,10 @@ int loams__json_string(loams__bbuf *b, const char *s, size_t len)
     return 0;
 }
 
-int loams__base64(loams__bbuf *b, const void *data, size_t len)
+int loams__base64(loams_kit_buf *b, const void *data, size_t len)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (loams__bbuf_reserve(b, (len + 2) / 3 * 4) != 0) {
+    if (loams_kit_buf_reserve(b, (len + 2) / 3 * 4) != 0) {
         return -ENOMEM;
     }
     const unsigned char *p = data;
@@ -182,71 +182,71 @@ int loams__base64(loams__bbuf *b, const void *data, size_t len)
     return 0;
 }
 
-static int put_double(loams__bbuf *b, double d)
+static int put_double(loams_kit_buf *b, double d)
 {
     if (!isfinite(d)) {
-        return loams__bbuf_append(b, "null", 4);
+        return loams_kit_buf_append(b, "null", 4);
     }
     char t[40];
     int n = snprintf(t, sizeof t, "%.17g", d);
     /* "1e+20" and "5" are valid JSON numbers; nothing to fix up */
-    return loams__bbuf_append(b, t, (size_t)n);
+    return loams_kit_buf_append(b, t, (size_t)n);
 }
 
-int loams__json_value(loams__bbuf *b, const loams_value *v, loams__cerr *e)
+int loams__json_value(loams_kit_buf *b, const loams_value *v, loams_kit_err *e)
 {
     char t[32];
     int n;
     switch (v->type) {
-    case LOAMS_T_NULL: return loams__bbuf_append(b, "null", 4);
+    case LOAMS_T_NULL: return loams_kit_buf_append(b, "null", 4);
     case LOAMS_T_BOOL:
-        return v->u.b ? loams__bbuf_append(b, "true", 4) : loams__bbuf_append(b, "false", 5);
+        return v->u.b ? loams_kit_buf_append(b, "true", 4) : loams_kit_buf_append(b, "false", 5);
     case LOAMS_T_INT64:
     case LOAMS_T_TIMESTAMP:
         n = snprintf(t, sizeof t, "%" PRId64, v->u.i);
-        return loams__bbuf_append(b, t, (size_t)n);
+        return loams_kit_buf_append(b, t, (size_t)n);
     case LOAMS_T_FLOAT64: return put_double(b, v->u.f);
     case LOAMS_T_STRING: return loams__json_string(b, v->u.s.ptr, v->u.s.len);
     case LOAMS_T_BYTES: {
-        int rc = loams__bbuf_append(b, "\"", 1);
+        int rc = loams_kit_buf_append(b, "\"", 1);
         if (rc == 0) {
             rc = loams__base64(b, v->u.s.ptr, v->u.s.len);
         }
-        return rc ? rc : loams__bbuf_append(b, "\"", 1);
+        return rc ? rc : loams_kit_buf_append(b, "\"", 1);
     }
     case LOAMS_T_JSON: {
         cJSON *j = cJSON_ParseWithLength(v->u.s.ptr, v->u.s.len);
         if (j == NULL) {
-            return loams__cerr_set(e, LOAMS_EINPUT, "a json value does not parse as JSON");
+            return loams_kit_err_set(e, LOAMS_EINPUT, "a json value does not parse as JSON");
         }
         cJSON_Delete(j);
-        return loams__bbuf_append(b, v->u.s.ptr, v->u.s.len);
+        return loams_kit_buf_append(b, v->u.s.ptr, v->u.s.len);
     }
     case LOAMS_T_VECTOR: {
-        int rc = loams__bbuf_append(b, "[", 1);
+        int rc = loams_kit_buf_append(b, "[", 1);
         for (size_t i = 0; rc == 0 && i < v->u.vec.n; i++) {
             if (i > 0) {
-                rc = loams__bbuf_append(b, ",", 1);
+                rc = loams_kit_buf_append(b, ",", 1);
             }
             if (rc == 0) {
                 rc = put_double(b, (double)v->u.vec.ptr[i]);
             }
         }
-        return rc ? rc : loams__bbuf_append(b, "]", 1);
+        return rc ? rc : loams_kit_buf_append(b, "]", 1);
     }
     case LOAMS_T_LIST: {
-        int rc = loams__bbuf_append(b, "[", 1);
+        int rc = loams_kit_buf_append(b, "[", 1);
         for (size_t i = 0; rc == 0 && i < v->u.list.n; i++) {
             if (i > 0) {
-                rc = loams__bbuf_append(b, ",", 1);
+                rc = loams_kit_buf_append(b, ",", 1);
             }
             if (rc == 0) {
                 rc = loams__json_value(b, &v->u.list.items[i], e);
             }
         }
-        return rc ? rc : loams__bbuf_append(b, "]", 1);
+        return rc ? rc : loams_kit_buf_append(b, "]", 1);
     }
-    default: return loams__cerr_set(e, LOAMS_EINPUT, "a value has unknown type %u", v->type);
+    default: return loams_kit_err_set(e, LOAMS_EINPUT, "a value has unknown type %u", v->type);
     }
 }
 

@@ -10,7 +10,7 @@
  * the epoch; json -> the JSON text itself (it must parse); vector -> array
  * of numbers (only inside lists); list -> array.
  *
- * Functions append to a caller-owned loams__bbuf.  Thread-safe (no state).
+ * Functions append to a caller-owned loams_kit_buf.  Thread-safe (no state).
  */
 #ifndef LOAMS_COLLECTION_DOC_ENCODE_H
 #define LOAMS_COLLECTION_DOC_ENCODE_H
@@ -20,18 +20,18 @@
 
 #include <loams/host.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 
 /* Appends s[0, len) as a JSON string literal (quotes included).  -ENOMEM. */
-int loams__json_string(loams__bbuf *b, const char *s, size_t len);
+int loams__json_string(loams_kit_buf *b, const char *s, size_t len);
 
 /* Appends v as a JSON value.  LOAMS_EINPUT for a JSON value that does not
  * parse or an unknown type (message in e), -ENOMEM. */
-int loams__json_value(loams__bbuf *b, const loams_value *v, loams__cerr *e);
+int loams__json_value(loams_kit_buf *b, const loams_value *v, loams_kit_err *e);
 
 /* Appends the base64 form of data (no quotes).  -ENOMEM. */
-int loams__base64(loams__bbuf *b, const void *data, size_t len);
+int loams__base64(loams_kit_buf *b, const void *data, size_t len);
 
 /* The collection mapping type (loams__coll_type) of a value, with *dim set
  * for vectors; 0 for NULL values (no type). */

@@ -1,20 +1,12 @@
 # plugins/target-collection: the collection target (full-text + vector
 # search over immutable splits).  The pure modules form a convenience
-# library that the plugin and the unit tests link.
-
-# The binary-format basics (error messages, CRC-32C, byte buffers and
-# varints, the key hash) are a library of their own because target-graph
-# links it too.
-noinst_LTLIBRARIES += plugins/target-collection/libtargetbase.la
-plugins_target_collection_libtargetbase_la_SOURCES = \
-	plugins/target-collection/collection_error.c plugins/target-collection/collection_error.h \
-	plugins/target-collection/crc32c.c plugins/target-collection/crc32c.h \
-	plugins/target-collection/byte_buffer.c plugins/target-collection/byte_buffer.h \
-	plugins/target-collection/pk_hash.c plugins/target-collection/split_format.h
-plugins_target_collection_libtargetbase_la_CFLAGS = $(AM_CFLAGS)
+# library that the plugin and the unit tests link; error messages, CRC-32C,
+# byte buffers, varints, the key hash and the manifest chain come from the
+# plugin kit (plugins/kit).
 
 noinst_LTLIBRARIES += plugins/target-collection/libcollection.la
 plugins_target_collection_libcollection_la_SOURCES = \
+	plugins/target-collection/split_format.h \
 	plugins/target-collection/tokenize.c plugins/target-collection/tokenize.h \
 	plugins/target-collection/split_writer.c plugins/target-collection/split_writer.h \
 	plugins/target-collection/split_reader.c plugins/target-collection/split_reader.h \
@@ -27,7 +19,7 @@ plugins_target_collection_libcollection_la_SOURCES = \
 	plugins/target-collection/collection_query.c plugins/target-collection/collection_query.h \
 	plugins/target-collection/collection_merge.c plugins/target-collection/collection_merge.h
 plugins_target_collection_libcollection_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
-plugins_target_collection_libcollection_la_LIBADD = plugins/target-collection/libtargetbase.la \
+plugins_target_collection_libcollection_la_LIBADD = plugins/kit/libkit.la \
 	$(CJSON_LIBS) $(ZSTD_LIBS) -lm
 
 # the plugin: the vtable over the library

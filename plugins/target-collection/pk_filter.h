@@ -24,7 +24,7 @@ typedef struct loams__pk_filter loams__pk_filter;
 /* An empty filter sized for n keys (n may be 0).  NULL on out of memory. */
 loams__pk_filter *loams__pk_filter_new(size_t n);
 
-/* Adds one loams__pk_hash value. */
+/* Adds one loams_kit_key_hash value. */
 void loams__pk_filter_add(loams__pk_filter *f, uint64_t hash);
 
 /* 0 when no key of that hash was added; 1 when one may have been. */

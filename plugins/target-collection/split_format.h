@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loams/kit/key_hash.h"
+
 /* Vector columns are float32 arrays copied as they lie in memory. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the split format stores float32 little-endian; this host is big-endian"
@@ -59,8 +61,6 @@ enum { LOAMS__CODEC_NONE = 0, LOAMS__CODEC_ZSTD = 1 };
 /* Bytes of one PK_INDEX entry: u64 hash, u32 doc id. */
 #define LOAMS__PKIDX_ENTRY_BYTES 12u
 
-/* The _pk hash of the PK_INDEX (part of the format): MurmurHash64A with
- * seed 0x4C4F414D53 ("LOAMS"). */
-uint64_t loams__pk_hash(const void *key, size_t len);
+/* The _pk hash of the PK_INDEX is loams_kit_key_hash (part of the format). */
 
 #endif

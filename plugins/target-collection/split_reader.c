@@ -14,8 +14,8 @@
 
 #include <loams/status.h>
 
-#include "byte_buffer.h"
-#include "crc32c.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/crc32c.h"
 #include "split_format.h"
 
 #define TAIL_BYTES (64u * 1024u)
@@ -119,16 +119,16 @@ static const char *kind_name(uint32_t kind)
     }
 }
 
-static int corrupt(const loams__split_reader *r, loams__cerr *e, const char *what)
+static int corrupt(const loams__split_reader *r, loams_kit_err *e, const char *what)
 {
-    return loams__cerr_set(e, LOAMS_ECORRUPT,
-                           "split %s is corrupt: %s; the object was damaged after it was "
-                           "written: restore it from a backup or re-apply the link from its "
-                           "source",
-                           r->name, what);
+    return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                             "split %s is corrupt: %s; the object was damaged after it was "
+                             "written: restore it from a backup or re-apply the link from its "
+                             "source",
+                             r->name, what);
 }
 
-static int rd(loams__split_reader *r, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int rd(loams__split_reader *r, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     if (off > r->size || len > r->size - off) {
         return corrupt(r, e, "a section points past the end of the object");
@@ -143,7 +143,7 @@ static int rd(loams__split_reader *r, uint64_t off, uint64_t len, void *dst, loa
 
 /* Reads a whole section into a new buffer (+1 NUL for text) and checks it. */
 static int load_section(loams__split_reader *r, const dirent *d, unsigned char **out,
-                        loams__cerr *e)
+                        loams_kit_err *e)
 {
     *out = NULL;
     if (d->len > SIZE_MAX - 1) {
@@ -151,15 +151,15 @@ static int load_section(loams__split_reader *r, const dirent *d, unsigned char *
     }
     unsigned char *p = malloc((size_t)d->len + 1);
     if (p == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading section %s of split %s",
-                               kind_name(d->kind), r->name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory reading section %s of split %s",
+                                 kind_name(d->kind), r->name);
     }
     int rc = rd(r, d->off, d->len, p, e);
     if (rc != 0) {
         free(p);
         return rc;
     }
-    if (!CRC_MATCHES(loams__crc32c(0, p, (size_t)d->len), d->crc)) {
+    if (!CRC_MATCHES(loams_kit_crc32c(0, p, (size_t)d->len), d->crc)) {
         free(p);
         char what[96];
         snprintf(what, sizeof what, "section %s (field %d) fails its checksum", kind_name(d->kind),
@@ -195,7 +195,7 @@ static int meta_int(const cJSON *j, double lo, double hi, int64_t *out)
 
 #define META_MAX 9223372036854774784.0 /* the largest double below 2^63 */
 
-static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
+static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e)
 {
     int rc = 0;
     cJSON *root = cJSON_Parse(text);
@@ -228,7 +228,7 @@ static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
     size_t n = (size_t)cJSON_GetArraySize(fields);
     r->fields = calloc(n ? n : 1, sizeof *r->fields);
     if (r->fields == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", r->name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", r->name);
         goto out;
     }
     size_t i = 0;
@@ -247,7 +247,7 @@ static int parse_meta(loams__split_reader *r, const char *text, loams__cerr *e)
         }
         rf->name = strdup(name->valuestring);
         if (rf->name == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", r->name);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", r->name);
             goto out;
         }
         r->n_fields = ++i;
@@ -284,7 +284,7 @@ out:
 }
 
 int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size, const char *name,
-                             loams__split_reader **out, loams__cerr *e)
+                             loams__split_reader **out, loams_kit_err *e)
 {
     *out = NULL;
     int rc = 0;
@@ -294,7 +294,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     loams__split_reader *r = calloc(1, sizeof *r);
     if (r == NULL || (r->name = strdup(name)) == NULL) {
         free(r);
-        return loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
     }
     r->read = read;
     r->ud = ud;
@@ -308,7 +308,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     uint64_t tail_off = size - tail_len;
     tail = malloc(tail_len);
     if (tail == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
         goto fail;
     }
     if ((rc = rd(r, tail_off, tail_len, tail, e)) != 0) {
@@ -319,13 +319,13 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         rc = corrupt(r, e, "the footer magic is missing (not a split, or cut short)");
         goto fail;
     }
-    if (!CRC_MATCHES(loams__crc32c(0, foot, 20), loams__le32_get(foot + 20))) {
+    if (!CRC_MATCHES(loams_kit_crc32c(0, foot, 20), loams_kit_le32_get(foot + 20))) {
         rc = corrupt(r, e, "the footer fails its checksum");
         goto fail;
     }
-    uint64_t dir_off = loams__le64_get(foot);
-    uint64_t dir_len = loams__le64_get(foot + 8);
-    uint32_t dir_crc = loams__le32_get(foot + 16);
+    uint64_t dir_off = loams_kit_le64_get(foot);
+    uint64_t dir_len = loams_kit_le64_get(foot + 8);
+    uint32_t dir_crc = loams_kit_le32_get(foot + 16);
     if (dir_off < LOAMS__SPLIT_HEADER_BYTES || dir_len < 4 ||
         dir_off + dir_len != size - LOAMS__SPLIT_FOOTER_BYTES) {
         rc = corrupt(r, e, "the footer's directory position does not fit the object");
@@ -336,7 +336,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         dp = tail + (dir_off - tail_off);
     } else {
         if ((dirbuf = malloc(dir_len)) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
             goto fail;
         }
         if ((rc = rd(r, dir_off, dir_len, dirbuf, e)) != 0) {
@@ -344,28 +344,28 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         }
         dp = dirbuf;
     }
-    if (!CRC_MATCHES(loams__crc32c(0, dp, dir_len), dir_crc)) {
+    if (!CRC_MATCHES(loams_kit_crc32c(0, dp, dir_len), dir_crc)) {
         rc = corrupt(r, e, "the directory fails its checksum");
         goto fail;
     }
-    r->n_dir = loams__le32_get(dp);
+    r->n_dir = loams_kit_le32_get(dp);
     if ((uint64_t)r->n_dir * LOAMS__SPLIT_DIRENT_BYTES + 4 != dir_len) {
         rc = corrupt(r, e, "the directory's entry count does not match its length");
         goto fail;
     }
     r->dir = calloc(r->n_dir ? r->n_dir : 1, sizeof *r->dir);
     if (r->dir == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
         goto fail;
     }
     for (uint32_t i = 0; i < r->n_dir; i++) {
         const unsigned char *p = dp + 4 + (size_t)i * LOAMS__SPLIT_DIRENT_BYTES;
         dirent *d = &r->dir[i];
-        d->kind = loams__le32_get(p);
-        d->field = loams__le32_get(p + 4);
-        d->off = loams__le64_get(p + 8);
-        d->len = loams__le64_get(p + 16);
-        d->crc = loams__le32_get(p + 24);
+        d->kind = loams_kit_le32_get(p);
+        d->field = loams_kit_le32_get(p + 4);
+        d->off = loams_kit_le64_get(p + 8);
+        d->len = loams_kit_le64_get(p + 16);
+        d->crc = loams_kit_le32_get(p + 24);
         if (d->off < LOAMS__SPLIT_HEADER_BYTES || d->off > dir_off || d->len > dir_off - d->off) {
             rc = corrupt(r, e, "a directory entry points outside the sections");
             goto fail;
@@ -378,12 +378,12 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     }
     if (md->off >= tail_off) {
         const unsigned char *mp = tail + (md->off - tail_off);
-        if (!CRC_MATCHES(loams__crc32c(0, mp, (size_t)md->len), md->crc)) {
+        if (!CRC_MATCHES(loams_kit_crc32c(0, mp, (size_t)md->len), md->crc)) {
             rc = corrupt(r, e, "section META fails its checksum");
             goto fail;
         }
         if ((meta = malloc((size_t)md->len + 1)) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening split %s", name);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
             goto fail;
         }
         memcpy(meta, mp, (size_t)md->len);
@@ -521,7 +521,7 @@ uint64_t loams__split_reader_reads(const loams__split_reader *r)
 
 /* ---- dictionary and postings ---- */
 
-static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
+static int load_dict_index(loams__split_reader *r, rfield *f, loams_kit_err *e)
 {
     if (f->index_loaded) {
         return 0;
@@ -536,7 +536,7 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
         rc = corrupt(r, e, "a dictionary index is truncated");
         goto fail;
     }
-    uint32_t n = loams__le32_get(p);
+    uint32_t n = loams_kit_le32_get(p);
     p += 4;
     if (n > f->index_sec->len / 20) {
         rc = corrupt(r, e, "a dictionary index's block count does not fit its length");
@@ -544,7 +544,7 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
     }
     f->blocks = calloc(n ? n : 1, sizeof *f->blocks);
     if (f->blocks == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -554,12 +554,12 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams__cerr *e)
             rc = corrupt(r, e, "a dictionary index is truncated");
             goto fail;
         }
-        b->off = loams__le64_get(p);
-        b->len = loams__le32_get(p + 8);
-        b->crc = loams__le32_get(p + 12);
-        b->n_terms = loams__le32_get(p + 16);
+        b->off = loams_kit_le64_get(p);
+        b->len = loams_kit_le32_get(p + 8);
+        b->crc = loams_kit_le32_get(p + 12);
+        b->n_terms = loams_kit_le32_get(p + 16);
         p += 20;
-        if (loams__varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p) ||
+        if (loams_kit_varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p) ||
             b->off > f->blocks_sec->len || b->len > f->blocks_sec->len - b->off ||
             b->n_terms == 0) {
             rc = corrupt(r, e, "a dictionary index entry is malformed");
@@ -592,7 +592,7 @@ static int term_cmp(const unsigned char *a, size_t al, const unsigned char *b, s
 }
 
 static int decode_postings(loams__split_reader *r, const unsigned char *p, size_t len, uint64_t df,
-                           loams__postings *out, loams__cerr *e)
+                           loams__postings *out, loams_kit_err *e)
 {
     if (df > r->n_docs || df > len) {
         return corrupt(r, e, "a term's document frequency exceeds the split");
@@ -604,12 +604,12 @@ static int decode_postings(loams__split_reader *r, const unsigned char *p, size_
         }
         uint32_t *d = realloc(out->docs, cap * sizeof *d);
         if (d == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading postings");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
         }
         out->docs = d;
         uint32_t *t = realloc(out->tfs, cap * sizeof *t);
         if (t == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading postings");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
         }
         out->tfs = t;
         out->cap = cap;
@@ -619,10 +619,10 @@ static int decode_postings(loams__split_reader *r, const unsigned char *p, size_
     for (uint64_t i = 0; i < df; i++) {
         uint64_t v;
         uint64_t tf = 1;
-        if (loams__varint_get(&p, end, &v) != 0) {
+        if (loams_kit_varint_get(&p, end, &v) != 0) {
             return corrupt(r, e, "a postings list is truncated");
         }
-        if (!(v & 1) && loams__varint_get(&p, end, &tf) != 0) {
+        if (!(v & 1) && loams_kit_varint_get(&p, end, &tf) != 0) {
             return corrupt(r, e, "a postings list is truncated");
         }
         uint64_t delta = v >> 1;
@@ -641,11 +641,12 @@ static int decode_postings(loams__split_reader *r, const unsigned char *p, size_
 }
 
 int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
-                                 loams__postings *out, loams__cerr *e)
+                                 loams__postings *out, loams_kit_err *e)
 {
     out->n = 0;
     if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
-        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name, fid);
+        return loams_kit_err_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
+                                 fid);
     }
     rfield *f = &r->fields[fid];
     int rc = load_dict_index(r, f, e);
@@ -670,12 +671,12 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
     unsigned char *blk = malloc(b->len ? b->len : 1);
     unsigned char *post = NULL;
     if (blk == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
     }
     if ((rc = rd(r, f->blocks_sec->off + b->off, b->len, blk, e)) != 0) {
         goto out;
     }
-    if (!CRC_MATCHES(loams__crc32c(0, blk, b->len), b->crc)) {
+    if (!CRC_MATCHES(loams_kit_crc32c(0, blk, b->len), b->crc)) {
         rc = corrupt(r, e, "a dictionary block fails its checksum");
         goto out;
     }
@@ -683,18 +684,18 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
     const unsigned char *end = blk + b->len;
     for (uint32_t i = 0; i < b->n_terms; i++) {
         uint64_t tl, df, poff, plen;
-        if (loams__varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p)) {
+        if (loams_kit_varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p)) {
             rc = corrupt(r, e, "a dictionary block is malformed");
             goto out;
         }
         const unsigned char *tb = p;
         p += tl;
-        if (loams__varint_get(&p, end, &df) != 0 || loams__varint_get(&p, end, &poff) != 0 ||
-            loams__varint_get(&p, end, &plen) != 0 || end - p < 4) {
+        if (loams_kit_varint_get(&p, end, &df) != 0 || loams_kit_varint_get(&p, end, &poff) != 0 ||
+            loams_kit_varint_get(&p, end, &plen) != 0 || end - p < 4) {
             rc = corrupt(r, e, "a dictionary block is malformed");
             goto out;
         }
-        uint32_t pcrc = loams__le32_get(p);
+        uint32_t pcrc = loams_kit_le32_get(p);
         p += 4;
         int c = term_cmp(tb, (size_t)tl, t, len);
         if (c < 0) {
@@ -708,13 +709,13 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
             goto out;
         }
         if ((post = malloc(plen ? plen : 1)) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory reading postings");
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
             goto out;
         }
         if ((rc = rd(r, f->post_sec->off + poff, plen, post, e)) != 0) {
             goto out;
         }
-        if (!CRC_MATCHES(loams__crc32c(0, post, (size_t)plen), pcrc)) {
+        if (!CRC_MATCHES(loams_kit_crc32c(0, post, (size_t)plen), pcrc)) {
             rc = corrupt(r, e, "a postings list fails its checksum");
             goto out;
         }
@@ -728,10 +729,11 @@ out:
 }
 
 int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
-                                loams__cerr *e)
+                                loams_kit_err *e)
 {
     if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
-        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a text field", r->name, fid);
+        return loams_kit_err_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
+                                 fid);
     }
     rfield *f = &r->fields[fid];
     if (f->doclen == NULL) {
@@ -744,10 +746,10 @@ int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint
         }
         f->doclen = malloc(((size_t)r->n_docs ? r->n_docs : 1) * sizeof *f->doclen);
         if (f->doclen == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading doc lengths");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading doc lengths");
         }
         for (uint32_t d = 0; d < r->n_docs; d++) {
-            f->doclen[d] = loams__le32_get(f->doclen_raw + 4 * (size_t)d);
+            f->doclen[d] = loams_kit_le32_get(f->doclen_raw + 4 * (size_t)d);
         }
         free(f->doclen_raw);
         f->doclen_raw = NULL;
@@ -758,7 +760,7 @@ int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint
 
 /* ---- _pk ---- */
 
-static int load_pk(loams__split_reader *r, loams__cerr *e)
+static int load_pk(loams__split_reader *r, loams_kit_err *e)
 {
     if (r->pk_raw != NULL) {
         return 0;
@@ -770,7 +772,7 @@ static int load_pk(loams__split_reader *r, loams__cerr *e)
     }
     uint64_t len = r->pk_sec->len;
     uint64_t need = 4 + ((uint64_t)r->n_docs + 1) * 4;
-    if (len < need || loams__le32_get(raw) != r->n_docs) {
+    if (len < need || loams_kit_le32_get(raw) != r->n_docs) {
         free(raw);
         return corrupt(r, e, "the PK section does not match the document count");
     }
@@ -778,7 +780,7 @@ static int load_pk(loams__split_reader *r, loams__cerr *e)
     uint64_t blob_len = len - need;
     uint32_t prev = 0;
     for (uint32_t i = 0; i <= r->n_docs; i++) {
-        uint32_t o = loams__le32_get(offs + 4 * (size_t)i);
+        uint32_t o = loams_kit_le32_get(offs + 4 * (size_t)i);
         if (o < prev || o > blob_len || (i == 0 && o != 0)) {
             free(raw);
             return corrupt(r, e, "the PK offsets are out of order");
@@ -793,24 +795,24 @@ static int load_pk(loams__split_reader *r, loams__cerr *e)
 }
 
 int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk, size_t *len,
-                           loams__cerr *e)
+                           loams_kit_err *e)
 {
     if (doc >= r->n_docs) {
-        return loams__cerr_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);
+        return loams_kit_err_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);
     }
     int rc = load_pk(r, e);
     if (rc != 0) {
         return rc;
     }
-    uint32_t a = loams__le32_get(r->pk_offs + 4 * (size_t)doc);
-    uint32_t b = loams__le32_get(r->pk_offs + 4 * ((size_t)doc + 1));
+    uint32_t a = loams_kit_le32_get(r->pk_offs + 4 * (size_t)doc);
+    uint32_t b = loams_kit_le32_get(r->pk_offs + 4 * ((size_t)doc + 1));
     *pk = (const char *)r->pk_blob + a;
     *len = b - a;
     return 0;
 }
 
 int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len, size_t *cursor,
-                                uint32_t *doc, loams__cerr *e)
+                                uint32_t *doc, loams_kit_err *e)
 {
     int rc;
     if (r->pkidx_raw == NULL && (rc = load_section(r, r->pkidx_sec, &r->pkidx_raw, e)) != 0) {
@@ -819,14 +821,14 @@ int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t l
     if ((rc = load_pk(r, e)) != 0) {
         return rc;
     }
-    uint64_t h = loams__pk_hash(pk, len);
+    uint64_t h = loams_kit_key_hash(pk, len);
     size_t lo;
     if (*cursor == 0) {
         size_t hi = r->n_docs;
         lo = 0;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (loams__le64_get(r->pkidx_raw + mid * LOAMS__PKIDX_ENTRY_BYTES) < h) {
+            if (loams_kit_le64_get(r->pkidx_raw + mid * LOAMS__PKIDX_ENTRY_BYTES) < h) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -837,10 +839,10 @@ int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t l
     }
     for (size_t i = lo; i < r->n_docs; i++) {
         const unsigned char *ent = r->pkidx_raw + i * LOAMS__PKIDX_ENTRY_BYTES;
-        if (loams__le64_get(ent) != h) {
+        if (loams_kit_le64_get(ent) != h) {
             break;
         }
-        uint32_t d = loams__le32_get(ent + 8);
+        uint32_t d = loams_kit_le32_get(ent + 8);
         if (d >= r->n_docs) {
             return corrupt(r, e, "PK_INDEX names a doc id out of range");
         }
@@ -859,7 +861,7 @@ int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t l
 
 /* ---- stored documents ---- */
 
-static int load_stored_index(loams__split_reader *r, loams__cerr *e)
+static int load_stored_index(loams__split_reader *r, loams_kit_err *e)
 {
     if (r->sblocks != NULL) {
         return 0;
@@ -873,27 +875,27 @@ static int load_stored_index(loams__split_reader *r, loams__cerr *e)
         rc = corrupt(r, e, "STORED_INDEX is truncated");
         goto fail;
     }
-    uint32_t n = loams__le32_get(r->sidx_raw);
-    uint32_t codec = loams__le32_get(r->sidx_raw + 4);
+    uint32_t n = loams_kit_le32_get(r->sidx_raw);
+    uint32_t codec = loams_kit_le32_get(r->sidx_raw + 4);
     if ((uint64_t)n * LOAMS__STORED_ENTRY_BYTES + 8 != len || codec != (uint32_t)r->codec) {
         rc = corrupt(r, e, "STORED_INDEX does not match its length or codec");
         goto fail;
     }
     r->sblocks = calloc(n ? n : 1, sizeof *r->sblocks);
     if (r->sblocks == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
         goto fail;
     }
     uint32_t next = 0;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *p = r->sidx_raw + 8 + (size_t)i * LOAMS__STORED_ENTRY_BYTES;
         stored_block *b = &r->sblocks[i];
-        b->first_doc = loams__le32_get(p);
-        b->docs = loams__le32_get(p + 4);
-        b->off = loams__le64_get(p + 8);
-        b->len = loams__le32_get(p + 16);
-        b->raw_len = loams__le32_get(p + 20);
-        b->crc = loams__le32_get(p + 24);
+        b->first_doc = loams_kit_le32_get(p);
+        b->docs = loams_kit_le32_get(p + 4);
+        b->off = loams_kit_le64_get(p + 8);
+        b->len = loams_kit_le32_get(p + 16);
+        b->raw_len = loams_kit_le32_get(p + 20);
+        b->crc = loams_kit_le32_get(p + 24);
         if (b->first_doc != next || b->docs == 0 || b->off > r->sblk_sec->len ||
             b->len > r->sblk_sec->len - b->off ||
             (uint64_t)b->raw_len < ((uint64_t)b->docs + 1) * 4) {
@@ -918,7 +920,7 @@ fail:
     return rc;
 }
 
-static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
+static int load_block(loams__split_reader *r, uint32_t bi, loams_kit_err *e)
 {
     if (r->cached_block == (long)bi) {
         return 0;
@@ -933,7 +935,7 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
         if (b->len > r->zbuf_cap) {
             unsigned char *z = realloc(r->zbuf, b->len);
             if (z == NULL) {
-                return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
+                return loams_kit_err_set(e, -ENOMEM, "out of memory reading a document block");
             }
             r->zbuf = z;
             r->zbuf_cap = b->len;
@@ -942,14 +944,14 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
     } else if (b->len != b->raw_len) {
         return corrupt(r, e, "an uncompressed document block's sizes differ");
     } else if ((src = raw = malloc(b->raw_len)) == NULL) { /* raw_len = len: within the file */
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory reading a document block");
     }
     int rc = rd(r, r->sblk_sec->off + b->off, b->len, src, e);
     if (rc != 0) {
         free(raw);
         return rc;
     }
-    if (!CRC_MATCHES(loams__crc32c(0, src, b->len), b->crc)) {
+    if (!CRC_MATCHES(loams_kit_crc32c(0, src, b->len), b->crc)) {
         free(raw);
         return corrupt(r, e, "a document block fails its checksum");
     }
@@ -958,7 +960,7 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
             return corrupt(r, e, "a document block's size differs from its zstd frame's");
         }
         if ((raw = malloc(b->raw_len)) == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading a document block");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading a document block");
         }
         size_t z = ZSTD_decompress(raw, b->raw_len, src, b->len);
         if (ZSTD_isError(z) || z != b->raw_len) {
@@ -972,7 +974,7 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
     const unsigned char *offs = raw + b->raw_len - tail;
     uint32_t prev = 0;
     for (uint32_t i = 0; i <= b->docs; i++) {
-        uint32_t o = loams__le32_get(offs + 4 * (size_t)i);
+        uint32_t o = loams_kit_le32_get(offs + 4 * (size_t)i);
         if (o < prev || (i == 0 && o != 0) || (i == b->docs && o != b->raw_len - tail)) {
             free(raw);
             return corrupt(r, e, "a document block's offsets are out of order");
@@ -987,10 +989,10 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams__cerr *e)
 }
 
 int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json, size_t *len,
-                            loams__cerr *e)
+                            loams_kit_err *e)
 {
     if (doc >= r->n_docs) {
-        return loams__cerr_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);
+        return loams_kit_err_set(e, -EINVAL, "split %s: doc %u out of range", r->name, doc);
     }
     int rc = load_stored_index(r, e);
     if (rc != 0) {
@@ -1011,8 +1013,8 @@ int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **j
     const stored_block *b = &r->sblocks[lo];
     uint32_t i = doc - b->first_doc;
     const unsigned char *offs = r->block_raw + r->block_raw_len - ((size_t)b->docs + 1) * 4;
-    uint32_t a = loams__le32_get(offs + 4 * (size_t)i);
-    uint32_t z = loams__le32_get(offs + 4 * ((size_t)i + 1));
+    uint32_t a = loams_kit_le32_get(offs + 4 * (size_t)i);
+    uint32_t z = loams_kit_le32_get(offs + 4 * ((size_t)i + 1));
     *json = (const char *)r->block_raw + a;
     *len = z - a;
     return 0;
@@ -1021,11 +1023,11 @@ int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **j
 /* ---- vectors ---- */
 
 int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const float **data,
-                                const unsigned char **present, uint32_t *dim, loams__cerr *e)
+                                const unsigned char **present, uint32_t *dim, loams_kit_err *e)
 {
     if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_VECTOR) {
-        return loams__cerr_set(e, -EINVAL, "split %s: field %u is not a vector field", r->name,
-                               fid);
+        return loams_kit_err_set(e, -EINVAL, "split %s: field %u is not a vector field", r->name,
+                                 fid);
     }
     rfield *f = &r->fields[fid];
     if (f->vec_raw == NULL) {
@@ -1037,8 +1039,8 @@ int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const floa
         uint64_t len = f->vec_sec->len;
         size_t pres = ((size_t)r->n_docs + 7) / 8;
         size_t pad = (4 - pres % 4) % 4;
-        if (len < 8 || loams__le32_get(raw) != f->info.dim ||
-            loams__le32_get(raw + 4) != r->n_docs ||
+        if (len < 8 || loams_kit_le32_get(raw) != f->info.dim ||
+            loams_kit_le32_get(raw + 4) != r->n_docs ||
             len != 8 + pres + pad + (uint64_t)r->n_docs * f->info.dim * sizeof(float)) {
             free(raw);
             return corrupt(r, e, "a VECTORS section does not match its field");
@@ -1055,7 +1057,7 @@ int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const floa
 
 /* ---- verify ---- */
 
-int loams__split_reader_verify(loams__split_reader *r, loams__cerr *e)
+int loams__split_reader_verify(loams__split_reader *r, loams_kit_err *e)
 {
     unsigned char hdr[LOAMS__SPLIT_HEADER_BYTES];
     int rc = rd(r, 0, sizeof hdr, hdr, e);
@@ -1065,10 +1067,10 @@ int loams__split_reader_verify(loams__split_reader *r, loams__cerr *e)
     if (memcmp(hdr, LOAMS__SPLIT_MAGIC, 8) != 0) {
         return corrupt(r, e, "the header magic is missing");
     }
-    if (loams__le32_get(hdr + 8) != LOAMS__SPLIT_VERSION) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "split %s has format version %u; this build reads version %u",
-                               r->name, loams__le32_get(hdr + 8), LOAMS__SPLIT_VERSION);
+    if (loams_kit_le32_get(hdr + 8) != LOAMS__SPLIT_VERSION) {
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "split %s has format version %u; this build reads version %u",
+                                 r->name, loams_kit_le32_get(hdr + 8), LOAMS__SPLIT_VERSION);
     }
     for (uint32_t i = 0; i < r->n_dir; i++) {
         unsigned char *p;

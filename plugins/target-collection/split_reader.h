@@ -30,13 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
 #include "split_writer.h"
 
 /* Reads bytes [off, off + len) of the split into dst (exactly len bytes).
  * Returns 0, or a negative status with a message in e. */
 typedef int (*loams__split_read_fn)(void *ud, uint64_t off, uint64_t len, void *dst,
-                                    loams__cerr *e);
+                                    loams_kit_err *e);
 
 typedef struct loams__split_reader loams__split_reader;
 
@@ -55,7 +55,7 @@ void loams__postings_free(loams__postings *p);
  * names it in messages.  read/ud must stay valid until close.
  * Errors: LOAMS_ECORRUPT (bad footer, directory, META), -ENOMEM, read's. */
 int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size, const char *name,
-                             loams__split_reader **out, loams__cerr *e);
+                             loams__split_reader **out, loams_kit_err *e);
 
 void loams__split_reader_close(loams__split_reader *r);
 
@@ -73,15 +73,15 @@ long loams__split_reader_field_find(const loams__split_reader *r, const char *na
  * (n = 0 when the split does not have the term).  -EINVAL (fid not text),
  * LOAMS_ECORRUPT, -ENOMEM, read's. */
 int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
-                                 loams__postings *out, loams__cerr *e);
+                                 loams__postings *out, loams_kit_err *e);
 
 /* Tokens per document of text field fid (docs() entries). */
 int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
-                                loams__cerr *e);
+                                loams_kit_err *e);
 
 /* The _pk of doc (not NUL-terminated).  -EINVAL (doc out of range). */
 int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk, size_t *len,
-                           loams__cerr *e);
+                           loams_kit_err *e);
 
 /* Looks pk up.  A split may hold several copies of a _pk (versions
  * replaced within one commit, all but one deleted); this finds them one at
@@ -89,20 +89,20 @@ int loams__split_reader_pk(loams__split_reader *r, uint32_t doc, const char **pk
  * it back unchanged.  Returns 1 with *doc set, 0 when there is no (further)
  * copy, or a negative status (LOAMS_ECORRUPT, -ENOMEM, read errors). */
 int loams__split_reader_find_pk(loams__split_reader *r, const char *pk, size_t len, size_t *cursor,
-                                uint32_t *doc, loams__cerr *e);
+                                uint32_t *doc, loams_kit_err *e);
 
 /* The stored JSON of doc; valid until the next call of this function on r. */
 int loams__split_reader_doc(loams__split_reader *r, uint32_t doc, const char **json, size_t *len,
-                            loams__cerr *e);
+                            loams_kit_err *e);
 
 /* The vector column of field fid: *data holds docs() * dim floats (zeros
  * where absent), bit d of *present says whether doc d has a vector. */
 int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const float **data,
-                                const unsigned char **present, uint32_t *dim, loams__cerr *e);
+                                const unsigned char **present, uint32_t *dim, loams_kit_err *e);
 
 /* Reads every section and checks every checksum (header included).
  * LOAMS_ECORRUPT naming the first bad part. */
-int loams__split_reader_verify(loams__split_reader *r, loams__cerr *e);
+int loams__split_reader_verify(loams__split_reader *r, loams_kit_err *e);
 
 /* Bytes read through the read function so far, and how many reads. */
 uint64_t loams__split_reader_bytes_read(const loams__split_reader *r);

@@ -14,8 +14,8 @@
 
 #include <loams/status.h>
 
-#include "byte_buffer.h"
-#include "crc32c.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/crc32c.h"
 #include "split_format.h"
 
 typedef struct term_entry {
@@ -43,13 +43,13 @@ typedef struct field {
     size_t n_terms, cap_terms;
     uint32_t *slots; /* entry index + 1; 0 = empty */
     size_t slot_mask;
-    loams__bbuf arena; /* term bytes */
-    uint32_t *doclen;  /* per finished doc */
+    loams_kit_buf arena; /* term bytes */
+    uint32_t *doclen;    /* per finished doc */
     size_t cap_doclen;
     uint32_t cur_len; /* tokens of the open doc */
     /* vectors */
-    loams__bbuf vec;     /* n_docs * dim float32 */
-    loams__bbuf present; /* bit per doc */
+    loams_kit_buf vec;     /* n_docs * dim float32 */
+    loams_kit_buf present; /* bit per doc */
     int cur_set;
 } field;
 
@@ -82,7 +82,7 @@ struct loams__split_writer {
     touched *touch;
     size_t n_touch, cap_touch;
 
-    loams__bbuf pk_blob;
+    loams_kit_buf pk_blob;
     uint32_t *pk_off; /* n_docs + 1 */
     uint64_t *pk_hash;
     size_t cap_pk;
@@ -90,13 +90,13 @@ struct loams__split_writer {
     uint32_t *sorted_doc;
 
     /* stored documents */
-    loams__bbuf block;      /* raw JSON of the open block */
-    loams__bbuf block_offs; /* u32 offsets within block */
+    loams_kit_buf block;      /* raw JSON of the open block */
+    loams_kit_buf block_offs; /* u32 offsets within block */
     uint32_t block_first;
     uint32_t block_docs;
-    loams__bbuf zbuf;
+    loams_kit_buf zbuf;
     ZSTD_CCtx *zctx;
-    loams__bbuf stored_index;
+    loams_kit_buf stored_index;
     uint32_t stored_blocks;
     uint64_t stored_start;
     uint64_t stored_len;
@@ -118,7 +118,7 @@ void loams__split_writer_opts_default(loams__split_writer_opts *o)
     o->created_us = 0;
 }
 
-static int emit(loams__split_writer *w, const void *p, size_t n, loams__cerr *e)
+static int emit(loams__split_writer *w, const void *p, size_t n, loams_kit_err *e)
 {
     if (n == 0) {
         return 0;
@@ -128,7 +128,7 @@ static int emit(loams__split_writer *w, const void *p, size_t n, loams__cerr *e)
         w->failed = 1;
         return rc;
     }
-    w->sec_crc = loams__crc32c(w->sec_crc, p, n);
+    w->sec_crc = loams_kit_crc32c(w->sec_crc, p, n);
     w->pos += n;
     return 0;
 }
@@ -139,13 +139,13 @@ static void section_begin(loams__split_writer *w)
     w->sec_start = w->pos;
 }
 
-static int section_end(loams__split_writer *w, uint32_t kind, uint32_t fid, loams__cerr *e)
+static int section_end(loams__split_writer *w, uint32_t kind, uint32_t fid, loams_kit_err *e)
 {
     if (w->n_dir == w->cap_dir) {
         size_t cap = w->cap_dir ? w->cap_dir * 2 : 32;
         dirent *d = realloc(w->dir, cap * sizeof *d);
         if (d == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for the split directory");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for the split directory");
         }
         w->dir = d;
         w->cap_dir = cap;
@@ -160,25 +160,25 @@ static int section_end(loams__split_writer *w, uint32_t kind, uint32_t fid, loam
 }
 
 int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink, void *ud,
-                            loams__split_writer **out, loams__cerr *e)
+                            loams__split_writer **out, loams_kit_err *e)
 {
     *out = NULL;
     if (o->codec != LOAMS__CODEC_NONE && o->codec != LOAMS__CODEC_ZSTD) {
-        return loams__cerr_set(e, -EINVAL, "split writer: unknown codec %d", o->codec);
+        return loams_kit_err_set(e, -EINVAL, "split writer: unknown codec %d", o->codec);
     }
     if (o->block_bytes < 1024 || o->block_bytes > (64u << 20)) {
-        return loams__cerr_set(
+        return loams_kit_err_set(
             e, -EINVAL, "split writer: block size %zu is outside 1 KiB .. 64 MiB", o->block_bytes);
     }
     if (loams__tok_opts_check(&o->tok) != 0) {
-        return loams__cerr_set(e, -EINVAL,
-                               "split writer: token limits min %zu max %zu are invalid "
-                               "(need 1 <= min <= max <= %d)",
-                               o->tok.min_bytes, o->tok.max_bytes, LOAMS__TOK_MAX_LIMIT);
+        return loams_kit_err_set(e, -EINVAL,
+                                 "split writer: token limits min %zu max %zu are invalid "
+                                 "(need 1 <= min <= max <= %d)",
+                                 o->tok.min_bytes, o->tok.max_bytes, LOAMS__TOK_MAX_LIMIT);
     }
     loams__split_writer *w = calloc(1, sizeof *w);
     if (w == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a split writer");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a split writer");
     }
     w->o = *o;
     w->sink = sink;
@@ -187,7 +187,7 @@ int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink
         w->zctx = ZSTD_createCCtx();
         if (w->zctx == NULL) {
             free(w);
-            return loams__cerr_set(e, -ENOMEM, "out of memory for a zstd context");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for a zstd context");
         }
         /* Levels up to 1 use zstd's "fast" strategy; on document text its
          * matches of 7 bytes or more (its default is 6 for 64 KiB blocks)
@@ -201,14 +201,14 @@ int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink
         if (ZSTD_isError(zr)) {
             ZSTD_freeCCtx(w->zctx);
             free(w);
-            return loams__cerr_set(e, -EINVAL, "split writer: zstd level %d: %s", o->zstd_level,
-                                   ZSTD_getErrorName(zr));
+            return loams_kit_err_set(e, -EINVAL, "split writer: zstd level %d: %s", o->zstd_level,
+                                     ZSTD_getErrorName(zr));
         }
     }
     unsigned char hdr[LOAMS__SPLIT_HEADER_BYTES];
     memcpy(hdr, LOAMS__SPLIT_MAGIC, 8);
-    loams__le32_put(hdr + 8, LOAMS__SPLIT_VERSION);
-    loams__le32_put(hdr + 12, 0);
+    loams_kit_le32_put(hdr + 8, LOAMS__SPLIT_VERSION);
+    loams_kit_le32_put(hdr + 12, 0);
     int rc = emit(w, hdr, sizeof hdr, e);
     if (rc != 0) {
         loams__split_writer_free(w);
@@ -240,13 +240,13 @@ static int grow_doclen(field *f, size_t need)
 }
 
 int loams__split_writer_field(loams__split_writer *w, const char *name, int kind, uint32_t dim,
-                              uint32_t *fid, loams__cerr *e)
+                              uint32_t *fid, loams_kit_err *e)
 {
     for (size_t i = 0; i < w->n_fields; i++) {
         field *f = &w->fields[i];
         if (strcmp(f->name, name) == 0) {
             if (f->kind != kind || f->dim != dim) {
-                return loams__cerr_set(
+                return loams_kit_err_set(
                     e, LOAMS_ESCHEMA, "field '%s' is %s%.0u in this split, not %s%.0u", name,
                     f->kind == LOAMS__FIELD_TEXT ? "text" : "vector of dimension ", f->dim,
                     kind == LOAMS__FIELD_TEXT ? "text" : "vector of dimension ", dim);
@@ -256,18 +256,18 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
         }
     }
     if (name[0] == '\0') {
-        return loams__cerr_set(e, -EINVAL, "split writer: a field name is empty");
+        return loams_kit_err_set(e, -EINVAL, "split writer: a field name is empty");
     }
     if ((kind != LOAMS__FIELD_TEXT && kind != LOAMS__FIELD_VECTOR) ||
         (kind == LOAMS__FIELD_TEXT && dim != 0) || (kind == LOAMS__FIELD_VECTOR && dim == 0)) {
-        return loams__cerr_set(e, -EINVAL, "split writer: field '%s' has a bad kind/dimension",
-                               name);
+        return loams_kit_err_set(e, -EINVAL, "split writer: field '%s' has a bad kind/dimension",
+                                 name);
     }
     if (w->n_fields == w->cap_fields) {
         size_t cap = w->cap_fields ? w->cap_fields * 2 : 8;
         field *p = realloc(w->fields, cap * sizeof *p);
         if (p == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for field '%s'", name);
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for field '%s'", name);
         }
         w->fields = p;
         w->cap_fields = cap;
@@ -276,7 +276,7 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
     memset(f, 0, sizeof *f);
     f->name = strdup(name);
     if (f->name == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for field '%s'", name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for field '%s'", name);
     }
     f->kind = kind;
     f->dim = dim;
@@ -292,11 +292,11 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
     } else {
         /* Documents finished before the field existed have no vector. */
         size_t n = w->n_docs;
-        rc = loams__bbuf_reserve(&f->vec, n * dim * sizeof(float) + 1);
+        rc = loams_kit_buf_reserve(&f->vec, n * dim * sizeof(float) + 1);
         if (rc == 0) {
             memset(f->vec.data, 0, n * dim * sizeof(float));
             f->vec.len = n * dim * sizeof(float);
-            rc = loams__bbuf_reserve(&f->present, n / 8 + 1);
+            rc = loams_kit_buf_reserve(&f->present, n / 8 + 1);
         }
         if (rc == 0) {
             memset(f->present.data, 0, n / 8 + 1);
@@ -307,9 +307,9 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
         free(f->name);
         free(f->slots);
         free(f->doclen);
-        loams__bbuf_free(&f->vec);
-        loams__bbuf_free(&f->present);
-        return loams__cerr_set(e, -ENOMEM, "out of memory for field '%s'", name);
+        loams_kit_buf_free(&f->vec);
+        loams_kit_buf_free(&f->present);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for field '%s'", name);
     }
     *fid = (uint32_t)w->n_fields++;
     return 0;
@@ -318,43 +318,43 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
 /* ---- documents ---- */
 
 int loams__split_writer_begin_doc(loams__split_writer *w, const char *pk, size_t pk_len,
-                                  uint32_t *doc, loams__cerr *e)
+                                  uint32_t *doc, loams_kit_err *e)
 {
     if (w->doc_open || w->finished || w->failed) {
-        return loams__cerr_set(e, -EINVAL, "split writer: begin_doc out of order");
+        return loams_kit_err_set(e, -EINVAL, "split writer: begin_doc out of order");
     }
     if (pk_len == 0) {
-        return loams__cerr_set(e, -EINVAL, "split writer: empty _pk");
+        return loams_kit_err_set(e, -EINVAL, "split writer: empty _pk");
     }
     if (w->n_docs == UINT32_MAX - 1) {
-        return loams__cerr_set(e, -EINVAL, "split writer: a split holds at most %u documents",
-                               UINT32_MAX - 1);
+        return loams_kit_err_set(e, -EINVAL, "split writer: a split holds at most %u documents",
+                                 UINT32_MAX - 1);
     }
     if (w->pk_blob.len + pk_len > UINT32_MAX) {
-        return loams__cerr_set(e, -EINVAL, "split writer: _pk values exceed 4 GiB in one split");
+        return loams_kit_err_set(e, -EINVAL, "split writer: _pk values exceed 4 GiB in one split");
     }
     if ((size_t)w->n_docs + 2 > w->cap_pk) {
         size_t cap = w->cap_pk ? w->cap_pk * 2 : 1024;
         uint32_t *po = realloc(w->pk_off, cap * sizeof *po);
         if (po == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for the _pk table");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for the _pk table");
         }
         w->pk_off = po;
         uint64_t *ph = realloc(w->pk_hash, cap * sizeof *ph);
         if (ph == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for the _pk table");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for the _pk table");
         }
         w->pk_hash = ph;
         w->cap_pk = cap;
     }
-    if (loams__bbuf_append(&w->pk_blob, pk, pk_len) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for the _pk table");
+    if (loams_kit_buf_append(&w->pk_blob, pk, pk_len) != 0) {
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for the _pk table");
     }
     if (w->n_docs == 0) {
         w->pk_off[0] = 0;
     }
     w->pk_off[w->n_docs + 1] = (uint32_t)w->pk_blob.len;
-    w->pk_hash[w->n_docs] = loams__pk_hash(pk, pk_len);
+    w->pk_hash[w->n_docs] = loams_kit_key_hash(pk, pk_len);
     w->doc_open = 1;
     w->n_touch = 0;
     for (size_t i = 0; i < w->n_fields; i++) {
@@ -476,14 +476,14 @@ static inline void term_head(const unsigned char *t, size_t len, const unsigned 
                              uint64_t head[2])
 {
     if (limit != NULL && len <= 16 && limit - t >= 16) {
-        head[0] = loams__le64_get(t) & head_mask[len][0];
-        head[1] = loams__le64_get(t + 8) & head_mask[len][1];
+        head[0] = loams_kit_le64_get(t) & head_mask[len][0];
+        head[1] = loams_kit_le64_get(t + 8) & head_mask[len][1];
         return;
     }
     unsigned char b[16] = {0};
     memcpy(b, t, len < 16 ? len : 16);
-    head[0] = loams__le64_get(b);
-    head[1] = loams__le64_get(b + 8);
+    head[0] = loams_kit_le64_get(b);
+    head[1] = loams_kit_le64_get(b + 8);
 }
 
 /* The 64x64 -> 128-bit product folded to 64 bits (one multiply where the
@@ -542,7 +542,7 @@ static term_entry *term_lookup(field *f, const char *t, size_t len, const unsign
         f->cap_terms = cap;
     }
     uint32_t off = (uint32_t)f->arena.len;
-    if (loams__bbuf_append(&f->arena, t, len) != 0) {
+    if (loams_kit_buf_append(&f->arena, t, len) != 0) {
         return NULL;
     }
     term_entry *te = &f->terms[f->n_terms];
@@ -567,12 +567,12 @@ static term_entry *term_lookup(field *f, const char *t, size_t len, const unsign
 }
 
 static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size_t len,
-                    loams__cerr *e)
+                    loams_kit_err *e)
 {
     if (!w->doc_open || fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_TEXT) {
-        return loams__cerr_set(e, -EINVAL,
-                               "split writer: add_text without an open document "
-                               "or on a non-text field");
+        return loams_kit_err_set(e, -EINVAL,
+                                 "split writer: add_text without an open document "
+                                 "or on a non-text field");
     }
     field *f = &w->fields[fid];
     uint32_t mark = w->n_docs + 1;
@@ -588,8 +588,8 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
             t >= text && t < text_end ? (const unsigned char *)text_end : NULL;
         term_entry *te = term_lookup(f, t, tl, limit);
         if (te == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for the term dictionary of '%s'",
-                                   f->name);
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for the term dictionary of '%s'",
+                                     f->name);
         }
         f->cur_len++;
         if (te->last_doc == mark) {
@@ -600,7 +600,7 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
             size_t cap = w->cap_touch ? w->cap_touch * 2 : 256;
             touched *p = realloc(w->touch, cap * sizeof *p);
             if (p == NULL) {
-                return loams__cerr_set(e, -ENOMEM, "out of memory indexing a document");
+                return loams_kit_err_set(e, -ENOMEM, "out of memory indexing a document");
             }
             w->touch = p;
             w->cap_touch = cap;
@@ -615,24 +615,24 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
 }
 
 int loams__split_writer_add_vector(loams__split_writer *w, uint32_t fid, const float *v, size_t n,
-                                   loams__cerr *e)
+                                   loams_kit_err *e)
 {
     if (!w->doc_open || fid >= w->n_fields || w->fields[fid].kind != LOAMS__FIELD_VECTOR) {
-        return loams__cerr_set(e, -EINVAL,
-                               "split writer: add_vector without an open document "
-                               "or on a non-vector field");
+        return loams_kit_err_set(e, -EINVAL,
+                                 "split writer: add_vector without an open document "
+                                 "or on a non-vector field");
     }
     field *f = &w->fields[fid];
     if (n != f->dim) {
-        return loams__cerr_set(e, LOAMS_ESCHEMA,
-                               "field '%s' is a vector of dimension %u; this one has %zu", f->name,
-                               f->dim, n);
+        return loams_kit_err_set(e, LOAMS_ESCHEMA,
+                                 "field '%s' is a vector of dimension %u; this one has %zu",
+                                 f->name, f->dim, n);
     }
     if (f->cur_set) {
-        return loams__cerr_set(e, -EINVAL, "field '%s' set twice in one document", f->name);
+        return loams_kit_err_set(e, -EINVAL, "field '%s' set twice in one document", f->name);
     }
-    if (loams__bbuf_append(&f->vec, v, n * sizeof(float)) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for vector field '%s'", f->name);
+    if (loams_kit_buf_append(&f->vec, v, n * sizeof(float)) != 0) {
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for vector field '%s'", f->name);
     }
     f->cur_set = 1;
     return 0;
@@ -654,9 +654,9 @@ static int post_append(term_entry *te, uint32_t doc, uint32_t tf)
     }
     uint64_t delta = (uint64_t)(doc - te->prev_doc);
     unsigned char *p = te->post + te->post_len;
-    size_t n = loams__varint_put(p, (delta << 1) | (tf == 1 ? 1u : 0u));
+    size_t n = loams_kit_varint_put(p, (delta << 1) | (tf == 1 ? 1u : 0u));
     if (tf != 1) {
-        n += loams__varint_put(p + n, tf);
+        n += loams_kit_varint_put(p + n, tf);
     }
     te->post_len += (uint32_t)n;
     te->prev_doc = doc;
@@ -664,15 +664,15 @@ static int post_append(term_entry *te, uint32_t doc, uint32_t tf)
     return 0;
 }
 
-static int flush_block(loams__split_writer *w, loams__cerr *e)
+static int flush_block(loams__split_writer *w, loams_kit_err *e)
 {
     if (w->block_docs == 0) {
         return 0;
     }
     /* raw block = the documents, then u32 offsets[docs + 1]: the offsets
      * go after the documents so the block is built in place */
-    if (loams__bbuf_append(&w->block, w->block_offs.data, w->block_offs.len) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+    if (loams_kit_buf_append(&w->block, w->block_offs.data, w->block_offs.len) != 0) {
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a document block");
     }
     size_t raw_len = w->block.len;
     const unsigned char *payload;
@@ -680,12 +680,12 @@ static int flush_block(loams__split_writer *w, loams__cerr *e)
     if (w->o.codec == LOAMS__CODEC_ZSTD) {
         size_t bound = ZSTD_compressBound(raw_len);
         w->zbuf.len = 0;
-        if (loams__bbuf_reserve(&w->zbuf, bound) != 0) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+        if (loams_kit_buf_reserve(&w->zbuf, bound) != 0) {
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for a document block");
         }
         size_t z = ZSTD_compress2(w->zctx, w->zbuf.data, bound, w->block.data, raw_len);
         if (ZSTD_isError(z)) {
-            return loams__cerr_set(e, -EIO, "zstd compression failed: %s", ZSTD_getErrorName(z));
+            return loams_kit_err_set(e, -EIO, "zstd compression failed: %s", ZSTD_getErrorName(z));
         }
         payload = w->zbuf.data;
         payload_len = z;
@@ -693,17 +693,17 @@ static int flush_block(loams__split_writer *w, loams__cerr *e)
         payload = w->block.data;
         payload_len = raw_len;
     }
-    uint32_t crc = loams__crc32c(0, payload, payload_len);
+    uint32_t crc = loams_kit_crc32c(0, payload, payload_len);
     unsigned char ent[LOAMS__STORED_ENTRY_BYTES];
-    loams__le32_put(ent, w->block_first);
-    loams__le32_put(ent + 4, w->block_docs);
-    loams__le64_put(ent + 8, w->stored_len);
-    loams__le32_put(ent + 16, (uint32_t)payload_len);
-    loams__le32_put(ent + 20, (uint32_t)raw_len);
-    loams__le32_put(ent + 24, crc);
-    int rc = loams__bbuf_append(&w->stored_index, ent, sizeof ent);
+    loams_kit_le32_put(ent, w->block_first);
+    loams_kit_le32_put(ent + 4, w->block_docs);
+    loams_kit_le64_put(ent + 8, w->stored_len);
+    loams_kit_le32_put(ent + 16, (uint32_t)payload_len);
+    loams_kit_le32_put(ent + 20, (uint32_t)raw_len);
+    loams_kit_le32_put(ent + 24, crc);
+    int rc = loams_kit_buf_append(&w->stored_index, ent, sizeof ent);
     if (rc != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for the document block index");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for the document block index");
     }
     /* The stored-blocks section is written between other emits only here,
      * so its CRC is carried in its own accumulator. */
@@ -723,7 +723,7 @@ static int flush_block(loams__split_writer *w, loams__cerr *e)
     return 0;
 }
 
-static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__cerr *e)
+static int end_doc(loams__split_writer *w, const char *json, size_t len, loams_kit_err *e)
 {
     uint32_t doc = w->n_docs;
     /* postings of the document's terms */
@@ -731,14 +731,14 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__
         field *f = &w->fields[w->touch[i].fid];
         term_entry *te = &f->terms[w->touch[i].entry];
         if (post_append(te, doc, te->cur_tf) != 0) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for the postings of '%s'", f->name);
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for the postings of '%s'", f->name);
         }
     }
     for (size_t i = 0; i < w->n_fields; i++) {
         field *f = &w->fields[i];
         if (f->kind == LOAMS__FIELD_TEXT) {
             if (grow_doclen(f, (size_t)doc + 1) != 0) {
-                return loams__cerr_set(e, -ENOMEM, "out of memory for doc lengths");
+                return loams_kit_err_set(e, -ENOMEM, "out of memory for doc lengths");
             }
             f->doclen[doc] = f->cur_len;
             if (f->cur_len > 0) {
@@ -751,16 +751,16 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__
                 size_t left = f->dim;
                 while (left > 0) {
                     size_t n = left < 64 ? left : 64;
-                    if (loams__bbuf_append(&f->vec, zero, n * sizeof(float)) != 0) {
-                        return loams__cerr_set(e, -ENOMEM, "out of memory for vectors");
+                    if (loams_kit_buf_append(&f->vec, zero, n * sizeof(float)) != 0) {
+                        return loams_kit_err_set(e, -ENOMEM, "out of memory for vectors");
                     }
                     left -= n;
                 }
             }
             if (doc % 8 == 0) {
                 unsigned char z = 0;
-                if (loams__bbuf_append(&f->present, &z, 1) != 0) {
-                    return loams__cerr_set(e, -ENOMEM, "out of memory for vectors");
+                if (loams_kit_buf_append(&f->present, &z, 1) != 0) {
+                    return loams_kit_err_set(e, -ENOMEM, "out of memory for vectors");
                 }
             }
             if (f->cur_set) {
@@ -772,13 +772,13 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__
     /* stored form */
     if (w->block_docs == 0) {
         w->block_first = doc;
-        if (loams__bbuf_put_u32(&w->block_offs, 0) != 0) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+        if (loams_kit_buf_append_le32(&w->block_offs, 0) != 0) {
+            return loams_kit_err_set(e, -ENOMEM, "out of memory for a document block");
         }
     }
-    if (loams__bbuf_append(&w->block, json, len) != 0 ||
-        loams__bbuf_put_u32(&w->block_offs, (uint32_t)w->block.len) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory for a document block");
+    if (loams_kit_buf_append(&w->block, json, len) != 0 ||
+        loams_kit_buf_append_le32(&w->block_offs, (uint32_t)w->block.len) != 0) {
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a document block");
     }
     w->block_docs++;
     w->n_docs++;
@@ -792,10 +792,10 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams__
 /* A failure inside a document leaves the index half-updated: the writer
  * refuses everything after it (the caller discards the split). */
 int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text, size_t len,
-                                 loams__cerr *e)
+                                 loams_kit_err *e)
 {
     if (w->failed) {
-        return loams__cerr_set(e, -EINVAL, "split writer: used after a failure");
+        return loams_kit_err_set(e, -EINVAL, "split writer: used after a failure");
     }
     int rc = add_text(w, fid, text, len, e);
     if (rc == -ENOMEM) {
@@ -805,16 +805,16 @@ int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const cha
 }
 
 int loams__split_writer_end_doc(loams__split_writer *w, const char *json, size_t len,
-                                loams__cerr *e)
+                                loams_kit_err *e)
 {
     if (w->failed) {
-        return loams__cerr_set(e, -EINVAL, "split writer: used after a failure");
+        return loams_kit_err_set(e, -EINVAL, "split writer: used after a failure");
     }
     if (!w->doc_open) {
-        return loams__cerr_set(e, -EINVAL, "split writer: end_doc without an open document");
+        return loams_kit_err_set(e, -EINVAL, "split writer: end_doc without an open document");
     }
     if (len > UINT32_MAX / 2) {
-        return loams__cerr_set(e, -EINVAL, "a stored document of %zu bytes is too large", len);
+        return loams_kit_err_set(e, -EINVAL, "a stored document of %zu bytes is too large", len);
     }
     int rc = end_doc(w, json, len, e);
     if (rc != 0) {
@@ -902,8 +902,8 @@ static int cmp_terms(const void *a, const void *b, void *arg)
     return (x->term_len > y->term_len) - (x->term_len < y->term_len);
 }
 
-static int emit_bbuf_section(loams__split_writer *w, const loams__bbuf *b, uint32_t kind,
-                             uint32_t fid, loams__cerr *e)
+static int emit_bbuf_section(loams__split_writer *w, const loams_kit_buf *b, uint32_t kind,
+                             uint32_t fid, loams_kit_err *e)
 {
     section_begin(w);
     int rc = emit(w, b->data, b->len, e);
@@ -913,23 +913,23 @@ static int emit_bbuf_section(loams__split_writer *w, const loams__bbuf *b, uint3
     return rc;
 }
 
-static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *e)
+static int finish_text_field(loams__split_writer *w, uint32_t fid, loams_kit_err *e)
 {
     field *f = &w->fields[fid];
     int rc = 0;
     uint32_t *order = NULL;
     uint64_t *post_off = NULL;
     uint32_t *post_crc = NULL;
-    loams__bbuf blocks = LOAMS__BBUF_INIT;
-    loams__bbuf index = LOAMS__BBUF_INIT;
-    loams__bbuf lens = LOAMS__BBUF_INIT;
+    loams_kit_buf blocks = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf index = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf lens = LOAMS_KIT_BUF_INIT;
 
     size_t n = f->n_terms;
     order = malloc((n ? n : 1) * sizeof *order);
     post_off = malloc((n ? n : 1) * sizeof *post_off);
     post_crc = malloc((n ? n : 1) * sizeof *post_crc);
     if (order == NULL || post_off == NULL || post_crc == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory sorting the terms of '%s'", f->name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory sorting the terms of '%s'", f->name);
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -943,7 +943,7 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *
     for (size_t i = 0; i < n; i++) {
         term_entry *te = &f->terms[order[i]];
         post_off[i] = off;
-        post_crc[i] = loams__crc32c(0, te->post, te->post_len);
+        post_crc[i] = loams_kit_crc32c(0, te->post, te->post_len);
         rc = emit(w, te->post, te->post_len, e);
         if (rc != 0) {
             goto out;
@@ -960,7 +960,7 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *
 
     /* DICT_BLOCKS and DICT_INDEX */
     uint32_t n_blocks = (uint32_t)((n + LOAMS__DICT_BLOCK_TERMS - 1) / LOAMS__DICT_BLOCK_TERMS);
-    if (loams__bbuf_put_u32(&index, n_blocks) != 0) {
+    if (loams_kit_buf_append_le32(&index, n_blocks) != 0) {
         goto nomem;
     }
     for (size_t b = 0; b < n_blocks; b++) {
@@ -972,23 +972,23 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *
         size_t start = blocks.len;
         for (size_t i = first; i < last; i++) {
             term_entry *te = &f->terms[order[i]];
-            if (loams__bbuf_put_varint(&blocks, te->term_len) != 0 ||
-                loams__bbuf_append(&blocks, f->arena.data + te->term_off, te->term_len) != 0 ||
-                loams__bbuf_put_varint(&blocks, te->df) != 0 ||
-                loams__bbuf_put_varint(&blocks, post_off[i]) != 0 ||
-                loams__bbuf_put_varint(&blocks, te->post_len) != 0 ||
-                loams__bbuf_put_u32(&blocks, post_crc[i]) != 0) {
+            if (loams_kit_buf_append_varint(&blocks, te->term_len) != 0 ||
+                loams_kit_buf_append(&blocks, f->arena.data + te->term_off, te->term_len) != 0 ||
+                loams_kit_buf_append_varint(&blocks, te->df) != 0 ||
+                loams_kit_buf_append_varint(&blocks, post_off[i]) != 0 ||
+                loams_kit_buf_append_varint(&blocks, te->post_len) != 0 ||
+                loams_kit_buf_append_le32(&blocks, post_crc[i]) != 0) {
                 goto nomem;
             }
         }
         term_entry *ft = &f->terms[order[first]];
-        uint32_t bcrc = loams__crc32c(0, blocks.data + start, blocks.len - start);
-        if (loams__bbuf_put_u64(&index, start) != 0 ||
-            loams__bbuf_put_u32(&index, (uint32_t)(blocks.len - start)) != 0 ||
-            loams__bbuf_put_u32(&index, bcrc) != 0 ||
-            loams__bbuf_put_u32(&index, (uint32_t)(last - first)) != 0 ||
-            loams__bbuf_put_varint(&index, ft->term_len) != 0 ||
-            loams__bbuf_append(&index, f->arena.data + ft->term_off, ft->term_len) != 0) {
+        uint32_t bcrc = loams_kit_crc32c(0, blocks.data + start, blocks.len - start);
+        if (loams_kit_buf_append_le64(&index, start) != 0 ||
+            loams_kit_buf_append_le32(&index, (uint32_t)(blocks.len - start)) != 0 ||
+            loams_kit_buf_append_le32(&index, bcrc) != 0 ||
+            loams_kit_buf_append_le32(&index, (uint32_t)(last - first)) != 0 ||
+            loams_kit_buf_append_varint(&index, ft->term_len) != 0 ||
+            loams_kit_buf_append(&index, f->arena.data + ft->term_off, ft->term_len) != 0) {
             goto nomem;
         }
     }
@@ -998,11 +998,11 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *
     }
     /* DOCLEN */
     section_begin(w);
-    if (loams__bbuf_reserve(&lens, (size_t)w->n_docs * 4) != 0) {
+    if (loams_kit_buf_reserve(&lens, (size_t)w->n_docs * 4) != 0) {
         goto nomem;
     }
     for (uint32_t d = 0; d < w->n_docs; d++) {
-        loams__le32_put(lens.data + 4 * (size_t)d, f->doclen[d]);
+        loams_kit_le32_put(lens.data + 4 * (size_t)d, f->doclen[d]);
     }
     lens.len = (size_t)w->n_docs * 4;
     rc = emit(w, lens.data, lens.len, e);
@@ -1011,23 +1011,23 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams__cerr *
     }
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory writing the dictionary of '%s'", f->name);
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory writing the dictionary of '%s'", f->name);
 out:
     free(order);
     free(post_off);
     free(post_crc);
-    loams__bbuf_free(&blocks);
-    loams__bbuf_free(&index);
-    loams__bbuf_free(&lens);
+    loams_kit_buf_free(&blocks);
+    loams_kit_buf_free(&index);
+    loams_kit_buf_free(&lens);
     return rc;
 }
 
-static int finish_vector_field(loams__split_writer *w, uint32_t fid, loams__cerr *e)
+static int finish_vector_field(loams__split_writer *w, uint32_t fid, loams_kit_err *e)
 {
     field *f = &w->fields[fid];
     unsigned char hdr[8];
-    loams__le32_put(hdr, f->dim);
-    loams__le32_put(hdr + 4, w->n_docs);
+    loams_kit_le32_put(hdr, f->dim);
+    loams_kit_le32_put(hdr + 4, w->n_docs);
     size_t pres = ((size_t)w->n_docs + 7) / 8;
     size_t pad = (4 - pres % 4) % 4;
     static const unsigned char zeros[4];
@@ -1094,18 +1094,18 @@ static int sort_pk(const uint64_t *hash, size_t n, uint64_t **sorted_hash, uint3
     return 0;
 }
 
-static int finish_pk(loams__split_writer *w, loams__cerr *e)
+static int finish_pk(loams__split_writer *w, loams_kit_err *e)
 {
     int rc = 0;
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     size_t n = w->n_docs;
     /* PK: u32 n, u32 offsets[n + 1], blob */
-    if (loams__bbuf_reserve(&b, 4 + (n + 1) * 4) != 0) {
+    if (loams_kit_buf_reserve(&b, 4 + (n + 1) * 4) != 0) {
         goto nomem;
     }
-    loams__bbuf_put_u32(&b, (uint32_t)n);
+    loams_kit_buf_append_le32(&b, (uint32_t)n);
     for (size_t i = 0; i <= n; i++) {
-        loams__bbuf_put_u32(&b, n == 0 ? 0 : w->pk_off[i]);
+        loams_kit_buf_append_le32(&b, n == 0 ? 0 : w->pk_off[i]);
     }
     section_begin(w);
     if ((rc = emit(w, b.data, b.len, e)) != 0 ||
@@ -1118,24 +1118,24 @@ static int finish_pk(loams__split_writer *w, loams__cerr *e)
         goto nomem;
     }
     b.len = 0;
-    if (loams__bbuf_reserve(&b, n * LOAMS__PKIDX_ENTRY_BYTES) != 0) {
+    if (loams_kit_buf_reserve(&b, n * LOAMS__PKIDX_ENTRY_BYTES) != 0) {
         goto nomem;
     }
     for (size_t i = 0; i < n; i++) {
-        loams__le64_put(b.data + b.len, w->sorted_hash[i]);
-        loams__le32_put(b.data + b.len + 8, w->sorted_doc[i]);
+        loams_kit_le64_put(b.data + b.len, w->sorted_hash[i]);
+        loams_kit_le32_put(b.data + b.len + 8, w->sorted_doc[i]);
         b.len += LOAMS__PKIDX_ENTRY_BYTES;
     }
     rc = emit_bbuf_section(w, &b, LOAMS__SEC_PK_INDEX, LOAMS__SEC_NO_FIELD, e);
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory writing the _pk table");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory writing the _pk table");
 out:
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
     return rc;
 }
 
-static int finish_meta(loams__split_writer *w, loams__cerr *e)
+static int finish_meta(loams__split_writer *w, loams_kit_err *e)
 {
     int rc = 0;
     char *text = NULL;
@@ -1181,17 +1181,17 @@ static int finish_meta(loams__split_writer *w, loams__cerr *e)
     }
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory writing split metadata");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory writing split metadata");
 out:
     cJSON_free(text);
     cJSON_Delete(root);
     return rc;
 }
 
-int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams__cerr *e)
+int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams_kit_err *e)
 {
     if (w->doc_open || w->finished || w->failed) {
-        return loams__cerr_set(e, -EINVAL, "split writer: finish out of order");
+        return loams_kit_err_set(e, -EINVAL, "split writer: finish out of order");
     }
     int rc = flush_block(w, e);
     if (rc != 0) {
@@ -1208,8 +1208,8 @@ int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams__c
         return rc;
     }
     unsigned char sh[8];
-    loams__le32_put(sh, w->stored_blocks);
-    loams__le32_put(sh + 4, (uint32_t)w->o.codec);
+    loams_kit_le32_put(sh, w->stored_blocks);
+    loams_kit_le32_put(sh + 4, (uint32_t)w->o.codec);
     section_begin(w);
     if ((rc = emit(w, sh, sizeof sh, e)) != 0 ||
         (rc = emit(w, w->stored_index.data, w->stored_index.len, e)) != 0 ||
@@ -1227,35 +1227,35 @@ int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams__c
         return rc;
     }
     /* directory */
-    loams__bbuf d = LOAMS__BBUF_INIT;
-    if (loams__bbuf_reserve(&d, 4 + w->n_dir * LOAMS__SPLIT_DIRENT_BYTES) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory writing the split directory");
+    loams_kit_buf d = LOAMS_KIT_BUF_INIT;
+    if (loams_kit_buf_reserve(&d, 4 + w->n_dir * LOAMS__SPLIT_DIRENT_BYTES) != 0) {
+        return loams_kit_err_set(e, -ENOMEM, "out of memory writing the split directory");
     }
-    loams__bbuf_put_u32(&d, (uint32_t)w->n_dir);
+    loams_kit_buf_append_le32(&d, (uint32_t)w->n_dir);
     for (size_t i = 0; i < w->n_dir; i++) {
         unsigned char *p = d.data + d.len;
-        loams__le32_put(p, w->dir[i].kind);
-        loams__le32_put(p + 4, w->dir[i].field);
-        loams__le64_put(p + 8, w->dir[i].off);
-        loams__le64_put(p + 16, w->dir[i].len);
-        loams__le32_put(p + 24, w->dir[i].crc);
-        loams__le32_put(p + 28, 0);
+        loams_kit_le32_put(p, w->dir[i].kind);
+        loams_kit_le32_put(p + 4, w->dir[i].field);
+        loams_kit_le64_put(p + 8, w->dir[i].off);
+        loams_kit_le64_put(p + 16, w->dir[i].len);
+        loams_kit_le32_put(p + 24, w->dir[i].crc);
+        loams_kit_le32_put(p + 28, 0);
         d.len += LOAMS__SPLIT_DIRENT_BYTES;
     }
     uint64_t dir_off = w->pos;
-    uint32_t dir_crc = loams__crc32c(0, d.data, d.len);
+    uint32_t dir_crc = loams_kit_crc32c(0, d.data, d.len);
     section_begin(w);
     rc = emit(w, d.data, d.len, e);
     size_t dir_len = d.len;
-    loams__bbuf_free(&d);
+    loams_kit_buf_free(&d);
     if (rc != 0) {
         return rc;
     }
     unsigned char foot[LOAMS__SPLIT_FOOTER_BYTES];
-    loams__le64_put(foot, dir_off);
-    loams__le64_put(foot + 8, dir_len);
-    loams__le32_put(foot + 16, dir_crc);
-    loams__le32_put(foot + 20, loams__crc32c(0, foot, 20));
+    loams_kit_le64_put(foot, dir_off);
+    loams_kit_le64_put(foot + 8, dir_len);
+    loams_kit_le32_put(foot + 16, dir_crc);
+    loams_kit_le32_put(foot + 20, loams_kit_crc32c(0, foot, 20));
     memcpy(foot + 24, LOAMS__SPLIT_END_MAGIC, 8);
     if ((rc = emit(w, foot, sizeof foot, e)) != 0) {
         return rc;
@@ -1279,9 +1279,9 @@ void loams__split_writer_free(loams__split_writer *w)
         free(f->terms);
         free(f->slots);
         free(f->doclen);
-        loams__bbuf_free(&f->arena);
-        loams__bbuf_free(&f->vec);
-        loams__bbuf_free(&f->present);
+        loams_kit_buf_free(&f->arena);
+        loams_kit_buf_free(&f->vec);
+        loams_kit_buf_free(&f->present);
     }
     free(w->fields);
     free(w->touch);
@@ -1290,11 +1290,11 @@ void loams__split_writer_free(loams__split_writer *w)
     free(w->sorted_hash);
     free(w->sorted_doc);
     free(w->dir);
-    loams__bbuf_free(&w->pk_blob);
-    loams__bbuf_free(&w->block);
-    loams__bbuf_free(&w->block_offs);
-    loams__bbuf_free(&w->zbuf);
-    loams__bbuf_free(&w->stored_index);
+    loams_kit_buf_free(&w->pk_blob);
+    loams_kit_buf_free(&w->block);
+    loams_kit_buf_free(&w->block_offs);
+    loams_kit_buf_free(&w->zbuf);
+    loams_kit_buf_free(&w->stored_index);
     ZSTD_freeCCtx(w->zctx);
     free(w);
 }

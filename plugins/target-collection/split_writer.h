@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
 #include "tokenize.h"
 
 typedef enum loams__field_kind {
@@ -36,7 +36,7 @@ typedef enum loams__field_kind {
 
 /* Receives the split's bytes in order.  Returns 0, or a negative status
  * with a message in e. */
-typedef int (*loams__split_sink_fn)(void *ud, const void *data, size_t len, loams__cerr *e);
+typedef int (*loams__split_sink_fn)(void *ud, const void *data, size_t len, loams_kit_err *e);
 
 typedef struct loams__split_writer_opts {
     int codec;          /* LOAMS__CODEC_NONE or LOAMS__CODEC_ZSTD */
@@ -66,34 +66,34 @@ typedef struct loams__split_field_info {
  * finish or free).  Writes the header at once.
  * Errors: -EINVAL (bad options), -ENOMEM, the sink's. */
 int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink_fn sink, void *ud,
-                            loams__split_writer **out, loams__cerr *e);
+                            loams__split_writer **out, loams_kit_err *e);
 
 /* The index of field `name` of `kind` (dim: vector dimension, >= 1, else
  * 0), creating it when new.  LOAMS_ESCHEMA when the name exists with another
  * kind or dimension; -EINVAL (empty name); -ENOMEM. */
 int loams__split_writer_field(loams__split_writer *w, const char *name, int kind, uint32_t dim,
-                              uint32_t *fid, loams__cerr *e);
+                              uint32_t *fid, loams_kit_err *e);
 
 /* Starts the next document.  pk is copied.  Errors: -EINVAL (empty pk, a
  * document already open, 2^32-1 documents), -ENOMEM. */
 int loams__split_writer_begin_doc(loams__split_writer *w, const char *pk, size_t pk_len,
-                                  uint32_t *doc, loams__cerr *e);
+                                  uint32_t *doc, loams_kit_err *e);
 
 /* Tokenizes text into text field fid of the open document (may be called
  * several times per field: a list of strings).  -EINVAL (no open document,
  * fid not a text field), -ENOMEM. */
 int loams__split_writer_add_text(loams__split_writer *w, uint32_t fid, const char *text, size_t len,
-                                 loams__cerr *e);
+                                 loams_kit_err *e);
 
 /* Sets vector field fid of the open document (copied).  -EINVAL (no open
  * document, not a vector field, n != dim, set twice), -ENOMEM. */
 int loams__split_writer_add_vector(loams__split_writer *w, uint32_t fid, const float *v, size_t n,
-                                   loams__cerr *e);
+                                   loams_kit_err *e);
 
 /* Ends the open document with its stored form (a JSON object, copied).
  * May write a full block to the sink.  -EINVAL, -ENOMEM, the sink's. */
 int loams__split_writer_end_doc(loams__split_writer *w, const char *json, size_t len,
-                                loams__cerr *e);
+                                loams_kit_err *e);
 
 uint32_t loams__split_writer_docs(const loams__split_writer *w);
 size_t loams__split_writer_fields(const loams__split_writer *w);
@@ -106,7 +106,7 @@ uint32_t loams__split_writer_doc_tokens(const loams__split_writer *w, uint32_t f
  * until the writer is freed. */
 void loams__split_writer_pk(const loams__split_writer *w, uint32_t doc, const char **pk,
                             size_t *len);
-/* After finish: the PK_INDEX entries, (loams__pk_hash of the _pk, doc id)
+/* After finish: the PK_INDEX entries, (loams_kit_key_hash of the _pk, doc id)
  * sorted by hash and, within a hash, by doc id; n = docs().  Valid until the
  * writer is freed.  -EINVAL before finish. */
 int loams__split_writer_pk_index(const loams__split_writer *w, const uint64_t **hash,
@@ -118,7 +118,7 @@ size_t loams__split_writer_memory(const loams__split_writer *w);
  * sink; the split's total size goes to *bytes.  After finish only
  * loams__split_writer_free and the getters may be called.
  * Errors: -EINVAL (a document is open), -ENOMEM, the sink's. */
-int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams__cerr *e);
+int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams_kit_err *e);
 
 /* Frees the writer.  w may be NULL. */
 void loams__split_writer_free(loams__split_writer *w);

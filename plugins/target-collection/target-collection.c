@@ -29,7 +29,8 @@
 
 #include <loams/plugin.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
+#include "loams/kit/manifest_chain.h"
 #include "collection_manifest.h"
 #include "collection_merge.h"
 #include "collection_query.h"
@@ -107,13 +108,11 @@ typedef struct coll {
     char *ns, *name, *link;
     uint64_t epoch;
     opts o;
-    loams_buf *rbuf; /* scratch for object reads */
-    loams__cerr err;
+    loams_kit_err err;
 
-    loams__coll_manifest *base; /* the newest committed manifest we know */
-    char *base_ref;
-    loams__coll_manifest *pending; /* prepared, waiting for committed/abort */
-    char *pending_ref;
+    /* the manifests: base (the newest commit known), pending (prepared,
+     * waiting for committed/abort), the last one a query or maintain used */
+    loams_kit_chain chain;
     /* the _pk filter of the pending commit's new split (its key), built from
      * the writer's hashes; goes to the split's cache entry when committed */
     loams__pk_filter *pending_pkf;
@@ -128,20 +127,18 @@ typedef struct coll {
     uint64_t split_bytes; /* size of the finished split */
     tomb *tombs;
     size_t n_tombs, cap_tombs;
-    loams__bbuf tomb_arena;
+    loams_kit_buf tomb_arena;
     uint32_t *dead; /* new-split docs replaced within the staging (prepare) */
     size_t n_dead, cap_dead;
-    loams__bbuf doc; /* one row's stored JSON */
+    loams_kit_buf doc; /* one row's stored JSON */
 
     /* split readers (each entry allocated on its own: readers point at it) */
     cached **cache;
     size_t n_cache;
     uint64_t clock;
-
-    /* the manifest of the last query/maintain ref other than base */
-    loams__coll_manifest *qman;
-    char *qref;
 } coll;
+
+#define BASE(c) ((loams__coll_manifest *)(c)->chain.base)
 
 static int64_t wall_us(void)
 {
@@ -165,10 +162,10 @@ static int parse_long(coll *c, const char *name, long min, long max, long *out)
     errno = 0;
     long x = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || errno != 0 || end == v || *end != '\0' || x < min || x > max) {
-        return loams__cerr_set(&c->err, -EINVAL,
-                               "target-collection: option %s = '%s' must be an integer from %ld "
-                               "to %ld",
-                               name, v ? v : "", min, max);
+        return loams_kit_err_set(&c->err, -EINVAL,
+                                 "target-collection: option %s = '%s' must be an integer from %ld "
+                                 "to %ld",
+                                 name, v ? v : "", min, max);
     }
     *out = x;
     return 0;
@@ -206,10 +203,10 @@ static int parse_size(coll *c, const char *name, uint64_t min, uint64_t max, uin
             }
         }
     }
-    return loams__cerr_set(&c->err, -EINVAL,
-                           "target-collection: option %s = '%s' must be a size from %" PRIu64
-                           " to %" PRIu64 " bytes (e.g. '64MiB')",
-                           name, v ? v : "", min, max);
+    return loams_kit_err_set(&c->err, -EINVAL,
+                             "target-collection: option %s = '%s' must be a size from %" PRIu64
+                             " to %" PRIu64 " bytes (e.g. '64MiB')",
+                             name, v ? v : "", min, max);
 }
 
 static int load_options(coll *c)
@@ -222,9 +219,9 @@ static int load_options(coll *c)
     if (comp != NULL && strcmp(comp, "none") == 0) {
         o->w.codec = LOAMS__CODEC_NONE;
     } else if (comp != NULL && strcmp(comp, "zstd") != 0) {
-        return loams__cerr_set(&c->err, -EINVAL,
-                               "target-collection: option compression = '%s' must be zstd or none",
-                               comp);
+        return loams_kit_err_set(
+            &c->err, -EINVAL, "target-collection: option compression = '%s' must be zstd or none",
+            comp);
     }
     int rc;
     if ((rc = parse_long(c, "zstd_level", -7, 19, &level)) != 0 ||
@@ -239,10 +236,10 @@ static int load_options(coll *c)
         return rc;
     }
     if (tmin > tmax) {
-        return loams__cerr_set(&c->err, -EINVAL,
-                               "target-collection: token_min_bytes %ld is above token_max_bytes "
-                               "%ld",
-                               tmin, tmax);
+        return loams_kit_err_set(&c->err, -EINVAL,
+                                 "target-collection: token_min_bytes %ld is above token_max_bytes "
+                                 "%ld",
+                                 tmin, tmax);
     }
     o->w.zstd_level = (int)level;
     o->w.block_bytes = (size_t)block;
@@ -253,24 +250,13 @@ static int load_options(coll *c)
 
 /* ---- object reads ---- */
 
-/* Reads [off, off+len) of key (len 0: to the end) into c->rbuf. */
 static int get_object(coll *c, const char *key, uint64_t off, uint64_t len, const void **data,
-                      size_t *got, loams__cerr *e)
+                      size_t *got, loams_kit_err *e)
 {
-    host->buf_reset(c->rbuf);
-    int rc = host->store_get(c->store, key, off, len, c->rbuf);
-    if (rc != 0) {
-        return loams__cerr_set(e, rc, "collection %s.%s: reading object '%s' failed: %s", c->ns,
-                               c->name, key,
-                               rc == -ENOENT ? "it does not exist (removed by hand, or GC ran "
-                                               "too early?)"
-                                             : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
-    }
-    *data = host->buf_data(c->rbuf, got);
-    return 0;
+    return loams_kit_chain_read(&c->chain, key, off, len, data, got, e);
 }
 
-static int split_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int split_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     cached *k = ud;
     const void *data;
@@ -280,39 +266,75 @@ static int split_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__ce
         return rc;
     }
     if (got != len) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "split %s is corrupt: it is shorter than the manifest says "
-                               "(%" PRIu64 " bytes)",
-                               k->key, k->size);
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "split %s is corrupt: it is shorter than the manifest says "
+                                 "(%" PRIu64 " bytes)",
+                                 k->key, k->size);
     }
     memcpy(dst, data, len);
     return 0;
 }
 
-static int load_manifest(coll *c, const char *ref, loams__coll_manifest **out)
+/* ---- the manifest chain's operations ---- */
+
+static int man_create(void *ud, void **out, loams_kit_err *e)
 {
-    const void *data;
-    size_t len;
-    int rc = get_object(c, ref, 0, 0, &data, &len, &c->err);
-    if (rc != 0) {
-        return rc;
-    }
+    coll *c = ud;
+    return loams__coll_manifest_new(c->ns, c->name, (loams__coll_manifest **)out, e);
+}
+
+static int man_parse(void *ud, const void *data, size_t len, const char *ref, void **out,
+                     loams_kit_err *e)
+{
+    coll *c = ud;
     loams__coll_manifest *m;
-    rc = loams__coll_manifest_parse(data, len, ref, &m, &c->err);
+    int rc = loams__coll_manifest_parse(data, len, ref, &m, e);
     if (rc != 0) {
         return rc;
     }
     if (strcmp(m->ns, c->ns) != 0 || strcmp(m->name, c->name) != 0) {
-        rc = loams__cerr_set(&c->err, LOAMS_ECORRUPT,
-                             "manifest %s belongs to collection %s.%s, not %s.%s: the target's "
-                             "pointer names another collection's commit",
-                             ref, m->ns, m->name, c->ns, c->name);
+        rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                               "manifest %s belongs to collection %s.%s, not %s.%s: the target's "
+                               "pointer names another collection's commit",
+                               ref, m->ns, m->name, c->ns, c->name);
         loams__coll_manifest_free(m);
         return rc;
     }
     *out = m;
     return 0;
 }
+
+static int man_encode(void *ud, const void *m, loams_kit_buf *out, loams_kit_err *e)
+{
+    (void)ud;
+    return loams__coll_manifest_encode(m, out, e);
+}
+
+static void man_free(void *ud, void *m)
+{
+    (void)ud;
+    loams__coll_manifest_free(m);
+}
+
+static size_t man_applied(const void *mv, size_t i, int32_t *partition, int64_t *next)
+{
+    const loams__coll_manifest *m = mv;
+    if (i < m->n_applied) {
+        *partition = m->applied[i].partition;
+        *next = m->applied[i].next;
+    }
+    return m->n_applied;
+}
+
+static int man_set_applied(void *ud, void *m, int32_t partition, int64_t next, loams_kit_err *e)
+{
+    (void)ud;
+    return loams__coll_manifest_set_applied(m, partition, next, e);
+}
+
+static const loams_kit_chain_ops chain_ops = {
+    man_create, man_parse, man_encode, man_free, man_applied, man_set_applied,
+};
 
 /* ---- the split reader cache ---- */
 
@@ -341,13 +363,13 @@ static int cache_entry(coll *c, const char *key, uint64_t size, cached **out)
     }
     cached **p = realloc(c->cache, (c->n_cache + 1) * sizeof *p);
     if (p == NULL) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
     }
     c->cache = p;
     cached *k = calloc(1, sizeof *k);
     if (k == NULL || (k->key = strdup(key)) == NULL) {
         free(k);
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
     }
     k->owner = c;
     k->size = size;
@@ -372,10 +394,10 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
             return rc;
         }
         if (loams__split_reader_docs(k->r) != s->docs) {
-            return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
-                                   "split %s is corrupt: it holds %u documents, the manifest "
-                                   "says %u",
-                                   s->key, loams__split_reader_docs(k->r), s->docs);
+            return loams_kit_err_set(&c->err, LOAMS_ECORRUPT,
+                                     "split %s is corrupt: it holds %u documents, the manifest "
+                                     "says %u",
+                                     s->key, loams__split_reader_docs(k->r), s->docs);
         }
     }
     int same = (k->del_key == NULL && s->deletes == NULL) ||
@@ -398,22 +420,22 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
             }
             if (d->docs - d->deleted != s->live) {
                 loams__delset_free(d);
-                return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
-                                       "deletion set %s leaves %u live documents, the manifest "
-                                       "says %u",
-                                       s->deletes, d->docs - d->deleted, s->live);
+                return loams_kit_err_set(&c->err, LOAMS_ECORRUPT,
+                                         "deletion set %s leaves %u live documents, the manifest "
+                                         "says %u",
+                                         s->deletes, d->docs - d->deleted, s->live);
             }
             if ((k->del_key = strdup(s->deletes)) == NULL) {
                 loams__delset_free(d);
-                return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+                return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
             }
             k->del = d;
         }
     } else if (s->deletes == NULL && k->r != NULL && s->live != s->docs) {
-        return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
-                               "manifest entry of split %s has %u live of %u documents but no "
-                               "deletion set",
-                               s->key, s->live, s->docs);
+        return loams_kit_err_set(&c->err, LOAMS_ECORRUPT,
+                                 "manifest entry of split %s has %u live of %u documents but no "
+                                 "deletion set",
+                                 s->key, s->live, s->docs);
     }
     *out = k;
     return 0;
@@ -464,7 +486,7 @@ static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
     vw->entries = calloc(n ? n : 1, sizeof *vw->entries);
     if (vw->readers == NULL || vw->dels == NULL || vw->entries == NULL) {
         view_free(vw);
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory opening splits");
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening splits");
     }
     for (size_t i = 0; i < n; i++) {
         cached *k = NULL;
@@ -495,7 +517,7 @@ static void staging_clear(coll *c)
     free(c->tombs);
     c->tombs = NULL;
     c->n_tombs = c->cap_tombs = 0;
-    loams__bbuf_free(&c->tomb_arena);
+    loams_kit_buf_free(&c->tomb_arena);
     free(c->dead);
     c->dead = NULL;
     c->n_dead = c->cap_dead = 0;
@@ -507,7 +529,7 @@ static int dead_push(coll *c, uint32_t doc)
         size_t cap = c->cap_dead ? c->cap_dead * 2 : 64;
         uint32_t *p = realloc(c->dead, cap * sizeof *p);
         if (p == NULL) {
-            return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging documents");
+            return loams_kit_err_set(&c->err, -ENOMEM, "out of memory staging documents");
         }
         c->dead = p;
         c->cap_dead = cap;
@@ -524,35 +546,35 @@ static int stage_tomb(coll *c, const char *pk, size_t len)
         size_t cap = c->cap_tombs ? c->cap_tombs * 2 : 64;
         tomb *p = realloc(c->tombs, cap * sizeof *p);
         if (p == NULL) {
-            return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging deletes");
+            return loams_kit_err_set(&c->err, -ENOMEM, "out of memory staging deletes");
         }
         c->tombs = p;
         c->cap_tombs = cap;
     }
     if (c->tomb_arena.len + len > UINT32_MAX) {
-        return loams__cerr_set(&c->err, -ENOMEM,
-                               "staged _deleted keys exceed 4 GiB: commit "
-                               "more often");
+        return loams_kit_err_set(&c->err, -ENOMEM,
+                                 "staged _deleted keys exceed 4 GiB: commit "
+                                 "more often");
     }
     tomb *t = &c->tombs[c->n_tombs];
-    t->hash = loams__pk_hash(pk, len);
+    t->hash = loams_kit_key_hash(pk, len);
     t->off = (uint32_t)c->tomb_arena.len;
     t->len = (uint32_t)len;
     t->pos = c->w ? loams__split_writer_docs(c->w) : 0;
-    if (loams__bbuf_append(&c->tomb_arena, pk, len) != 0) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory staging deletes");
+    if (loams_kit_buf_append(&c->tomb_arena, pk, len) != 0) {
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory staging deletes");
     }
     c->n_tombs++;
     return 0;
 }
 
-static int split_sink(void *ud, const void *data, size_t len, loams__cerr *e)
+static int split_sink(void *ud, const void *data, size_t len, loams_kit_err *e)
 {
     coll *c = ud;
     int rc = host->store_writer_write(c->sw, data, len);
     if (rc != 0) {
-        return loams__cerr_set(e, rc, "collection %s.%s: writing split %s failed: %s", c->ns,
-                               c->name, c->split_key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams_kit_err_set(e, rc, "collection %s.%s: writing split %s failed: %s", c->ns,
+                                 c->name, c->split_key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     return 0;
 }
@@ -562,7 +584,7 @@ static int ensure_work(coll *c)
     if (c->work != NULL) {
         return 0;
     }
-    return loams__coll_manifest_clone(c->base, &c->work, &c->err);
+    return loams__coll_manifest_clone(BASE(c), &c->work, &c->err);
 }
 
 static int ensure_writer(coll *c)
@@ -570,17 +592,17 @@ static int ensure_writer(coll *c)
     if (c->w != NULL) {
         return 0;
     }
-    int rc = loams__coll_key(c->split_key, sizeof c->split_key, c->ns, c->name, "splits",
-                             c->base->seq + 1, ".split");
+    int rc = loams_kit_object_key(c->split_key, sizeof c->split_key, c->ns, c->name, "splits",
+                                  BASE(c)->seq + 1, ".split");
     if (rc != 0) {
-        return loams__cerr_set(&c->err, rc, "collection %s.%s: cannot make a split key", c->ns,
-                               c->name);
+        return loams_kit_err_set(&c->err, rc, "collection %s.%s: cannot make a split key", c->ns,
+                                 c->name);
     }
     rc = host->store_writer_open(c->store, c->split_key, &c->sw);
     if (rc != 0) {
         c->sw = NULL;
-        return loams__cerr_set(&c->err, rc, "collection %s.%s: cannot create split %s: %s", c->ns,
-                               c->name, c->split_key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams_kit_err_set(&c->err, rc, "collection %s.%s: cannot create split %s: %s", c->ns,
+                                 c->name, c->split_key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     loams__split_writer_opts wo = c->o.w;
     wo.created_us = wall_us();
@@ -597,9 +619,9 @@ static int ensure_writer(coll *c)
 typedef struct colinfo {
     size_t col;
     const char *name;
-    loams__bbuf key; /* "\"name\":" */
-    int type;        /* mapping type */
-    uint32_t wid;    /* writer field id (text/vector), once the writer exists */
+    loams_kit_buf key; /* "\"name\":" */
+    int type;          /* mapping type */
+    uint32_t wid;      /* writer field id (text/vector), once the writer exists */
     int has_wid;
 } colinfo;
 
@@ -719,7 +741,7 @@ static int do_write(coll *c, loams_batch *b)
     colinfo *cols = calloc(ncols ? ncols : 1, sizeof *cols);
     size_t n = 0;
     if (cols == NULL) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory writing a batch");
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory writing a batch");
     }
     for (size_t col = 0; col < ncols; col++) {
         if ((long)col == pk_col || (long)col == del_col) {
@@ -772,10 +794,10 @@ static int do_write(coll *c, loams_batch *b)
         }
         const loams__coll_field *f = loams__coll_manifest_field(c->work, cols[i].name);
         cols[i].type = f ? f->type : 0;
-        if (loams__bbuf_reserve(&cols[i].key, strlen(cols[i].name) * 6 + 4) != 0 ||
+        if (loams_kit_buf_reserve(&cols[i].key, strlen(cols[i].name) * 6 + 4) != 0 ||
             loams__json_string(&cols[i].key, cols[i].name, strlen(cols[i].name)) != 0 ||
-            loams__bbuf_append(&cols[i].key, ":", 1) != 0) {
-            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory writing a batch");
+            loams_kit_buf_append(&cols[i].key, ":", 1) != 0) {
+            rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory writing a batch");
             goto out;
         }
     }
@@ -805,7 +827,7 @@ static int do_write(coll *c, loams_batch *b)
         c->doc.len = 0;
         int first = 1;
         int bad = 0;
-        if (loams__bbuf_append(&c->doc, "{", 1) != 0) {
+        if (loams_kit_buf_append(&c->doc, "{", 1) != 0) {
             goto nomem;
         }
         for (size_t i = 0; i < n && !bad; i++) {
@@ -814,8 +836,8 @@ static int do_write(coll *c, loams_batch *b)
                 host->batch_get(b, row, cols[i].col, &v) != 0 || v.type == LOAMS_T_NULL) {
                 continue;
             }
-            if ((!first && loams__bbuf_append(&c->doc, ",", 1) != 0) ||
-                loams__bbuf_append(&c->doc, cols[i].key.data, cols[i].key.len) != 0) {
+            if ((!first && loams_kit_buf_append(&c->doc, ",", 1) != 0) ||
+                loams_kit_buf_append(&c->doc, cols[i].key.data, cols[i].key.len) != 0) {
                 goto nomem;
             }
             first = 0;
@@ -823,7 +845,7 @@ static int do_write(coll *c, loams_batch *b)
                 v.type = LOAMS_T_FLOAT64; /* a widened field stores float64 */
                 v.u.f = (double)v.u.i;
             }
-            loams__cerr ve;
+            loams_kit_err ve;
             int vr = loams__json_value(&c->doc, &v, &ve);
             if (vr == -ENOMEM) {
                 goto nomem;
@@ -837,7 +859,7 @@ static int do_write(coll *c, loams_batch *b)
         if (bad) {
             continue;
         }
-        if (loams__bbuf_append(&c->doc, "}", 1) != 0) {
+        if (loams_kit_buf_append(&c->doc, "}", 1) != 0) {
             goto nomem;
         }
         if ((rc = ensure_writer(c)) != 0) {
@@ -879,10 +901,10 @@ static int do_write(coll *c, loams_batch *b)
     }
     goto out;
 nomem:
-    rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory writing a batch");
+    rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory writing a batch");
 out:
     for (size_t i = 0; i < n; i++) {
-        loams__bbuf_free(&cols[i].key);
+        loams_kit_buf_free(&cols[i].key);
     }
     free(cols);
     return rc;
@@ -924,10 +946,10 @@ static int delete_doc(coll *c, loams__coll_manifest *m, size_t si, touched_split
         }
         if (dl[doc] > 0) {
             if (s->fields[f].docs == 0 || s->fields[f].tokens < dl[doc]) {
-                return loams__cerr_set(&c->err, LOAMS_ECORRUPT,
-                                       "split %s: the manifest's statistics of '%s' are below "
-                                       "its live documents",
-                                       s->key, s->fields[f].name);
+                return loams_kit_err_set(&c->err, LOAMS_ECORRUPT,
+                                         "split %s: the manifest's statistics of '%s' are below "
+                                         "its live documents",
+                                         s->key, s->fields[f].name);
             }
             s->fields[f].docs--;
             s->fields[f].tokens -= dl[doc];
@@ -936,17 +958,9 @@ static int delete_doc(coll *c, loams__coll_manifest *m, size_t si, touched_split
     return 0;
 }
 
-static int put_object(coll *c, const char *key, const loams__bbuf *b, loams_keylist *written)
+static int put_object(coll *c, const char *key, const loams_kit_buf *b, loams_keylist *written)
 {
-    int rc = host->store_put(c->store, key, b->data, b->len);
-    if (rc != 0) {
-        return loams__cerr_set(&c->err, rc, "collection %s.%s: writing %s failed: %s", c->ns,
-                               c->name, key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
-    }
-    if (written != NULL && host->keylist_add(written, key) != 0) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
-    }
-    return 0;
+    return loams_kit_chain_write(&c->chain, key, b->data, b->len, written, &c->err);
 }
 
 static void drop_writer(coll *c)
@@ -978,12 +992,12 @@ static int finish_writer(coll *c, loams_keylist *written)
     rc = host->store_writer_commit(c->sw);
     c->sw = NULL;
     if (rc != 0) {
-        return loams__cerr_set(&c->err, rc, "collection %s.%s: publishing split %s failed: %s",
-                               c->ns, c->name, c->split_key,
-                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams_kit_err_set(&c->err, rc, "collection %s.%s: publishing split %s failed: %s",
+                                 c->ns, c->name, c->split_key,
+                                 strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     if (host->keylist_add(written, c->split_key) != 0) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -1007,14 +1021,14 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
     int rc = 0;
     uint32_t docs = loams__split_writer_docs(c->w);
     loams__delset *del = NULL;
-    loams__bbuf enc = LOAMS__BBUF_INIT;
+    loams_kit_buf enc = LOAMS_KIT_BUF_INIT;
     char del_key[KEY_MAX];
     loams__coll_split s;
     memset(&s, 0, sizeof s);
     size_t nf = loams__split_writer_fields(c->w);
     s.fields = calloc(nf ? nf : 1, sizeof *s.fields);
     if (s.fields == NULL) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < nf; i++) {
         loams__split_field_info fi;
@@ -1052,13 +1066,13 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
         for (size_t d = 0; d < c->n_dead; d++) {
             loams__delset_add(del, c->dead[d]);
         }
-        if ((rc = loams__coll_key(del_key, sizeof del_key, c->ns, c->name, "deletes", m->seq,
-                                  ".del")) != 0) {
-            rc = loams__cerr_set(&c->err, rc, "cannot make a deletion-set key");
+        if ((rc = loams_kit_object_key(del_key, sizeof del_key, c->ns, c->name, "deletes", m->seq,
+                                       ".del")) != 0) {
+            rc = loams_kit_err_set(&c->err, rc, "cannot make a deletion-set key");
             goto out;
         }
         if (loams__delset_encode(del, &enc) != 0) {
-            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
             goto out;
         }
         if ((rc = put_object(c, del_key, &enc, written)) != 0) {
@@ -1079,7 +1093,7 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
     }
 out:
     loams__delset_free(del);
-    loams__bbuf_free(&enc);
+    loams_kit_buf_free(&enc);
     free(s.fields);
     if (rc == 0) {
         drop_writer(c);
@@ -1104,8 +1118,8 @@ static int split_filter(coll *c, cached *k, const loams__pk_filter **out)
         uint32_t n = loams__split_reader_docs(k->r);
         loams__pk_filter *f = loams__pk_filter_new(n);
         if (f == NULL) {
-            return loams__cerr_set(&c->err, -ENOMEM, "out of memory for the _pk filter of %s",
-                                   k->key);
+            return loams_kit_err_set(&c->err, -ENOMEM, "out of memory for the _pk filter of %s",
+                                     k->key);
         }
         for (uint32_t d = 0; d < n; d++) {
             const char *pk;
@@ -1115,7 +1129,7 @@ static int split_filter(coll *c, cached *k, const loams__pk_filter **out)
                 loams__pk_filter_free(f);
                 return rc;
             }
-            loams__pk_filter_add(f, loams__pk_hash(pk, len));
+            loams__pk_filter_add(f, loams_kit_key_hash(pk, len));
         }
         k->pkf = f;
     }
@@ -1123,7 +1137,7 @@ static int split_filter(coll *c, cached *k, const loams__pk_filter **out)
     return 0;
 }
 
-/* Marks every live copy of pk (whose loams__pk_hash is hash) in the base's
+/* Marks every live copy of pk (whose loams_kit_key_hash is hash) in the base's
  * splits deleted; a split whose _pk filter rules the hash out is not
  * searched. */
 static int supersede(coll *c, loams__coll_manifest *m, view *vw, touched_split *ts, size_t n_base,
@@ -1171,7 +1185,7 @@ static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_sp
     const uint32_t *D = NULL;
     size_t n = 0;
     if (c->w != NULL && loams__split_writer_pk_index(c->w, &H, &D, &n) != 0) {
-        return loams__cerr_set(&c->err, -EINVAL, "internal: the split is not finished");
+        return loams_kit_err_set(&c->err, -EINVAL, "internal: the split is not finished");
     }
     if (c->n_tombs > 0) {
         qsort(c->tombs, c->n_tombs, sizeof *c->tombs, cmp_tomb);
@@ -1196,7 +1210,7 @@ static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_sp
         if (run > sizeof small) {
             grouped = calloc(run, 1);
             if (grouped == NULL) {
-                return loams__cerr_set(&c->err, -ENOMEM, "out of memory resolving _pk values");
+                return loams_kit_err_set(&c->err, -ENOMEM, "out of memory resolving _pk values");
             }
         } else {
             memset(small, 0, run);
@@ -1277,15 +1291,15 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     loams__coll_manifest *m = c->work;
     size_t n_base = m->n_splits;
     touched_split *ts = calloc(n_base ? n_base : 1, sizeof *ts);
-    loams__bbuf enc = LOAMS__BBUF_INIT;
+    loams_kit_buf enc = LOAMS_KIT_BUF_INIT;
     view vw;
     memset(&vw, 0, sizeof vw);
     uint64_t superseded = 0;
     loams__pk_filter *new_pkf = NULL;
     if (ts == NULL) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory preparing a commit");
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory preparing a commit");
     }
-    m->seq = c->base->seq + 1;
+    m->seq = BASE(c)->seq + 1;
     m->created_us = wall_us();
     m->epoch = c->epoch;
     for (size_t i = 0; i < m->n_dropped; i++) {
@@ -1293,7 +1307,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     }
     m->n_dropped = 0;
     c->n_dead = 0;
-    if ((rc = loams__coll_manifest_set_parent(m, c->base_ref, &c->err)) != 0 ||
+    if ((rc = loams__coll_manifest_set_parent(m, c->chain.base_ref, &c->err)) != 0 ||
         (rc = loams__coll_manifest_set_link(m, c->link, &c->err)) != 0) {
         goto out;
     }
@@ -1302,7 +1316,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     if ((rc = finish_writer(c, written)) != 0) {
         goto out;
     }
-    if ((c->w != NULL || c->n_tombs > 0) && n_base > 0 && (rc = view_open(c, c->base, &vw)) != 0) {
+    if ((c->w != NULL || c->n_tombs > 0) && n_base > 0 && (rc = view_open(c, BASE(c), &vw)) != 0) {
         goto out;
     }
     if ((rc = resolve_staged(c, m, &vw, ts, n_base, &superseded)) != 0) {
@@ -1326,14 +1340,14 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
             continue;
         }
         char key[KEY_MAX];
-        if ((rc = loams__coll_key(key, sizeof key, c->ns, c->name, "deletes", m->seq, ".del")) !=
-            0) {
-            rc = loams__cerr_set(&c->err, rc, "cannot make a deletion-set key");
+        if ((rc = loams_kit_object_key(key, sizeof key, c->ns, c->name, "deletes", m->seq,
+                                       ".del")) != 0) {
+            rc = loams_kit_err_set(&c->err, rc, "cannot make a deletion-set key");
             goto out;
         }
         enc.len = 0;
         if (loams__delset_encode(ts[s].del, &enc) != 0) {
-            rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
             goto out;
         }
         if ((rc = put_object(c, key, &enc, written)) != 0 ||
@@ -1345,35 +1359,13 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     if ((rc = add_new_split(c, m, written, &added, &new_pkf)) != 0) {
         goto out;
     }
-    for (size_t i = 0; i < host->offsets_count(applied); i++) {
-        int32_t part;
-        int64_t next;
-        if (host->offsets_at(applied, i, &part, &next) == 0 &&
-            (rc = loams__coll_manifest_set_applied(m, part, next, &c->err)) != 0) {
-            goto out;
-        }
-    }
-    char mkey[KEY_MAX];
-    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", m->seq, ".json")) !=
-        0) {
-        rc = loams__cerr_set(&c->err, rc, "cannot make a manifest key");
-        goto out;
-    }
-    enc.len = 0;
-    if ((rc = loams__coll_manifest_encode(m, &enc, &c->err)) != 0 ||
-        (rc = put_object(c, mkey, &enc, written)) != 0) {
-        goto out;
-    }
-    free(c->pending_ref);
-    loams__coll_manifest_free(c->pending);
-    if ((c->pending_ref = strdup(mkey)) == NULL) {
-        c->pending = NULL;
-        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    c->pending = m;
+    /* the chain owns m from here, on failure too (m stays valid as the
+     * pending manifest) */
     c->work = NULL;
-    *ref = c->pending_ref;
+    rc = loams_kit_chain_prepare(&c->chain, m, m->seq, applied, written, ref, &c->err);
+    if (rc != 0) {
+        goto out;
+    }
     loams__pk_filter_free(c->pending_pkf);
     free(c->pending_pkf_key);
     c->pending_pkf = NULL;
@@ -1395,7 +1387,7 @@ out:
     }
     free(ts);
     view_free(&vw);
-    loams__bbuf_free(&enc);
+    loams_kit_buf_free(&enc);
     if (rc == 0) {
         /* the staging went into the pending commit */
         staging_clear(c);
@@ -1477,55 +1469,21 @@ static size_t pick_merge(coll *c, const loams__coll_manifest *m, size_t *which)
 
 static int manifest_for(coll *c, const char *ref, const loams__coll_manifest **out)
 {
-    if (ref == NULL) {
-        if (c->qman == NULL || c->qref != NULL) {
-            loams__coll_manifest_free(c->qman);
-            c->qman = NULL;
-            free(c->qref);
-            c->qref = NULL;
-            int rc = loams__coll_manifest_new(c->ns, c->name, &c->qman, &c->err);
-            if (rc != 0) {
-                return rc;
-            }
-        }
-        *out = c->qman;
-        return 0;
-    }
-    if (c->base_ref != NULL && strcmp(ref, c->base_ref) == 0) {
-        *out = c->base;
-        return 0;
-    }
-    if (c->qref != NULL && strcmp(ref, c->qref) == 0) {
-        *out = c->qman;
-        return 0;
-    }
-    loams__coll_manifest *m;
-    char *r = strdup(ref);
-    if (r == NULL) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
-    }
-    int rc = load_manifest(c, ref, &m);
-    if (rc != 0) {
-        free(r);
-        return rc;
-    }
-    loams__coll_manifest_free(c->qman);
-    free(c->qref);
-    c->qman = m;
-    c->qref = r;
+    const void *m;
+    int rc = loams_kit_chain_at(&c->chain, ref, &m, &c->err);
     *out = m;
-    return 0;
+    return rc;
 }
 
 static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_keylist *written,
                        loams_keylist *obsolete)
 {
     *new_ref = NULL;
-    if (c->w != NULL || c->n_tombs > 0 || c->pending != NULL) {
-        return loams__cerr_set(&c->err, -EBUSY,
-                               "collection %s.%s: maintain() was called on a state with a staged "
-                               "or prepared commit; run maintenance on a state of its own",
-                               c->ns, c->name);
+    if (c->w != NULL || c->n_tombs > 0 || c->chain.pending != NULL) {
+        return loams_kit_err_set(&c->err, -EBUSY,
+                                 "collection %s.%s: maintain() was called on a state with a staged "
+                                 "or prepared commit; run maintenance on a state of its own",
+                                 c->ns, c->name);
     }
     const loams__coll_manifest *m;
     int rc = manifest_for(c, ref, &m);
@@ -1534,11 +1492,10 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     }
     size_t *which = calloc(m->n_splits ? m->n_splits : 1, sizeof *which);
     if (which == NULL) {
-        return loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
     }
     loams__coll_manifest *nm = NULL;
     loams__split_writer *w = NULL;
-    loams__bbuf enc = LOAMS__BBUF_INIT;
     view vw;
     memset(&vw, 0, sizeof vw);
     size_t n = pick_merge(c, m, which);
@@ -1550,16 +1507,16 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     }
     /* the merged split is written by this state's split machinery */
     drop_writer(c);
-    rc = loams__coll_key(c->split_key, sizeof c->split_key, c->ns, c->name, "splits", m->seq + 1,
-                         ".split");
+    rc = loams_kit_object_key(c->split_key, sizeof c->split_key, c->ns, c->name, "splits",
+                              m->seq + 1, ".split");
     if (rc != 0) {
-        rc = loams__cerr_set(&c->err, rc, "cannot make a split key");
+        rc = loams_kit_err_set(&c->err, rc, "cannot make a split key");
         goto out;
     }
     if ((rc = host->store_writer_open(c->store, c->split_key, &c->sw)) != 0) {
         c->sw = NULL;
-        rc = loams__cerr_set(&c->err, rc, "collection %s.%s: cannot create split %s", c->ns,
-                             c->name, c->split_key);
+        rc = loams_kit_err_set(&c->err, rc, "collection %s.%s: cannot create split %s", c->ns,
+                               c->name, c->split_key);
         goto out;
     }
     loams__split_writer_opts wo = c->o.w;
@@ -1594,7 +1551,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
             (s->deletes != NULL &&
              ((rc = loams__coll_manifest_add_dropped(nm, s->deletes, &c->err)) != 0 ||
               host->keylist_add(obsolete, s->deletes) != 0))) {
-            rc = rc ? rc : loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+            rc = rc ? rc : loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
             goto out;
         }
     }
@@ -1613,28 +1570,12 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
         (rc = add_new_split(c, nm, written, &added, NULL)) != 0) {
         goto out;
     }
-    char mkey[KEY_MAX];
-    if ((rc = loams__coll_key(mkey, sizeof mkey, c->ns, c->name, "manifest", nm->seq, ".json")) !=
-        0) {
-        rc = loams__cerr_set(&c->err, rc, "cannot make a manifest key");
-        goto out;
-    }
-    if ((rc = loams__coll_manifest_encode(nm, &enc, &c->err)) != 0 ||
-        (rc = put_object(c, mkey, &enc, written)) != 0) {
-        goto out;
-    }
-    free(c->qref);
-    loams__coll_manifest_free(c->qman);
-    c->qref = strdup(mkey);
-    c->qman = nm;
+    /* the chain owns nm from here, on failure too; m may be freed */
+    loams__coll_manifest *pub = nm;
     nm = NULL;
-    if (c->qref == NULL) {
-        loams__coll_manifest_free(c->qman);
-        c->qman = NULL;
-        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
+    if ((rc = loams_kit_chain_publish(&c->chain, pub, pub->seq, written, new_ref, &c->err)) != 0) {
         goto out;
     }
-    *new_ref = c->qref;
     host->log(c->ctx, LOAMS_LOG_INFO,
               "collection %s.%s: merged %zu splits (%" PRIu64 " bytes, %" PRIu64
               " live documents) into one",
@@ -1645,7 +1586,6 @@ out:
     }
     loams__split_writer_free(w);
     loams__coll_manifest_free(nm);
-    loams__bbuf_free(&enc);
     view_free(&vw);
     free(which);
     cache_trim(c);
@@ -1658,13 +1598,6 @@ static int coll_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store 
                      void **state)
 {
     *state = NULL;
-    if (!LOAMS_HOST_HAS(host, buf_reset)) {
-        host->set_error(ctx,
-                        "target-collection needs host ABI 1.1 (buf_create); this host is "
-                        "%u.%u: upgrade loams-host",
-                        host->abi_major, host->abi_minor);
-        return LOAMS_EUNSUPPORTED;
-    }
     if (spec->ns == NULL || spec->name == NULL || spec->ns[0] == '\0' || spec->name[0] == '\0' ||
         strchr(spec->ns, '/') != NULL || strchr(spec->name, '/') != NULL) {
         host->set_error(ctx, "target-collection: the collection needs a namespace and a name "
@@ -1680,21 +1613,21 @@ static int coll_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store 
     c->store = store;
     c->epoch = spec->epoch;
     int rc = -ENOMEM;
-    loams__cerr_set(&c->err, rc, "out of memory opening collection %s.%s", spec->ns, spec->name);
+    loams_kit_err_set(&c->err, rc, "out of memory opening collection %s.%s", spec->ns, spec->name);
     if ((c->ns = strdup(spec->ns)) == NULL || (c->name = strdup(spec->name)) == NULL ||
-        (spec->link != NULL && (c->link = strdup(spec->link)) == NULL) ||
-        host->buf_create(&c->rbuf) != 0) {
+        (spec->link != NULL && (c->link = strdup(spec->link)) == NULL)) {
         goto fail;
     }
-    if ((rc = load_options(c)) != 0 ||
-        (rc = loams__coll_manifest_new(c->ns, c->name, &c->base, &c->err)) != 0) {
+    if ((rc = loams_kit_chain_init(&c->chain, host, ctx, store, &chain_ops, c, NULL, "collection",
+                                   c->ns, c->name, &c->err)) != 0 ||
+        (rc = load_options(c)) != 0) {
         goto fail;
     }
     *state = c;
     return 0;
 fail:
     host->set_error(ctx, "%s", c->err.msg);
-    host->buf_free(c->rbuf);
+    loams_kit_chain_fini(&c->chain);
     free(c->ns);
     free(c->name);
     free(c->link);
@@ -1709,20 +1642,14 @@ static void coll_close(void *state)
         return;
     }
     staging_clear(c);
-    loams__coll_manifest_free(c->base);
-    loams__coll_manifest_free(c->pending);
-    loams__coll_manifest_free(c->qman);
-    free(c->base_ref);
-    free(c->pending_ref);
+    loams_kit_chain_fini(&c->chain);
     loams__pk_filter_free(c->pending_pkf);
     free(c->pending_pkf_key);
-    free(c->qref);
     for (size_t i = 0; i < c->n_cache; i++) {
         cached_free(c->cache[i]);
     }
     free(c->cache);
-    loams__bbuf_free(&c->doc);
-    host->buf_free(c->rbuf);
+    loams_kit_buf_free(&c->doc);
     free(c->ns);
     free(c->name);
     free(c->link);
@@ -1731,10 +1658,7 @@ static void coll_close(void *state)
 
 static void forget_pending(coll *c)
 {
-    loams__coll_manifest_free(c->pending);
-    c->pending = NULL;
-    free(c->pending_ref);
-    c->pending_ref = NULL;
+    loams_kit_chain_abort(&c->chain);
     loams__pk_filter_free(c->pending_pkf);
     c->pending_pkf = NULL;
     free(c->pending_pkf_key);
@@ -1746,33 +1670,8 @@ static int coll_resume(void *state, const char *ref, loams_offsets *applied)
     coll *c = state;
     staging_clear(c);
     forget_pending(c);
-    loams__coll_manifest *m;
-    char *r = NULL;
-    int rc;
-    if (ref == NULL) {
-        rc = loams__coll_manifest_new(c->ns, c->name, &m, &c->err);
-    } else if ((r = strdup(ref)) == NULL) {
-        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory");
-    } else {
-        rc = load_manifest(c, ref, &m);
-    }
-    if (rc != 0) {
-        free(r);
-        return fail(c, rc);
-    }
-    for (size_t i = 0; i < m->n_applied; i++) {
-        if (host->offsets_set(applied, m->applied[i].partition, m->applied[i].next) != 0) {
-            free(r);
-            loams__coll_manifest_free(m);
-            loams__cerr_set(&c->err, -ENOMEM, "out of memory");
-            return fail(c, -ENOMEM);
-        }
-    }
-    loams__coll_manifest_free(c->base);
-    free(c->base_ref);
-    c->base = m;
-    c->base_ref = r;
-    return 0;
+    int rc = loams_kit_chain_resume(&c->chain, ref, applied, &c->err);
+    return rc ? fail(c, rc) : 0;
 }
 
 static int coll_write(void *state, loams_batch *batch)
@@ -1794,19 +1693,9 @@ static int coll_prepare(void *state, const loams_offsets *applied, const char **
 static void coll_committed(void *state, const char *ref)
 {
     coll *c = state;
-    if (c->pending == NULL || c->pending_ref == NULL || strcmp(ref, c->pending_ref) != 0) {
-        host->log(c->ctx, LOAMS_LOG_WARN,
-                  "collection %s.%s: committed(%s) does not name the prepared commit; the next "
-                  "commit starts from a fresh resume",
-                  c->ns, c->name, ref);
+    if (!loams_kit_chain_committed(&c->chain, ref)) {
         return;
     }
-    loams__coll_manifest_free(c->base);
-    free(c->base_ref);
-    c->base = c->pending;
-    c->base_ref = c->pending_ref;
-    c->pending = NULL;
-    c->pending_ref = NULL;
     /* the new split's _pk filter, so the next commit need not read its _pk
      * values (without memory for the entry, it is built when needed) */
     cached *k;
@@ -1833,7 +1722,7 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
 {
     coll *c = state;
     loams__coll_request *req = NULL;
-    loams__bbuf ans = LOAMS__BBUF_INIT;
+    loams_kit_buf ans = LOAMS_KIT_BUF_INIT;
     view vw;
     memset(&vw, 0, sizeof vw);
     const loams__coll_manifest *m;
@@ -1848,10 +1737,10 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
         rc = loams__coll_query_run(&vw.v, ref, req, &c->o.w.tok, &ans, &c->err);
     }
     if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
-        rc = loams__cerr_set(&c->err, -ENOMEM, "out of memory answering a search");
+        rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory answering a search");
     }
     view_free(&vw);
-    loams__bbuf_free(&ans);
+    loams_kit_buf_free(&ans);
     loams__coll_request_free(req);
     cache_trim(c);
     return rc ? fail(c, rc) : 0;

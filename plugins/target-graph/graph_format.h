@@ -22,7 +22,7 @@
  * A table's Bloom filter (over its distinct k1) is: u32 hashes, u32 0,
  * u64 bits, then ceil(bits / 8) bytes; bit i of the filter is byte i / 8,
  * bit i % 8.  Key k sets bits (h1 + j * h2) mod bits for j < hashes, where
- * h = loams__pk_hash(k), h1 = h mod 2^32, h2 = (h >> 32) | 1.
+ * h = loams_kit_key_hash(k), h1 = h mod 2^32, h2 = (h >> 32) | 1.
  *
  * A record: varint k1 length, k1, varint k2 length, k2, varint k3 length,
  * k3, u8 flags, varint properties length, properties (JSON object text, or

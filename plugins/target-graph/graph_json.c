@@ -69,10 +69,10 @@ int loams__gjson_valid_text(const char *s, size_t len)
     return 1;
 }
 
-int loams__gjson_string(loams__bbuf *b, const char *s, size_t len)
+int loams__gjson_string(loams_kit_buf *b, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    if (loams__bbuf_reserve(b, len + 2) != 0) {
+    if (loams_kit_buf_reserve(b, len + 2) != 0) {
         return -ENOMEM;
     }
     b->data[b->len++] = '"';
@@ -84,7 +84,7 @@ int loams__gjson_string(loams__bbuf *b, const char *s, size_t len)
             run++;
         }
         if (run > i) {
-            if (loams__bbuf_append(b, p + i, run - i) != 0) {
+            if (loams_kit_buf_append(b, p + i, run - i) != 0) {
                 return -ENOMEM;
             }
             i = run;
@@ -108,40 +108,40 @@ int loams__gjson_string(loams__bbuf *b, const char *s, size_t len)
         } else {
             size_t u = utf8_len(p + i, len - i);
             if (u == 0) {
-                if (loams__bbuf_append(b, "\xEF\xBF\xBD", 3) != 0) {
+                if (loams_kit_buf_append(b, "\xEF\xBF\xBD", 3) != 0) {
                     return -ENOMEM;
                 }
                 i++;
                 continue;
             }
-            if (loams__bbuf_append(b, p + i, u) != 0) {
+            if (loams_kit_buf_append(b, p + i, u) != 0) {
                 return -ENOMEM;
             }
             i += u;
             continue;
         }
-        if (loams__bbuf_append(b, esc, n) != 0) {
+        if (loams_kit_buf_append(b, esc, n) != 0) {
             return -ENOMEM;
         }
         i++;
     }
-    return loams__bbuf_append(b, "\"", 1) != 0 ? -ENOMEM : 0;
+    return loams_kit_buf_append(b, "\"", 1) != 0 ? -ENOMEM : 0;
 }
 
-int loams__gjson_cstr(loams__bbuf *b, const char *s)
+int loams__gjson_cstr(loams_kit_buf *b, const char *s)
 {
     return loams__gjson_string(b, s, strlen(s));
 }
 
-int loams__gjson_raw(loams__bbuf *b, const char *s)
+int loams__gjson_raw(loams_kit_buf *b, const char *s)
 {
-    return loams__bbuf_append(b, s, strlen(s)) != 0 ? -ENOMEM : 0;
+    return loams_kit_buf_append(b, s, strlen(s)) != 0 ? -ENOMEM : 0;
 }
 
-static int base64(loams__bbuf *b, const unsigned char *p, size_t len)
+static int base64(loams_kit_buf *b, const unsigned char *p, size_t len)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (loams__bbuf_reserve(b, (len + 2) / 3 * 4 + 2) != 0) {
+    if (loams_kit_buf_reserve(b, (len + 2) / 3 * 4 + 2) != 0) {
         return -ENOMEM;
     }
     unsigned char *o = b->data + b->len;
@@ -166,7 +166,7 @@ static int base64(loams__bbuf *b, const unsigned char *p, size_t len)
     return 0;
 }
 
-static int number(loams__bbuf *b, double d)
+static int number(loams_kit_buf *b, double d)
 {
     char tmp[40];
     if (!isfinite(d)) {
@@ -176,7 +176,7 @@ static int number(loams__bbuf *b, double d)
     return loams__gjson_raw(b, tmp);
 }
 
-int loams__gjson_value(loams__bbuf *b, const loams_value *v, loams__cerr *e)
+int loams__gjson_value(loams_kit_buf *b, const loams_value *v, loams_kit_err *e)
 {
     char tmp[40];
     switch ((loams_type)v->type) {
@@ -192,10 +192,10 @@ int loams__gjson_value(loams__bbuf *b, const loams_value *v, loams__cerr *e)
     case LOAMS_T_JSON: {
         cJSON *j = cJSON_ParseWithLength(v->u.s.ptr, v->u.s.len);
         if (j == NULL) {
-            return loams__cerr_set(e, LOAMS_EINPUT, "a JSON value does not parse");
+            return loams_kit_err_set(e, LOAMS_EINPUT, "a JSON value does not parse");
         }
         cJSON_Delete(j);
-        return loams__bbuf_append(b, v->u.s.ptr, v->u.s.len) != 0 ? -ENOMEM : 0;
+        return loams_kit_buf_append(b, v->u.s.ptr, v->u.s.len) != 0 ? -ENOMEM : 0;
     }
     case LOAMS_T_VECTOR: {
         if (loams__gjson_raw(b, "[") != 0) {
@@ -224,5 +224,5 @@ int loams__gjson_value(loams__bbuf *b, const loams_value *v, loams__cerr *e)
         return loams__gjson_raw(b, "]");
     }
     }
-    return loams__cerr_set(e, LOAMS_EINPUT, "a value has an unknown type (%u)", v->type);
+    return loams_kit_err_set(e, LOAMS_EINPUT, "a value has an unknown type (%u)", v->type);
 }

@@ -10,7 +10,7 @@
  * json -> the JSON text itself (it must parse); vector -> array of numbers;
  * list -> array.
  *
- * Functions append to a caller-owned loams__bbuf.  Thread-safe (no state).
+ * Functions append to a caller-owned loams_kit_buf.  Thread-safe (no state).
  */
 #ifndef LOAMS_GRAPH_JSON_H
 #define LOAMS_GRAPH_JSON_H
@@ -19,21 +19,21 @@
 
 #include <loams/host.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 
 /* Appends s[0, len) as a JSON string literal (quotes included).  -ENOMEM. */
-int loams__gjson_string(loams__bbuf *b, const char *s, size_t len);
+int loams__gjson_string(loams_kit_buf *b, const char *s, size_t len);
 
 /* Appends a NUL-terminated string as a JSON string literal.  -ENOMEM. */
-int loams__gjson_cstr(loams__bbuf *b, const char *s);
+int loams__gjson_cstr(loams_kit_buf *b, const char *s);
 
 /* Appends raw text.  -ENOMEM. */
-int loams__gjson_raw(loams__bbuf *b, const char *s);
+int loams__gjson_raw(loams_kit_buf *b, const char *s);
 
 /* Appends v as a JSON value.  LOAMS_EINPUT for a JSON value that does not
  * parse or an unknown type (message in e), -ENOMEM. */
-int loams__gjson_value(loams__bbuf *b, const loams_value *v, loams__cerr *e);
+int loams__gjson_value(loams_kit_buf *b, const loams_value *v, loams_kit_err *e);
 
 /* Non-zero when s[0, len) is valid UTF-8 without NUL bytes (ids, types and
  * labels must be). */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "byte_buffer.h"
-#include "split_format.h" /* loams__pk_hash */
+#include "loams/kit/buf.h"
+#include "loams/kit/key_hash.h"
 
 typedef struct entry {
     uint64_t hash;
@@ -22,7 +22,7 @@ struct loams__gkeymap {
     size_t n_slots;  /* power of two */
     entry *entries;
     size_t n, cap;
-    loams__bbuf arena;
+    loams_kit_buf arena;
 };
 
 int loams__gkeymap_new(loams__gkeymap **out)
@@ -47,7 +47,7 @@ void loams__gkeymap_free(loams__gkeymap *m)
     }
     free(m->slots);
     free(m->entries);
-    loams__bbuf_free(&m->arena);
+    loams_kit_buf_free(&m->arena);
     free(m);
 }
 
@@ -100,7 +100,7 @@ static int64_t lookup(const loams__gkeymap *m, const void *key, size_t len, uint
 
 int loams__gkeymap_put(loams__gkeymap *m, const void *key, size_t len, uint32_t *idx, int *found)
 {
-    uint64_t h = loams__pk_hash(key, len);
+    uint64_t h = loams_kit_key_hash(key, len);
     size_t slot;
     int64_t at = lookup(m, key, len, h, &slot);
     if (at >= 0) {
@@ -127,7 +127,7 @@ int loams__gkeymap_put(loams__gkeymap *m, const void *key, size_t len, uint32_t 
         m->cap = nc;
     }
     uint64_t off = m->arena.len;
-    if (loams__bbuf_append(&m->arena, key, len) != 0) {
+    if (loams_kit_buf_append(&m->arena, key, len) != 0) {
         return -ENOMEM;
     }
     m->entries[m->n] = (entry){h, off, (uint32_t)len};
@@ -141,7 +141,7 @@ int loams__gkeymap_put(loams__gkeymap *m, const void *key, size_t len, uint32_t 
 int64_t loams__gkeymap_find(const loams__gkeymap *m, const void *key, size_t len)
 {
     size_t slot;
-    return lookup(m, key, len, loams__pk_hash(key, len), &slot);
+    return lookup(m, key, len, loams_kit_key_hash(key, len), &slot);
 }
 
 size_t loams__gkeymap_count(const loams__gkeymap *m)

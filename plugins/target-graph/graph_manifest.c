@@ -10,13 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <loams/status.h>
 
-static int nomem(loams__cerr *e)
+static int nomem(loams_kit_err *e)
 {
-    return loams__cerr_set(e, -ENOMEM, "out of memory building a graph manifest");
+    return loams_kit_err_set(e, -ENOMEM, "out of memory building a graph manifest");
 }
 
 static char *dup_or_null(const char *s, int *bad)
@@ -31,7 +30,7 @@ static char *dup_or_null(const char *s, int *bad)
     return d;
 }
 
-int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out, loams__cerr *e)
+int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out, loams_kit_err *e)
 {
     *out = NULL;
     loams__gmanifest *m = calloc(1, sizeof *m);
@@ -70,7 +69,7 @@ void loams__gmanifest_clear_dropped(loams__gmanifest *m)
     m->n_dropped = 0;
 }
 
-int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams__cerr *e)
+int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams_kit_err *e)
 {
     loams__gmanifest *c;
     int rc = loams__gmanifest_new(m->ns, m->name, &c, e);
@@ -101,7 +100,7 @@ int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, lo
     return 0;
 }
 
-static int set_str(char **dst, const char *s, loams__cerr *e)
+static int set_str(char **dst, const char *s, loams_kit_err *e)
 {
     char *d = NULL;
     if (s != NULL && (d = strdup(s)) == NULL) {
@@ -112,18 +111,18 @@ static int set_str(char **dst, const char *s, loams__cerr *e)
     return 0;
 }
 
-int loams__gmanifest_set_parent(loams__gmanifest *m, const char *parent, loams__cerr *e)
+int loams__gmanifest_set_parent(loams__gmanifest *m, const char *parent, loams_kit_err *e)
 {
     return set_str(&m->parent, parent, e);
 }
 
-int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams__cerr *e)
+int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams_kit_err *e)
 {
     return set_str(&m->link, link, e);
 }
 
 int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t seq,
-                                 const loams__gseg_stats *st, int64_t created_us, loams__cerr *e)
+                                 const loams__gseg_stats *st, int64_t created_us, loams_kit_err *e)
 {
     loams__gmanifest_seg *s = realloc(m->segs, (m->n_segs + 1) * sizeof *s);
     if (s == NULL) {
@@ -140,10 +139,10 @@ int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t 
 
 int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t n, const char *key,
                                       uint64_t seq, const loams__gseg_stats *st, int64_t created_us,
-                                      loams__cerr *e)
+                                      loams_kit_err *e)
 {
     if (n == 0 || first + n > m->n_segs) {
-        return loams__cerr_set(e, -EINVAL, "no segments to replace");
+        return loams_kit_err_set(e, -EINVAL, "no segments to replace");
     }
     char *k = NULL;
     if (key != NULL && (k = strdup(key)) == NULL) {
@@ -169,7 +168,7 @@ int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t 
 }
 
 int loams__gmanifest_set_applied(loams__gmanifest *m, int32_t partition, int64_t next,
-                                 loams__cerr *e)
+                                 loams_kit_err *e)
 {
     size_t i = 0;
     while (i < m->n_applied && m->applied[i].partition < partition) {
@@ -190,7 +189,7 @@ int loams__gmanifest_set_applied(loams__gmanifest *m, int32_t partition, int64_t
     return 0;
 }
 
-int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams__cerr *e)
+int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams_kit_err *e)
 {
     char **d = realloc(m->dropped, (m->n_dropped + 1) * sizeof *d);
     if (d == NULL) {
@@ -201,21 +200,6 @@ int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams__ce
         return nomem(e);
     }
     m->n_dropped++;
-    return 0;
-}
-
-int loams__gmanifest_key(char *buf, size_t size, const char *ns, const char *name, const char *dir,
-                         uint64_t seq, const char *suffix)
-{
-    uint64_t rnd;
-    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-        return -EIO;
-    }
-    int n = snprintf(buf, size, "%s/%s/%s/%020" PRIu64 "-%016" PRIx64 "%s", ns, name, dir, seq, rnd,
-                     suffix);
-    if (n < 0 || (size_t)n >= size) {
-        return -ENAMETOOLONG;
-    }
     return 0;
 }
 
@@ -245,7 +229,7 @@ static cJSON *str_or_null(const char *s)
     return s != NULL ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-int loams__gmanifest_encode(const loams__gmanifest *m, loams__bbuf *out, loams__cerr *e)
+int loams__gmanifest_encode(const loams__gmanifest *m, loams_kit_buf *out, loams_kit_err *e)
 {
     cJSON *o = cJSON_CreateObject(), *segs = NULL, *app = NULL, *drop = NULL;
     int bad = o == NULL;
@@ -291,16 +275,16 @@ int loams__gmanifest_encode(const loams__gmanifest *m, loams__bbuf *out, loams__
     if (text == NULL) {
         return nomem(e);
     }
-    int rc = loams__bbuf_append(out, text, strlen(text)) != 0 ? nomem(e) : 0;
+    int rc = loams_kit_buf_append(out, text, strlen(text)) != 0 ? nomem(e) : 0;
     cJSON_free(text);
     return rc;
 }
 
-static int bad_member(const char *ref, const char *what, loams__cerr *e)
+static int bad_member(const char *ref, const char *what, loams_kit_err *e)
 {
-    return loams__cerr_set(e, LOAMS_ECORRUPT,
-                           "graph manifest %s is corrupt: %s; restore the object from a backup",
-                           ref, what);
+    return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                             "graph manifest %s is corrupt: %s; restore the object from a backup",
+                             ref, what);
 }
 
 /* A non-negative integer member (exact up to 2^53). */
@@ -332,7 +316,7 @@ static const char *get_str(const cJSON *o, const char *name)
 }
 
 int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams__gmanifest **out,
-                           loams__cerr *e)
+                           loams_kit_err *e)
 {
     *out = NULL;
     loams__gmanifest *m = NULL;
@@ -353,10 +337,10 @@ int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams_
         goto out;
     }
     if (version != 1) {
-        rc = loams__cerr_set(e, LOAMS_EUNSUPPORTED,
-                             "graph manifest %s has version %" PRIu64
-                             "; this build reads version 1: upgrade loams-host",
-                             ref, version);
+        rc = loams_kit_err_set(e, LOAMS_EUNSUPPORTED,
+                               "graph manifest %s has version %" PRIu64
+                               "; this build reads version 1: upgrade loams-host",
+                               ref, version);
         goto out;
     }
     const char *ns = get_str(o, "namespace"), *name = get_str(o, "graph");

@@ -12,8 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
+#include "loams/kit/manifest_chain.h" /* loams_kit_object_key */
 #include "segment_writer.h"
 
 typedef struct loams__gmanifest_seg {
@@ -44,38 +45,34 @@ typedef struct loams__gmanifest {
 } loams__gmanifest;
 
 /* An empty manifest (seq 0) of graph ns.name.  -ENOMEM. */
-int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out, loams__cerr *e);
+int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out,
+                         loams_kit_err *e);
 void loams__gmanifest_free(loams__gmanifest *m);
 /* A deep copy.  -ENOMEM. */
-int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams__cerr *e);
+int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams_kit_err *e);
 
 /* Parses a manifest read from object `ref` (named in messages).
  * Errors: LOAMS_ECORRUPT (not a graph manifest, a missing or wrong member),
  * LOAMS_EUNSUPPORTED (a newer version), -ENOMEM. */
 int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams__gmanifest **out,
-                           loams__cerr *e);
+                           loams_kit_err *e);
 /* Appends the JSON form.  -ENOMEM. */
-int loams__gmanifest_encode(const loams__gmanifest *m, loams__bbuf *out, loams__cerr *e);
+int loams__gmanifest_encode(const loams__gmanifest *m, loams_kit_buf *out, loams_kit_err *e);
 
 /* Setters; each copies its strings.  -ENOMEM. */
-int loams__gmanifest_set_parent(loams__gmanifest *m, const char *parent, loams__cerr *e);
-int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams__cerr *e);
+int loams__gmanifest_set_parent(loams__gmanifest *m, const char *parent, loams_kit_err *e);
+int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams_kit_err *e);
 int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t seq,
-                                 const loams__gseg_stats *st, int64_t created_us, loams__cerr *e);
+                                 const loams__gseg_stats *st, int64_t created_us, loams_kit_err *e);
 /* Replaces segments [first, first+n) with one (key, seq, st), or with none
  * when key is NULL; the old keys go to dropped.  -ENOMEM, -EINVAL (n = 0 or
  * past the end). */
 int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t n, const char *key,
                                       uint64_t seq, const loams__gseg_stats *st, int64_t created_us,
-                                      loams__cerr *e);
+                                      loams_kit_err *e);
 int loams__gmanifest_set_applied(loams__gmanifest *m, int32_t partition, int64_t next,
-                                 loams__cerr *e);
-int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams__cerr *e);
+                                 loams_kit_err *e);
+int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams_kit_err *e);
 void loams__gmanifest_clear_dropped(loams__gmanifest *m);
-
-/* Makes an object key "<ns>/<name>/<dir>/<seq:20>-<16 hex random><suffix>".
- * -ENAMETOOLONG, -EIO (no randomness). */
-int loams__gmanifest_key(char *buf, size_t size, const char *ns, const char *name, const char *dir,
-                         uint64_t seq, const char *suffix);
 
 #endif

@@ -50,16 +50,16 @@ void loams__gquery_free(loams__gquery *q)
     free(q);
 }
 
-static int bad(loams__cerr *e, const char *fmt, const char *a)
+static int bad(loams_kit_err *e, const char *fmt, const char *a)
 {
     char msg[512];
     snprintf(msg, sizeof msg, fmt, a);
-    return loams__cerr_set(e, LOAMS_EINPUT, "graph query: %s", msg);
+    return loams_kit_err_set(e, LOAMS_EINPUT, "graph query: %s", msg);
 }
 
 /* A string or integer id member; required when req. */
 static int get_id(const cJSON *o, const char *name, int req, char **out, size_t *len,
-                  loams__cerr *e)
+                  loams_kit_err *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     char num[32];
@@ -82,14 +82,14 @@ static int get_id(const cJSON *o, const char *name, int req, char **out, size_t 
         return bad(e, "'%s' must be 1 to 1024 bytes", name);
     }
     if ((*out = strdup(s)) == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory");
     }
     *len = n;
     return 0;
 }
 
 static int get_long(const cJSON *o, const char *name, long min, long max, long def, long *out,
-                    loams__cerr *e)
+                    loams_kit_err *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     if (v == NULL) {
@@ -101,13 +101,13 @@ static int get_long(const cJSON *o, const char *name, long min, long max, long d
         v->valuedouble != (double)(long)v->valuedouble) {
         char msg[160];
         snprintf(msg, sizeof msg, "'%s' must be an integer from %ld to %ld", name, min, max);
-        return loams__cerr_set(e, LOAMS_EINPUT, "graph query: %s", msg);
+        return loams_kit_err_set(e, LOAMS_EINPUT, "graph query: %s", msg);
     }
     *out = (long)v->valuedouble;
     return 0;
 }
 
-int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams__cerr *e)
+int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams_kit_err *e)
 {
     *out = NULL;
     cJSON *o = cJSON_ParseWithLength(text, len);
@@ -115,10 +115,10 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
     int rc;
     if (q == NULL) {
         cJSON_Delete(o);
-        return loams__cerr_set(e, -ENOMEM, "out of memory");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory");
     }
     if (o == NULL || !cJSON_IsObject(o)) {
-        rc = loams__cerr_set(e, LOAMS_EINPUT, "graph query: the request is not a JSON object");
+        rc = loams_kit_err_set(e, LOAMS_EINPUT, "graph query: the request is not a JSON object");
         goto out;
     }
     const cJSON *opv = cJSON_GetObjectItemCaseSensitive(o, "op");
@@ -155,7 +155,7 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
             char msg[200];
             snprintf(msg, sizeof msg, "unknown member '%.60s' for op %s (allowed:%s)", m->string,
                      ops[k].name, ops[k].members);
-            rc = loams__cerr_set(e, LOAMS_EINPUT, "graph query: %s", msg);
+            rc = loams_kit_err_set(e, LOAMS_EINPUT, "graph query: %s", msg);
             goto out;
         }
     }
@@ -181,7 +181,7 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
             goto out;
         }
         if ((q->type = strdup(type->valuestring)) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory");
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory");
             goto out;
         }
         q->type_len = strlen(q->type);
@@ -238,7 +238,7 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
             if (!cJSON_IsString(s)) {
                 rc = bad(e, "%s", "'after' must hold strings");
             } else if ((q->after[i] = strdup(s->valuestring)) == NULL) {
-                rc = loams__cerr_set(e, -ENOMEM, "out of memory");
+                rc = loams_kit_err_set(e, -ENOMEM, "out of memory");
             } else {
                 q->after_len[i] = strlen(s->valuestring);
             }
@@ -277,12 +277,12 @@ static int64_t mono_us(void)
  * to be a JSON object that parses: they are spliced into the answer as they
  * are, so properties that do not parse would make the whole answer
  * unreadable.  -ENOMEM or LOAMS_ECORRUPT, with the message in e. */
-static int props(loams__bbuf *b, const char *p, size_t len, const char *what, const char *key,
-                 size_t key_len, loams__cerr *e)
+static int props(loams_kit_buf *b, const char *p, size_t len, const char *what, const char *key,
+                 size_t key_len, loams_kit_err *e)
 {
     if (len == 0) {
         return loams__gjson_raw(b, "{}") != 0
-                   ? loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query")
+                   ? loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query")
                    : 0;
     }
     const char *end = NULL;
@@ -292,19 +292,19 @@ static int props(loams__bbuf *b, const char *p, size_t len, const char *what, co
     if (!ok) {
         /* cJSON reports running out of memory as a parse failure too */
         size_t at = end != NULL && end >= p ? (size_t)(end - p) : 0;
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "the properties of %s '%.*s' are not a JSON object that parses "
-                               "(at byte %zu of %zu): a segment was damaged or written by a "
-                               "faulty writer; restore it from a backup or re-apply the link "
-                               "from its source",
-                               what, (int)(key_len > 200 ? 200 : key_len), key, at, len);
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "the properties of %s '%.*s' are not a JSON object that parses "
+                                 "(at byte %zu of %zu): a segment was damaged or written by a "
+                                 "faulty writer; restore it from a backup or re-apply the link "
+                                 "from its source",
+                                 what, (int)(key_len > 200 ? 200 : key_len), key, at, len);
     }
-    return loams__bbuf_append(b, p, len) != 0
-               ? loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query")
+    return loams_kit_buf_append(b, p, len) != 0
+               ? loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query")
                : 0;
 }
 
-static int head(loams__bbuf *b, const char *opname, const char *graph, const char *ref,
+static int head(loams_kit_buf *b, const char *opname, const char *graph, const char *ref,
                 const loams__gview *v)
 {
     char tmp[64];
@@ -317,16 +317,17 @@ static int head(loams__bbuf *b, const char *opname, const char *graph, const cha
     return loams__gjson_raw(b, tmp);
 }
 
-static int tail(loams__bbuf *b, int64_t t0)
+static int tail(loams_kit_buf *b, int64_t t0)
 {
     char tmp[64];
     snprintf(tmp, sizeof tmp, ",\"took_us\":%" PRId64 "}", mono_us() - t0);
     return loams__gjson_raw(b, tmp);
 }
 
-static int run_node(const loams__gview *v, const loams__gquery *q, loams__bbuf *b, loams__cerr *e)
+static int run_node(const loams__gview *v, const loams__gquery *q, loams_kit_buf *b,
+                    loams_kit_err *e)
 {
-    loams__bbuf arena = LOAMS__BBUF_INIT;
+    loams_kit_buf arena = LOAMS_KIT_BUF_INIT;
     loams__gnode n;
     int found;
     int rc = loams__gview_node(v, q->id, q->id_len, &arena, &n, &found, e);
@@ -355,16 +356,16 @@ static int run_node(const loams__gview *v, const loams__gquery *q, loams__bbuf *
     rc = 0;
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
-    loams__bbuf_free(&arena);
+    loams_kit_buf_free(&arena);
     return rc;
 }
 
 /* {"src":..,"type":..,"dst":..} of edge g seen from id.  -ENOMEM (no
  * message) or props()'s LOAMS_ECORRUPT (with its message in e). */
-static int edge_json(loams__bbuf *b, const char *id, size_t id_len, const loams__gedges *l,
-                     const loams__gedge *g, int with_props, loams__cerr *e)
+static int edge_json(loams_kit_buf *b, const char *id, size_t id_len, const loams__gedges *l,
+                     const loams__gedge *g, int with_props, loams_kit_err *e)
 {
     const char *a = (const char *)l->arena.data;
     int out = g->dir == LOAMS__GDIR_OUT;
@@ -399,12 +400,12 @@ static const char *dir_name(unsigned dirs)
                                                       : "out";
 }
 
-static int run_neighbors(const loams__gview *v, const loams__gquery *q, loams__bbuf *b,
-                         loams__cerr *e)
+static int run_neighbors(const loams__gview *v, const loams__gquery *q, loams_kit_buf *b,
+                         loams_kit_err *e)
 {
     loams__gedges l;
     if (loams__gedges_init(&l) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory");
     }
     int rc = loams__gview_neighbors(v, q->id, q->id_len, q->dirs, q->type, q->type_len, 1, &l, e);
     if (rc != 0) {
@@ -433,7 +434,7 @@ static int run_neighbors(const loams__gview *v, const loams__gquery *q, loams__b
     rc = 0;
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
     loams__gedges_free(&l);
     return rc;
@@ -449,9 +450,9 @@ typedef struct bfs {
     size_t *type_len;
     unsigned char *dir;
     size_t cap;
-    loams__bbuf types;
+    loams_kit_buf types;
     loams__gedges l;
-    loams__bbuf cur; /* the id being expanded (a copy) */
+    loams_kit_buf cur; /* the id being expanded (a copy) */
 } bfs;
 
 static void bfs_free(bfs *s)
@@ -462,8 +463,8 @@ static void bfs_free(bfs *s)
     free(s->type_off);
     free(s->type_len);
     free(s->dir);
-    loams__bbuf_free(&s->types);
-    loams__bbuf_free(&s->cur);
+    loams_kit_buf_free(&s->types);
+    loams_kit_buf_free(&s->cur);
     loams__gedges_free(&s->l);
 }
 
@@ -506,14 +507,14 @@ static int bfs_reserve(bfs *s, size_t n)
 /* Runs a BFS from q->id up to q->depth levels (stops early when `target`
  * is found; *hit gets its index).  Returns 0, LOAMS_ELIMIT, errors. */
 static int bfs_run(const loams__gview *v, const loams__gquery *q, bfs *s, const char *target,
-                   size_t target_len, int64_t *hit, loams__cerr *e)
+                   size_t target_len, int64_t *hit, loams_kit_err *e)
 {
     uint32_t idx;
     int found, rc;
     *hit = -1;
     if (loams__gkeymap_new(&s->seen) != 0 || loams__gedges_init(&s->l) != 0 ||
         loams__gkeymap_put(s->seen, q->id, q->id_len, &idx, &found) != 0 || bfs_reserve(s, 1)) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory in a graph traversal");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory in a graph traversal");
     }
     s->parent[0] = UINT32_MAX;
     s->depth[0] = 0;
@@ -529,8 +530,8 @@ static int bfs_run(const loams__gview *v, const loams__gquery *q, bfs *s, const 
             size_t len;
             const char *id = loams__gkeymap_key(s->seen, (uint32_t)i, &len);
             s->cur.len = 0;
-            if (loams__bbuf_append(&s->cur, id, len) != 0) {
-                return loams__cerr_set(e, -ENOMEM, "out of memory in a graph traversal");
+            if (loams_kit_buf_append(&s->cur, id, len) != 0) {
+                return loams_kit_err_set(e, -ENOMEM, "out of memory in a graph traversal");
             }
             rc = loams__gview_neighbors(v, (const char *)s->cur.data, len, q->dirs, q->type,
                                         q->type_len, 0, &s->l, e);
@@ -542,28 +543,28 @@ static int bfs_run(const loams__gview *v, const loams__gquery *q, bfs *s, const 
                 const loams__gedge *g = &s->l.v[j];
                 if (loams__gkeymap_put(s->seen, a + g->other_off, g->other_len, &idx, &found) !=
                     0) {
-                    return loams__cerr_set(e, -ENOMEM, "out of memory in a graph traversal");
+                    return loams_kit_err_set(e, -ENOMEM, "out of memory in a graph traversal");
                 }
                 if (found) {
                     continue;
                 }
                 if (loams__gkeymap_count(s->seen) > (size_t)q->max_visited) {
-                    return loams__cerr_set(e, LOAMS_ELIMIT,
-                                           "graph query: the traversal reached more than %ld "
-                                           "nodes (max_visited); lower the depth or raise "
-                                           "max_visited",
-                                           q->max_visited);
+                    return loams_kit_err_set(e, LOAMS_ELIMIT,
+                                             "graph query: the traversal reached more than %ld "
+                                             "nodes (max_visited); lower the depth or raise "
+                                             "max_visited",
+                                             q->max_visited);
                 }
                 if (bfs_reserve(s, (size_t)idx + 1) != 0) {
-                    return loams__cerr_set(e, -ENOMEM, "out of memory in a graph traversal");
+                    return loams_kit_err_set(e, -ENOMEM, "out of memory in a graph traversal");
                 }
                 s->parent[idx] = (uint32_t)i;
                 s->depth[idx] = (uint32_t)d;
                 s->type_off[idx] = s->types.len;
                 s->type_len[idx] = g->type_len;
                 s->dir[idx] = (unsigned char)g->dir;
-                if (loams__bbuf_append(&s->types, a + g->type_off, g->type_len) != 0) {
-                    return loams__cerr_set(e, -ENOMEM, "out of memory in a graph traversal");
+                if (loams_kit_buf_append(&s->types, a + g->type_off, g->type_len) != 0) {
+                    return loams_kit_err_set(e, -ENOMEM, "out of memory in a graph traversal");
                 }
                 if (target != NULL &&
                     loams__gbytes_cmp(a + g->other_off, g->other_len, target, target_len) == 0) {
@@ -578,14 +579,15 @@ static int bfs_run(const loams__gview *v, const loams__gquery *q, bfs *s, const 
     return 0;
 }
 
-static int id_json(loams__bbuf *b, const bfs *s, uint32_t i)
+static int id_json(loams_kit_buf *b, const bfs *s, uint32_t i)
 {
     size_t len;
     const char *id = loams__gkeymap_key(s->seen, i, &len);
     return loams__gjson_string(b, id, len);
 }
 
-static int run_path(const loams__gview *v, const loams__gquery *q, loams__bbuf *b, loams__cerr *e)
+static int run_path(const loams__gview *v, const loams__gquery *q, loams_kit_buf *b,
+                    loams_kit_err *e)
 {
     bfs s;
     memset(&s, 0, sizeof s);
@@ -642,7 +644,7 @@ static int run_path(const loams__gview *v, const loams__gquery *q, loams__bbuf *
     rc = 0;
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
     free(chain);
     bfs_free(&s);
@@ -663,7 +665,8 @@ static int khop_cmp(const void *a, const void *b)
     return loams__gbytes_cmp(xs, xl, ys, yl);
 }
 
-static int run_khop(const loams__gview *v, const loams__gquery *q, loams__bbuf *b, loams__cerr *e)
+static int run_khop(const loams__gview *v, const loams__gquery *q, loams_kit_buf *b,
+                    loams_kit_err *e)
 {
     bfs s;
     memset(&s, 0, sizeof s);
@@ -702,7 +705,7 @@ static int run_khop(const loams__gview *v, const loams__gquery *q, loams__bbuf *
     rc = 0;
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
     free(order);
     bfs_free(&s);
@@ -711,10 +714,11 @@ out:
 
 /* ---- scans ---- */
 
-static int run_scan(const loams__gview *v, const loams__gquery *q, loams__bbuf *b, loams__cerr *e)
+static int run_scan(const loams__gview *v, const loams__gquery *q, loams_kit_buf *b,
+                    loams_kit_err *e)
 {
     loams__gmerge *m = NULL;
-    loams__bbuf last = LOAMS__BBUF_INIT; /* the last key shown, as JSON list items */
+    loams_kit_buf last = LOAMS_KIT_BUF_INIT; /* the last key shown, as JSON list items */
     loams__gtable t = q->edges ? LOAMS__GT_OUT : LOAMS__GT_NODES;
     int rc = loams__gmerge_open(v->segs, v->n, t, q->has_after ? q->after[0] : NULL,
                                 q->has_after ? q->after_len[0] : 0, &m, e);
@@ -778,16 +782,16 @@ static int run_scan(const loams__gview *v, const loams__gquery *q, loams__bbuf *
         last.len = 0;
         J(loams__gjson_string(&last, r.k1, r.k1len));
         if (q->edges) {
-            J(loams__bbuf_append(&last, ",", 1));
+            J(loams_kit_buf_append(&last, ",", 1));
             J(loams__gjson_string(&last, r.k2, r.k2len));
-            J(loams__bbuf_append(&last, ",", 1));
+            J(loams_kit_buf_append(&last, ",", 1));
             J(loams__gjson_string(&last, r.k3, r.k3len));
         }
     }
     J(loams__gjson_raw(b, "],\"next\":"));
     if (more) {
         J(loams__gjson_raw(b, "["));
-        J(loams__bbuf_append(b, last.data, last.len));
+        J(loams_kit_buf_append(b, last.data, last.len));
         J(loams__gjson_raw(b, "]"));
     } else {
         J(loams__gjson_raw(b, "null"));
@@ -795,21 +799,21 @@ static int run_scan(const loams__gview *v, const loams__gquery *q, loams__bbuf *
     rc = 0;
     goto out;
 nomem:
-    rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+    rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
-    loams__bbuf_free(&last);
+    loams_kit_buf_free(&last);
     loams__gmerge_free(m);
     return rc;
 }
 
 int loams__gquery_run(const loams__gview *v, const char *graph, const char *ref,
-                      const loams__gquery *q, loams__bbuf *out, loams__cerr *e)
+                      const loams__gquery *q, loams_kit_buf *out, loams_kit_err *e)
 {
     static const char *names[] = {"node", "neighbors", "path", "khop", "scan"};
     int64_t t0 = mono_us();
     size_t start = out->len;
     if (head(out, names[q->op], graph, ref, v) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
     }
     int rc;
     switch (q->op) {
@@ -820,10 +824,10 @@ int loams__gquery_run(const loams__gview *v, const char *graph, const char *ref,
     default: rc = run_scan(v, q, out, e); break;
     }
     if (rc == 0 && tail(out, t0) != 0) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory answering a graph query");
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
     }
     if (rc == LOAMS_ECORRUPT) {
-        loams__cerr_prefix(e, rc, "graph %s, manifest %s", graph, ref ? ref : "(none)");
+        loams_kit_err_prefix(e, rc, "graph %s, manifest %s", graph, ref ? ref : "(none)");
     }
     if (rc != 0) {
         out->len = start;

@@ -24,15 +24,15 @@
 
 #include <stddef.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 #include "graph_view.h"
 
 typedef struct loams__gquery loams__gquery;
 
 /* Parses a request.  LOAMS_EINPUT with a message that names the member and
  * what is allowed; -ENOMEM. */
-int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams__cerr *e);
+int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams_kit_err *e);
 void loams__gquery_free(loams__gquery *q);
 
 /* Answers q over v; `graph` ("ns.name") and `ref` (the manifest key) are
@@ -40,6 +40,6 @@ void loams__gquery_free(loams__gquery *q);
  * Errors: LOAMS_ELIMIT (a traversal visited too much), -ENOMEM, the
  * readers' errors. */
 int loams__gquery_run(const loams__gview *v, const char *graph, const char *ref,
-                      const loams__gquery *q, loams__bbuf *out, loams__cerr *e);
+                      const loams__gquery *q, loams_kit_buf *out, loams_kit_err *e);
 
 #endif

@@ -15,7 +15,7 @@
 typedef struct node_hit {
     int hit;
     loams__grec rec;
-    loams__bbuf *arena;
+    loams_kit_buf *arena;
     loams__gnode *out;
     int found;
     int oom;
@@ -33,19 +33,19 @@ static int node_visit(void *ud, const loams__grec *rec)
     h->out->has_label = (rec->flags & LOAMS__GREC_LABEL) != 0;
     h->out->label_off = h->arena->len;
     h->out->label_len = rec->k2len;
-    if (loams__bbuf_append(h->arena, rec->k2, rec->k2len) != 0) {
+    if (loams_kit_buf_append(h->arena, rec->k2, rec->k2len) != 0) {
         return -ENOMEM;
     }
     h->out->props_off = h->arena->len;
     h->out->props_len = rec->props_len;
-    if (loams__bbuf_append(h->arena, rec->props, rec->props_len) != 0) {
+    if (loams_kit_buf_append(h->arena, rec->props, rec->props_len) != 0) {
         return -ENOMEM;
     }
     return 1;
 }
 
-int loams__gview_node(const loams__gview *v, const char *id, size_t len, loams__bbuf *arena,
-                      loams__gnode *out, int *found, loams__cerr *e)
+int loams__gview_node(const loams__gview *v, const char *id, size_t len, loams_kit_buf *arena,
+                      loams__gnode *out, int *found, loams_kit_err *e)
 {
     node_hit h = {.arena = arena, .out = out};
     memset(out, 0, sizeof *out);
@@ -53,7 +53,7 @@ int loams__gview_node(const loams__gview *v, const char *id, size_t len, loams__
     for (size_t i = v->n; i-- > 0;) {
         int rc = loams__gseg_lookup(v->segs[i], LOAMS__GT_NODES, id, len, node_visit, &h, e);
         if (rc == -ENOMEM) {
-            return loams__cerr_set(e, rc, "out of memory looking a node up");
+            return loams_kit_err_set(e, rc, "out of memory looking a node up");
         }
         if (rc != 0) {
             return rc;
@@ -77,7 +77,7 @@ int loams__gedges_init(loams__gedges *l)
 void loams__gedges_free(loams__gedges *l)
 {
     free(l->v);
-    loams__bbuf_free(&l->arena);
+    loams_kit_buf_free(&l->arena);
     loams__gkeymap_free(l->seen);
     memset(l, 0, sizeof *l);
 }
@@ -88,7 +88,7 @@ typedef struct nb_ctx {
     const char *type;
     size_t type_len;
     int with_props;
-    loams__bbuf key;
+    loams_kit_buf key;
 } nb_ctx;
 
 static int nb_visit(void *ud, const loams__grec *rec)
@@ -99,10 +99,10 @@ static int nb_visit(void *ud, const loams__grec *rec)
     }
     c->key.len = 0;
     unsigned char d = (unsigned char)c->dir;
-    if (loams__bbuf_append(&c->key, &d, 1) != 0 ||
-        loams__bbuf_append(&c->key, rec->k2, rec->k2len) != 0 ||
-        loams__bbuf_append(&c->key, "", 1) != 0 ||
-        loams__bbuf_append(&c->key, rec->k3, rec->k3len) != 0) {
+    if (loams_kit_buf_append(&c->key, &d, 1) != 0 ||
+        loams_kit_buf_append(&c->key, rec->k2, rec->k2len) != 0 ||
+        loams_kit_buf_append(&c->key, "", 1) != 0 ||
+        loams_kit_buf_append(&c->key, rec->k3, rec->k3len) != 0) {
         return -ENOMEM;
     }
     uint32_t idx;
@@ -128,17 +128,17 @@ static int nb_visit(void *ud, const loams__grec *rec)
     g->dir = c->dir;
     g->type_off = l->arena.len;
     g->type_len = rec->k2len;
-    if (loams__bbuf_append(&l->arena, rec->k2, rec->k2len) != 0) {
+    if (loams_kit_buf_append(&l->arena, rec->k2, rec->k2len) != 0) {
         return -ENOMEM;
     }
     g->other_off = l->arena.len;
     g->other_len = rec->k3len;
-    if (loams__bbuf_append(&l->arena, rec->k3, rec->k3len) != 0) {
+    if (loams_kit_buf_append(&l->arena, rec->k3, rec->k3len) != 0) {
         return -ENOMEM;
     }
     g->props_off = l->arena.len;
     g->props_len = c->with_props ? rec->props_len : 0;
-    if (c->with_props && loams__bbuf_append(&l->arena, rec->props, rec->props_len) != 0) {
+    if (c->with_props && loams_kit_buf_append(&l->arena, rec->props, rec->props_len) != 0) {
         return -ENOMEM;
     }
     l->n++;
@@ -166,7 +166,7 @@ static int edge_cmp(const void *a, const void *b)
 
 int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, unsigned dirs,
                            const char *type, size_t type_len, int with_props, loams__gedges *out,
-                           loams__cerr *e)
+                           loams_kit_err *e)
 {
     out->n = 0;
     out->arena.len = 0;
@@ -184,9 +184,9 @@ int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, un
             rc = loams__gseg_lookup(v->segs[i], table_of[d], id, len, nb_visit, &c, e);
         }
     }
-    loams__bbuf_free(&c.key);
+    loams_kit_buf_free(&c.key);
     if (rc == -ENOMEM) {
-        return loams__cerr_set(e, rc, "out of memory listing neighbors");
+        return loams_kit_err_set(e, rc, "out of memory listing neighbors");
     }
     if (rc != 0) {
         return rc;
@@ -226,7 +226,7 @@ void loams__gmerge_free(loams__gmerge *m)
     free(m);
 }
 
-static int pull(input *in, loams__cerr *e)
+static int pull(input *in, loams_kit_err *e)
 {
     int done;
     int rc = loams__gseg_cursor_next(in->c, &in->rec, &done, e);
@@ -239,13 +239,13 @@ static int pull(input *in, loams__cerr *e)
 }
 
 int loams__gmerge_open(loams__gseg_reader *const *segs, size_t n, loams__gtable table,
-                       const char *from, size_t from_len, loams__gmerge **out, loams__cerr *e)
+                       const char *from, size_t from_len, loams__gmerge **out, loams_kit_err *e)
 {
     *out = NULL;
     loams__gmerge *m = calloc(1, sizeof *m);
     if (m == NULL || (m->in = calloc(n ? n : 1, sizeof *m->in)) == NULL) {
         free(m);
-        return loams__cerr_set(e, -ENOMEM, "out of memory merging graph segments");
+        return loams_kit_err_set(e, -ENOMEM, "out of memory merging graph segments");
     }
     m->table = table;
     m->n = n;
@@ -263,7 +263,7 @@ int loams__gmerge_open(loams__gseg_reader *const *segs, size_t n, loams__gtable 
     return 0;
 }
 
-int loams__gmerge_next(loams__gmerge *m, loams__grec *rec, int *done, loams__cerr *e)
+int loams__gmerge_next(loams__gmerge *m, loams__grec *rec, int *done, loams_kit_err *e)
 {
     for (size_t i = 0; i < m->n; i++) {
         if (m->in[i].advance) {

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 #include "graph_keymap.h"
 #include "segment_reader.h"
 
@@ -43,8 +43,8 @@ typedef struct loams__gnode {
 /* Looks node `id` up.  *found = 0 when no segment holds it or the newest
  * holder is a tombstone; else its label and properties are appended to
  * arena and *out says where.  Errors: the readers'. */
-int loams__gview_node(const loams__gview *v, const char *id, size_t len, loams__bbuf *arena,
-                      loams__gnode *out, int *found, loams__cerr *e);
+int loams__gview_node(const loams__gview *v, const char *id, size_t len, loams_kit_buf *arena,
+                      loams__gnode *out, int *found, loams_kit_err *e);
 
 /* Directions (a mask). */
 #define LOAMS__GDIR_OUT 1u
@@ -62,7 +62,7 @@ typedef struct loams__gedge {
 typedef struct loams__gedges {
     loams__gedge *v;
     size_t n, cap;
-    loams__bbuf arena;
+    loams_kit_buf arena;
     loams__gkeymap *seen; /* (dir, type, other) versions seen */
 } loams__gedges;
 
@@ -76,7 +76,7 @@ void loams__gedges_free(loams__gedges *l);
  * Errors: -ENOMEM, the readers'. */
 int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, unsigned dirs,
                            const char *type, size_t type_len, int with_props, loams__gedges *out,
-                           loams__cerr *e);
+                           loams_kit_err *e);
 
 /* A merge cursor over the newest version of every key of one table. */
 typedef struct loams__gmerge loams__gmerge;
@@ -84,11 +84,11 @@ typedef struct loams__gmerge loams__gmerge;
 /* Opens a merge cursor over segs[0..n) (oldest first) for `table`, from
  * the first key whose k1 >= from (NULL: the start).  -ENOMEM, readers'. */
 int loams__gmerge_open(loams__gseg_reader *const *segs, size_t n, loams__gtable table,
-                       const char *from, size_t from_len, loams__gmerge **out, loams__cerr *e);
+                       const char *from, size_t from_len, loams__gmerge **out, loams_kit_err *e);
 
 /* The next key's newest version (tombstones included: check the flags);
  * pointers valid until the next call; *done = 1 at the end. */
-int loams__gmerge_next(loams__gmerge *m, loams__grec *rec, int *done, loams__cerr *e);
+int loams__gmerge_next(loams__gmerge *m, loams__grec *rec, int *done, loams_kit_err *e);
 
 void loams__gmerge_free(loams__gmerge *m);
 

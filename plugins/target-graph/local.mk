@@ -1,10 +1,10 @@
 # plugins/target-graph: the graph target (nodes and edges in immutable
 # segments with sorted adjacency lists).  The pure modules form a
 # convenience library that the plugin, the unit tests and the benchmark
-# link; the binary-format basics come from target-collection's
-# libtargetbase.
+# link; the binary-format basics (buffers, CRC-32C, the key hash) and the
+# manifest chain come from the plugin kit (plugins/kit).
 
-GRAPH_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/plugins/target-collection
+GRAPH_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 
 noinst_LTLIBRARIES += plugins/target-graph/libgraph.la
 plugins_target_graph_libgraph_la_SOURCES = \
@@ -17,7 +17,7 @@ plugins_target_graph_libgraph_la_SOURCES = \
 	plugins/target-graph/graph_view.c plugins/target-graph/graph_view.h \
 	plugins/target-graph/graph_query.c plugins/target-graph/graph_query.h
 plugins_target_graph_libgraph_la_CFLAGS = $(GRAPH_CFLAGS)
-plugins_target_graph_libgraph_la_LIBADD = plugins/target-collection/libtargetbase.la \
+plugins_target_graph_libgraph_la_LIBADD = plugins/kit/libkit.la \
 	$(CJSON_LIBS) -lm
 
 # the plugin: the vtable over the library
@@ -69,8 +69,7 @@ tests_fuzz_fuzz_graph_segment_SOURCES = tests/fuzz/fuzz-graph-segment.c \
 	plugins/target-graph/segment_reader.c plugins/target-graph/segment_writer.c \
 	plugins/target-graph/graph_query.c plugins/target-graph/graph_view.c \
 	plugins/target-graph/graph_keymap.c plugins/target-graph/graph_json.c \
-	plugins/target-collection/collection_error.c plugins/target-collection/crc32c.c \
-	plugins/target-collection/byte_buffer.c plugins/target-collection/pk_hash.c
+	$(LOAMS_KIT_C_FILES)
 tests_fuzz_fuzz_graph_segment_CFLAGS = $(GRAPH_CFLAGS) -I$(top_srcdir)/plugins/target-graph \
 	-fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_graph_segment_LDFLAGS = -fsanitize=fuzzer,address,undefined

@@ -13,9 +13,9 @@
 
 #include <loams/status.h>
 
-#include "byte_buffer.h"
-#include "crc32c.h"
-#include "split_format.h" /* loams__pk_hash */
+#include "loams/kit/buf.h"
+#include "loams/kit/crc32c.h"
+#include "loams/kit/key_hash.h"
 
 typedef struct block_ref {
     uint64_t offset;
@@ -74,15 +74,16 @@ struct loams__gseg_cursor {
     char *from_copy;
 };
 
-static int corrupt(const loams__gseg_reader *r, loams__cerr *e, const char *what)
+static int corrupt(const loams__gseg_reader *r, loams_kit_err *e, const char *what)
 {
-    return loams__cerr_set(e, LOAMS_ECORRUPT,
-                           "graph segment %s is corrupt: %s; the object was damaged after it was "
-                           "written: restore it from a backup or re-apply the link from its source",
-                           r->name, what);
+    return loams_kit_err_set(
+        e, LOAMS_ECORRUPT,
+        "graph segment %s is corrupt: %s; the object was damaged after it was "
+        "written: restore it from a backup or re-apply the link from its source",
+        r->name, what);
 }
 
-static int read_at(loams__gseg_reader *r, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int read_at(loams__gseg_reader *r, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     if (off > r->size || len > r->size - off) {
         return corrupt(r, e, "a section lies past the end of the object");
@@ -91,19 +92,19 @@ static int read_at(loams__gseg_reader *r, uint64_t off, uint64_t len, void *dst,
 }
 
 static int parse_index(loams__gseg_reader *r, table_index *t, const unsigned char *p, size_t len,
-                       loams__cerr *e)
+                       loams_kit_err *e)
 {
     if (len < 16) {
         return corrupt(r, e, "a block index is truncated");
     }
-    t->n = loams__le32_get(p);
-    t->records = loams__le64_get(p + 8);
+    t->n = loams_kit_le32_get(p);
+    t->records = loams_kit_le64_get(p + 8);
     if (t->n > len / 21) {
         return corrupt(r, e, "a block index counts more blocks than it holds");
     }
     t->blocks = calloc(t->n ? t->n : 1, sizeof *t->blocks);
     if (t->blocks == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", r->name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", r->name);
     }
     const unsigned char *q = p + 16, *end = p + len;
     uint64_t total = 0, expect = t->start;
@@ -113,12 +114,12 @@ static int parse_index(loams__gseg_reader *r, table_index *t, const unsigned cha
         if (end - q < 20) {
             return corrupt(r, e, "a block index entry is truncated");
         }
-        b->offset = loams__le64_get(q);
-        b->length = loams__le32_get(q + 8);
-        b->crc = loams__le32_get(q + 12);
-        b->records = loams__le32_get(q + 16);
+        b->offset = loams_kit_le64_get(q);
+        b->length = loams_kit_le32_get(q + 8);
+        b->crc = loams_kit_le32_get(q + 12);
+        b->records = loams_kit_le32_get(q + 16);
         q += 20;
-        if (loams__varint_get(&q, end, &fl) != 0 || fl > (uint64_t)(end - q) ||
+        if (loams_kit_varint_get(&q, end, &fl) != 0 || fl > (uint64_t)(end - q) ||
             fl > LOAMS__GRAPH_ID_MAX) {
             return corrupt(r, e, "a block index entry has a bad first key");
         }
@@ -142,7 +143,7 @@ static int parse_index(loams__gseg_reader *r, table_index *t, const unsigned cha
     return 0;
 }
 
-static int parse_meta(loams__gseg_reader *r, const unsigned char *p, size_t len, loams__cerr *e)
+static int parse_meta(loams__gseg_reader *r, const unsigned char *p, size_t len, loams_kit_err *e)
 {
     cJSON *m = cJSON_ParseWithLength((const char *)p, len);
     if (m == NULL) {
@@ -165,14 +166,14 @@ static int parse_meta(loams__gseg_reader *r, const unsigned char *p, size_t len,
 }
 
 int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn read, void *ud,
-                            size_t cache_blocks, loams__gseg_reader **out, loams__cerr *e)
+                            size_t cache_blocks, loams__gseg_reader **out, loams_kit_err *e)
 {
     *out = NULL;
     unsigned char *dir = NULL, *sec = NULL;
     loams__gseg_reader *r = calloc(1, sizeof *r);
     if (r == NULL || (r->name = strdup(name)) == NULL) {
         free(r);
-        return loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
     }
     r->size = size;
     r->read = read;
@@ -192,35 +193,35 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
         rc = corrupt(r, e, "it does not start and end with the graph segment magic");
         goto fail;
     }
-    if (loams__le32_get(head + 8) != LOAMS__GSEG_VERSION) {
-        rc = loams__cerr_set(e, LOAMS_EUNSUPPORTED,
-                             "graph segment %s has format version %u; this build reads version "
-                             "%u: upgrade loams-host",
-                             name, loams__le32_get(head + 8), LOAMS__GSEG_VERSION);
+    if (loams_kit_le32_get(head + 8) != LOAMS__GSEG_VERSION) {
+        rc = loams_kit_err_set(e, LOAMS_EUNSUPPORTED,
+                               "graph segment %s has format version %u; this build reads version "
+                               "%u: upgrade loams-host",
+                               name, loams_kit_le32_get(head + 8), LOAMS__GSEG_VERSION);
         goto fail;
     }
-    if (loams__crc32c(0, foot, 20) != loams__le32_get(foot + 20)) {
+    if (loams_kit_crc32c(0, foot, 20) != loams_kit_le32_get(foot + 20)) {
         rc = corrupt(r, e, "its footer fails its checksum");
         goto fail;
     }
-    uint64_t doff = loams__le64_get(foot), dlen = loams__le64_get(foot + 8);
+    uint64_t doff = loams_kit_le64_get(foot), dlen = loams_kit_le64_get(foot + 8);
     if (dlen < 4 || dlen > 4096 || doff < LOAMS__GSEG_HEADER_BYTES ||
         doff + dlen != size - LOAMS__GSEG_FOOTER_BYTES) {
         rc = corrupt(r, e, "its footer points outside the object");
         goto fail;
     }
     if ((dir = malloc(dlen)) == NULL) {
-        rc = loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
         goto fail;
     }
     if ((rc = read_at(r, doff, dlen, dir, e)) != 0) {
         goto fail;
     }
-    if (loams__crc32c(0, dir, dlen) != loams__le32_get(foot + 16)) {
+    if (loams_kit_crc32c(0, dir, dlen) != loams_kit_le32_get(foot + 16)) {
         rc = corrupt(r, e, "its directory fails its checksum");
         goto fail;
     }
-    uint32_t count = loams__le32_get(dir);
+    uint32_t count = loams_kit_le32_get(dir);
     if ((uint64_t)count * LOAMS__GSEG_DIRENT_BYTES + 4 != dlen) {
         rc = corrupt(r, e, "its directory has a wrong size");
         goto fail;
@@ -230,15 +231,15 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
     int seen[LOAMS__GSEC_COUNT + 1] = {0};
     for (uint32_t i = 0; i < count; i++) {
         const unsigned char *d = dir + 4 + (size_t)i * LOAMS__GSEG_DIRENT_BYTES;
-        uint32_t kind = loams__le32_get(d);
+        uint32_t kind = loams_kit_le32_get(d);
         if (kind < 1 || kind > LOAMS__GSEC_COUNT || seen[kind]) {
             rc = corrupt(r, e, "its directory names an unknown or repeated section");
             goto fail;
         }
         seen[kind] = 1;
-        off[kind] = loams__le64_get(d + 8);
-        len[kind] = loams__le64_get(d + 16);
-        crc[kind] = loams__le32_get(d + 24);
+        off[kind] = loams_kit_le64_get(d + 8);
+        len[kind] = loams_kit_le64_get(d + 16);
+        crc[kind] = loams_kit_le32_get(d + 24);
         if (off[kind] < LOAMS__GSEG_HEADER_BYTES || off[kind] > doff ||
             len[kind] > doff - off[kind]) {
             rc = corrupt(r, e, "a section lies outside the object");
@@ -260,13 +261,13 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
             goto fail;
         }
         if ((sec = malloc(len[ik] ? len[ik] : 1)) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
             goto fail;
         }
         if ((rc = read_at(r, off[ik], len[ik], sec, e)) != 0) {
             goto fail;
         }
-        if (loams__crc32c(0, sec, len[ik]) != crc[ik]) {
+        if (loams_kit_crc32c(0, sec, len[ik]) != crc[ik]) {
             rc = corrupt(r, e, "a block index fails its checksum");
             goto fail;
         }
@@ -284,18 +285,18 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
             goto fail;
         }
         if ((ti->bloom = malloc(len[bk])) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
             goto fail;
         }
         if ((rc = read_at(r, off[bk], len[bk], ti->bloom, e)) != 0) {
             goto fail;
         }
-        if (loams__crc32c(0, ti->bloom, len[bk]) != crc[bk]) {
+        if (loams_kit_crc32c(0, ti->bloom, len[bk]) != crc[bk]) {
             rc = corrupt(r, e, "a Bloom filter fails its checksum");
             goto fail;
         }
-        ti->bloom_hashes = loams__le32_get(ti->bloom);
-        ti->bloom_nbits = loams__le64_get(ti->bloom + 8);
+        ti->bloom_hashes = loams_kit_le32_get(ti->bloom);
+        ti->bloom_nbits = loams_kit_le64_get(ti->bloom + 8);
         ti->bloom_bits = ti->bloom + 16;
         if (ti->bloom_hashes == 0 || ti->bloom_hashes > 32 || ti->bloom_nbits == 0 ||
             ti->bloom_nbits % 8 != 0 || ti->bloom_nbits / 8 != len[bk] - 16) {
@@ -311,7 +312,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
     if ((rc = read_at(r, off[LOAMS__GSEC_META], len[LOAMS__GSEC_META], meta, e)) != 0) {
         goto fail;
     }
-    if (loams__crc32c(0, meta, len[LOAMS__GSEC_META]) != crc[LOAMS__GSEC_META]) {
+    if (loams_kit_crc32c(0, meta, len[LOAMS__GSEC_META]) != crc[LOAMS__GSEC_META]) {
         rc = corrupt(r, e, "its META section fails its checksum");
         goto fail;
     }
@@ -326,7 +327,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
     }
     if (cache_blocks > 0) {
         if ((r->slots = calloc(cache_blocks, sizeof *r->slots)) == NULL) {
-            rc = loams__cerr_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
             goto fail;
         }
         r->n_slots = cache_blocks;
@@ -381,7 +382,7 @@ uint64_t loams__gseg_reader_bloom_skips(const loams__gseg_reader *r)
 /* 0 when the table surely holds no record with k1 == key. */
 static int bloom_may_hold(const table_index *ti, const char *key, size_t len)
 {
-    uint64_t h = loams__pk_hash(key, len);
+    uint64_t h = loams_kit_key_hash(key, len);
     uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32) | 1u;
     for (uint32_t j = 0; j < ti->bloom_hashes; j++) {
         uint64_t bit = ((uint64_t)h1 + (uint64_t)j * h2) % ti->bloom_nbits;
@@ -394,13 +395,13 @@ static int bloom_may_hold(const table_index *ti, const char *key, size_t len)
 
 /* Reads block b of table t into *buf (grown as needed) and checks it. */
 static int load_block(loams__gseg_reader *r, int t, uint32_t b, unsigned char **buf, size_t *cap,
-                      loams__cerr *e)
+                      loams_kit_err *e)
 {
     const block_ref *br = &r->t[t].blocks[b];
     if (*cap < br->length) {
         unsigned char *p = realloc(*buf, br->length);
         if (p == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
         }
         *buf = p;
         *cap = br->length;
@@ -410,7 +411,7 @@ static int load_block(loams__gseg_reader *r, int t, uint32_t b, unsigned char **
         return rc;
     }
     r->bytes_read += br->length;
-    if (loams__crc32c(0, *buf, br->length) != br->crc) {
+    if (loams_kit_crc32c(0, *buf, br->length) != br->crc) {
         return corrupt(r, e, "a block fails its checksum");
     }
     return 0;
@@ -418,7 +419,7 @@ static int load_block(loams__gseg_reader *r, int t, uint32_t b, unsigned char **
 
 /* The bytes of block b of table t, through the cache. */
 static int get_block(loams__gseg_reader *r, int t, uint32_t b, const unsigned char **data,
-                     loams__cerr *e)
+                     loams_kit_err *e)
 {
     if (r->n_slots == 0) {
         int rc = load_block(r, t, b, &r->scratch, &r->scratch_cap, e);
@@ -441,23 +442,23 @@ static int get_block(loams__gseg_reader *r, int t, uint32_t b, const unsigned ch
 
 /* Decodes the record at *p (advancing it). */
 static int decode(const loams__gseg_reader *r, const unsigned char **p, const unsigned char *end,
-                  loams__grec *rec, loams__cerr *e)
+                  loams__grec *rec, loams_kit_err *e)
 {
     uint64_t n;
     const unsigned char *q = *p;
-    if (loams__varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
+    if (loams_kit_varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
         return corrupt(r, e, "a record is truncated");
     }
     rec->k1 = (const char *)q;
     rec->k1len = (size_t)n;
     q += n;
-    if (loams__varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
+    if (loams_kit_varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
         return corrupt(r, e, "a record is truncated");
     }
     rec->k2 = (const char *)q;
     rec->k2len = (size_t)n;
     q += n;
-    if (loams__varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
+    if (loams_kit_varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
         return corrupt(r, e, "a record is truncated");
     }
     rec->k3 = (const char *)q;
@@ -467,7 +468,7 @@ static int decode(const loams__gseg_reader *r, const unsigned char **p, const un
         return corrupt(r, e, "a record is truncated");
     }
     rec->flags = *q++;
-    if (loams__varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
+    if (loams_kit_varint_get(&q, end, &n) != 0 || n > (uint64_t)(end - q)) {
         return corrupt(r, e, "a record is truncated");
     }
     rec->props = (const char *)q;
@@ -494,7 +495,7 @@ static uint32_t first_block(const table_index *ti, const char *key, size_t len)
 }
 
 int loams__gseg_lookup(loams__gseg_reader *r, loams__gtable table, const char *key, size_t len,
-                       loams__gseg_visit visit, void *ud, loams__cerr *e)
+                       loams__gseg_visit visit, void *ud, loams_kit_err *e)
 {
     const table_index *ti = &r->t[table];
     if (!bloom_may_hold(ti, key, len)) {
@@ -532,19 +533,19 @@ int loams__gseg_lookup(loams__gseg_reader *r, loams__gtable table, const char *k
 }
 
 int loams__gseg_cursor_open(loams__gseg_reader *r, loams__gtable table, const char *from,
-                            size_t from_len, loams__gseg_cursor **out, loams__cerr *e)
+                            size_t from_len, loams__gseg_cursor **out, loams_kit_err *e)
 {
     *out = NULL;
     loams__gseg_cursor *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        return loams__cerr_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
     }
     c->r = r;
     c->table = table;
     if (from != NULL) {
         if ((c->from_copy = malloc(from_len ? from_len : 1)) == NULL) {
             free(c);
-            return loams__cerr_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
         }
         if (from_len) {
             memcpy(c->from_copy, from, from_len);
@@ -557,7 +558,7 @@ int loams__gseg_cursor_open(loams__gseg_reader *r, loams__gtable table, const ch
     return 0;
 }
 
-int loams__gseg_cursor_next(loams__gseg_cursor *c, loams__grec *rec, int *done, loams__cerr *e)
+int loams__gseg_cursor_next(loams__gseg_cursor *c, loams__grec *rec, int *done, loams_kit_err *e)
 {
     const table_index *ti = &c->r->t[c->table];
     *done = 0;

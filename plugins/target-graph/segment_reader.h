@@ -19,13 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
 #include "graph_format.h"
 #include "segment_writer.h"
 
 /* Reads exactly len bytes at off of the segment into dst.  Returns 0 or a
  * status with the message in e (a short object is LOAMS_ECORRUPT). */
-typedef int (*loams__gseg_read_fn)(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e);
+typedef int (*loams__gseg_read_fn)(void *ud, uint64_t off, uint64_t len, void *dst,
+                                   loams_kit_err *e);
 
 typedef struct loams__gseg_reader loams__gseg_reader;
 typedef struct loams__gseg_cursor loams__gseg_cursor;
@@ -34,7 +35,7 @@ typedef struct loams__gseg_cursor loams__gseg_cursor;
  * read/ud stay the caller's and must outlive the reader.
  * Errors: LOAMS_ECORRUPT, -ENOMEM, the read function's errors. */
 int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn read, void *ud,
-                            size_t cache_blocks, loams__gseg_reader **out, loams__cerr *e);
+                            size_t cache_blocks, loams__gseg_reader **out, loams_kit_err *e);
 
 void loams__gseg_reader_free(loams__gseg_reader *r);
 
@@ -56,17 +57,17 @@ typedef int (*loams__gseg_visit)(void *ud, const loams__grec *rec);
 /* Calls visit for each record of `table` whose k1 equals key, in key order.
  * Errors: LOAMS_ECORRUPT, -ENOMEM, read errors, visit's status. */
 int loams__gseg_lookup(loams__gseg_reader *r, loams__gtable table, const char *key, size_t len,
-                       loams__gseg_visit visit, void *ud, loams__cerr *e);
+                       loams__gseg_visit visit, void *ud, loams_kit_err *e);
 
 /* A cursor over `table` in key order.  With from != NULL it starts at the
  * first record whose k1 >= from (reading no block before the one that can
  * hold it).  Errors: -ENOMEM. */
 int loams__gseg_cursor_open(loams__gseg_reader *r, loams__gtable table, const char *from,
-                            size_t from_len, loams__gseg_cursor **out, loams__cerr *e);
+                            size_t from_len, loams__gseg_cursor **out, loams_kit_err *e);
 
 /* The next record (pointers valid until the next call on the cursor), or
  * *done = 1 at the end.  Errors: LOAMS_ECORRUPT, -ENOMEM, read errors. */
-int loams__gseg_cursor_next(loams__gseg_cursor *c, loams__grec *rec, int *done, loams__cerr *e);
+int loams__gseg_cursor_next(loams__gseg_cursor *c, loams__grec *rec, int *done, loams_kit_err *e);
 
 void loams__gseg_cursor_free(loams__gseg_cursor *c);
 

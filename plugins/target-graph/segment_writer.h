@@ -14,12 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collection_error.h"
+#include "loams/kit/err.h"
 #include "graph_format.h"
 
 /* Receives the segment's bytes in order.  Returns 0 or a status with the
  * message in e. */
-typedef int (*loams__gseg_sink)(void *ud, const void *data, size_t len, loams__cerr *e);
+typedef int (*loams__gseg_sink)(void *ud, const void *data, size_t len, loams_kit_err *e);
 
 typedef struct loams__gseg_writer loams__gseg_writer;
 
@@ -36,7 +36,7 @@ typedef struct loams__gseg_stats {
  * target size of a block (a record larger than it gets a block of its own).
  * Errors: -ENOMEM, the sink's errors. */
 int loams__gseg_writer_open(loams__gseg_sink sink, void *ud, size_t block_bytes,
-                            loams__gseg_writer **out, loams__cerr *e);
+                            loams__gseg_writer **out, loams_kit_err *e);
 
 /* Adds a record to `table`.  Tables are written in order NODES, OUT, IN
  * (a table may be empty), and records of a table in strictly increasing key
@@ -45,13 +45,13 @@ int loams__gseg_writer_open(loams__gseg_sink sink, void *ud, size_t block_bytes,
  * Errors: LOAMS_EINPUT (out of order, a table after a later one, a key or
  * properties past the limits), -ENOMEM, the sink's errors. */
 int loams__gseg_writer_add(loams__gseg_writer *w, loams__gtable table, const loams__grec *r,
-                           loams__cerr *e);
+                           loams_kit_err *e);
 
 /* Writes the indexes, META (with created_us), directory and footer.  The
  * statistics go to *stats (may be NULL).  After it, only free is allowed.
  * Errors: -ENOMEM, the sink's errors. */
 int loams__gseg_writer_finish(loams__gseg_writer *w, int64_t created_us, loams__gseg_stats *stats,
-                              loams__cerr *e);
+                              loams_kit_err *e);
 
 /* Frees the writer (finished or not).  w may be NULL. */
 void loams__gseg_writer_free(loams__gseg_writer *w);

@@ -29,8 +29,9 @@
 
 #include <loams/plugin.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
+#include "loams/kit/manifest_chain.h"
 #include "graph_json.h"
 #include "graph_keymap.h"
 #include "graph_manifest.h"
@@ -87,14 +88,11 @@ typedef struct graph {
     char full[2 * 64 + 2]; /* "ns.name" */
     uint64_t epoch;
     opts o;
-    loams_buf *rbuf;
-    loams__cerr err;
+    loams_kit_err err;
 
-    loams__gmanifest *base;
-    char *base_ref;
-    loams__gmanifest *pending;
-    char *pending_ref;
-    char *maint_ref; /* the last maintain() result */
+    /* the manifests: base (the newest commit known), pending (prepared,
+     * waiting for committed/abort), the last one a query or maintain used */
+    loams_kit_chain chain;
 
     /* staging since resume / the last commit */
     loams__gkeymap *nodes; /* id -> index into nv */
@@ -103,22 +101,21 @@ typedef struct graph {
     loams__gkeymap *edges; /* "src\0type\0dst" -> index into ev */
     staged *ev;
     size_t ev_cap;
-    loams__bbuf arena;
-    loams__bbuf props;   /* one row's properties */
-    loams__bbuf key;     /* one edge key */
+    loams_kit_buf arena;
+    loams_kit_buf props; /* one row's properties */
+    loams_kit_buf key;   /* one edge key */
     unsigned char *kind; /* per row of a batch */
     size_t *poff, *plen; /* per row: its properties in bprops */
     size_t kind_cap;
-    loams__bbuf bprops;     /* the properties of a batch's rows */
+    loams_kit_buf bprops;   /* the properties of a batch's rows */
     loams__gkeymap *failed; /* origins of records whose rows failed */
 
     cached **cache;
     size_t n_cache;
     uint64_t clock;
-
-    loams__gmanifest *qman;
-    char *qref;
 } graph;
+
+#define BASE(g) ((loams__gmanifest *)(g)->chain.base)
 
 static int64_t wall_us(void)
 {
@@ -142,9 +139,9 @@ static int parse_long(graph *g, const char *name, long min, long max, long *out)
     errno = 0;
     long x = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || errno != 0 || end == v || *end != '\0' || x < min || x > max) {
-        return loams__cerr_set(&g->err, -EINVAL,
-                               "target-graph: option %s = '%s' must be an integer from %ld to %ld",
-                               name, v ? v : "", min, max);
+        return loams_kit_err_set(
+            &g->err, -EINVAL, "target-graph: option %s = '%s' must be an integer from %ld to %ld",
+            name, v ? v : "", min, max);
     }
     *out = x;
     return 0;
@@ -182,10 +179,10 @@ static int parse_size(graph *g, const char *name, uint64_t min, uint64_t max, ui
             }
         }
     }
-    return loams__cerr_set(&g->err, -EINVAL,
-                           "target-graph: option %s = '%s' must be a size from %" PRIu64
-                           " to %" PRIu64 " bytes (e.g. '8KiB')",
-                           name, v ? v : "", min, max);
+    return loams_kit_err_set(&g->err, -EINVAL,
+                             "target-graph: option %s = '%s' must be a size from %" PRIu64
+                             " to %" PRIu64 " bytes (e.g. '8KiB')",
+                             name, v ? v : "", min, max);
 }
 
 static int load_options(graph *g)
@@ -205,21 +202,12 @@ static int load_options(graph *g)
 /* ---- object reads ---- */
 
 static int get_object(graph *g, const char *key, uint64_t off, uint64_t len, const void **data,
-                      size_t *got, loams__cerr *e)
+                      size_t *got, loams_kit_err *e)
 {
-    host->buf_reset(g->rbuf);
-    int rc = host->store_get(g->store, key, off, len, g->rbuf);
-    if (rc != 0) {
-        return loams__cerr_set(e, rc, "graph %s: reading object '%s' failed: %s", g->full, key,
-                               rc == -ENOENT ? "it does not exist (removed by hand, or GC ran "
-                                               "too early?)"
-                                             : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
-    }
-    *data = host->buf_data(g->rbuf, got);
-    return 0;
+    return loams_kit_chain_read(&g->chain, key, off, len, data, got, e);
 }
 
-static int seg_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int seg_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     cached *k = ud;
     const void *data;
@@ -229,10 +217,10 @@ static int seg_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr
         return rc;
     }
     if (got != len) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT,
-                               "graph segment %s is corrupt: it is shorter than the manifest "
-                               "says (%" PRIu64 " bytes)",
-                               k->key, k->size);
+        return loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                 "graph segment %s is corrupt: it is shorter than the manifest "
+                                 "says (%" PRIu64 " bytes)",
+                                 k->key, k->size);
     }
     if (len > 0) {
         memcpy(dst, data, len);
@@ -240,29 +228,66 @@ static int seg_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr
     return 0;
 }
 
-static int load_manifest(graph *g, const char *ref, loams__gmanifest **out)
+/* ---- the manifest chain's operations ---- */
+
+static int man_create(void *ud, void **out, loams_kit_err *e)
 {
-    const void *data;
-    size_t len;
-    int rc = get_object(g, ref, 0, 0, &data, &len, &g->err);
+    graph *g = ud;
+    return loams__gmanifest_new(g->ns, g->name, (loams__gmanifest **)out, e);
+}
+
+static int man_parse(void *ud, const void *data, size_t len, const char *ref, void **out,
+                     loams_kit_err *e)
+{
+    graph *g = ud;
+    loams__gmanifest *m;
+    int rc = loams__gmanifest_parse(data, len, ref, &m, e);
     if (rc != 0) {
         return rc;
     }
-    loams__gmanifest *m;
-    if ((rc = loams__gmanifest_parse(data, len, ref, &m, &g->err)) != 0) {
-        return rc;
-    }
     if (strcmp(m->ns, g->ns) != 0 || strcmp(m->name, g->name) != 0) {
-        rc = loams__cerr_set(&g->err, LOAMS_ECORRUPT,
-                             "manifest %s belongs to graph %s.%s, not %s: the target's pointer "
-                             "names another graph's commit",
-                             ref, m->ns, m->name, g->full);
+        rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                               "manifest %s belongs to graph %s.%s, not %s: the target's pointer "
+                               "names another graph's commit",
+                               ref, m->ns, m->name, g->full);
         loams__gmanifest_free(m);
         return rc;
     }
     *out = m;
     return 0;
 }
+
+static int man_encode(void *ud, const void *m, loams_kit_buf *out, loams_kit_err *e)
+{
+    (void)ud;
+    return loams__gmanifest_encode(m, out, e);
+}
+
+static void man_free(void *ud, void *m)
+{
+    (void)ud;
+    loams__gmanifest_free(m);
+}
+
+static size_t man_applied(const void *mv, size_t i, int32_t *partition, int64_t *next)
+{
+    const loams__gmanifest *m = mv;
+    if (i < m->n_applied) {
+        *partition = m->applied[i].partition;
+        *next = m->applied[i].next;
+    }
+    return m->n_applied;
+}
+
+static int man_set_applied(void *ud, void *m, int32_t partition, int64_t next, loams_kit_err *e)
+{
+    (void)ud;
+    return loams__gmanifest_set_applied(m, partition, next, e);
+}
+
+static const loams_kit_chain_ops chain_ops = {
+    man_create, man_parse, man_encode, man_free, man_applied, man_set_applied,
+};
 
 /* ---- segment readers ---- */
 
@@ -286,13 +311,13 @@ static int seg_open(graph *g, const loams__gmanifest_seg *s, loams__gseg_reader 
     }
     cached **nc = realloc(g->cache, (g->n_cache + 1) * sizeof *nc);
     if (nc == NULL) {
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
+        return loams_kit_err_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
     }
     g->cache = nc;
     cached *k = calloc(1, sizeof *k);
     if (k == NULL || (k->key = strdup(s->key)) == NULL) {
         free(k);
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
+        return loams_kit_err_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
     }
     k->owner = g;
     k->size = s->stats.bytes;
@@ -330,7 +355,7 @@ static int view_open(graph *g, const loams__gmanifest *m, size_t n, loams__gseg_
 {
     loams__gseg_reader **r = calloc(n ? n : 1, sizeof *r);
     if (r == NULL) {
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory opening a graph");
+        return loams_kit_err_set(&g->err, -ENOMEM, "out of memory opening a graph");
     }
     for (size_t i = 0; i < n; i++) {
         int rc = seg_open(g, &m->segs[i], &r[i]);
@@ -512,11 +537,11 @@ static int row_props(graph *g, loams_batch *b, size_t row, const cols *c, char *
             continue;
         }
         const char *name = host->batch_column_name(b, c->props[i]);
-        if (loams__bbuf_append(&g->props, shown ? "," : "{", 1) != 0 ||
-            loams__gjson_cstr(&g->props, name) != 0 || loams__bbuf_append(&g->props, ":", 1)) {
+        if (loams_kit_buf_append(&g->props, shown ? "," : "{", 1) != 0 ||
+            loams__gjson_cstr(&g->props, name) != 0 || loams_kit_buf_append(&g->props, ":", 1)) {
             return -ENOMEM;
         }
-        loams__cerr e;
+        loams_kit_err e;
         int rc = loams__gjson_value(&g->props, &v, &e);
         if (rc == LOAMS_EINPUT) {
             snprintf(why, whylen, "graph %s: property '%s': %s", g->full, name, e.msg);
@@ -527,7 +552,7 @@ static int row_props(graph *g, loams_batch *b, size_t row, const cols *c, char *
         }
         shown++;
     }
-    if (shown > 0 && loams__bbuf_append(&g->props, "}", 1) != 0) {
+    if (shown > 0 && loams_kit_buf_append(&g->props, "}", 1) != 0) {
         return -ENOMEM;
     }
     if (g->props.len > LOAMS__GRAPH_PROPS_MAX) {
@@ -580,7 +605,7 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
             st.flags |= LOAMS__GREC_LABEL;
             st.label_off = g->arena.len;
             st.label_len = lab.u.s.len;
-            if (loams__bbuf_append(&g->arena, lab.u.s.ptr, lab.u.s.len) != 0) {
+            if (loams_kit_buf_append(&g->arena, lab.u.s.ptr, lab.u.s.len) != 0) {
                 return -ENOMEM;
             }
         }
@@ -595,14 +620,14 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
             return -EINVAL;
         }
         const char *id = cell_id(&v, num, &len, &why);
-        if (loams__bbuf_append(&g->key, id, len) != 0 || loams__bbuf_append(&g->key, "", 1) != 0 ||
-            get_cell(b, row, c->type, &t) != 0 ||
-            loams__bbuf_append(&g->key, t.u.s.ptr, t.u.s.len) != 0 ||
-            loams__bbuf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->dst, &v) != 0) {
+        if (loams_kit_buf_append(&g->key, id, len) != 0 ||
+            loams_kit_buf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->type, &t) != 0 ||
+            loams_kit_buf_append(&g->key, t.u.s.ptr, t.u.s.len) != 0 ||
+            loams_kit_buf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->dst, &v) != 0) {
             return -ENOMEM;
         }
         id = cell_id(&v, num, &len, &why);
-        if (loams__bbuf_append(&g->key, id, len) != 0) {
+        if (loams_kit_buf_append(&g->key, id, len) != 0) {
             return -ENOMEM;
         }
         if ((rc = loams__gkeymap_put(g->edges, g->key.data, g->key.len, &idx, &found)) != 0 ||
@@ -613,7 +638,7 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
     if (!flags && props_len > 0) {
         st.props_off = g->arena.len;
         st.props_len = props_len;
-        if (loams__bbuf_append(&g->arena, props, props_len) != 0) {
+        if (loams_kit_buf_append(&g->arena, props, props_len) != 0) {
             return -ENOMEM;
         }
     }
@@ -628,8 +653,8 @@ static int origin_key(loams_batch *b, size_t row, unsigned char key[12])
     if (host->batch_row_origin(b, row, &part, &off) != 0) {
         return -1;
     }
-    loams__le32_put(key, (uint32_t)part);
-    loams__le64_put(key + 4, (uint64_t)off);
+    loams_kit_le32_put(key, (uint32_t)part);
+    loams_kit_le64_put(key + 4, (uint64_t)off);
     return 0;
 }
 
@@ -646,7 +671,7 @@ static int do_write(graph *g, loams_batch *b)
     };
     int rc = 0;
     if ((c.props = calloc(ncols ? ncols : 1, sizeof *c.props)) == NULL) {
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+        return loams_kit_err_set(&g->err, -ENOMEM, "out of memory staging graph rows");
     }
     for (size_t i = 0; i < ncols; i++) {
         const char *n = host->batch_column_name(b, i);
@@ -669,7 +694,7 @@ static int do_write(graph *g, loams_batch *b)
             g->plen = pl;
         }
         if (k == NULL || po == NULL || pl == NULL) {
-            rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+            rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory staging graph rows");
             goto out;
         }
         g->kind_cap = rows;
@@ -691,7 +716,7 @@ static int do_write(graph *g, loams_batch *b)
             rc = row_props(g, b, r, &c, why, sizeof why);
         }
         if (rc < 0) {
-            rc = loams__cerr_set(&g->err, rc, "graph %s: reading row %zu failed", g->full, r);
+            rc = loams_kit_err_set(&g->err, rc, "graph %s: reading row %zu failed", g->full, r);
             goto out;
         }
         if (rc > 0) {
@@ -701,7 +726,7 @@ static int do_write(graph *g, loams_batch *b)
             host->batch_row_fail(b, r, LOAMS_EINPUT, "%s", why);
             if (origin_key(b, r, ok) == 0 &&
                 loams__gkeymap_put(g->failed, ok, sizeof ok, &idx, &found) != 0) {
-                rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+                rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory staging graph rows");
                 goto out;
             }
             rc = 0;
@@ -710,8 +735,8 @@ static int do_write(graph *g, loams_batch *b)
         g->kind[r] = (unsigned char)kind;
         g->poff[r] = g->bprops.len;
         g->plen[r] = g->props.len;
-        if (loams__bbuf_append(&g->bprops, g->props.data, g->props.len) != 0) {
-            rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory staging graph rows");
+        if (loams_kit_buf_append(&g->bprops, g->props.data, g->props.len) != 0) {
+            rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory staging graph rows");
             goto out;
         }
     }
@@ -728,8 +753,8 @@ static int do_write(graph *g, loams_batch *b)
         }
         const unsigned char *props = g->plen[r] ? g->bprops.data + g->poff[r] : NULL;
         if ((rc = stage_row(g, b, r, &c, g->kind[r], props, g->plen[r])) != 0) {
-            rc = loams__cerr_set(&g->err, rc < 0 ? rc : -EIO,
-                                 "graph %s: staging row %zu failed (out of memory?)", g->full, r);
+            rc = loams_kit_err_set(&g->err, rc < 0 ? rc : -EIO,
+                                   "graph %s: staging row %zu failed (out of memory?)", g->full, r);
             goto out;
         }
     }
@@ -786,13 +811,13 @@ typedef struct sink_ctx {
     const char *key;
 } sink_ctx;
 
-static int store_sink(void *ud, const void *data, size_t len, loams__cerr *e)
+static int store_sink(void *ud, const void *data, size_t len, loams_kit_err *e)
 {
     sink_ctx *s = ud;
     int rc = host->store_writer_write(s->w, data, len);
     if (rc != 0) {
-        return loams__cerr_set(e, rc, "writing graph segment %s failed (%s)", s->key,
-                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams_kit_err_set(e, rc, "writing graph segment %s failed (%s)", s->key,
+                                 strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     return 0;
 }
@@ -803,12 +828,12 @@ static int seg_begin(graph *g, const char *key, loams_keylist *written, sink_ctx
 {
     int rc;
     if (written != NULL && host->keylist_add(written, key) != 0) {
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+        return loams_kit_err_set(&g->err, -ENOMEM, "out of memory");
     }
     s->key = key;
     if ((rc = host->store_writer_open(g->store, key, &s->w)) != 0) {
-        return loams__cerr_set(&g->err, rc, "graph %s: cannot create segment %s (%s)", g->full, key,
-                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams_kit_err_set(&g->err, rc, "graph %s: cannot create segment %s (%s)", g->full,
+                                 key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     if ((rc = loams__gseg_writer_open(store_sink, s, (size_t)g->o.block_size, w, &g->err)) != 0) {
         host->store_writer_abort(s->w);
@@ -832,8 +857,8 @@ static int seg_end(graph *g, sink_ctx *s, loams__gseg_writer *w, int rc, loams__
     }
     rc = host->store_writer_commit(s->w);
     if (rc != 0) {
-        return loams__cerr_set(&g->err, rc, "graph %s: publishing segment %s failed (%s)", g->full,
-                               s->key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+        return loams_kit_err_set(&g->err, rc, "graph %s: publishing segment %s failed (%s)",
+                                 g->full, s->key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
     return 0;
 }
@@ -845,7 +870,7 @@ static int write_staged(graph *g, const char *key, loams_keylist *written, loams
     sink_ctx s = {0};
     loams__gseg_writer *w = NULL;
     if (order == NULL) {
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory preparing a graph commit");
+        return loams_kit_err_set(&g->err, -ENOMEM, "out of memory preparing a graph commit");
     }
     int rc = seg_begin(g, key, written, &s, &w);
     if (rc != 0) {
@@ -899,51 +924,29 @@ static int write_staged(graph *g, const char *key, loams_keylist *written, loams
     return seg_end(g, &s, w, rc, st);
 }
 
-static int put_object(graph *g, const char *key, const loams__bbuf *b, loams_keylist *written)
-{
-    if (host->keylist_add(written, key) != 0) {
-        return loams__cerr_set(&g->err, -ENOMEM, "out of memory");
-    }
-    int rc = host->store_put(g->store, key, b->data, b->len);
-    if (rc != 0) {
-        return loams__cerr_set(&g->err, rc, "graph %s: writing %s failed (%s)", g->full, key,
-                               strerror(rc < 0 && rc > -4096 ? -rc : EIO));
-    }
-    return 0;
-}
-
-static void forget_pending(graph *g)
-{
-    loams__gmanifest_free(g->pending);
-    g->pending = NULL;
-    free(g->pending_ref);
-    g->pending_ref = NULL;
-}
-
 static int do_prepare(graph *g, const loams_offsets *applied, const char **ref,
                       loams_keylist *written)
 {
     loams__gmanifest *m = NULL;
-    loams__bbuf enc = LOAMS__BBUF_INIT;
-    char skey[KEY_MAX], mkey[KEY_MAX];
-    int rc = loams__gmanifest_clone(g->base, &m, &g->err);
+    char skey[KEY_MAX];
+    int rc = loams__gmanifest_clone(BASE(g), &m, &g->err);
     if (rc != 0) {
         return rc;
     }
-    m->seq = g->base->seq + 1;
+    m->seq = BASE(g)->seq + 1;
     m->created_us = wall_us();
     m->epoch = g->epoch;
     loams__gmanifest_clear_dropped(m);
-    if ((rc = loams__gmanifest_set_parent(m, g->base_ref, &g->err)) != 0 ||
+    if ((rc = loams__gmanifest_set_parent(m, g->chain.base_ref, &g->err)) != 0 ||
         (rc = loams__gmanifest_set_link(m, g->link, &g->err)) != 0) {
         goto out;
     }
     size_t nn = loams__gkeymap_count(g->nodes), ne = loams__gkeymap_count(g->edges);
     loams__gseg_stats st = {0};
     if (nn + ne > 0) {
-        if ((rc = loams__gmanifest_key(skey, sizeof skey, g->ns, g->name, "segments", m->seq,
+        if ((rc = loams_kit_object_key(skey, sizeof skey, g->ns, g->name, "segments", m->seq,
                                        ".seg")) != 0) {
-            rc = loams__cerr_set(&g->err, rc, "graph %s: cannot make a segment key", g->full);
+            rc = loams_kit_err_set(&g->err, rc, "graph %s: cannot make a segment key", g->full);
             goto out;
         }
         if ((rc = write_staged(g, skey, written, &st)) != 0 ||
@@ -952,38 +955,20 @@ static int do_prepare(graph *g, const loams_offsets *applied, const char **ref,
             goto out;
         }
     }
-    for (size_t i = 0; i < host->offsets_count(applied); i++) {
-        int32_t part;
-        int64_t next;
-        if (host->offsets_at(applied, i, &part, &next) == 0 &&
-            (rc = loams__gmanifest_set_applied(m, part, next, &g->err)) != 0) {
-            goto out;
-        }
-    }
-    if ((rc = loams__gmanifest_key(mkey, sizeof mkey, g->ns, g->name, "manifest", m->seq,
-                                   ".json")) != 0) {
-        rc = loams__cerr_set(&g->err, rc, "graph %s: cannot make a manifest key", g->full);
-        goto out;
-    }
-    if ((rc = loams__gmanifest_encode(m, &enc, &g->err)) != 0 ||
-        (rc = put_object(g, mkey, &enc, written)) != 0) {
-        goto out;
-    }
-    forget_pending(g);
-    if ((g->pending_ref = strdup(mkey)) == NULL) {
-        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    g->pending = m;
+    /* the chain owns m from here, on failure too (m stays valid as the
+     * pending manifest) */
+    loams__gmanifest *pm = m;
     m = NULL;
-    *ref = g->pending_ref;
+    if ((rc = loams_kit_chain_prepare(&g->chain, pm, pm->seq, applied, written, ref, &g->err)) !=
+        0) {
+        goto out;
+    }
     host->log(g->ctx, LOAMS_LOG_DEBUG,
               "graph %s: prepared seq %" PRIu64 ": %zu nodes and %zu edges staged, %zu segments",
-              g->full, g->pending->seq, nn, ne, g->pending->n_segs);
+              g->full, pm->seq, nn, ne, pm->n_segs);
     staging_clear(g);
 out:
     loams__gmanifest_free(m);
-    loams__bbuf_free(&enc);
     return rc;
 }
 
@@ -991,43 +976,17 @@ out:
 
 static int manifest_for(graph *g, const char *ref, const loams__gmanifest **out)
 {
-    if (ref == NULL) {
-        *out = g->base; /* no commit: the empty graph */
-        return 0;
-    }
-    if (g->base_ref != NULL && strcmp(ref, g->base_ref) == 0) {
-        *out = g->base;
-        return 0;
-    }
-    if (g->pending_ref != NULL && strcmp(ref, g->pending_ref) == 0) {
-        *out = g->pending;
-        return 0;
-    }
-    if (g->qref == NULL || strcmp(ref, g->qref) != 0) {
-        loams__gmanifest *m;
-        char *r = strdup(ref);
-        if (r == NULL) {
-            return loams__cerr_set(&g->err, -ENOMEM, "out of memory");
-        }
-        int rc = load_manifest(g, ref, &m);
-        if (rc != 0) {
-            free(r);
-            return rc;
-        }
-        loams__gmanifest_free(g->qman);
-        free(g->qref);
-        g->qman = m;
-        g->qref = r;
-    }
-    *out = g->qman;
-    return 0;
+    const void *m;
+    int rc = loams_kit_chain_at(&g->chain, ref, &m, &g->err);
+    *out = m;
+    return rc;
 }
 
 static int do_query(graph *g, const char *ref, const char *request, loams_buf *out)
 {
     loams__gquery *q = NULL;
     loams__gseg_reader **segs = NULL;
-    loams__bbuf ans = LOAMS__BBUF_INIT;
+    loams_kit_buf ans = LOAMS_KIT_BUF_INIT;
     const loams__gmanifest *m;
     int rc = loams__gquery_parse(request, strlen(request), &q, &g->err);
     if (rc == 0) {
@@ -1041,10 +1000,10 @@ static int do_query(graph *g, const char *ref, const char *request, loams_buf *o
         rc = loams__gquery_run(&v, g->full, ref, q, &ans, &g->err);
     }
     if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
-        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory answering a graph query");
+        rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory answering a graph query");
     }
     free(segs);
-    loams__bbuf_free(&ans);
+    loams_kit_buf_free(&ans);
     loams__gquery_free(q);
     cache_trim(g);
     return rc;
@@ -1081,8 +1040,8 @@ static int compact(graph *g, const loams__gmanifest *m, size_t k, const char *ke
                 rc = loams__gseg_writer_add(w, (loams__gtable)t, &r, &g->err);
             }
             if ((n & 4095) == 4095 && host->cancelled(g->ctx)) {
-                rc = loams__cerr_set(&g->err, LOAMS_ECANCELLED, "graph %s: compaction cancelled",
-                                     g->full);
+                rc = loams_kit_err_set(&g->err, LOAMS_ECANCELLED, "graph %s: compaction cancelled",
+                                       g->full);
             }
         }
         loams__gmerge_free(mg);
@@ -1096,8 +1055,7 @@ static int do_maintain(graph *g, const char *ref, const char **new_ref, loams_ke
 {
     const loams__gmanifest *m;
     loams__gmanifest *nm = NULL;
-    loams__bbuf enc = LOAMS__BBUF_INIT;
-    char skey[KEY_MAX], mkey[KEY_MAX];
+    char skey[KEY_MAX];
     *new_ref = NULL;
     int rc = manifest_for(g, ref, &m);
     if (rc != 0 || m->n_segs < (size_t)g->o.compact_min_segments) {
@@ -1117,9 +1075,9 @@ static int do_maintain(graph *g, const char *ref, const char **new_ref, loams_ke
     nm->created_us = wall_us();
     loams__gmanifest_clear_dropped(nm);
     if ((rc = loams__gmanifest_set_parent(nm, ref, &g->err)) != 0 ||
-        (rc = loams__gmanifest_key(skey, sizeof skey, g->ns, g->name, "segments", nm->seq,
+        (rc = loams_kit_object_key(skey, sizeof skey, g->ns, g->name, "segments", nm->seq,
                                    ".seg")) != 0) {
-        rc = rc == -ENOMEM ? rc : loams__cerr_set(&g->err, rc, "cannot make a segment key");
+        rc = rc == -ENOMEM ? rc : loams_kit_err_set(&g->err, rc, "cannot make a segment key");
         goto out;
     }
     loams__gseg_stats st = {0};
@@ -1137,32 +1095,23 @@ static int do_maintain(graph *g, const char *ref, const char **new_ref, loams_ke
     }
     for (size_t i = 0; i < k; i++) {
         if (host->keylist_add(obsolete, m->segs[i].key) != 0) {
-            rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
+            rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory");
             goto out;
         }
     }
-    if ((rc = loams__gmanifest_key(mkey, sizeof mkey, g->ns, g->name, "manifest", nm->seq,
-                                   ".json")) != 0) {
-        rc = loams__cerr_set(&g->err, rc, "cannot make a manifest key");
+    /* the chain owns nm from here, on failure too; m may be freed */
+    size_t left = nm->n_segs;
+    loams__gmanifest *pub = nm;
+    nm = NULL;
+    if ((rc = loams_kit_chain_publish(&g->chain, pub, pub->seq, written, new_ref, &g->err)) != 0) {
         goto out;
     }
-    if ((rc = loams__gmanifest_encode(nm, &enc, &g->err)) != 0 ||
-        (rc = put_object(g, mkey, &enc, written)) != 0) {
-        goto out;
-    }
-    free(g->maint_ref);
-    if ((g->maint_ref = strdup(mkey)) == NULL) {
-        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    *new_ref = g->maint_ref;
     host->log(g->ctx, LOAMS_LOG_INFO,
               "graph %s: compacted %zu segments (%" PRIu64 " bytes) into %s (%" PRIu64
               " nodes, %" PRIu64 " edges); %zu segments left",
-              g->full, k, bytes, empty ? "nothing" : skey, st.nodes, st.edges, nm->n_segs);
+              g->full, k, bytes, empty ? "nothing" : skey, st.nodes, st.edges, left);
 out:
     loams__gmanifest_free(nm);
-    loams__bbuf_free(&enc);
     cache_trim(g);
     return rc;
 }
@@ -1175,13 +1124,6 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
                       void **state)
 {
     *state = NULL;
-    if (!LOAMS_HOST_HAS(host, buf_reset)) {
-        host->set_error(ctx,
-                        "target-graph needs host ABI 1.1 (buf_create); this host is %u.%u: "
-                        "upgrade loams-host",
-                        host->abi_major, host->abi_minor);
-        return LOAMS_EUNSUPPORTED;
-    }
     if (spec->ns == NULL || spec->name == NULL || spec->ns[0] == '\0' || spec->name[0] == '\0' ||
         strchr(spec->ns, '/') != NULL || strchr(spec->name, '/') != NULL || strlen(spec->ns) > 63 ||
         strlen(spec->name) > 63) {
@@ -1199,15 +1141,16 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
     g->epoch = spec->epoch;
     snprintf(g->full, sizeof g->full, "%s.%s", spec->ns, spec->name);
     int rc = -ENOMEM;
-    loams__cerr_set(&g->err, rc, "out of memory opening graph %s", g->full);
+    loams_kit_err_set(&g->err, rc, "out of memory opening graph %s", g->full);
     if ((g->ns = strdup(spec->ns)) == NULL || (g->name = strdup(spec->name)) == NULL ||
         (spec->link != NULL && (g->link = strdup(spec->link)) == NULL) ||
-        host->buf_create(&g->rbuf) != 0 || loams__gkeymap_new(&g->nodes) != 0 ||
-        loams__gkeymap_new(&g->edges) != 0 || loams__gkeymap_new(&g->failed) != 0) {
+        loams__gkeymap_new(&g->nodes) != 0 || loams__gkeymap_new(&g->edges) != 0 ||
+        loams__gkeymap_new(&g->failed) != 0) {
         goto fail;
     }
-    if ((rc = load_options(g)) != 0 ||
-        (rc = loams__gmanifest_new(g->ns, g->name, &g->base, &g->err)) != 0) {
+    if ((rc = loams_kit_chain_init(&g->chain, host, ctx, store, &chain_ops, g, NULL, "graph", g->ns,
+                                   g->name, &g->err)) != 0 ||
+        (rc = load_options(g)) != 0) {
         goto fail;
     }
     *state = g;
@@ -1224,13 +1167,7 @@ static void graph_close(void *state)
     if (g == NULL) {
         return;
     }
-    loams__gmanifest_free(g->base);
-    loams__gmanifest_free(g->pending);
-    loams__gmanifest_free(g->qman);
-    free(g->base_ref);
-    free(g->pending_ref);
-    free(g->maint_ref);
-    free(g->qref);
+    loams_kit_chain_fini(&g->chain);
     loams__gkeymap_free(g->nodes);
     loams__gkeymap_free(g->edges);
     loams__gkeymap_free(g->failed);
@@ -1239,17 +1176,14 @@ static void graph_close(void *state)
     free(g->kind);
     free(g->poff);
     free(g->plen);
-    loams__bbuf_free(&g->bprops);
-    loams__bbuf_free(&g->arena);
-    loams__bbuf_free(&g->props);
-    loams__bbuf_free(&g->key);
+    loams_kit_buf_free(&g->bprops);
+    loams_kit_buf_free(&g->arena);
+    loams_kit_buf_free(&g->props);
+    loams_kit_buf_free(&g->key);
     for (size_t i = 0; i < g->n_cache; i++) {
         cached_free(g->cache[i]);
     }
     free(g->cache);
-    if (g->rbuf != NULL) {
-        host->buf_free(g->rbuf);
-    }
     free(g->ns);
     free(g->name);
     free(g->link);
@@ -1260,34 +1194,8 @@ static int graph_resume(void *state, const char *ref, loams_offsets *applied)
 {
     graph *g = state;
     staging_clear(g);
-    forget_pending(g);
-    loams__gmanifest *m;
-    char *r = NULL;
-    int rc;
-    if (ref == NULL) {
-        rc = loams__gmanifest_new(g->ns, g->name, &m, &g->err);
-    } else if ((r = strdup(ref)) == NULL) {
-        rc = loams__cerr_set(&g->err, -ENOMEM, "out of memory");
-    } else {
-        rc = load_manifest(g, ref, &m);
-    }
-    if (rc != 0) {
-        free(r);
-        return fail(g, rc);
-    }
-    for (size_t i = 0; i < m->n_applied; i++) {
-        if (host->offsets_set(applied, m->applied[i].partition, m->applied[i].next) != 0) {
-            free(r);
-            loams__gmanifest_free(m);
-            loams__cerr_set(&g->err, -ENOMEM, "out of memory");
-            return fail(g, -ENOMEM);
-        }
-    }
-    loams__gmanifest_free(g->base);
-    free(g->base_ref);
-    g->base = m;
-    g->base_ref = r;
-    return 0;
+    int rc = loams_kit_chain_resume(&g->chain, ref, applied, &g->err);
+    return rc ? fail(g, rc) : 0;
 }
 
 static int graph_write(void *state, loams_batch *batch)
@@ -1309,26 +1217,14 @@ static int graph_prepare(void *state, const loams_offsets *applied, const char *
 static void graph_committed(void *state, const char *ref)
 {
     graph *g = state;
-    if (g->pending == NULL || g->pending_ref == NULL || strcmp(ref, g->pending_ref) != 0) {
-        host->log(g->ctx, LOAMS_LOG_WARN,
-                  "graph %s: committed(%s) does not name the prepared commit; the next commit "
-                  "starts from a fresh resume",
-                  g->full, ref);
-        return;
-    }
-    loams__gmanifest_free(g->base);
-    free(g->base_ref);
-    g->base = g->pending;
-    g->base_ref = g->pending_ref;
-    g->pending = NULL;
-    g->pending_ref = NULL;
+    loams_kit_chain_committed(&g->chain, ref);
 }
 
 static void graph_abort(void *state)
 {
     graph *g = state;
     staging_clear(g);
-    forget_pending(g);
+    loams_kit_chain_abort(&g->chain);
 }
 
 static int graph_query(void *state, const char *ref, const char *request, loams_buf *out)

@@ -275,7 +275,7 @@ static int get_long(loams__avro_file *f, cursor *c, int64_t *out)
         uint8_t b = *c->p++;
         v |= (uint64_t)(b & 0x7f) << shift;
         if ((b & 0x80) == 0) {
-            *out = loams__unzigzag64(v);
+            *out = loams_kit_unzigzag64(v);
             return 0;
         }
     }
@@ -451,14 +451,14 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
     case LOAMS__AV_FLOAT:
         if ((rc = get_raw(f, c, 4, &raw)) == 0) {
             float x;
-            uint32_t u = loams__get_le32(raw);
+            uint32_t u = loams_kit_le32_get(raw);
             memcpy(&x, &u, 4);
             v->d = x;
         }
         return rc;
     case LOAMS__AV_DOUBLE:
         if ((rc = get_raw(f, c, 8, &raw)) == 0) {
-            uint64_t u = loams__get_le64(raw);
+            uint64_t u = loams_kit_le64_get(raw);
             memcpy(&v->d, &u, 8);
         }
         return rc;
@@ -487,7 +487,7 @@ static int decode(loams__avro_file *f, const loams__avro_node *node, cursor *c, 
 
 /* ---- container ---- */
 
-static int inflate_raw(loams__avro_file *f, const uint8_t *in, size_t n, loams__bytebuf *out)
+static int inflate_raw(loams__avro_file *f, const uint8_t *in, size_t n, loams_kit_buf *out)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -498,7 +498,7 @@ static int inflate_raw(loams__avro_file *f, const uint8_t *in, size_t n, loams__
     z.avail_in = (uInt)n;
     int rc = 0;
     for (;;) {
-        if (loams__bytebuf_reserve(out, n * 4 + 4096) != 0) {
+        if (loams_kit_buf_reserve(out, n * 4 + 4096) != 0) {
             rc = -ENOMEM;
             break;
         }
@@ -624,7 +624,7 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
     if (err != NULL && errlen > 0) {
         err[0] = '\0';
     }
-    loams__bytebuf plain = {0};
+    loams_kit_buf plain = {0};
     /* block offsets into plain: decoded after every block is in place */
     size_t *bstart = NULL, *bcount = NULL, nb = 0;
     int rc = -ENOMEM;
@@ -677,7 +677,7 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
         if (deflate) {
             rc = inflate_raw(f, blk, (size_t)size, &plain);
         } else {
-            rc = loams__bytebuf_append(&plain, blk, (size_t)size);
+            rc = loams_kit_buf_append(&plain, blk, (size_t)size);
         }
         if (rc != 0) {
             goto out;
@@ -719,7 +719,7 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
 out:
     free(bstart);
     free(bcount);
-    loams__bytebuf_free(&plain);
+    loams_kit_buf_free(&plain);
     f->err = NULL;
     if (rc != 0) {
         if (rc == -ENOMEM && err != NULL && errlen > 0 && err[0] == '\0') {
@@ -830,7 +830,7 @@ int loams__avro_field_str(const loams__avro_value *rec, const char *name, char *
     return 0;
 }
 
-int loams__avro_encode(const loams__avro_value *v, loams__bytebuf *out)
+int loams__avro_encode(const loams__avro_value *v, loams_kit_buf *out)
 {
     int rc = 0;
     if (v->branch >= 0 && (rc = loams__avro_put_union(out, v->branch)) != 0) {

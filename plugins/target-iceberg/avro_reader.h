@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 
 typedef enum loams__avro_kind {
     LOAMS__AV_NULL = 0,
@@ -92,6 +92,6 @@ int loams__avro_field_str(const loams__avro_value *rec, const char *name, char *
 
 /* Appends the binary encoding of v (in its own schema) to out.
  * 0 or -ENOMEM. */
-int loams__avro_encode(const loams__avro_value *v, loams__bytebuf *out);
+int loams__avro_encode(const loams__avro_value *v, loams_kit_buf *out);
 
 #endif

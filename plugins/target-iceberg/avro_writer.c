@@ -14,76 +14,76 @@
 
 /* ---- binary encoding ---- */
 
-int loams__avro_put_boolean(loams__bytebuf *b, int v)
+int loams__avro_put_boolean(loams_kit_buf *b, int v)
 {
-    return loams__bytebuf_append_byte(b, v ? 1 : 0);
+    return loams_kit_buf_append_byte(b, v ? 1 : 0);
 }
 
-int loams__avro_put_int(loams__bytebuf *b, int32_t v)
+int loams__avro_put_int(loams_kit_buf *b, int32_t v)
 {
-    return loams__bytebuf_append_uvarint(b, loams__zigzag64(v));
+    return loams_kit_buf_append_varint(b, loams_kit_zigzag64(v));
 }
 
-int loams__avro_put_long(loams__bytebuf *b, int64_t v)
+int loams__avro_put_long(loams_kit_buf *b, int64_t v)
 {
-    return loams__bytebuf_append_uvarint(b, loams__zigzag64(v));
+    return loams_kit_buf_append_varint(b, loams_kit_zigzag64(v));
 }
 
-int loams__avro_put_float(loams__bytebuf *b, float v)
+int loams__avro_put_float(loams_kit_buf *b, float v)
 {
     uint32_t bits;
     memcpy(&bits, &v, sizeof(bits));
-    return loams__bytebuf_append_le32(b, bits);
+    return loams_kit_buf_append_le32(b, bits);
 }
 
-int loams__avro_put_double(loams__bytebuf *b, double v)
+int loams__avro_put_double(loams_kit_buf *b, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof(bits));
-    return loams__bytebuf_append_le64(b, bits);
+    return loams_kit_buf_append_le64(b, bits);
 }
 
-int loams__avro_put_bytes(loams__bytebuf *b, const void *p, size_t n)
+int loams__avro_put_bytes(loams_kit_buf *b, const void *p, size_t n)
 {
     int rc = loams__avro_put_long(b, (int64_t)n);
-    return rc ? rc : loams__bytebuf_append(b, p, n);
+    return rc ? rc : loams_kit_buf_append(b, p, n);
 }
 
-int loams__avro_put_string(loams__bytebuf *b, const char *s, size_t n)
+int loams__avro_put_string(loams_kit_buf *b, const char *s, size_t n)
 {
     return loams__avro_put_bytes(b, s, n);
 }
 
-int loams__avro_put_fixed(loams__bytebuf *b, const void *p, size_t n)
+int loams__avro_put_fixed(loams_kit_buf *b, const void *p, size_t n)
 {
-    return loams__bytebuf_append(b, p, n);
+    return loams_kit_buf_append(b, p, n);
 }
 
-int loams__avro_put_union(loams__bytebuf *b, int64_t branch)
+int loams__avro_put_union(loams_kit_buf *b, int64_t branch)
 {
     return loams__avro_put_long(b, branch);
 }
 
-int loams__avro_put_block_count(loams__bytebuf *b, int64_t count)
+int loams__avro_put_block_count(loams_kit_buf *b, int64_t count)
 {
     return count > 0 ? loams__avro_put_long(b, count) : -EINVAL;
 }
 
-int loams__avro_put_block_end(loams__bytebuf *b)
+int loams__avro_put_block_end(loams_kit_buf *b)
 {
-    return loams__bytebuf_append_byte(b, 0);
+    return loams_kit_buf_append_byte(b, 0);
 }
 
 /* ---- container file writer ---- */
 
 struct loams__avro_writer {
-    const loams__mem *mem;
+    const loams_kit_mem *mem;
     loams__sink sink;
     loams__avro_codec codec;
     size_t block_bytes;
     uint8_t sync[16];
-    loams__bytebuf block;      /* encoded objects of the pending block */
-    loams__bytebuf compressed; /* deflate output / block framing */
+    loams_kit_buf block;      /* encoded objects of the pending block */
+    loams_kit_buf compressed; /* deflate output / block framing */
     uint64_t block_count;
     uint64_t count;
     uint64_t offset;
@@ -147,11 +147,11 @@ static int write_block(loams__avro_writer *w)
     }
     const uint8_t *data = w->block.data;
     size_t len = w->block.len;
-    loams__bytebuf_clear(&w->compressed);
+    loams_kit_buf_clear(&w->compressed);
     if (w->codec == LOAMS__AVRO_CODEC_DEFLATE) {
         uLong bound = deflateBound(&w->z, (uLong)len);
         /* Room for the block's count and size varints ahead of the data. */
-        if (loams__bytebuf_reserve(&w->compressed, (size_t)bound + 20)) {
+        if (loams_kit_buf_reserve(&w->compressed, (size_t)bound + 20)) {
             return fail_nomem(w);
         }
         if (deflateReset(&w->z) != Z_OK) {
@@ -174,7 +174,7 @@ static int write_block(loams__avro_writer *w)
         len = (size_t)(bound - w->z.avail_out);
     }
     uint8_t head[20];
-    loams__bytebuf hb = {head, 0, sizeof(head), NULL};
+    loams_kit_buf hb = {head, 0, sizeof(head), NULL};
     /* hb never grows: 2 varints take at most 20 bytes. */
     loams__avro_put_long(&hb, (int64_t)w->block_count);
     loams__avro_put_long(&hb, (int64_t)len);
@@ -185,12 +185,12 @@ static int write_block(loams__avro_writer *w)
     if (!rc) {
         rc = sink_write(w, w->sync, sizeof(w->sync));
     }
-    loams__bytebuf_clear(&w->block);
+    loams_kit_buf_clear(&w->block);
     w->block_count = 0;
     return rc;
 }
 
-loams__bytebuf *loams__avro_writer_datum(loams__avro_writer *w)
+loams_kit_buf *loams__avro_writer_datum(loams__avro_writer *w)
 {
     return &w->block;
 }
@@ -251,12 +251,12 @@ void loams__avro_writer_free(loams__avro_writer *w)
     if (w->z_ready) {
         deflateEnd(&w->z);
     }
-    loams__bytebuf_free(&w->block);
-    loams__bytebuf_free(&w->compressed);
-    loams__mem_free(w->mem, w);
+    loams_kit_buf_free(&w->block);
+    loams_kit_buf_free(&w->compressed);
+    loams_kit_mem_free(w->mem, w);
 }
 
-static int put_meta(loams__bytebuf *h, const char *key, const void *value, size_t len)
+static int put_meta(loams_kit_buf *h, const char *key, const void *value, size_t len)
 {
     int rc = loams__avro_put_string(h, key, strlen(key));
     return rc ? rc : loams__avro_put_bytes(h, value, len);
@@ -264,12 +264,12 @@ static int put_meta(loams__bytebuf *h, const char *key, const void *value, size_
 
 static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
 {
-    return loams__mem_calloc(opaque, items, size);
+    return loams_kit_mem_calloc(opaque, items, size);
 }
 
 static void z_free(voidpf opaque, voidpf address)
 {
-    loams__mem_free(opaque, address);
+    loams_kit_mem_free(opaque, address);
 }
 
 int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
@@ -303,8 +303,8 @@ int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
                              i, kv->key ? kv->key : "NULL");
         }
     }
-    const loams__mem *mem = opt->mem ? opt->mem : loams__mem_libc();
-    loams__avro_writer *w = loams__mem_calloc(mem, 1, sizeof(*w));
+    const loams_kit_mem *mem = opt->mem ? opt->mem : loams_kit_mem_libc();
+    loams__avro_writer *w = loams_kit_mem_calloc(mem, 1, sizeof(*w));
     if (!w) {
         return -ENOMEM;
     }
@@ -312,8 +312,8 @@ int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
     w->sink = sink;
     w->codec = opt->codec;
     w->block_bytes = opt->block_bytes ? opt->block_bytes : 64 << 10;
-    loams__bytebuf_init(&w->block, mem);
-    loams__bytebuf_init(&w->compressed, mem);
+    loams_kit_buf_init(&w->block, mem);
+    loams_kit_buf_init(&w->compressed, mem);
     int rc = 0;
     if (opt->sync) {
         memcpy(w->sync, opt->sync, sizeof(w->sync));
@@ -335,10 +335,10 @@ int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
         w->z_ready = 1;
     }
 
-    loams__bytebuf h;
-    loams__bytebuf_init(&h, mem);
+    loams_kit_buf h;
+    loams_kit_buf_init(&h, mem);
     const char *codec = w->codec == LOAMS__AVRO_CODEC_DEFLATE ? "deflate" : "null";
-    rc = loams__bytebuf_append(&h, "Obj\x01", 4);
+    rc = loams_kit_buf_append(&h, "Obj\x01", 4);
     if (!rc) {
         rc = loams__avro_put_block_count(&h, (int64_t)(2 + opt->nmetadata));
     }
@@ -355,7 +355,7 @@ int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
         rc = loams__avro_put_block_end(&h);
     }
     if (!rc) {
-        rc = loams__bytebuf_append(&h, w->sync, sizeof(w->sync));
+        rc = loams_kit_buf_append(&h, w->sync, sizeof(w->sync));
     }
     if (!rc) {
         rc = sink_write(w, h.data, h.len);
@@ -363,7 +363,7 @@ int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
             set_error(err, errlen, "%s", w->err);
         }
     }
-    loams__bytebuf_free(&h);
+    loams_kit_buf_free(&h);
     if (rc) {
         goto fail;
     }

@@ -32,26 +32,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
+
+#include "file_sink.h"
 
 /* ---- binary encoding (appends to a buffer; 0 or -ENOMEM) ---- */
 
-int loams__avro_put_boolean(loams__bytebuf *b, int v);
-int loams__avro_put_int(loams__bytebuf *b, int32_t v);
-int loams__avro_put_long(loams__bytebuf *b, int64_t v);
-int loams__avro_put_float(loams__bytebuf *b, float v);
-int loams__avro_put_double(loams__bytebuf *b, double v);
-int loams__avro_put_bytes(loams__bytebuf *b, const void *p, size_t n);
-int loams__avro_put_string(loams__bytebuf *b, const char *s, size_t n);
+int loams__avro_put_boolean(loams_kit_buf *b, int v);
+int loams__avro_put_int(loams_kit_buf *b, int32_t v);
+int loams__avro_put_long(loams_kit_buf *b, int64_t v);
+int loams__avro_put_float(loams_kit_buf *b, float v);
+int loams__avro_put_double(loams_kit_buf *b, double v);
+int loams__avro_put_bytes(loams_kit_buf *b, const void *p, size_t n);
+int loams__avro_put_string(loams_kit_buf *b, const char *s, size_t n);
 /* A fixed value: exactly the declared size of bytes, no length. */
-int loams__avro_put_fixed(loams__bytebuf *b, const void *p, size_t n);
+int loams__avro_put_fixed(loams_kit_buf *b, const void *p, size_t n);
 /* The branch index of a union; the branch's value follows. */
-int loams__avro_put_union(loams__bytebuf *b, int64_t branch);
+int loams__avro_put_union(loams_kit_buf *b, int64_t branch);
 /* Arrays and maps: any number of blocks of `count` (> 0) items (a map item
  * is a string key then the value), then the end marker.  An empty array or
  * map is just the end marker. */
-int loams__avro_put_block_count(loams__bytebuf *b, int64_t count);
-int loams__avro_put_block_end(loams__bytebuf *b);
+int loams__avro_put_block_count(loams_kit_buf *b, int64_t count);
+int loams__avro_put_block_end(loams_kit_buf *b);
 /* null is encoded as nothing. */
 
 /* ---- container file writer ---- */
@@ -74,8 +76,8 @@ typedef struct loams__avro_options {
     size_t block_bytes;             /* default 64 KiB */
     const loams__avro_kv *metadata; /* extra header metadata (copied into the header) */
     size_t nmetadata;
-    const uint8_t *sync;   /* 16 bytes; NULL: random */
-    const loams__mem *mem; /* default libc */
+    const uint8_t *sync;      /* 16 bytes; NULL: random */
+    const loams_kit_mem *mem; /* default libc */
 } loams__avro_options;
 
 void loams__avro_options_init(loams__avro_options *o);
@@ -91,7 +93,7 @@ int loams__avro_writer_open(const loams__avro_options *opt, loams__sink sink,
 
 /* The buffer to encode the next object into (owned by the writer; append
  * only, between end_datum calls). */
-loams__bytebuf *loams__avro_writer_datum(loams__avro_writer *w);
+loams_kit_buf *loams__avro_writer_datum(loams__avro_writer *w);
 /* Ends the object encoded since the last call.  May write a block. */
 int loams__avro_writer_end_datum(loams__avro_writer *w);
 /* Writes the pending block.  Errors as above; -EINVAL after close. */

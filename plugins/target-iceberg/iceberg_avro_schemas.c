@@ -84,11 +84,11 @@ const char loams__iceberg_manifest_file_schema[] =
 
 /* clang-format on */
 
-int loams__iceberg_manifest_entry_schema(const char *partition_fields_json, const loams__mem *mem,
-                                         char **out)
+int loams__iceberg_manifest_entry_schema(const char *partition_fields_json,
+                                         const loams_kit_mem *mem, char **out)
 {
     size_t a = strlen(entry_head), b = strlen(partition_fields_json), c = strlen(entry_tail);
-    char *s = loams__mem_alloc(mem, a + b + c + 1);
+    char *s = loams_kit_mem_alloc(mem, a + b + c + 1);
     if (!s) {
         return -ENOMEM;
     }

@@ -37,7 +37,7 @@
 #ifndef LOAMS_ICEBERG_AVRO_SCHEMAS_H
 #define LOAMS_ICEBERG_AVRO_SCHEMAS_H
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 
 /* The manifest list schema (static). */
 extern const char loams__iceberg_manifest_file_schema[];
@@ -49,8 +49,8 @@ extern const char loams__iceberg_manifest_file_schema[];
  * has the Avro fields `partition_fields_json` (a JSON array of field
  * objects with their `field-id`s, e.g. "[]" for an unpartitioned table).
  * *out is allocated through mem (NULL: libc) and owned by the caller, who
- * frees it with loams__mem_free(mem, *out).  0 or -ENOMEM. */
-int loams__iceberg_manifest_entry_schema(const char *partition_fields_json, const loams__mem *mem,
-                                         char **out);
+ * frees it with loams_kit_mem_free(mem, *out).  0 or -ENOMEM. */
+int loams__iceberg_manifest_entry_schema(const char *partition_fields_json,
+                                         const loams_kit_mem *mem, char **out);
 
 #endif

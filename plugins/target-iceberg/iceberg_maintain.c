@@ -378,7 +378,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
     snap_ref *snaps = NULL;
     size_t *pick = NULL;
     loams__ice_entry *ents = NULL;
-    loams__bytebuf *encoded = NULL;
+    loams_kit_buf *encoded = NULL;
     size_t nenc = 0;
     cJSON *trimmed = NULL, *saved_meta = NULL;
     int rc;
@@ -477,7 +477,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
             const loams__ice_file *f = &fs.files[i];
             int deleted = p < npick && pick[p] == i;
             p += deleted;
-            loams__bytebuf *b = &encoded[nenc++];
+            loams_kit_buf *b = &encoded[nenc++];
             rc = deleted ? loams__ice_data_file_encode_minimal(b, f->path, (uint64_t)f->records,
                                                                (uint64_t)f->bytes)
                          : loams__avro_encode(f->data_file, b);
@@ -565,7 +565,7 @@ out:
         *new_ref = NULL;
     }
     for (size_t i = 0; i < nenc; i++) {
-        loams__bytebuf_free(&encoded[i]);
+        loams_kit_buf_free(&encoded[i]);
     }
     free(encoded);
     free(ents);

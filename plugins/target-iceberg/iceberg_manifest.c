@@ -28,7 +28,7 @@ static uint64_t col_nulls(const loams__pq_column_stats *c)
     return c->null_count;
 }
 
-static int put_long_map(loams__bytebuf *b, const loams__pq_file_stats *st, stat_fn get, int nan)
+static int put_long_map(loams_kit_buf *b, const loams__pq_file_stats *st, stat_fn get, int nan)
 {
     int64_t n = 0;
     for (size_t i = 0; i < st->ncolumns; i++) {
@@ -49,7 +49,7 @@ static int put_long_map(loams__bytebuf *b, const loams__pq_file_stats *st, stat_
     return rc ? -ENOMEM : 0;
 }
 
-static int put_bound_map(loams__bytebuf *b, const loams__pq_file_stats *st, int upper)
+static int put_bound_map(loams_kit_buf *b, const loams__pq_file_stats *st, int upper)
 {
     int64_t n = 0;
     for (size_t i = 0; i < st->ncolumns; i++) {
@@ -71,7 +71,7 @@ static int put_bound_map(loams__bytebuf *b, const loams__pq_file_stats *st, int 
     return rc ? -ENOMEM : 0;
 }
 
-static int put_head(loams__bytebuf *b, const char *uri, uint64_t records, uint64_t size)
+static int put_head(loams_kit_buf *b, const char *uri, uint64_t records, uint64_t size)
 {
     int rc = loams__avro_put_int(b, 0); /* content: DATA */
     rc |= loams__avro_put_string(b, uri, strlen(uri));
@@ -82,7 +82,7 @@ static int put_head(loams__bytebuf *b, const char *uri, uint64_t records, uint64
     return rc ? -ENOMEM : 0;
 }
 
-int loams__ice_data_file_encode(loams__bytebuf *b, const char *uri, const loams__pq_file_stats *st)
+int loams__ice_data_file_encode(loams_kit_buf *b, const char *uri, const loams__pq_file_stats *st)
 {
     int rc = put_head(b, uri, st->row_count, st->file_size);
     if (rc == 0) {
@@ -122,7 +122,7 @@ int loams__ice_data_file_encode(loams__bytebuf *b, const char *uri, const loams_
     return e ? -ENOMEM : 0;
 }
 
-int loams__ice_data_file_encode_minimal(loams__bytebuf *b, const char *uri, uint64_t records,
+int loams__ice_data_file_encode_minimal(loams_kit_buf *b, const char *uri, uint64_t records,
                                         uint64_t size)
 {
     int rc = put_head(b, uri, records, size);
@@ -170,7 +170,7 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
     rc = loams__avro_writer_open(&o, sink, &w, err, errlen);
     for (size_t i = 0; i < n && rc == 0; i++) {
         const loams__ice_entry *e = &entries[i];
-        loams__bytebuf *b = loams__avro_writer_datum(w);
+        loams_kit_buf *b = loams__avro_writer_datum(w);
         int x = loams__avro_put_int(b, e->status);
         x |= loams__avro_put_union(b, 1);
         x |= loams__avro_put_long(b, e->snapshot_id);
@@ -186,7 +186,7 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
             x |= loams__avro_put_union(b, 1);
             x |= loams__avro_put_long(b, e->file_sequence);
         }
-        x |= loams__bytebuf_append(b, e->data_file, e->data_file_len);
+        x |= loams_kit_buf_append(b, e->data_file, e->data_file_len);
         rc = x ? -ENOMEM : loams__avro_writer_end_datum(w);
     }
     if (rc == 0) {
@@ -228,7 +228,7 @@ int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_
     int rc = loams__avro_writer_open(&o, sink, &w, err, errlen);
     for (size_t i = 0; i < nfresh && rc == 0; i++) {
         const loams__ice_manifest_file *m = &fresh[i];
-        loams__bytebuf *b = loams__avro_writer_datum(w);
+        loams_kit_buf *b = loams__avro_writer_datum(w);
         int x = loams__avro_put_string(b, m->path, strlen(m->path));
         x |= loams__avro_put_long(b, (int64_t)m->length);
         x |= loams__avro_put_int(b, 0); /* partition_spec_id */

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "avro_reader.h"
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 #include "parquet_writer.h"
 
 /* Manifest entry status (spec). */
@@ -34,9 +34,9 @@
 #define LOAMS__ICE_ADDED 1
 #define LOAMS__ICE_DELETED 2
 
-int loams__ice_data_file_encode(loams__bytebuf *out, const char *uri,
+int loams__ice_data_file_encode(loams_kit_buf *out, const char *uri,
                                 const loams__pq_file_stats *st);
-int loams__ice_data_file_encode_minimal(loams__bytebuf *out, const char *uri, uint64_t record_count,
+int loams__ice_data_file_encode_minimal(loams_kit_buf *out, const char *uri, uint64_t record_count,
                                         uint64_t file_size);
 
 /* One entry of a manifest: status, and the data_file record's bytes.

@@ -32,7 +32,7 @@ extern const loams_host_api *loams__ice_host;
 /* A data file written since the last commit. */
 typedef struct loams__ice_staged {
     char key[LOAMS__ICE_KEY_MAX];
-    loams__bytebuf df; /* its encoded data_file record */
+    loams_kit_buf df; /* its encoded data_file record */
     uint64_t records, bytes;
 } loams__ice_staged;
 

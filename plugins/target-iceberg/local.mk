@@ -4,7 +4,7 @@
 
 noinst_LTLIBRARIES += plugins/target-iceberg/libiceberg-files.la
 plugins_target_iceberg_libiceberg_files_la_SOURCES = \
-	plugins/target-iceberg/byte_buffer.c plugins/target-iceberg/byte_buffer.h \
+	plugins/target-iceberg/file_sink.h \
 	plugins/target-iceberg/thrift_compact.c plugins/target-iceberg/thrift_compact.h \
 	plugins/target-iceberg/parquet_encoding.c plugins/target-iceberg/parquet_encoding.h \
 	plugins/target-iceberg/parquet_writer.c plugins/target-iceberg/parquet_writer.h \
@@ -17,8 +17,8 @@ plugins_target_iceberg_libiceberg_files_la_SOURCES = \
 	plugins/target-iceberg/iceberg_table.c plugins/target-iceberg/iceberg_table.h
 plugins_target_iceberg_libiceberg_files_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(SNAPPY_CFLAGS) \
 	$(ZLIB_CFLAGS) $(CJSON_CFLAGS)
-plugins_target_iceberg_libiceberg_files_la_LIBADD = $(ZSTD_LIBS) $(SNAPPY_LIBS) $(ZLIB_LIBS) \
-	$(CJSON_LIBS) -lm
+plugins_target_iceberg_libiceberg_files_la_LIBADD = plugins/kit/libkit.la $(ZSTD_LIBS) \
+	$(SNAPPY_LIBS) $(ZLIB_LIBS) $(CJSON_LIBS) -lm
 
 # the plugin: the vtable, staging and snapshots over the library
 plugin_LTLIBRARIES += plugins/target-iceberg/target-iceberg.la

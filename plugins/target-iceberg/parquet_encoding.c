@@ -21,7 +21,7 @@ int loams__pq_bit_width(uint32_t max)
 
 /* ---- RLE / bit-packing hybrid encoder ---- */
 
-int loams__pq_rle_init(loams__pq_rle *e, loams__bytebuf *out, int bit_width)
+int loams__pq_rle_init(loams__pq_rle *e, loams_kit_buf *out, int bit_width)
 {
     memset(e, 0, sizeof(*e));
     if (bit_width < 0 || bit_width > 32) {
@@ -64,7 +64,7 @@ static void write_literal_group(loams__pq_rle *e)
         return;
     }
     size_t need = (size_t)e->bit_width + 1;
-    if ((e->status = loams__bytebuf_reserve(e->out, need))) {
+    if ((e->status = loams_kit_buf_reserve(e->out, need))) {
         return;
     }
     if (e->literal_count == 0) {
@@ -85,13 +85,13 @@ static void write_repeat_run(loams__pq_rle *e)
     if (e->status) {
         return;
     }
-    if ((e->status = loams__bytebuf_append_uvarint(e->out, e->repeat_count << 1))) {
+    if ((e->status = loams_kit_buf_append_varint(e->out, e->repeat_count << 1))) {
         return;
     }
     int nbytes = (e->bit_width + 7) / 8;
     uint8_t le[4];
-    loams__put_le32(le, e->current);
-    e->status = loams__bytebuf_append(e->out, le, (size_t)nbytes);
+    loams_kit_le32_put(le, e->current);
+    e->status = loams_kit_buf_append(e->out, le, (size_t)nbytes);
     e->repeat_count = 0;
 }
 
@@ -154,7 +154,7 @@ int loams__pq_rle_finish(loams__pq_rle *e)
     return e->status;
 }
 
-int loams__pq_rle_encode_u8(loams__bytebuf *out, const uint8_t *values, size_t n, int bit_width)
+int loams__pq_rle_encode_u8(loams_kit_buf *out, const uint8_t *values, size_t n, int bit_width)
 {
     loams__pq_rle e;
     int rc = loams__pq_rle_init(&e, out, bit_width);
@@ -167,7 +167,7 @@ int loams__pq_rle_encode_u8(loams__bytebuf *out, const uint8_t *values, size_t n
     return loams__pq_rle_finish(&e);
 }
 
-int loams__pq_rle_encode_u32(loams__bytebuf *out, const uint32_t *values, size_t n, int bit_width)
+int loams__pq_rle_encode_u32(loams_kit_buf *out, const uint32_t *values, size_t n, int bit_width)
 {
     loams__pq_rle e;
     int rc = loams__pq_rle_init(&e, out, bit_width);
@@ -257,10 +257,10 @@ int loams__pq_rle_decode(const uint8_t *in, size_t len, int bit_width, uint32_t 
     return 0;
 }
 
-int loams__pq_pack_bools(loams__bytebuf *out, const uint8_t *bits, size_t n)
+int loams__pq_pack_bools(loams_kit_buf *out, const uint8_t *bits, size_t n)
 {
     size_t nbytes = (n + 7) / 8;
-    int rc = loams__bytebuf_reserve(out, nbytes);
+    int rc = loams_kit_buf_reserve(out, nbytes);
     if (rc) {
         return rc;
     }
@@ -312,22 +312,22 @@ uint64_t loams__pq_hash_bytes(const void *data, size_t n)
     return h;
 }
 
-void loams__pq_dict_init(loams__pq_dict *d, const loams__mem *mem)
+void loams__pq_dict_init(loams__pq_dict *d, const loams_kit_mem *mem)
 {
     memset(d, 0, sizeof(*d));
     d->mem = mem;
-    loams__bytebuf_init(&d->plain, mem);
+    loams_kit_buf_init(&d->plain, mem);
 }
 
 static uint32_t entry_len(const loams__pq_dict *d, size_t e)
 {
-    return loams__get_le32(d->plain.data + d->offsets[e]);
+    return loams_kit_le32_get(d->plain.data + d->offsets[e]);
 }
 
 static int dict_grow_slots(loams__pq_dict *d)
 {
     size_t nslots = d->nslots ? d->nslots * 2 : 1024;
-    uint32_t *slots = loams__mem_calloc(d->mem, nslots, sizeof(*slots));
+    uint32_t *slots = loams_kit_mem_calloc(d->mem, nslots, sizeof(*slots));
     if (!slots) {
         return -ENOMEM;
     }
@@ -339,7 +339,7 @@ static int dict_grow_slots(loams__pq_dict *d)
         }
         slots[i] = (uint32_t)(e + 1);
     }
-    loams__mem_free(d->mem, d->slots);
+    loams_kit_mem_free(d->mem, d->slots);
     d->slots = slots;
     d->nslots = nslots;
     return 0;
@@ -371,26 +371,26 @@ int loams__pq_dict_put(loams__pq_dict *d, const void *p, size_t n, uint32_t *ind
     }
     if (d->count == d->cap_entries) {
         size_t cap = d->cap_entries ? d->cap_entries * 2 : 256;
-        size_t *offsets = loams__mem_realloc(d->mem, d->offsets, cap * sizeof(*offsets));
+        size_t *offsets = loams_kit_mem_realloc(d->mem, d->offsets, cap * sizeof(*offsets));
         if (!offsets) {
             return -ENOMEM;
         }
         d->offsets = offsets;
-        uint32_t *hashes = loams__mem_realloc(d->mem, d->hashes, cap * sizeof(*hashes));
+        uint32_t *hashes = loams_kit_mem_realloc(d->mem, d->hashes, cap * sizeof(*hashes));
         if (!hashes) {
             return -ENOMEM;
         }
         d->hashes = hashes;
         d->cap_entries = cap;
     }
-    int rc = loams__bytebuf_reserve(&d->plain, 4 + n);
+    int rc = loams_kit_buf_reserve(&d->plain, 4 + n);
     if (rc) {
         return rc;
     }
     size_t e = d->count++;
     d->offsets[e] = d->plain.len;
     d->hashes[e] = h;
-    loams__put_le32(d->plain.data + d->plain.len, (uint32_t)n);
+    loams_kit_le32_put(d->plain.data + d->plain.len, (uint32_t)n);
     if (n) {
         memcpy(d->plain.data + d->plain.len + 4, p, n);
     }
@@ -404,7 +404,7 @@ int loams__pq_dict_put(loams__pq_dict *d, const void *p, size_t n, uint32_t *ind
 void loams__pq_dict_clear(loams__pq_dict *d)
 {
     d->count = 0;
-    loams__bytebuf_clear(&d->plain);
+    loams_kit_buf_clear(&d->plain);
     if (d->slots) {
         memset(d->slots, 0, d->nslots * sizeof(*d->slots));
     }
@@ -412,9 +412,9 @@ void loams__pq_dict_clear(loams__pq_dict *d)
 
 void loams__pq_dict_free(loams__pq_dict *d)
 {
-    loams__bytebuf_free(&d->plain);
-    loams__mem_free(d->mem, d->offsets);
-    loams__mem_free(d->mem, d->hashes);
-    loams__mem_free(d->mem, d->slots);
+    loams_kit_buf_free(&d->plain);
+    loams_kit_mem_free(d->mem, d->offsets);
+    loams_kit_mem_free(d->mem, d->hashes);
+    loams_kit_mem_free(d->mem, d->slots);
     memset(d, 0, sizeof(*d));
 }

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 
 /* Bits needed to store every value in [0, max] (0 for max == 0). */
 int loams__pq_bit_width(uint32_t max);
@@ -33,7 +33,7 @@ int loams__pq_bit_width(uint32_t max);
 /* ---- RLE / bit-packing hybrid encoder (streaming) ---- */
 
 typedef struct loams__pq_rle {
-    loams__bytebuf *out; /* borrowed: encoded bytes are appended */
+    loams_kit_buf *out; /* borrowed: encoded bytes are appended */
     int bit_width;
     uint32_t buffered[8];
     int nbuffered;
@@ -45,7 +45,7 @@ typedef struct loams__pq_rle {
 } loams__pq_rle;
 
 /* Starts an encoding appended to `out`.  -EINVAL for bit_width > 32. */
-int loams__pq_rle_init(loams__pq_rle *e, loams__bytebuf *out, int bit_width);
+int loams__pq_rle_init(loams__pq_rle *e, loams_kit_buf *out, int bit_width);
 /* Adds one value (must fit in bit_width bits). */
 void loams__pq_rle_put(loams__pq_rle *e, uint32_t value);
 /* Writes out everything pending; 0 or -ENOMEM.  The encoder can then be
@@ -53,8 +53,8 @@ void loams__pq_rle_put(loams__pq_rle *e, uint32_t value);
 int loams__pq_rle_finish(loams__pq_rle *e);
 
 /* One-call forms over arrays.  0, -ENOMEM or -EINVAL. */
-int loams__pq_rle_encode_u8(loams__bytebuf *out, const uint8_t *values, size_t n, int bit_width);
-int loams__pq_rle_encode_u32(loams__bytebuf *out, const uint32_t *values, size_t n, int bit_width);
+int loams__pq_rle_encode_u8(loams_kit_buf *out, const uint8_t *values, size_t n, int bit_width);
+int loams__pq_rle_encode_u32(loams_kit_buf *out, const uint32_t *values, size_t n, int bit_width);
 
 /* Decodes n values of bit_width bits from in[0..len) into values[].
  * *used gets the bytes consumed (may be NULL).  0 or LOAMS_ECORRUPT (the
@@ -65,24 +65,24 @@ int loams__pq_rle_decode(const uint8_t *in, size_t len, int bit_width, uint32_t 
 
 /* Packs n values (0/1 bytes) LSB-first into ceil(n / 8) bytes appended to
  * out: the PLAIN encoding of BOOLEAN.  0 or -ENOMEM. */
-int loams__pq_pack_bools(loams__bytebuf *out, const uint8_t *bits, size_t n);
+int loams__pq_pack_bools(loams_kit_buf *out, const uint8_t *bits, size_t n);
 
 /* ---- dictionary of byte-array values ---- */
 
 /* Entries are kept in PLAIN encoding (4-byte little-endian length, then
  * the bytes), which is exactly the dictionary page's content. */
 typedef struct loams__pq_dict {
-    loams__bytebuf plain; /* the dictionary page body */
-    size_t *offsets;      /* entry i starts at plain.data + offsets[i] (its length prefix) */
-    uint32_t *hashes;     /* low 32 bits of entry i's hash */
-    uint32_t *slots;      /* open addressing: entry index + 1, 0 = empty */
+    loams_kit_buf plain; /* the dictionary page body */
+    size_t *offsets;     /* entry i starts at plain.data + offsets[i] (its length prefix) */
+    uint32_t *hashes;    /* low 32 bits of entry i's hash */
+    uint32_t *slots;     /* open addressing: entry index + 1, 0 = empty */
     size_t count;
     size_t cap_entries;
     size_t nslots; /* a power of two */
-    const loams__mem *mem;
+    const loams_kit_mem *mem;
 } loams__pq_dict;
 
-void loams__pq_dict_init(loams__pq_dict *d, const loams__mem *mem);
+void loams__pq_dict_init(loams__pq_dict *d, const loams_kit_mem *mem);
 /* Finds `p[0..n)` or adds it as a new entry; its index goes to *index and
  * *added tells whether it was new.  0 or -ENOMEM (the dictionary is then
  * unchanged). */

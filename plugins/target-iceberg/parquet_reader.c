@@ -13,7 +13,7 @@
 #include <snappy-c.h>
 #include <zstd.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 #include "parquet_encoding.h"
 #include "thrift_compact.h"
 
@@ -252,7 +252,7 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
         rc = fail(r, "not a Parquet file (no PAR1 magic)");
         goto out;
     }
-    uint32_t flen = loams__get_le32(d + len - 8);
+    uint32_t flen = loams_kit_le32_get(d + len - 8);
     if ((size_t)flen > len - 12) {
         rc = fail(r, "Parquet footer length %u is larger than the file", flen);
         goto out;
@@ -473,9 +473,9 @@ static int plain_values(loams__pqr *r, int32_t ptype, const uint8_t *p, size_t l
                 return fail(r, "a PLAIN page is short");
             }
             if (ptype == 1) {
-                v->u.i32 = (int32_t)loams__get_le32(p + off);
+                v->u.i32 = (int32_t)loams_kit_le32_get(p + off);
             } else {
-                uint32_t u = loams__get_le32(p + off);
+                uint32_t u = loams_kit_le32_get(p + off);
                 memcpy(&v->u.f32, &u, 4);
             }
             off += 4;
@@ -486,9 +486,9 @@ static int plain_values(loams__pqr *r, int32_t ptype, const uint8_t *p, size_t l
                 return fail(r, "a PLAIN page is short");
             }
             if (ptype == 2) {
-                v->u.i64 = (int64_t)loams__get_le64(p + off);
+                v->u.i64 = (int64_t)loams_kit_le64_get(p + off);
             } else {
-                uint64_t u = loams__get_le64(p + off);
+                uint64_t u = loams_kit_le64_get(p + off);
                 memcpy(&v->u.f64, &u, 8);
             }
             off += 8;
@@ -497,7 +497,7 @@ static int plain_values(loams__pqr *r, int32_t ptype, const uint8_t *p, size_t l
             if (off + 4 > len) {
                 return fail(r, "a PLAIN byte-array page is short");
             }
-            uint32_t l = loams__get_le32(p + off);
+            uint32_t l = loams_kit_le32_get(p + off);
             off += 4;
             if (l > len - off) {
                 return fail(r, "a PLAIN byte array runs past its page");
@@ -608,7 +608,7 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
                 rc = fail(r, "column '%s': a page's levels are short", pc->pub.name);
                 break;
             }
-            uint32_t ll = loams__get_le32(body + off);
+            uint32_t ll = loams_kit_le32_get(body + off);
             off += 4;
             if (ll > blen - off ||
                 loams__pq_rle_decode(body + off, ll, loams__pq_bit_width((uint32_t)maxl), dst, n,

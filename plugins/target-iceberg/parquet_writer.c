@@ -44,10 +44,10 @@ enum { CONV_UTF8 = 0, CONV_LIST = 3, CONV_DATE = 6, CONV_TIMESTAMP_MICROS = 10 }
 /* Running min/max of one column in its type's order. */
 typedef struct minmax {
     int has;
-    int64_t imin, imax;  /* boolean, int32, int64, date, timestamp */
-    double dmin, dmax;   /* float, double (NaN never enters) */
-    loams__bytebuf bmin; /* string, binary */
-    loams__bytebuf bmax;
+    int64_t imin, imax; /* boolean, int32, int64, date, timestamp */
+    double dmin, dmax;  /* float, double (NaN never enters) */
+    loams_kit_buf bmin; /* string, binary */
+    loams_kit_buf bmax;
 } minmax;
 
 /* One column chunk as the footer describes it. */
@@ -80,12 +80,12 @@ typedef struct column {
     int can_dict; /* string/binary with the dictionary option on */
 
     /* the page being filled */
-    loams__bytebuf values;                 /* PLAIN values; booleans one byte each */
-    loams__bytebuf indices;                /* uint32 dictionary indices (dictionary pages) */
-    loams__bytebuf def_levels, rep_levels; /* one byte per level entry */
-    size_t page_values;                    /* level entries in the page */
-    size_t page_plain_bytes;               /* the page's values as PLAIN would store them */
-    int page_dict;                         /* the page holds dictionary indices */
+    loams_kit_buf values;                 /* PLAIN values; booleans one byte each */
+    loams_kit_buf indices;                /* uint32 dictionary indices (dictionary pages) */
+    loams_kit_buf def_levels, rep_levels; /* one byte per level entry */
+    size_t page_values;                   /* level entries in the page */
+    size_t page_plain_bytes;              /* the page's values as PLAIN would store them */
+    int page_dict;                        /* the page holds dictionary indices */
 
     /* the column chunk (row group) being filled */
     loams__pq_dict dict;
@@ -93,18 +93,18 @@ typedef struct column {
     int dict_used;   /* a page of this chunk uses the dictionary */
     uint64_t dict_index_bytes, dict_plain_equiv;
     uint64_t dict_values; /* values of the chunk sent to the dictionary */
-    loams__bytebuf pages; /* finished data pages: header + body */
+    loams_kit_buf pages;  /* finished data pages: header + body */
     chunk_meta chunk;
     minmax chunk_mm;
 
     /* the whole file */
     uint64_t f_size, f_values, f_nulls, f_nans;
     minmax file_mm;
-    loams__bytebuf lower, upper; /* Iceberg bounds, made at close */
+    loams_kit_buf lower, upper; /* Iceberg bounds, made at close */
 } column;
 
 struct loams__pq_writer {
-    const loams__mem *mem;
+    const loams_kit_mem *mem;
     loams__sink sink;
     loams__pq_options opt;
     loams__pq_kv *metadata; /* owned copies */
@@ -116,9 +116,9 @@ struct loams__pq_writer {
     uint64_t group_rows; /* rows in the current row group */
     rowgroup_meta *groups;
     size_t ngroups, cap_groups;
-    loams__bytebuf scratch; /* page bodies */
-    loams__bytebuf compressed;
-    loams__bytebuf header;
+    loams_kit_buf scratch; /* page bodies */
+    loams_kit_buf compressed;
+    loams_kit_buf header;
     ZSTD_CCtx *zstd;
     int status; /* sticky failure */
     int closed;
@@ -238,13 +238,13 @@ static size_t utf8_encode(uint8_t *dst, uint32_t cp)
  * every value starting with s[0..plen): the prefix with its last unit
  * incremented (a code point for UTF-8, a byte otherwise), dropping units
  * that cannot grow.  Returns 0, 1 when no such value exists, or -ENOMEM. */
-static int round_up_prefix(const uint8_t *s, size_t plen, int utf8, loams__bytebuf *out)
+static int round_up_prefix(const uint8_t *s, size_t plen, int utf8, loams_kit_buf *out)
 {
-    loams__bytebuf_clear(out);
+    loams_kit_buf_clear(out);
     while (plen > 0) {
         if (!utf8) {
             if (s[plen - 1] != 0xff) {
-                int rc = loams__bytebuf_append(out, s, plen);
+                int rc = loams_kit_buf_append(out, s, plen);
                 if (!rc) {
                     out->data[plen - 1]++;
                 }
@@ -272,9 +272,9 @@ static int round_up_prefix(const uint8_t *s, size_t plen, int utf8, loams__byteb
         if (cp <= 0x10ffff) {
             uint8_t enc[4];
             size_t elen = utf8_encode(enc, cp);
-            int rc = loams__bytebuf_append(out, s, start);
+            int rc = loams_kit_buf_append(out, s, start);
             if (!rc) {
-                rc = loams__bytebuf_append(out, enc, elen);
+                rc = loams_kit_buf_append(out, enc, elen);
             }
             return rc;
         }
@@ -285,24 +285,24 @@ static int round_up_prefix(const uint8_t *s, size_t plen, int utf8, loams__byteb
 
 /* ---- statistics ---- */
 
-static void mm_init(minmax *m, const loams__mem *mem)
+static void mm_init(minmax *m, const loams_kit_mem *mem)
 {
     memset(m, 0, sizeof(*m));
-    loams__bytebuf_init(&m->bmin, mem);
-    loams__bytebuf_init(&m->bmax, mem);
+    loams_kit_buf_init(&m->bmin, mem);
+    loams_kit_buf_init(&m->bmax, mem);
 }
 
 static void mm_free(minmax *m)
 {
-    loams__bytebuf_free(&m->bmin);
-    loams__bytebuf_free(&m->bmax);
+    loams_kit_buf_free(&m->bmin);
+    loams_kit_buf_free(&m->bmax);
 }
 
 static void mm_reset(minmax *m)
 {
     m->has = 0;
-    loams__bytebuf_clear(&m->bmin);
-    loams__bytebuf_clear(&m->bmax);
+    loams_kit_buf_clear(&m->bmin);
+    loams_kit_buf_clear(&m->bmax);
 }
 
 static inline void mm_int(minmax *m, int64_t v)
@@ -344,18 +344,18 @@ static inline int mm_bytes(minmax *m, const void *p, size_t n)
     int rc = 0;
     if (!m->has) {
         m->has = 1;
-        rc = loams__bytebuf_append(&m->bmin, p, n);
+        rc = loams_kit_buf_append(&m->bmin, p, n);
         if (!rc) {
-            rc = loams__bytebuf_append(&m->bmax, p, n);
+            rc = loams_kit_buf_append(&m->bmax, p, n);
         }
         return rc;
     }
     if (bytes_cmp(p, n, m->bmin.data, m->bmin.len) < 0) {
-        loams__bytebuf_clear(&m->bmin);
-        rc = loams__bytebuf_append(&m->bmin, p, n);
+        loams_kit_buf_clear(&m->bmin);
+        rc = loams_kit_buf_append(&m->bmin, p, n);
     } else if (bytes_cmp(p, n, m->bmax.data, m->bmax.len) > 0) {
-        loams__bytebuf_clear(&m->bmax);
-        rc = loams__bytebuf_append(&m->bmax, p, n);
+        loams_kit_buf_clear(&m->bmax);
+        rc = loams_kit_buf_append(&m->bmax, p, n);
     }
     return rc;
 }
@@ -386,22 +386,22 @@ static int mm_merge(const column *c, minmax *into, const minmax *from)
 /* The PLAIN form (no length prefix) of min (want_max = 0) or max, which is
  * also Iceberg's single-value serialization.  Zero bounds of floating point
  * columns are written -0.0 (min) and +0.0 (max) as the specs ask. */
-static int mm_serialize(const column *c, const minmax *m, int want_max, loams__bytebuf *out)
+static int mm_serialize(const column *c, const minmax *m, int want_max, loams_kit_buf *out)
 {
     uint8_t b[8];
-    loams__bytebuf_clear(out);
+    loams_kit_buf_clear(out);
     switch (c->def.type) {
     case LOAMS__PQ_BOOLEAN:
         b[0] = (uint8_t)(want_max ? m->imax : m->imin);
-        return loams__bytebuf_append(out, b, 1);
+        return loams_kit_buf_append(out, b, 1);
     case LOAMS__PQ_INT32:
     case LOAMS__PQ_DATE:
-        loams__put_le32(b, (uint32_t)(int32_t)(want_max ? m->imax : m->imin));
-        return loams__bytebuf_append(out, b, 4);
+        loams_kit_le32_put(b, (uint32_t)(int32_t)(want_max ? m->imax : m->imin));
+        return loams_kit_buf_append(out, b, 4);
     case LOAMS__PQ_INT64:
     case LOAMS__PQ_TIMESTAMP:
-        loams__put_le64(b, (uint64_t)(want_max ? m->imax : m->imin));
-        return loams__bytebuf_append(out, b, 8);
+        loams_kit_le64_put(b, (uint64_t)(want_max ? m->imax : m->imin));
+        return loams_kit_buf_append(out, b, 8);
     case LOAMS__PQ_FLOAT:
     case LOAMS__PQ_FLOAT_LIST: {
         float f = (float)(want_max ? m->dmax : m->dmin);
@@ -410,8 +410,8 @@ static int mm_serialize(const column *c, const minmax *m, int want_max, loams__b
         }
         uint32_t bits;
         memcpy(&bits, &f, 4);
-        loams__put_le32(b, bits);
-        return loams__bytebuf_append(out, b, 4);
+        loams_kit_le32_put(b, bits);
+        return loams_kit_buf_append(out, b, 4);
     }
     case LOAMS__PQ_DOUBLE: {
         double d = want_max ? m->dmax : m->dmin;
@@ -420,13 +420,13 @@ static int mm_serialize(const column *c, const minmax *m, int want_max, loams__b
         }
         uint64_t bits;
         memcpy(&bits, &d, 8);
-        loams__put_le64(b, bits);
-        return loams__bytebuf_append(out, b, 8);
+        loams_kit_le64_put(b, bits);
+        return loams_kit_buf_append(out, b, 8);
     }
     case LOAMS__PQ_STRING:
     case LOAMS__PQ_BINARY: {
-        const loams__bytebuf *src = want_max ? &m->bmax : &m->bmin;
-        return loams__bytebuf_append(out, src->data, src->len);
+        const loams_kit_buf *src = want_max ? &m->bmax : &m->bmin;
+        return loams_kit_buf_append(out, src->data, src->len);
     }
     }
     return -EINVAL;
@@ -462,8 +462,8 @@ static int compress_body(loams__pq_writer *w, const uint8_t *body, size_t n, con
         return 0;
     case LOAMS__PQ_CODEC_ZSTD: {
         size_t bound = ZSTD_compressBound(n);
-        loams__bytebuf_clear(&w->compressed);
-        if ((rc = loams__bytebuf_reserve(&w->compressed, bound))) {
+        loams_kit_buf_clear(&w->compressed);
+        if ((rc = loams_kit_buf_reserve(&w->compressed, bound))) {
             return rc;
         }
         size_t got =
@@ -479,8 +479,8 @@ static int compress_body(loams__pq_writer *w, const uint8_t *body, size_t n, con
     }
     case LOAMS__PQ_CODEC_SNAPPY: {
         size_t bound = snappy_max_compressed_length(n);
-        loams__bytebuf_clear(&w->compressed);
-        if ((rc = loams__bytebuf_reserve(&w->compressed, bound))) {
+        loams_kit_buf_clear(&w->compressed);
+        if ((rc = loams_kit_buf_reserve(&w->compressed, bound))) {
             return rc;
         }
         size_t got = bound;
@@ -497,9 +497,9 @@ static int compress_body(loams__pq_writer *w, const uint8_t *body, size_t n, con
 }
 
 /* Appends a length-prefixed (4 bytes) RLE hybrid encoding of levels. */
-static int put_levels(loams__bytebuf *out, const loams__bytebuf *levels, int max_level)
+static int put_levels(loams_kit_buf *out, const loams_kit_buf *levels, int max_level)
 {
-    int rc = loams__bytebuf_append_le32(out, 0);
+    int rc = loams_kit_buf_append_le32(out, 0);
     if (rc) {
         return rc;
     }
@@ -509,7 +509,7 @@ static int put_levels(loams__bytebuf *out, const loams__bytebuf *levels, int max
     if (rc) {
         return rc;
     }
-    loams__put_le32(out->data + at - 4, (uint32_t)(out->len - at));
+    loams_kit_le32_put(out->data + at - 4, (uint32_t)(out->len - at));
     return 0;
 }
 
@@ -526,8 +526,8 @@ static int cut_page(loams__pq_writer *w, column *c)
     if (c->page_values == 0) {
         return 0;
     }
-    loams__bytebuf *body = &w->scratch;
-    loams__bytebuf_clear(body);
+    loams_kit_buf *body = &w->scratch;
+    loams_kit_buf_clear(body);
     int rc = 0;
     if (c->max_rep > 0) {
         rc = put_levels(body, &c->rep_levels, c->max_rep);
@@ -547,7 +547,7 @@ static int cut_page(loams__pq_writer *w, column *c)
     if (dict_page) {
         int bw = dict_index_width(c);
         encoding = ENC_RLE_DICTIONARY;
-        rc = loams__bytebuf_append_byte(body, (uint8_t)bw);
+        rc = loams_kit_buf_append_byte(body, (uint8_t)bw);
         if (!rc) {
             rc = loams__pq_rle_encode_u32(body, (const uint32_t *)c->indices.data,
                                           c->indices.len / sizeof(uint32_t), bw);
@@ -555,7 +555,7 @@ static int cut_page(loams__pq_writer *w, column *c)
     } else if (c->physical == PT_BOOLEAN) {
         rc = loams__pq_pack_bools(body, c->values.data, c->values.len);
     } else {
-        rc = loams__bytebuf_append(body, c->values.data, c->values.len);
+        rc = loams_kit_buf_append(body, c->values.data, c->values.len);
     }
     if (rc) {
         return rc;
@@ -570,7 +570,7 @@ static int cut_page(loams__pq_writer *w, column *c)
         return -EINVAL;
     }
 
-    loams__bytebuf_clear(&w->header);
+    loams_kit_buf_clear(&w->header);
     loams__thrift_writer t;
     loams__thrift_writer_init(&t, &w->header);
     loams__thrift_struct_begin(&t);
@@ -587,8 +587,8 @@ static int cut_page(loams__pq_writer *w, column *c)
     if ((rc = loams__thrift_writer_status(&t))) {
         return rc;
     }
-    if ((rc = loams__bytebuf_append(&c->pages, w->header.data, w->header.len)) ||
-        (rc = loams__bytebuf_append(&c->pages, comp, comp_len))) {
+    if ((rc = loams_kit_buf_append(&c->pages, w->header.data, w->header.len)) ||
+        (rc = loams_kit_buf_append(&c->pages, comp, comp_len))) {
         return rc;
     }
 
@@ -609,10 +609,10 @@ static int cut_page(loams__pq_writer *w, column *c)
         m->plain_pages++;
     }
 
-    loams__bytebuf_clear(&c->values);
-    loams__bytebuf_clear(&c->indices);
-    loams__bytebuf_clear(&c->def_levels);
-    loams__bytebuf_clear(&c->rep_levels);
+    loams_kit_buf_clear(&c->values);
+    loams_kit_buf_clear(&c->indices);
+    loams_kit_buf_clear(&c->def_levels);
+    loams_kit_buf_clear(&c->rep_levels);
     c->page_values = 0;
     c->page_plain_bytes = 0;
     c->page_dict = c->dict_active;
@@ -646,8 +646,8 @@ static int chunk_stats_finish(loams__pq_writer *w, column *c)
     if (!c->chunk_mm.has) {
         return 0;
     }
-    loams__bytebuf tmp;
-    loams__bytebuf_init(&tmp, w->mem);
+    loams_kit_buf tmp;
+    loams_kit_buf_init(&tmp, w->mem);
     int rc = 0;
     for (int want_max = 0; want_max < 2 && !rc; want_max++) {
         if ((rc = mm_serialize(c, &c->chunk_mm, want_max, &tmp))) {
@@ -656,8 +656,8 @@ static int chunk_stats_finish(loams__pq_writer *w, column *c)
         const uint8_t *val = tmp.data ? tmp.data : (const uint8_t *)"";
         size_t len = tmp.len;
         int exact = 1;
-        loams__bytebuf rounded;
-        loams__bytebuf_init(&rounded, w->mem);
+        loams_kit_buf rounded;
+        loams_kit_buf_init(&rounded, w->mem);
         if (is_bytes_type(c) && len > w->opt.stats_max_bytes) {
             int utf8 = c->def.type == LOAMS__PQ_STRING;
             size_t plen = prefix_len(val, len, utf8, 0, w->opt.stats_max_bytes);
@@ -674,7 +674,7 @@ static int chunk_stats_finish(loams__pq_writer *w, column *c)
             }
         }
         if (!rc && val) {
-            uint8_t *copy = loams__mem_alloc(w->mem, len);
+            uint8_t *copy = loams_kit_mem_alloc(w->mem, len);
             if (!copy) {
                 rc = -ENOMEM;
             } else {
@@ -688,16 +688,16 @@ static int chunk_stats_finish(loams__pq_writer *w, column *c)
                 }
             }
         }
-        loams__bytebuf_free(&rounded);
+        loams_kit_buf_free(&rounded);
     }
-    loams__bytebuf_free(&tmp);
+    loams_kit_buf_free(&tmp);
     return rc;
 }
 
-static void chunk_meta_free(const loams__mem *mem, chunk_meta *m)
+static void chunk_meta_free(const loams_kit_mem *mem, chunk_meta *m)
 {
-    loams__mem_free(mem, m->min_value);
-    loams__mem_free(mem, m->max_value);
+    loams_kit_mem_free(mem, m->min_value);
+    loams_kit_mem_free(mem, m->max_value);
 }
 
 /* Writes the dictionary page (if any) and the data pages of column c to the
@@ -716,7 +716,7 @@ static int flush_column(loams__pq_writer *w, column *c, chunk_meta *out)
         if ((rc = compress_body(w, c->dict.plain.data, c->dict.plain.len, &comp, &comp_len))) {
             return rc;
         }
-        loams__bytebuf_clear(&w->header);
+        loams_kit_buf_clear(&w->header);
         loams__thrift_writer t;
         loams__thrift_writer_init(&t, &w->header);
         loams__thrift_struct_begin(&t);
@@ -759,7 +759,7 @@ static int flush_column(loams__pq_writer *w, column *c, chunk_meta *out)
     /* A fresh chunk: the dictionary is tried again from scratch. */
     memset(m, 0, sizeof(*m));
     mm_reset(&c->chunk_mm);
-    loams__bytebuf_clear(&c->pages);
+    loams_kit_buf_clear(&c->pages);
     loams__pq_dict_clear(&c->dict);
     c->dict_active = c->can_dict;
     c->page_dict = c->can_dict;
@@ -777,7 +777,7 @@ static int flush_row_group(loams__pq_writer *w)
     }
     if (w->ngroups == w->cap_groups) {
         size_t cap = w->cap_groups ? w->cap_groups * 2 : 4;
-        rowgroup_meta *g = loams__mem_realloc(w->mem, w->groups, cap * sizeof(*g));
+        rowgroup_meta *g = loams_kit_mem_realloc(w->mem, w->groups, cap * sizeof(*g));
         if (!g) {
             return fail(w, -ENOMEM, "recording a row group");
         }
@@ -786,7 +786,7 @@ static int flush_row_group(loams__pq_writer *w)
     }
     rowgroup_meta *g = &w->groups[w->ngroups];
     memset(g, 0, sizeof(*g));
-    g->chunks = loams__mem_calloc(w->mem, w->ncols, sizeof(*g->chunks));
+    g->chunks = loams_kit_mem_calloc(w->mem, w->ncols, sizeof(*g->chunks));
     if (!g->chunks) {
         return fail(w, -ENOMEM, "recording a row group");
     }
@@ -807,9 +807,9 @@ static int flush_row_group(loams__pq_writer *w)
 
 /* ---- appending values ---- */
 
-static inline int push_level(loams__bytebuf *levels, uint8_t level)
+static inline int push_level(loams_kit_buf *levels, uint8_t level)
 {
-    return loams__bytebuf_append_byte(levels, level);
+    return loams_kit_buf_append_byte(levels, level);
 }
 
 /* Appends one non-null string/binary value to column c's page. */
@@ -857,7 +857,7 @@ static int append_bytes(loams__pq_writer *w, column *c, const void *p, size_t n,
             c->dict_used = 1;
             *in_dict = !added;
             c->page_plain_bytes += 4 + n;
-            if ((rc = loams__bytebuf_append(&c->indices, &idx, sizeof(idx)))) {
+            if ((rc = loams_kit_buf_append(&c->indices, &idx, sizeof(idx)))) {
                 return rc;
             }
             /* Mostly unique values (bodies, ids) do not pay for a
@@ -874,10 +874,10 @@ static int append_bytes(loams__pq_writer *w, column *c, const void *p, size_t n,
             return 0;
         }
     }
-    if ((rc = loams__bytebuf_reserve(&c->values, 4 + n))) {
+    if ((rc = loams_kit_buf_reserve(&c->values, 4 + n))) {
         return rc;
     }
-    loams__put_le32(c->values.data + c->values.len, (uint32_t)n);
+    loams_kit_le32_put(c->values.data + c->values.len, (uint32_t)n);
     if (n) {
         memcpy(c->values.data + c->values.len + 4, p, n);
     }
@@ -909,9 +909,9 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                 c->page_values++;
             } else {
                 size_t n = v->u.list.n;
-                if ((rc = loams__bytebuf_reserve(&c->def_levels, n)) ||
-                    (rc = loams__bytebuf_reserve(&c->rep_levels, n)) ||
-                    (rc = loams__bytebuf_reserve(&c->values, n * 4))) {
+                if ((rc = loams_kit_buf_reserve(&c->def_levels, n)) ||
+                    (rc = loams_kit_buf_reserve(&c->rep_levels, n)) ||
+                    (rc = loams_kit_buf_reserve(&c->values, n * 4))) {
                     break;
                 }
                 memset(c->def_levels.data + c->def_levels.len, c->max_def, n);
@@ -923,7 +923,7 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                     float f = v->u.list.ptr[k];
                     uint32_t bits;
                     memcpy(&bits, &f, 4);
-                    loams__put_le32(c->values.data + c->values.len, bits);
+                    loams_kit_le32_put(c->values.data + c->values.len, bits);
                     c->values.len += 4;
                     if (isnan(f)) {
                         c->chunk.nan_count++;
@@ -946,17 +946,17 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                 case LOAMS__PQ_BOOLEAN:
                     b[0] = v->u.b ? 1 : 0;
                     mm_int(&c->chunk_mm, b[0]);
-                    rc = loams__bytebuf_append_byte(&c->values, b[0]);
+                    rc = loams_kit_buf_append_byte(&c->values, b[0]);
                     break;
                 case LOAMS__PQ_INT32:
                 case LOAMS__PQ_DATE:
                     mm_int(&c->chunk_mm, v->u.i32);
-                    rc = loams__bytebuf_append_le32(&c->values, (uint32_t)v->u.i32);
+                    rc = loams_kit_buf_append_le32(&c->values, (uint32_t)v->u.i32);
                     break;
                 case LOAMS__PQ_INT64:
                 case LOAMS__PQ_TIMESTAMP:
                     mm_int(&c->chunk_mm, v->u.i64);
-                    rc = loams__bytebuf_append_le64(&c->values, (uint64_t)v->u.i64);
+                    rc = loams_kit_buf_append_le64(&c->values, (uint64_t)v->u.i64);
                     break;
                 case LOAMS__PQ_FLOAT: {
                     uint32_t bits;
@@ -966,7 +966,7 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                     } else {
                         mm_double(&c->chunk_mm, v->u.f32);
                     }
-                    rc = loams__bytebuf_append_le32(&c->values, bits);
+                    rc = loams_kit_buf_append_le32(&c->values, bits);
                     break;
                 }
                 case LOAMS__PQ_DOUBLE: {
@@ -977,7 +977,7 @@ static int append_values(loams__pq_writer *w, column *c, const loams__pq_value *
                     } else {
                         mm_double(&c->chunk_mm, v->u.f64);
                     }
-                    rc = loams__bytebuf_append_le64(&c->values, bits);
+                    rc = loams_kit_buf_append_le64(&c->values, bits);
                     break;
                 }
                 case LOAMS__PQ_STRING:
@@ -1034,7 +1034,7 @@ static int validate(loams__pq_writer *w, size_t nrows, const loams__pq_value *co
                                      row, c->def.name);
                 }
                 if (c->def.type == LOAMS__PQ_STRING) {
-                    size_t bad = loams__utf8_valid_prefix(v->u.bin.ptr, v->u.bin.len);
+                    size_t bad = loams_kit_utf8_valid_prefix(v->u.bin.ptr, v->u.bin.len);
                     if (bad != v->u.bin.len) {
                         return set_error(w, LOAMS_EINPUT,
                                          "parquet writer: row %llu: column '%s' is a string "
@@ -1327,8 +1327,8 @@ static void write_column_chunk(loams__pq_writer *w, loams__thrift_writer *t, con
 
 static int write_footer(loams__pq_writer *w)
 {
-    loams__bytebuf footer;
-    loams__bytebuf_init(&footer, w->mem);
+    loams_kit_buf footer;
+    loams_kit_buf_init(&footer, w->mem);
     loams__thrift_writer t;
     loams__thrift_writer_init(&t, &footer);
     loams__thrift_struct_begin(&t); /* FileMetaData */
@@ -1375,17 +1375,17 @@ static int write_footer(loams__pq_writer *w)
         rc = -EINVAL;
     }
     if (!rc) {
-        rc = loams__bytebuf_append_le32(&footer, (uint32_t)footer.len);
+        rc = loams_kit_buf_append_le32(&footer, (uint32_t)footer.len);
     }
     if (!rc) {
-        rc = loams__bytebuf_append(&footer, "PAR1", 4);
+        rc = loams_kit_buf_append(&footer, "PAR1", 4);
     }
     if (rc) {
-        loams__bytebuf_free(&footer);
+        loams_kit_buf_free(&footer);
         return fail(w, rc, "encoding the footer");
     }
     rc = sink_write(w, footer.data, footer.len);
-    loams__bytebuf_free(&footer);
+    loams_kit_buf_free(&footer);
     return rc;
 }
 
@@ -1411,14 +1411,14 @@ static int make_bounds(loams__pq_writer *w, column *c, loams__pq_column_stats *s
         size_t plen =
             prefix_len(c->upper.data, c->upper.len, utf8, w->opt.bounds_truncate, SIZE_MAX);
         if (plen < c->upper.len) {
-            loams__bytebuf rounded;
-            loams__bytebuf_init(&rounded, w->mem);
+            loams_kit_buf rounded;
+            loams_kit_buf_init(&rounded, w->mem);
             rc = round_up_prefix(c->upper.data, plen, utf8, &rounded);
             if (rc < 0) {
-                loams__bytebuf_free(&rounded);
+                loams_kit_buf_free(&rounded);
                 return rc;
             }
-            loams__bytebuf_free(&c->upper);
+            loams_kit_buf_free(&c->upper);
             c->upper = rounded;
             if (rc == 1) {
                 c->upper.len = 0; /* no upper bound: leave it out */
@@ -1448,8 +1448,8 @@ int loams__pq_writer_close(loams__pq_writer *w)
         return rc;
     }
     w->closed = 1;
-    w->stats_cols = loams__mem_calloc(w->mem, w->ncols, sizeof(*w->stats_cols));
-    w->splits = loams__mem_calloc(w->mem, w->ngroups ? w->ngroups : 1, sizeof(*w->splits));
+    w->stats_cols = loams_kit_mem_calloc(w->mem, w->ncols, sizeof(*w->stats_cols));
+    w->splits = loams_kit_mem_calloc(w->mem, w->ngroups ? w->ngroups : 1, sizeof(*w->splits));
     if (!w->stats_cols || !w->splits) {
         return fail(w, -ENOMEM, "collecting statistics");
     }
@@ -1496,16 +1496,16 @@ const char *loams__pq_writer_error(const loams__pq_writer *w)
 
 /* ---- open / free ---- */
 
-static void column_free(const loams__mem *mem, column *c)
+static void column_free(const loams_kit_mem *mem, column *c)
 {
-    loams__mem_free(mem, (char *)c->def.name);
-    loams__bytebuf_free(&c->values);
-    loams__bytebuf_free(&c->indices);
-    loams__bytebuf_free(&c->def_levels);
-    loams__bytebuf_free(&c->rep_levels);
-    loams__bytebuf_free(&c->pages);
-    loams__bytebuf_free(&c->lower);
-    loams__bytebuf_free(&c->upper);
+    loams_kit_mem_free(mem, (char *)c->def.name);
+    loams_kit_buf_free(&c->values);
+    loams_kit_buf_free(&c->indices);
+    loams_kit_buf_free(&c->def_levels);
+    loams_kit_buf_free(&c->rep_levels);
+    loams_kit_buf_free(&c->pages);
+    loams_kit_buf_free(&c->lower);
+    loams_kit_buf_free(&c->upper);
     loams__pq_dict_free(&c->dict);
     chunk_meta_free(mem, &c->chunk);
     mm_free(&c->chunk_mm);
@@ -1517,31 +1517,31 @@ void loams__pq_writer_free(loams__pq_writer *w)
     if (!w) {
         return;
     }
-    const loams__mem *mem = w->mem;
+    const loams_kit_mem *mem = w->mem;
     for (size_t i = 0; i < w->ncols; i++) {
         column_free(mem, &w->cols[i]);
     }
-    loams__mem_free(mem, w->cols);
+    loams_kit_mem_free(mem, w->cols);
     for (size_t g = 0; g < w->ngroups; g++) {
         for (size_t i = 0; i < w->ncols; i++) {
             chunk_meta_free(mem, &w->groups[g].chunks[i]);
         }
-        loams__mem_free(mem, w->groups[g].chunks);
+        loams_kit_mem_free(mem, w->groups[g].chunks);
     }
-    loams__mem_free(mem, w->groups);
+    loams_kit_mem_free(mem, w->groups);
     for (size_t i = 0; w->metadata && i < w->opt.nmetadata; i++) {
-        loams__mem_free(mem, (char *)w->metadata[i].key);
-        loams__mem_free(mem, (char *)w->metadata[i].value);
+        loams_kit_mem_free(mem, (char *)w->metadata[i].key);
+        loams_kit_mem_free(mem, (char *)w->metadata[i].value);
     }
-    loams__mem_free(mem, w->metadata);
-    loams__mem_free(mem, w->created_by);
-    loams__bytebuf_free(&w->scratch);
-    loams__bytebuf_free(&w->compressed);
-    loams__bytebuf_free(&w->header);
-    loams__mem_free(mem, w->stats_cols);
-    loams__mem_free(mem, w->splits);
+    loams_kit_mem_free(mem, w->metadata);
+    loams_kit_mem_free(mem, w->created_by);
+    loams_kit_buf_free(&w->scratch);
+    loams_kit_buf_free(&w->compressed);
+    loams_kit_buf_free(&w->header);
+    loams_kit_mem_free(mem, w->stats_cols);
+    loams_kit_mem_free(mem, w->splits);
     ZSTD_freeCCtx(w->zstd);
-    loams__mem_free(mem, w);
+    loams_kit_mem_free(mem, w);
 }
 
 static int physical_of(loams__pq_type t)
@@ -1643,8 +1643,8 @@ int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
         }
     }
 
-    const loams__mem *mem = opt->mem ? opt->mem : loams__mem_libc();
-    loams__pq_writer *w = loams__mem_calloc(mem, 1, sizeof(*w));
+    const loams_kit_mem *mem = opt->mem ? opt->mem : loams_kit_mem_libc();
+    loams__pq_writer *w = loams_kit_mem_calloc(mem, 1, sizeof(*w));
     if (!w) {
         return -ENOMEM;
     }
@@ -1652,19 +1652,19 @@ int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
     w->sink = sink;
     w->opt = *opt;
     w->opt.mem = mem;
-    loams__bytebuf_init(&w->scratch, mem);
-    loams__bytebuf_init(&w->compressed, mem);
-    loams__bytebuf_init(&w->header, mem);
+    loams_kit_buf_init(&w->scratch, mem);
+    loams_kit_buf_init(&w->compressed, mem);
+    loams_kit_buf_init(&w->header, mem);
     rc = -ENOMEM;
     if (opt->nmetadata) {
-        w->metadata = loams__mem_calloc(mem, opt->nmetadata, sizeof(*w->metadata));
+        w->metadata = loams_kit_mem_calloc(mem, opt->nmetadata, sizeof(*w->metadata));
         if (!w->metadata) {
             goto fail;
         }
         for (size_t i = 0; i < opt->nmetadata; i++) {
             const char *k = opt->metadata[i].key, *v = opt->metadata[i].value;
-            w->metadata[i].key = loams__mem_strndup(mem, k, strlen(k));
-            w->metadata[i].value = loams__mem_strndup(mem, v, strlen(v));
+            w->metadata[i].key = loams_kit_mem_strndup(mem, k, strlen(k));
+            w->metadata[i].value = loams_kit_mem_strndup(mem, v, strlen(v));
             if (!w->metadata[i].key || !w->metadata[i].value) {
                 goto fail;
             }
@@ -1672,31 +1672,31 @@ int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
     }
     w->opt.metadata = w->metadata;
     const char *by = opt->created_by ? opt->created_by : "loams-host version " PACKAGE_VERSION;
-    if (!(w->created_by = loams__mem_strndup(mem, by, strlen(by)))) {
+    if (!(w->created_by = loams_kit_mem_strndup(mem, by, strlen(by)))) {
         goto fail;
     }
     w->opt.created_by = w->created_by;
     if (opt->codec == LOAMS__PQ_CODEC_ZSTD && !(w->zstd = ZSTD_createCCtx())) {
         goto fail;
     }
-    if (!(w->cols = loams__mem_calloc(mem, ncols, sizeof(*w->cols)))) {
+    if (!(w->cols = loams_kit_mem_calloc(mem, ncols, sizeof(*w->cols)))) {
         goto fail;
     }
     for (size_t i = 0; i < ncols; i++) {
         column *c = &w->cols[i];
         w->ncols = i + 1; /* so that free sees the initialised ones */
         c->def = cols[i];
-        loams__bytebuf_init(&c->values, mem);
-        loams__bytebuf_init(&c->indices, mem);
-        loams__bytebuf_init(&c->def_levels, mem);
-        loams__bytebuf_init(&c->rep_levels, mem);
-        loams__bytebuf_init(&c->pages, mem);
-        loams__bytebuf_init(&c->lower, mem);
-        loams__bytebuf_init(&c->upper, mem);
+        loams_kit_buf_init(&c->values, mem);
+        loams_kit_buf_init(&c->indices, mem);
+        loams_kit_buf_init(&c->def_levels, mem);
+        loams_kit_buf_init(&c->rep_levels, mem);
+        loams_kit_buf_init(&c->pages, mem);
+        loams_kit_buf_init(&c->lower, mem);
+        loams_kit_buf_init(&c->upper, mem);
         loams__pq_dict_init(&c->dict, mem);
         mm_init(&c->chunk_mm, mem);
         mm_init(&c->file_mm, mem);
-        if (!(c->def.name = loams__mem_strndup(mem, cols[i].name, strlen(cols[i].name)))) {
+        if (!(c->def.name = loams_kit_mem_strndup(mem, cols[i].name, strlen(cols[i].name)))) {
             goto fail;
         }
         c->physical = physical_of(c->def.type);

@@ -47,7 +47,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
+
+#include "file_sink.h"
 
 typedef enum loams__pq_type {
     LOAMS__PQ_BOOLEAN = 0,
@@ -95,8 +97,8 @@ typedef struct loams__pq_options {
                                      (code points / bytes); 0 = keep whole values */
     const loams__pq_kv *metadata; /* file key/value metadata (copied) */
     size_t nmetadata;
-    const char *created_by; /* default "loams-host version <VERSION>" */
-    const loams__mem *mem;  /* default libc */
+    const char *created_by;   /* default "loams-host version <VERSION>" */
+    const loams_kit_mem *mem; /* default libc */
 } loams__pq_options;
 
 /* Fills *o with the defaults above. */

@@ -346,7 +346,7 @@ void loams__ice_staging_clear(ice *t)
 {
     file_drop(t);
     for (size_t i = 0; i < t->nfiles; i++) {
-        loams__bytebuf_free(&t->files[i].df);
+        loams_kit_buf_free(&t->files[i].df);
     }
     t->nfiles = 0;
     loams__ice_schema_clear(&t->work);
@@ -460,7 +460,7 @@ int loams__ice_file_finish(ice *t)
     char uri[LOAMS__ICE_URI_MAX];
     if ((rc = loams__ice_uri(t, t->cur_key, uri, sizeof uri)) != 0 ||
         (rc = loams__ice_data_file_encode(&f->df, uri, st)) != 0) {
-        loams__bytebuf_free(&f->df);
+        loams_kit_buf_free(&f->df);
         file_drop(t);
         return rc == -ENOMEM ? loams__ice_fail(t, rc, "out of memory") : rc;
     }
@@ -770,7 +770,7 @@ static int do_write(ice *t, loams_batch *b)
 
 static int avro_sink(void *ud, const void *p, size_t n)
 {
-    return loams__bytebuf_append(ud, p, n);
+    return loams_kit_buf_append(ud, p, n);
 }
 
 int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const char **ref,
@@ -778,7 +778,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
 {
     char uuid[37], key[LOAMS__ICE_KEY_MAX], uri[LOAMS__ICE_URI_MAX], list_uri[LOAMS__ICE_URI_MAX];
     char prev_uri[LOAMS__ICE_URI_MAX], e[512];
-    loams__bytebuf buf = {0};
+    loams_kit_buf buf = {0};
     cJSON *meta = NULL;
     char *text = NULL;
     int rc;
@@ -867,7 +867,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
         fresh[0].existing_rows = in->existing_rows;
         fresh[0].deleted_rows = in->deleted_rows;
         nfresh = 1;
-        loams__bytebuf_clear(&buf);
+        loams_kit_buf_clear(&buf);
     }
     /* the manifest list: the new manifest, then the parent's kept ones */
     const cJSON *parent = loams__ice_current_snapshot(meta);
@@ -917,7 +917,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
 out:
     cJSON_free(text);
     cJSON_Delete(meta);
-    loams__bytebuf_free(&buf);
+    loams_kit_buf_free(&buf);
     return rc;
 }
 
@@ -1272,7 +1272,7 @@ static void ice_committed(void *state, const char *ref)
     t->pending_meta = NULL;
     t->pending_ref = NULL;
     for (size_t i = 0; i < t->nfiles; i++) {
-        loams__bytebuf_free(&t->files[i].df);
+        loams_kit_buf_free(&t->files[i].df);
     }
     t->nfiles = 0;
     if (set_base(t, meta, r) != 0) {

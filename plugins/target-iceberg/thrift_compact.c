@@ -10,7 +10,7 @@
 
 /* ---- encoder ---- */
 
-void loams__thrift_writer_init(loams__thrift_writer *w, loams__bytebuf *out)
+void loams__thrift_writer_init(loams__thrift_writer *w, loams_kit_buf *out)
 {
     memset(w, 0, sizeof(*w));
     w->out = out;
@@ -24,21 +24,21 @@ int loams__thrift_writer_status(const loams__thrift_writer *w)
 static void put_byte(loams__thrift_writer *w, uint8_t b)
 {
     if (!w->status) {
-        w->status = loams__bytebuf_append_byte(w->out, b);
+        w->status = loams_kit_buf_append_byte(w->out, b);
     }
 }
 
 static void put_uvarint(loams__thrift_writer *w, uint64_t v)
 {
     if (!w->status) {
-        w->status = loams__bytebuf_append_uvarint(w->out, v);
+        w->status = loams_kit_buf_append_varint(w->out, v);
     }
 }
 
 static void put_bytes(loams__thrift_writer *w, const void *p, size_t n)
 {
     if (!w->status) {
-        w->status = loams__bytebuf_append(w->out, p, n);
+        w->status = loams_kit_buf_append(w->out, p, n);
     }
 }
 
@@ -62,7 +62,7 @@ static void field_header(loams__thrift_writer *w, int16_t id, uint8_t type)
         put_byte(w, (uint8_t)(delta << 4 | type));
     } else {
         put_byte(w, type);
-        put_uvarint(w, loams__zigzag64(id));
+        put_uvarint(w, loams_kit_zigzag64(id));
     }
     w->last_id[w->depth - 1] = id;
 }
@@ -106,19 +106,19 @@ void loams__thrift_field_i8(loams__thrift_writer *w, int16_t id, int8_t value)
 void loams__thrift_field_i16(loams__thrift_writer *w, int16_t id, int16_t value)
 {
     field_header(w, id, LOAMS__THRIFT_I16);
-    put_uvarint(w, loams__zigzag64(value));
+    put_uvarint(w, loams_kit_zigzag64(value));
 }
 
 void loams__thrift_field_i32(loams__thrift_writer *w, int16_t id, int32_t value)
 {
     field_header(w, id, LOAMS__THRIFT_I32);
-    put_uvarint(w, loams__zigzag64(value));
+    put_uvarint(w, loams_kit_zigzag64(value));
 }
 
 void loams__thrift_field_i64(loams__thrift_writer *w, int16_t id, int64_t value)
 {
     field_header(w, id, LOAMS__THRIFT_I64);
-    put_uvarint(w, loams__zigzag64(value));
+    put_uvarint(w, loams_kit_zigzag64(value));
 }
 
 void loams__thrift_field_double(loams__thrift_writer *w, int16_t id, double value)
@@ -127,7 +127,7 @@ void loams__thrift_field_double(loams__thrift_writer *w, int16_t id, double valu
     uint64_t bits;
     uint8_t le[8];
     memcpy(&bits, &value, sizeof(bits));
-    loams__put_le64(le, bits);
+    loams_kit_le64_put(le, bits);
     field_header(w, id, LOAMS__THRIFT_DOUBLE);
     put_bytes(w, le, sizeof(le));
 }
@@ -168,12 +168,12 @@ void loams__thrift_elem_bool(loams__thrift_writer *w, int value)
 
 void loams__thrift_elem_i32(loams__thrift_writer *w, int32_t value)
 {
-    put_uvarint(w, loams__zigzag64(value));
+    put_uvarint(w, loams_kit_zigzag64(value));
 }
 
 void loams__thrift_elem_i64(loams__thrift_writer *w, int64_t value)
 {
-    put_uvarint(w, loams__zigzag64(value));
+    put_uvarint(w, loams_kit_zigzag64(value));
 }
 
 void loams__thrift_elem_binary(loams__thrift_writer *w, const void *p, size_t n)
@@ -246,7 +246,7 @@ static int get_zigzag(loams__thrift_reader *r, int64_t *v, int64_t min, int64_t 
     if (get_uvarint(r, &u)) {
         return r->status;
     }
-    int64_t s = loams__unzigzag64(u);
+    int64_t s = loams_kit_unzigzag64(u);
     if (s < min || s > max) {
         return fail(r);
     }
@@ -347,7 +347,7 @@ int loams__thrift_read_double(loams__thrift_reader *r, double *v)
     if (r->end - r->p < 8) {
         return fail(r);
     }
-    uint64_t bits = loams__get_le64(r->p);
+    uint64_t bits = loams_kit_le64_get(r->p);
     r->p += 8;
     memcpy(v, &bits, sizeof(*v));
     return 0;

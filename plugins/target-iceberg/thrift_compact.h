@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 
 /* Compact-protocol type codes (field types; list element types use the same
  * numbers, with BOOL_TRUE meaning "bool"). */
@@ -58,14 +58,14 @@ enum {
 /* ---- encoder ---- */
 
 typedef struct loams__thrift_writer {
-    loams__bytebuf *out; /* not owned; bytes are appended to it */
+    loams_kit_buf *out; /* not owned; bytes are appended to it */
     int16_t last_id[LOAMS__THRIFT_MAX_DEPTH];
     int depth;
     int status;
 } loams__thrift_writer;
 
 /* Starts encoding at the end of `out` (borrowed for the writer's life). */
-void loams__thrift_writer_init(loams__thrift_writer *w, loams__bytebuf *out);
+void loams__thrift_writer_init(loams__thrift_writer *w, loams_kit_buf *out);
 /* 0 or the first error (see above). */
 int loams__thrift_writer_status(const loams__thrift_writer *w);
 

@@ -1,8 +1,8 @@
 # plugins/transform-lua: Lua transforms (TRANSFORM LUA 'name' | $$ ... $$).
 #
 # A libtool module that reaches the host only through the host API table.
-# It links transform-sql's JSON extractor (libjsonpath.la) for json_get and
-# json_decode, and compiles lua/prelude.lua in as a C string, so that the
+# It links the plugin kit's JSON extractor (loams/kit/json_path.h) for
+# json_get and json_decode, and compiles lua/prelude.lua in as a C string, so that the
 # prelude a state runs is always the one the plugin was built with.
 
 plugin_LTLIBRARIES += plugins/transform-lua/transform-lua.la
@@ -11,9 +11,8 @@ plugins_transform_lua_transform_lua_la_SOURCES = \
 	plugins/transform-lua/lua_sandbox.c plugins/transform-lua/lua_record.c \
 	plugins/transform-lua/lua_json.c plugins/transform-lua/lua_loams_lib.c
 nodist_plugins_transform_lua_transform_lua_la_SOURCES = plugins/transform-lua/prelude_text.c
-plugins_transform_lua_transform_lua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(OPENSSL_CFLAGS) \
-	-I$(top_srcdir)/plugins/transform-sql
-plugins_transform_lua_transform_lua_la_LIBADD = plugins/transform-sql/libjsonpath.la \
+plugins_transform_lua_transform_lua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(OPENSSL_CFLAGS)
+plugins_transform_lua_transform_lua_la_LIBADD = plugins/kit/libkit.la \
 	$(LUA_LIBS) $(OPENSSL_LIBS)
 plugins_transform_lua_transform_lua_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
 

@@ -43,7 +43,7 @@ static const char path_mt_key = 0;
 
 /* ---- decoding: json_path values -> Lua values ---- */
 
-static void raise_json(lua_State *L, const char *fn, int rc, const loams__json_error *err)
+static void raise_json(lua_State *L, const char *fn, int rc, const loams_kit_json_error *err)
 {
     if (rc == -ENOMEM) {
         luaL_error(L, "%s: out of memory", fn);
@@ -52,11 +52,11 @@ static void raise_json(lua_State *L, const char *fn, int rc, const loams__json_e
                err->what ? err->what : "malformed");
 }
 
-static void push_string_value(lua_State *L, loams__lua_state *st, const loams__json_doc *doc,
-                              const loams__json_value *v, const char *fn)
+static void push_string_value(lua_State *L, loams__lua_state *st, const loams_kit_json_doc *doc,
+                              const loams_kit_json_value *v, const char *fn)
 {
     size_t dlen;
-    const char *text = loams__json_doc_text(doc, &dlen);
+    const char *text = loams_kit_json_doc_text(doc, &dlen);
     size_t raw = v->end - v->start;
     if (!v->escaped) {
         lua_pushlstring(L, text + v->start, raw);
@@ -66,20 +66,20 @@ static void push_string_value(lua_State *L, loams__lua_state *st, const loams__j
     if (loams__lua_cbuf_reserve(st, &st->unesc, raw + 1) != 0) {
         luaL_error(L, "%s: out of memory", fn);
     }
-    loams__json_error err = {0, NULL};
+    loams_kit_json_error err = {0, NULL};
     size_t len = 0;
-    int rc = loams__json_value_string(doc, v, st->unesc.data, st->unesc.cap, &len, &err);
+    int rc = loams_kit_json_value_string(doc, v, st->unesc.data, st->unesc.cap, &len, &err);
     if (rc != 0) {
         raise_json(L, fn, rc == -ENOMEM ? -ENOMEM : LOAMS_EINPUT, &err);
     }
     lua_pushlstring(L, st->unesc.data, len);
 }
 
-static void push_number_value(lua_State *L, const loams__json_doc *doc, const loams__json_value *v,
-                              const char *fn)
+static void push_number_value(lua_State *L, const loams_kit_json_doc *doc,
+                              const loams_kit_json_value *v, const char *fn)
 {
     size_t dlen;
-    const char *text = loams__json_doc_text(doc, &dlen);
+    const char *text = loams_kit_json_doc_text(doc, &dlen);
     int integral = 1;
     for (uint32_t i = v->start; i < v->end; i++) {
         char c = text[i];
@@ -88,16 +88,16 @@ static void push_number_value(lua_State *L, const loams__json_doc *doc, const lo
             break;
         }
     }
-    loams__json_error err = {0, NULL};
+    loams_kit_json_error err = {0, NULL};
     if (integral) {
         int64_t i;
-        if (loams__json_value_int(doc, v, &i, &err) == 0) {
+        if (loams_kit_json_value_int(doc, v, &i, &err) == 0) {
             lua_pushinteger(L, (lua_Integer)i);
             return;
         }
     }
     double d;
-    int rc = loams__json_value_double(doc, v, &d, &err);
+    int rc = loams_kit_json_value_double(doc, v, &d, &err);
     if (rc == -ERANGE) {
         luaL_error(L, "%s: the number at byte %d does not fit in a double", fn, (int)v->start);
     } else if (rc != 0) {
@@ -108,36 +108,36 @@ static void push_number_value(lua_State *L, const loams__json_doc *doc, const lo
 
 /* Pushes the Lua value of v; `depth` = containers around v.  `null_value`:
  * push loams.null for null (else nil). */
-static void push_value(lua_State *L, loams__lua_state *st, const loams__json_doc *doc,
-                       const loams__json_value *v, unsigned depth, const char *fn)
+static void push_value(lua_State *L, loams__lua_state *st, const loams_kit_json_doc *doc,
+                       const loams_kit_json_value *v, unsigned depth, const char *fn)
 {
     luaL_checkstack(L, 4, "JSON nested too deeply");
     switch (v->kind) {
-    case LOAMS__JSON_NULL: lua_pushlightuserdata(L, LOAMS__LUA_NULL); return;
-    case LOAMS__JSON_TRUE: lua_pushboolean(L, 1); return;
-    case LOAMS__JSON_FALSE: lua_pushboolean(L, 0); return;
-    case LOAMS__JSON_NUMBER: push_number_value(L, doc, v, fn); return;
-    case LOAMS__JSON_STRING: push_string_value(L, st, doc, v, fn); return;
-    case LOAMS__JSON_OBJECT:
-    case LOAMS__JSON_ARRAY: break;
+    case LOAMS_KIT_JSON_NULL: lua_pushlightuserdata(L, LOAMS__LUA_NULL); return;
+    case LOAMS_KIT_JSON_TRUE: lua_pushboolean(L, 1); return;
+    case LOAMS_KIT_JSON_FALSE: lua_pushboolean(L, 0); return;
+    case LOAMS_KIT_JSON_NUMBER: push_number_value(L, doc, v, fn); return;
+    case LOAMS_KIT_JSON_STRING: push_string_value(L, st, doc, v, fn); return;
+    case LOAMS_KIT_JSON_OBJECT:
+    case LOAMS_KIT_JSON_ARRAY: break;
     default: lua_pushnil(L); return;
     }
-    loams__json_iter it;
-    loams__json_value key, member;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_iter it;
+    loams_kit_json_value key, member;
+    loams_kit_json_error err = {0, NULL};
     int rc;
     lua_Integer n = 0;
-    if (loams__json_iter_start(doc, v, depth, &it) != 0) {
+    if (loams_kit_json_iter_start(doc, v, depth, &it) != 0) {
         luaL_error(L, "%s: internal error (not a container)", fn);
     }
     lua_newtable(L);
     int t = lua_gettop(L);
-    if (v->kind == LOAMS__JSON_ARRAY) {
+    if (v->kind == LOAMS_KIT_JSON_ARRAY) {
         loams__lua_push_array_mt(L);
         lua_setmetatable(L, t);
     }
-    while ((rc = loams__json_iter_next(&it, &key, &member, &err)) == 1) {
-        if (v->kind == LOAMS__JSON_ARRAY) {
+    while ((rc = loams_kit_json_iter_next(&it, &key, &member, &err)) == 1) {
+        if (v->kind == LOAMS_KIT_JSON_ARRAY) {
             push_value(L, st, doc, &member, depth + 1, fn);
             lua_rawseti(L, t, ++n);
             continue;
@@ -160,10 +160,10 @@ static void push_value(lua_State *L, loams__lua_state *st, const loams__json_doc
 void loams__lua_json_push_decoded(lua_State *L, const char *s, size_t len)
 {
     loams__lua_state *st = loams__lua_from(L);
-    loams__json_value root;
-    loams__json_error err = {0, NULL};
-    loams__json_doc_reset(st->ddoc, s, len);
-    int rc = loams__json_doc_root(st->ddoc, &root, &err);
+    loams_kit_json_value root;
+    loams_kit_json_error err = {0, NULL};
+    loams_kit_json_doc_reset(st->ddoc, s, len);
+    int rc = loams_kit_json_doc_root(st->ddoc, &root, &err);
     if (rc != 0) {
         raise_json(L, "json_decode", rc, &err);
     }
@@ -185,9 +185,9 @@ static int l_json_decode(lua_State *L)
 static int path_gc(lua_State *L)
 {
     loams__lua_state *st = loams__lua_from(L);
-    loams__json_path **pp = lua_touserdata(L, 1);
+    loams_kit_json_path **pp = lua_touserdata(L, 1);
     if (pp != NULL && *pp != NULL) {
-        loams__json_path_free(&st->json_alloc, *pp);
+        loams_kit_json_path_free(&st->json_mem.mem, *pp);
         *pp = NULL;
     }
     return 0;
@@ -195,11 +195,11 @@ static int path_gc(lua_State *L)
 
 /* The compiled path for the string at index 2 (cached in the table of
  * json_get's upvalue 1: path text -> path userdata). */
-static const loams__json_path *compiled_path(lua_State *L, loams__lua_state *st)
+static const loams_kit_json_path *compiled_path(lua_State *L, loams__lua_state *st)
 {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TUSERDATA) {
-        loams__json_path **pp = lua_touserdata(L, -1);
+        loams_kit_json_path **pp = lua_touserdata(L, -1);
         lua_pop(L, 1);
         return *pp;
     }
@@ -220,7 +220,7 @@ static const loams__json_path *compiled_path(lua_State *L, loams__lua_state *st)
     lua_pushvalue(L, lua_upvalueindex(1));
     size_t len;
     const char *text = lua_tolstring(L, 2, &len);
-    loams__json_path **pp = lua_newuserdatauv(L, sizeof(*pp), 0);
+    loams_kit_json_path **pp = lua_newuserdatauv(L, sizeof(*pp), 0);
     *pp = NULL;
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &path_mt_key) != LUA_TTABLE) {
         lua_pop(L, 1);
@@ -231,8 +231,8 @@ static const loams__json_path *compiled_path(lua_State *L, loams__lua_state *st)
         lua_rawsetp(L, LUA_REGISTRYINDEX, &path_mt_key);
     }
     lua_setmetatable(L, -2);
-    loams__json_error err = {0, NULL};
-    int rc = loams__json_path_compile(&st->json_alloc, text, len, pp, &err);
+    loams_kit_json_error err = {0, NULL};
+    int rc = loams_kit_json_path_compile(&st->json_mem.mem, text, len, pp, &err);
     if (rc == -ENOMEM) {
         luaL_error(L, "json_get: out of memory");
     } else if (rc != 0) {
@@ -243,7 +243,7 @@ static const loams__json_path *compiled_path(lua_State *L, loams__lua_state *st)
     lua_pushvalue(L, -2);
     lua_rawset(L, -4);
     st->npaths++;
-    const loams__json_path *p = *pp;
+    const loams_kit_json_path *p = *pp;
     lua_pop(L, 2);
     return p;
 }
@@ -256,23 +256,23 @@ static int l_json_get(lua_State *L)
     const char *s = luaL_checklstring(L, 1, &len);
     luaL_checktype(L, 2, LUA_TSTRING);
     lua_settop(L, 2);
-    const loams__json_path *path = compiled_path(L, st);
+    const loams_kit_json_path *path = compiled_path(L, st);
 
     /* the document cache: still bound when the text is the same; upvalue 2
      * holds (anchors) the text it is bound to */
     if (!lua_rawequal(L, lua_upvalueindex(2), 1)) {
         lua_pushvalue(L, 1);
         lua_replace(L, lua_upvalueindex(2));
-        loams__json_doc_reset(st->doc, s, len);
+        loams_kit_json_doc_reset(st->doc, s, len);
     }
     /* from here the bound text is the upvalue's: anchored */
-    loams__json_value v;
-    loams__json_error err = {0, NULL};
-    int rc = loams__json_doc_get(st->doc, path, &v, &err);
+    loams_kit_json_value v;
+    loams_kit_json_error err = {0, NULL};
+    int rc = loams_kit_json_doc_get(st->doc, path, &v, &err);
     if (rc != 0) {
         raise_json(L, "json_get", rc, &err);
     }
-    if (v.kind == LOAMS__JSON_MISSING || v.kind == LOAMS__JSON_NULL) {
+    if (v.kind == LOAMS_KIT_JSON_MISSING || v.kind == LOAMS_KIT_JSON_NULL) {
         lua_pushnil(L);
         return 1;
     }

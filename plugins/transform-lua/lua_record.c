@@ -602,10 +602,10 @@ static int stage_value(lua_State *L, loams__lua_state *st, size_t slot, int idx,
             /* JSON text as it is, once it is checked */
             size_t n;
             const char *s = lua_tolstring(L, idx, &n);
-            loams__json_value root;
-            loams__json_error err = {0, NULL};
-            loams__json_doc_reset(st->ddoc, s, n);
-            int rc = loams__json_doc_root(st->ddoc, &root, &err);
+            loams_kit_json_value root;
+            loams_kit_json_error err = {0, NULL};
+            loams_kit_json_doc_reset(st->ddoc, s, n);
+            int rc = loams_kit_json_doc_root(st->ddoc, &root, &err);
             if (rc == -ENOMEM) {
                 luaL_error(L, "out of memory");
             } else if (rc != 0) {

@@ -105,16 +105,6 @@ void loams__lua_cbuf_free(loams__lua_state *st, loams__lua_cbuf *buf)
     memset(buf, 0, sizeof *buf);
 }
 
-static void *json_realloc(void *ud, void *p, size_t n)
-{
-    return loams__lua_host->realloc(ud, p, n);
-}
-
-static void json_free(void *ud, void *p)
-{
-    loams__lua_host->free(ud, p);
-}
-
 /* ---- options (the host validated their text against the table) ---- */
 
 static const loams_option_spec lua_options[] = {
@@ -447,9 +437,7 @@ static int lua_compile(loams_ctx *ctx, const char *program, void **state)
     st->ctx = ctx;
     st->ref_transform = st->ref_rec = st->ref_rec_mt = LUA_NOREF;
     st->ref_inkeys = st->ref_slots = LUA_NOREF;
-    st->json_alloc.realloc = json_realloc;
-    st->json_alloc.free = json_free;
-    st->json_alloc.ud = ctx;
+    loams_kit_host_mem_init(&st->json_mem, h, ctx);
     st->jsonbuf.limit = st->unesc.limit = SIZE_MAX;
     st->text.limit = st->items.limit = st->floats.limit = SIZE_MAX;
 
@@ -458,8 +446,8 @@ static int lua_compile(loams_ctx *ctx, const char *program, void **state)
         goto fail;
     }
     st->jsonbuf.limit = st->memory_limit;
-    if (loams__json_doc_new(&st->json_alloc, &st->doc) != 0 ||
-        loams__json_doc_new(&st->json_alloc, &st->ddoc) != 0) {
+    if (loams_kit_json_doc_new(&st->json_mem.mem, &st->doc) != 0 ||
+        loams_kit_json_doc_new(&st->json_mem.mem, &st->ddoc) != 0) {
         h->set_error(ctx, "out of memory");
         rc = -ENOMEM;
         goto fail;
@@ -687,8 +675,8 @@ static void lua_close_state(void *state)
     loams__lua_cbuf_free(st, &st->floats);
     loams__lua_cbuf_free(st, &st->jsonbuf);
     loams__lua_cbuf_free(st, &st->unesc);
-    loams__json_doc_free(st->doc);
-    loams__json_doc_free(st->ddoc);
+    loams_kit_json_doc_free(st->doc);
+    loams_kit_json_doc_free(st->ddoc);
     h->free(st->ctx, st->code);
     h->free(st->ctx, st->origin);
     h->free(st->ctx, st);

@@ -35,7 +35,7 @@
 
 #include <loams/plugin.h>
 
-#include "json_path.h"
+#include "loams/kit/json_path.h"
 
 /* The host API table, set once by the entry point. */
 extern const loams_host_api *loams__lua_host;
@@ -179,9 +179,9 @@ typedef struct loams__lua_state {
     int ref_keycache;
 
     /* ---- JSON (lua_json.c) ---- */
-    loams__json_alloc json_alloc;
-    loams__json_doc *doc;          /* json_get's document cache (its text: an upvalue) */
-    loams__json_doc *ddoc;         /* json_decode's document */
+    loams_kit_host_mem json_mem;   /* the JSON caches' memory, counted by the host */
+    loams_kit_json_doc *doc;       /* json_get's document cache (its text: an upvalue) */
+    loams_kit_json_doc *ddoc;      /* json_decode's document */
     loams__lua_cbuf jsonbuf;       /* json_encode's output */
     loams__lua_cbuf unesc;         /* unescaped JSON strings */
     struct loams__lua_jkey *jkeys; /* object keys being sorted by the encoder */

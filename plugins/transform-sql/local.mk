@@ -1,20 +1,13 @@
 # plugins/transform-sql: SQL transforms on SQLite.  The pure modules (the
-# JSON extractor, the program scanner) form a convenience library that the
-# plugin, the unit tests and the benchmarks link.
-#
-# The JSON extractor is a library of its own because transform-lua links it
-# too (its json_get and json_decode): one JSON reader for both transforms.
-
-noinst_LTLIBRARIES += plugins/transform-sql/libjsonpath.la
-plugins_transform_sql_libjsonpath_la_SOURCES = \
-	plugins/transform-sql/json_path.c plugins/transform-sql/json_path.h
-plugins_transform_sql_libjsonpath_la_CFLAGS = $(AM_CFLAGS)
+# program scanner) form a convenience library that the plugin, the unit
+# tests and the benchmarks link; the JSON extractor is the plugin kit's
+# (loams/kit/json_path.h), shared with transform-lua.
 
 noinst_LTLIBRARIES += plugins/transform-sql/libtransformsql.la
 plugins_transform_sql_libtransformsql_la_SOURCES = \
 	plugins/transform-sql/program.c plugins/transform-sql/program.h
 plugins_transform_sql_libtransformsql_la_CFLAGS = $(AM_CFLAGS)
-plugins_transform_sql_libtransformsql_la_LIBADD = plugins/transform-sql/libjsonpath.la
+plugins_transform_sql_libtransformsql_la_LIBADD = plugins/kit/libkit.la
 
 # The plugin: a libtool module that reaches the host only through the host
 # API table.
@@ -31,11 +24,8 @@ plugins_transform_sql_transform_sql_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
 TRANSFORM_SQL_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/plugins/transform-sql
 TRANSFORM_SQL_TEST_LIBS = plugins/transform-sql/libtransformsql.la $(CHECK_LIBS)
 
-check_PROGRAMS += tests/unit/test_json_path tests/unit/test_sql_program
-TESTS += tests/unit/test_json_path tests/unit/test_sql_program
-tests_unit_test_json_path_SOURCES = tests/unit/test_json_path.c
-tests_unit_test_json_path_CFLAGS = $(TRANSFORM_SQL_TEST_CFLAGS)
-tests_unit_test_json_path_LDADD = $(TRANSFORM_SQL_TEST_LIBS)
+check_PROGRAMS += tests/unit/test_sql_program
+TESTS += tests/unit/test_sql_program
 tests_unit_test_sql_program_SOURCES = tests/unit/test_sql_program.c
 tests_unit_test_sql_program_CFLAGS = $(TRANSFORM_SQL_TEST_CFLAGS)
 tests_unit_test_sql_program_LDADD = $(TRANSFORM_SQL_TEST_LIBS)
@@ -45,9 +35,8 @@ tests_unit_test_sql_program_LDADD = $(TRANSFORM_SQL_TEST_LIBS)
 noinst_PROGRAMS += tests/bench/bench-json-path
 tests_bench_bench_json_path_SOURCES = tests/bench/bench-json-path.c \
 	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
-tests_bench_bench_json_path_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) \
-	-I$(top_srcdir)/plugins/transform-sql -I$(top_srcdir)/tests/bench
-tests_bench_bench_json_path_LDADD = plugins/transform-sql/libtransformsql.la $(CJSON_LIBS)
+tests_bench_bench_json_path_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/tests/bench
+tests_bench_bench_json_path_LDADD = plugins/kit/libkit.la $(CJSON_LIBS)
 
 # Fuzzers (configure --enable-fuzzers CC=clang; tests/fuzz/run-fuzzers.sh):
 # the extractor and the program scanner are compiled into their targets so
@@ -56,13 +45,13 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz-json-path tests/fuzz/fuzz-sql-program
 endif
 tests_fuzz_fuzz_json_path_SOURCES = tests/fuzz/fuzz-json-path.c \
-	plugins/transform-sql/json_path.c plugins/transform-sql/json_path.h
-tests_fuzz_fuzz_json_path_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/plugins/transform-sql \
-	-fsanitize=fuzzer,address,undefined
+	plugins/kit/json_path.c plugins/kit/mem.c
+tests_fuzz_fuzz_json_path_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_json_path_LDFLAGS = -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_sql_program_SOURCES = tests/fuzz/fuzz-sql-program.c \
 	plugins/transform-sql/program.c plugins/transform-sql/program.h
-tests_fuzz_fuzz_sql_program_CFLAGS = $(tests_fuzz_fuzz_json_path_CFLAGS)
+tests_fuzz_fuzz_sql_program_CFLAGS = $(tests_fuzz_fuzz_json_path_CFLAGS) \
+	-I$(top_srcdir)/plugins/transform-sql
 tests_fuzz_fuzz_sql_program_LDFLAGS = $(tests_fuzz_fuzz_json_path_LDFLAGS)
 EXTRA_DIST += tests/fuzz/corpus/fuzz-json-path/ticket \
 	tests/fuzz/corpus/fuzz-json-path/path-and-doc \

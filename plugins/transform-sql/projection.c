@@ -48,7 +48,7 @@ typedef struct direct_item {
     int kind;      /* a direct_kind */
     size_t vcol;   /* the batch-table column it reads */
     int json_kind; /* DIRECT_JSON_GET: a loams__sql_json_get */
-    loams__json_path *path;
+    loams_kit_json_path *path;
     char *path_text;
     size_t path_len;
     char *buf; /* this item's text for the current row */
@@ -142,7 +142,7 @@ static int parse_item(loams__sql_state *st, scanner *s, int k, direct_item *it)
             scanner save = *s;
             if (next(s) == LOAMS__TK_LPAREN) {
                 char buf[1024];
-                loams__json_error err = {0, NULL};
+                loams_kit_json_error err = {0, NULL};
                 size_t plen;
                 if (!column_of(st, s, next(s), &it->vcol) || next(s) != LOAMS__TK_COMMA ||
                     next(s) != LOAMS__TK_STRING) {
@@ -152,7 +152,7 @@ static int parse_item(loams__sql_state *st, scanner *s, int k, direct_item *it)
                 if (plen >= sizeof(buf) || next(s) != LOAMS__TK_RPAREN) {
                     return 0;
                 }
-                int rc = loams__json_path_compile(NULL, buf, plen, &it->path, &err);
+                int rc = loams_kit_json_path_compile(NULL, buf, plen, &it->path, &err);
                 if (rc == -ENOMEM) {
                     return rc;
                 }
@@ -224,7 +224,7 @@ void loams__sql_direct_free(loams__sql_state *st)
         return;
     }
     for (size_t i = 0; i < d->nitems; i++) {
-        loams__json_path_free(NULL, d->items[i].path);
+        loams_kit_json_path_free(NULL, d->items[i].path);
         loams__sql_host->free(st->ctx, d->items[i].path_text);
         loams__sql_host->free(st->ctx, d->items[i].buf);
     }

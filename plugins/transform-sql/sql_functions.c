@@ -74,10 +74,10 @@ static int is_stable(loams__sql_state *st, const void *ptr)
 
 /* The indexed-once document for json[0..len) on the current row; a text
  * that is not batch memory (stable == 0) is indexed per call. */
-static loams__json_doc *doc_for(loams__sql_state *st, const void *json, size_t len, int stable)
+static loams_kit_json_doc *doc_for(loams__sql_state *st, const void *json, size_t len, int stable)
 {
     if (!stable) {
-        loams__json_doc_reset(st->scratch_doc, json, len);
+        loams_kit_json_doc_reset(st->scratch_doc, json, len);
         return st->scratch_doc;
     }
     for (unsigned i = 0; i < LOAMS__SQL_JSON_SLOTS; i++) {
@@ -91,13 +91,13 @@ static loams__json_doc *doc_for(loams__sql_state *st, const void *json, size_t l
     s->generation = st->generation;
     s->ptr = json;
     s->len = len;
-    loams__json_doc_reset(s->doc, json, len);
+    loams_kit_json_doc_reset(s->doc, json, len);
     return s->doc;
 }
 
 static void free_path(void *p)
 {
-    loams__json_path_free(NULL, p);
+    loams_kit_json_path_free(NULL, p);
 }
 
 /* Quotes at most 60 bytes of the path for a message. */
@@ -125,13 +125,13 @@ static void row_fail(loams__sql_state *st, int status, const char *fmt, ...)
 /* Fails the row for a json_get_int/float whose value is not a number
  * (rc -EINVAL) or does not fit (the extractor's error). */
 static int number_fail(loams__sql_state *st, const char *name, const char *ptext, size_t plen,
-                       int rc, const loams__json_value *v, const loams__json_error *err)
+                       int rc, const loams_kit_json_value *v, const loams_kit_json_error *err)
 {
     char pbuf[80];
     path_for_message(ptext, plen, pbuf, sizeof(pbuf));
     if (rc == -EINVAL) {
         row_fail(st, LOAMS_EINPUT, "%s(%s): expected a number, found a %s at byte %u", name, pbuf,
-                 loams__json_kind_name(v->kind), v->start - (v->kind == LOAMS__JSON_STRING));
+                 loams_kit_json_kind_name(v->kind), v->start - (v->kind == LOAMS_KIT_JSON_STRING));
     } else {
         row_fail(st, LOAMS_EINPUT, "%s(%s): at byte %zu: %s", name, pbuf, err->pos, err->what);
     }
@@ -157,13 +157,13 @@ int loams__sql_json_bad_argument(loams__sql_state *st, int kind, int sqlite_type
 }
 
 int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int flags,
-                         const loams__json_path *path, const char *ptext, size_t plen, char **buf,
-                         size_t *cap, loams_value *out, int *in_place)
+                         const loams_kit_json_path *path, const char *ptext, size_t plen,
+                         char **buf, size_t *cap, loams_value *out, int *in_place)
 {
     const char *name = st->json_fns[kind].name;
-    loams__json_doc *doc;
-    loams__json_value v;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_doc *doc;
+    loams_kit_json_value v;
+    loams_kit_json_error err = {0, NULL};
     char pbuf[80];
     int rc;
 
@@ -172,9 +172,9 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
     *in_place = 0;
     doc = doc_for(st, json, len, stable);
     if (flags & LOAMS__SQL_JSON_VALID) {
-        loams__json_doc_trust(doc);
+        loams_kit_json_doc_trust(doc);
     }
-    rc = loams__json_doc_get(doc, path, &v, &err);
+    rc = loams_kit_json_doc_get(doc, path, &v, &err);
     if (rc == -ENOMEM) {
         return rc;
     }
@@ -184,21 +184,21 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
                  err.what);
         return LOAMS_EINPUT;
     }
-    if (v.kind == LOAMS__JSON_MISSING || v.kind == LOAMS__JSON_NULL) {
+    if (v.kind == LOAMS_KIT_JSON_MISSING || v.kind == LOAMS_KIT_JSON_NULL) {
         out->type = LOAMS_T_NULL;
         return 0;
     }
     switch (kind) {
     case LOAMS__SQL_GET_STR:
         out->type = LOAMS_T_STRING;
-        if (v.kind == LOAMS__JSON_STRING && !v.escaped && stable) {
+        if (v.kind == LOAMS_KIT_JSON_STRING && !v.escaped && stable) {
             /* The text is the cell's own bytes, which the batch keeps in
              * place for the whole run: no copy. */
             size_t n = v.end - v.start;
             out->u.s.ptr = n ? (const char *)json + v.start : "";
             out->u.s.len = n;
             *in_place = 1;
-        } else if (v.kind == LOAMS__JSON_STRING) {
+        } else if (v.kind == LOAMS_KIT_JSON_STRING) {
             size_t need = v.end - v.start, n;
             if (need > *cap) {
                 char *nb = loams__sql_host->realloc(st->ctx, *buf, need);
@@ -208,7 +208,7 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
                 *buf = nb;
                 *cap = need;
             }
-            rc = loams__json_value_string(doc, &v, *buf, *cap, &n, &err);
+            rc = loams_kit_json_value_string(doc, &v, *buf, *cap, &n, &err);
             if (rc) {
                 path_for_message(ptext, plen, pbuf, sizeof(pbuf));
                 row_fail(st, LOAMS_EINPUT, "%s(%s): bad string at byte %zu: %s", name, pbuf,
@@ -218,16 +218,17 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
             out->u.s.ptr = n ? *buf : "";
             out->u.s.len = n;
         } else {
-            loams__json_value_raw(doc, &v, &out->u.s.ptr, &out->u.s.len);
+            loams_kit_json_value_raw(doc, &v, &out->u.s.ptr, &out->u.s.len);
         }
         return 0;
     case LOAMS__SQL_GET_JSON:
         out->type = LOAMS_T_JSON;
-        loams__json_value_raw(doc, &v, &out->u.s.ptr, &out->u.s.len);
+        loams_kit_json_value_raw(doc, &v, &out->u.s.ptr, &out->u.s.len);
         return 0;
     case LOAMS__SQL_GET_INT: {
         int64_t i;
-        rc = v.kind == LOAMS__JSON_NUMBER ? loams__json_value_int(doc, &v, &i, &err) : -EINVAL;
+        rc =
+            v.kind == LOAMS_KIT_JSON_NUMBER ? loams_kit_json_value_int(doc, &v, &i, &err) : -EINVAL;
         if (rc == -ENOMEM) {
             return rc;
         }
@@ -240,7 +241,8 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
     }
     case LOAMS__SQL_GET_FLOAT: {
         double d;
-        rc = v.kind == LOAMS__JSON_NUMBER ? loams__json_value_double(doc, &v, &d, &err) : -EINVAL;
+        rc = v.kind == LOAMS_KIT_JSON_NUMBER ? loams_kit_json_value_double(doc, &v, &d, &err)
+                                             : -EINVAL;
         if (rc == -ENOMEM) {
             return rc;
         }
@@ -252,15 +254,15 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
         return 0;
     }
     case LOAMS__SQL_GET_BOOL:
-        if (v.kind != LOAMS__JSON_TRUE && v.kind != LOAMS__JSON_FALSE) {
+        if (v.kind != LOAMS_KIT_JSON_TRUE && v.kind != LOAMS_KIT_JSON_FALSE) {
             path_for_message(ptext, plen, pbuf, sizeof(pbuf));
             row_fail(st, LOAMS_EINPUT, "%s(%s): expected true or false, found a %s at byte %u",
-                     name, pbuf, loams__json_kind_name(v.kind),
-                     v.start - (v.kind == LOAMS__JSON_STRING));
+                     name, pbuf, loams_kit_json_kind_name(v.kind),
+                     v.start - (v.kind == LOAMS_KIT_JSON_STRING));
             return LOAMS_EINPUT;
         }
         out->type = LOAMS_T_BOOL;
-        out->u.b = v.kind == LOAMS__JSON_TRUE;
+        out->u.b = v.kind == LOAMS_KIT_JSON_TRUE;
         return 0;
     default: out->type = LOAMS_T_NULL; return 0;
     }
@@ -270,9 +272,9 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
 {
     loams__sql_json_fn *fn = sqlite3_user_data(c);
     loams__sql_state *st = fn->st;
-    const loams__json_path *path;
-    loams__json_path *compiled = NULL;
-    loams__json_error err = {0, NULL};
+    const loams_kit_json_path *path;
+    loams_kit_json_path *compiled = NULL;
+    loams_kit_json_error err = {0, NULL};
     loams_value r;
     char pbuf[80];
     const unsigned char *ptext;
@@ -302,8 +304,8 @@ static void fn_json_get(sqlite3_context *c, int argc, sqlite3_value **argv)
             loams__sql_row_error(st, c, LOAMS_EINPUT, "%s(): the JSON path is NULL", fn->name);
             return;
         }
-        rc = loams__json_path_compile(NULL, (const char *)ptext,
-                                      (size_t)sqlite3_value_bytes(argv[1]), &compiled, &err);
+        rc = loams_kit_json_path_compile(NULL, (const char *)ptext,
+                                         (size_t)sqlite3_value_bytes(argv[1]), &compiled, &err);
         if (rc == -ENOMEM) {
             sqlite3_result_error_nomem(c);
             return;
@@ -613,10 +615,10 @@ int loams__sql_functions_check_paths(loams__sql_state *st)
                 if (plen >= sizeof(buf)) {
                     continue; /* very long: checked per row */
                 }
-                loams__json_path *path = NULL;
-                loams__json_error err = {0, NULL};
-                int rc = loams__json_path_compile(NULL, buf, plen, &path, &err);
-                loams__json_path_free(NULL, path);
+                loams_kit_json_path *path = NULL;
+                loams_kit_json_error err = {0, NULL};
+                int rc = loams_kit_json_path_compile(NULL, buf, plen, &path, &err);
+                loams_kit_json_path_free(NULL, path);
                 if (rc == -ENOMEM) {
                     return rc;
                 }

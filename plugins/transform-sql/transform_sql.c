@@ -41,16 +41,6 @@ const loams_host_api *loams__sql_host;
 
 /* ---- memory for the JSON extractor, counted by the host ---- */
 
-static void *json_realloc(void *ud, void *p, size_t n)
-{
-    return loams__sql_host->realloc(ud, p, n);
-}
-
-static void json_free(void *ud, void *p)
-{
-    loams__sql_host->free(ud, p);
-}
-
 static char *dup_text(loams_ctx *ctx, const char *s)
 {
     size_t n = strlen(s);
@@ -326,21 +316,19 @@ static int sql_compile(loams_ctx *ctx, const char *program, void **out)
         return -ENOMEM;
     }
     st->ctx = ctx;
-    st->json_alloc.realloc = json_realloc;
-    st->json_alloc.free = json_free;
-    st->json_alloc.ud = ctx;
+    loams_kit_host_mem_init(&st->json_mem, loams__sql_host, ctx);
     st->program = dup_text(ctx, program);
     if (!st->program) {
         rc = -ENOMEM;
         goto fail;
     }
     for (size_t i = 0; i < LOAMS__SQL_JSON_SLOTS; i++) {
-        rc = loams__json_doc_new(&st->json_alloc, &st->slots[i].doc);
+        rc = loams_kit_json_doc_new(&st->json_mem.mem, &st->slots[i].doc);
         if (rc) {
             goto fail;
         }
     }
-    rc = loams__json_doc_new(&st->json_alloc, &st->scratch_doc);
+    rc = loams_kit_json_doc_new(&st->json_mem.mem, &st->scratch_doc);
     if (rc) {
         goto fail;
     }
@@ -691,9 +679,9 @@ static void sql_close(void *state)
     sqlite3_close(st->db);
     loams__program_free(&st->prog);
     for (size_t i = 0; i < LOAMS__SQL_JSON_SLOTS; i++) {
-        loams__json_doc_free(st->slots[i].doc);
+        loams_kit_json_doc_free(st->slots[i].doc);
     }
-    loams__json_doc_free(st->scratch_doc);
+    loams_kit_json_doc_free(st->scratch_doc);
     for (size_t i = 0; st->names && i < st->ncols; i++) {
         h->free(st->ctx, st->names[i]);
     }

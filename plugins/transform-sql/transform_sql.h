@@ -25,7 +25,7 @@
 
 #include <loams/plugin.h>
 
-#include "json_path.h"
+#include "loams/kit/json_path.h"
 #include "program.h"
 
 /* SQLite value subtypes that carry a loams type SQLite lacks: an INTEGER
@@ -76,7 +76,7 @@ typedef struct loams__sql_json_slot {
     uint64_t generation; /* row generation the doc belongs to; 0 = free */
     const void *ptr;
     size_t len;
-    loams__json_doc *doc;
+    loams_kit_json_doc *doc;
 } loams__sql_json_slot;
 
 struct loams__sql_state {
@@ -114,13 +114,13 @@ struct loams__sql_state {
     /* per-row JSON cache */
     loams__sql_json_slot slots[LOAMS__SQL_JSON_SLOTS];
     unsigned next_slot;
-    loams__json_doc *scratch_doc; /* for documents not held by the batch */
+    loams_kit_json_doc *scratch_doc; /* for documents not held by the batch */
     const void *stable[LOAMS__SQL_STABLE_PTRS];
     size_t nstable;
     uint64_t stable_generation;
     char *text_buf; /* unescaped strings */
     size_t text_cap;
-    loams__json_alloc json_alloc;
+    loams_kit_host_mem json_mem; /* the JSON caches' memory, counted by the host */
 
     loams__sql_json_fn json_fns[LOAMS__SQL_GET_COUNT];
     loams__sql_udf *udfs;
@@ -182,7 +182,7 @@ enum {
      * row, and *in_place is set when out's text is a slice of it */
     LOAMS__SQL_JSON_STABLE = 1,
     /* a LOAMS_T_JSON cell, valid JSON by the host API's contract: one
-     * lookup stops at its value (loams__json_doc_trust) */
+     * lookup stops at its value (loams_kit_json_doc_trust) */
     LOAMS__SQL_JSON_VALID = 2
 };
 
@@ -194,8 +194,8 @@ enum {
  * Errors: LOAMS_EINPUT (the row fails: st->row_status and st->row_msg
  * set), -ENOMEM. */
 int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_t len, int flags,
-                         const loams__json_path *path, const char *ptext, size_t plen, char **buf,
-                         size_t *cap, loams_value *out, int *in_place);
+                         const loams_kit_json_path *path, const char *ptext, size_t plen,
+                         char **buf, size_t *cap, loams_value *out, int *in_place);
 
 /* Fails the row for a json_get_<kind>() whose first argument has SQLite
  * type `sqlite_type` (not TEXT or BLOB).  Returns LOAMS_EINPUT. */

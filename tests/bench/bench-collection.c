@@ -49,7 +49,7 @@
 #include "plugin_loader.h"
 #include "abi/store.h"
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 #include "collection_manifest.h"
 #include "collection_search.h"
 #include "doc_encode.h"
@@ -94,10 +94,10 @@ static char *dup_str(const cJSON *j)
     return strdup(cJSON_IsString(j) ? j->valuestring : "");
 }
 
-static int file_sink(void *ud, const void *p, size_t n, loams__cerr *e)
+static int file_sink(void *ud, const void *p, size_t n, loams_kit_err *e)
 {
     if (fwrite(p, 1, n, ud) != n) {
-        return loams__cerr_set(e, -EIO, "write failed: %s", strerror(errno));
+        return loams_kit_err_set(e, -EIO, "write failed: %s", strerror(errno));
     }
     return 0;
 }
@@ -106,14 +106,14 @@ typedef struct rfile {
     int fd;
 } rfile;
 
-static int file_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int file_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     rfile *f = ud;
     size_t got = 0;
     while (got < len) {
         ssize_t n = pread(f->fd, (char *)dst + got, len - got, (off_t)(off + got));
         if (n <= 0) {
-            return loams__cerr_set(e, -EIO, "read failed");
+            return loams_kit_err_set(e, -EIO, "read failed");
         }
         got += (size_t)n;
     }
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
            n, json_bytes / 1e6, (double)json_bytes / (double)n, per_split, dir);
 
     /* ---- index (timed) ---- */
-    loams__cerr err;
+    loams_kit_err err;
     loams__split_writer_opts o;
     loams__split_writer_opts_default(&o);
     if (strcmp(zlevel, "none") == 0) {
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
     size_t n_splits = (n + per_split - 1) / per_split;
     char(*paths)[512] = calloc(n_splits, sizeof *paths);
     uint64_t *sizes = calloc(n_splits, sizeof *sizes);
-    loams__bbuf js = LOAMS__BBUF_INIT;
+    loams_kit_buf js = LOAMS_KIT_BUF_INIT;
     uint64_t split_bytes = 0;
     double c0 = cpu();
     double t0 = now();
@@ -227,22 +227,22 @@ int main(int argc, char **argv)
         for (size_t i = s * per_split; i < end; i++) {
             doc *d = &docs[i];
             js.len = 0;
-            loams__bbuf_append(&js, "{\"subject\":", 11);
+            loams_kit_buf_append(&js, "{\"subject\":", 11);
             loams__json_string(&js, d->subject, strlen(d->subject));
-            loams__bbuf_append(&js, ",\"body\":", 8);
+            loams_kit_buf_append(&js, ",\"body\":", 8);
             loams__json_string(&js, d->body, strlen(d->body));
-            loams__bbuf_append(&js, ",\"priority\":", 12);
+            loams_kit_buf_append(&js, ",\"priority\":", 12);
             loams__json_string(&js, d->priority, strlen(d->priority));
-            loams__bbuf_append(&js, ",\"tags\":[", 9);
+            loams_kit_buf_append(&js, ",\"tags\":[", 9);
             for (size_t t = 0; t < d->ntags; t++) {
                 if (t > 0) {
-                    loams__bbuf_append(&js, ",", 1);
+                    loams_kit_buf_append(&js, ",", 1);
                 }
                 loams__json_string(&js, d->tags[t], strlen(d->tags[t]));
             }
-            loams__bbuf_append(&js, "],\"customer\":", 13);
+            loams_kit_buf_append(&js, "],\"customer\":", 13);
             loams__json_string(&js, d->customer, strlen(d->customer));
-            loams__bbuf_append(&js, "}", 1);
+            loams_kit_buf_append(&js, "}", 1);
             if (loams__split_writer_begin_doc(w, d->pk, strlen(d->pk), &did, &err) != 0 ||
                 loams__split_writer_add_text(w, fs, d->subject, strlen(d->subject), &err) != 0 ||
                 loams__split_writer_add_text(w, fb, d->body, strlen(d->body), &err) != 0 ||
@@ -584,7 +584,7 @@ int main(int argc, char **argv)
     free(readers);
     free(dels);
     free(files);
-    loams__bbuf_free(&js);
+    loams_kit_buf_free(&js);
     loams__coll_manifest_free(m);
     return 0;
 }

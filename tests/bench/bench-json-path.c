@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "json_path.h"
+#include "loams/kit/json_path.h"
 #include "ticket_gen.h"
 
 static const char *const paths[] = {"$.subject", "$.body", "$.priority", "$.customer.name"};
@@ -43,8 +43,8 @@ int main(int argc, char **argv)
     int passes = argc > 2 ? atoi(argv[2]) : 10;
     char *data;
     size_t *off, *len, total = 0;
-    loams__json_path *p[NPATHS];
-    loams__json_doc *doc;
+    loams_kit_json_path *p[NPATHS];
+    loams_kit_json_doc *doc;
     char buf[2048];
     uint64_t h1 = UINT64_C(1469598103934665603), h2 = h1;
     double t0, t_ours, t_cjson;
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     data = malloc(nrec * 1024);
     off = malloc(nrec * sizeof(*off));
     len = malloc(nrec * sizeof(*len));
-    if (!data || !off || !len || loams__json_doc_new(NULL, &doc) != 0) {
+    if (!data || !off || !len || loams_kit_json_doc_new(NULL, &doc) != 0) {
         fprintf(stderr, "out of memory\n");
         return 1;
     }
@@ -66,8 +66,8 @@ int main(int argc, char **argv)
         total += len[i];
     }
     for (int i = 0; i < NPATHS; i++) {
-        loams__json_error err;
-        if (loams__json_path_compile(NULL, paths[i], strlen(paths[i]), &p[i], &err) != 0) {
+        loams_kit_json_error err;
+        if (loams_kit_json_path_compile(NULL, paths[i], strlen(paths[i]), &p[i], &err) != 0) {
             fprintf(stderr, "path %s: %s\n", paths[i], err.what);
             return 1;
         }
@@ -76,13 +76,14 @@ int main(int argc, char **argv)
     t0 = cpu_seconds();
     for (int pass = 0; pass < passes; pass++) {
         for (size_t r = 0; r < nrec; r++) {
-            loams__json_doc_reset(doc, data + off[r], len[r]);
+            loams_kit_json_doc_reset(doc, data + off[r], len[r]);
             for (int i = 0; i < NPATHS; i++) {
-                loams__json_value v;
-                loams__json_error err;
+                loams_kit_json_value v;
+                loams_kit_json_error err;
                 size_t n;
-                if (loams__json_doc_get(doc, p[i], &v, &err) != 0 || v.kind != LOAMS__JSON_STRING ||
-                    loams__json_value_string(doc, &v, buf, sizeof(buf), &n, &err) != 0) {
+                if (loams_kit_json_doc_get(doc, p[i], &v, &err) != 0 ||
+                    v.kind != LOAMS_KIT_JSON_STRING ||
+                    loams_kit_json_value_string(doc, &v, buf, sizeof(buf), &n, &err) != 0) {
                     fprintf(stderr, "record %zu path %s failed\n", r, paths[i]);
                     return 1;
                 }
@@ -135,9 +136,9 @@ int main(int argc, char **argv)
     printf("  speed-up: %.2fx; extracted bytes %s\n", t_cjson / t_ours,
            h1 == h2 ? "identical" : "DIFFER");
     for (int i = 0; i < NPATHS; i++) {
-        loams__json_path_free(NULL, p[i]);
+        loams_kit_json_path_free(NULL, p[i]);
     }
-    loams__json_doc_free(doc);
+    loams_kit_json_doc_free(doc);
     free(data);
     free(off);
     free(len);

@@ -26,14 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int sink_write(void *ud, const void *p, size_t n)
 {
-    return loams__bytebuf_append(ud, p, n);
+    return loams_kit_buf_append(ud, p, n);
 }
 
 /* ---- arbitrary bytes ---- */
 
 static void rewrite(const loams__avro_file *f)
 {
-    loams__bytebuf file = {0}, first = {0}, second = {0};
+    loams_kit_buf file = {0}, first = {0}, second = {0};
     const char *schema = loams__avro_file_schema(f);
     loams__avro_options o;
     loams__avro_options_init(&o);
@@ -73,9 +73,9 @@ static void rewrite(const loams__avro_file *f)
     }
     loams__avro_file_free(g);
     loams__avro_writer_free(w);
-    loams__bytebuf_free(&file);
-    loams__bytebuf_free(&first);
-    loams__bytebuf_free(&second);
+    loams_kit_buf_free(&file);
+    loams_kit_buf_free(&first);
+    loams_kit_buf_free(&second);
 }
 
 static void read_any(const uint8_t *data, size_t size)
@@ -202,7 +202,7 @@ static gnode *gen_schema(gen *g, int depth, int in_union)
     return n;
 }
 
-static int put_value(fuzz_input *in, const gnode *n, loams__bytebuf *b)
+static int put_value(fuzz_input *in, const gnode *n, loams_kit_buf *b)
 {
     size_t len;
     const uint8_t *p;
@@ -291,7 +291,7 @@ static void round_trip(const uint8_t *data, size_t size)
     o.block_bytes = 1 + (opts >> 1) * 4;
     o.sync = sync;
     loams__avro_writer *w = NULL;
-    loams__bytebuf file = {0}, datums = {0}, again = {0};
+    loams_kit_buf file = {0}, datums = {0}, again = {0};
     size_t *ends = NULL, n = 0;
     char err[512];
     if (loams__avro_writer_open(&o, (loams__sink){sink_write, &file}, &w, err, sizeof err) != 0) {
@@ -304,8 +304,8 @@ static void round_trip(const uint8_t *data, size_t size)
         size_t *e2 = realloc(ends, (n + 1) * sizeof *e2);
         if (e2 == NULL || put_value(&in, root, &datums) != 0 ||
             (datums.len > start &&
-             loams__bytebuf_append(loams__avro_writer_datum(w), datums.data + start,
-                                   datums.len - start) != 0) ||
+             loams_kit_buf_append(loams__avro_writer_datum(w), datums.data + start,
+                                  datums.len - start) != 0) ||
             loams__avro_writer_end_datum(w) != 0) {
             abort();
         }
@@ -326,7 +326,7 @@ static void round_trip(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < n; i++) {
         size_t start = i ? ends[i - 1] : 0;
-        loams__bytebuf_clear(&again);
+        loams_kit_buf_clear(&again);
         if (loams__avro_encode(loams__avro_file_object(f, i), &again) != 0 ||
             again.len != ends[i] - start ||
             (again.len > 0 && memcmp(again.data, datums.data + start, again.len) != 0)) {
@@ -336,9 +336,9 @@ static void round_trip(const uint8_t *data, size_t size)
     }
     loams__avro_file_free(f);
     loams__avro_writer_free(w);
-    loams__bytebuf_free(&file);
-    loams__bytebuf_free(&datums);
-    loams__bytebuf_free(&again);
+    loams_kit_buf_free(&file);
+    loams_kit_buf_free(&datums);
+    loams_kit_buf_free(&again);
     free(ends);
 }
 

@@ -91,7 +91,7 @@ static int same(const loams__coll_request *a, const loams__coll_request *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     loams__coll_request *r = NULL, *back = NULL;
-    loams__cerr e;
+    loams_kit_err e;
     e.msg[0] = '\0';
     int rc = loams__coll_request_parse((const char *)data, size, &r, &e);
     if (rc != 0) {

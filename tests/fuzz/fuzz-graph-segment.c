@@ -22,11 +22,11 @@ typedef struct mem {
     size_t n;
 } mem;
 
-static int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     mem *m = ud;
     if (off > m->n || len > m->n - off) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT, "short");
+        return loams_kit_err_set(e, LOAMS_ECORRUPT, "short");
     }
     if (len) {
         memcpy(dst, m->p + off, len);
@@ -50,7 +50,7 @@ static void check(int rc)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    loams__cerr e;
+    loams_kit_err e;
     loams__gquery *q = NULL;
     int rc = loams__gquery_parse((const char *)data, size, &q, &e);
     if (rc != 0 && rc != LOAMS_EINPUT) {

@@ -17,19 +17,19 @@
 
 #include <loams/status.h>
 
-#include "json_path.h"
+#include "loams/kit/json_path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const fixed[] = {"$",        "$.a",       "$.a.b",      "$[0]",
                                     "$.a[1].c", "$.\"x y\"", "$[0][0][0]", "$.subject"};
 
-static void read_all(loams__json_doc *doc, const loams__json_path *p, size_t doclen)
+static void read_all(loams_kit_json_doc *doc, const loams_kit_json_path *p, size_t doclen)
 {
-    loams__json_value v, again;
-    loams__json_error err, err2;
-    int rc = loams__json_doc_get(doc, p, &v, &err);
-    int rc2 = loams__json_doc_get(doc, p, &again, &err2);
+    loams_kit_json_value v, again;
+    loams_kit_json_error err, err2;
+    int rc = loams_kit_json_doc_get(doc, p, &v, &err);
+    int rc2 = loams_kit_json_doc_get(doc, p, &again, &err2);
     if (rc != rc2) {
         abort();
     }
@@ -42,7 +42,7 @@ static void read_all(loams__json_doc *doc, const loams__json_path *p, size_t doc
     if (memcmp(&v, &again, sizeof(v)) != 0) {
         abort();
     }
-    if (v.kind == LOAMS__JSON_MISSING) {
+    if (v.kind == LOAMS_KIT_JSON_MISSING) {
         return;
     }
     if (v.start > v.end || v.end > doclen) {
@@ -50,57 +50,58 @@ static void read_all(loams__json_doc *doc, const loams__json_path *p, size_t doc
     }
     const char *raw;
     size_t rawlen;
-    loams__json_value_raw(doc, &v, &raw, &rawlen);
+    loams_kit_json_value_raw(doc, &v, &raw, &rawlen);
     if (rawlen > doclen) {
         abort();
     }
-    if (v.kind == LOAMS__JSON_STRING) {
+    if (v.kind == LOAMS_KIT_JSON_STRING) {
         size_t cap = v.end - v.start, len = 0;
         char *buf = malloc(cap ? cap : 1);
         if (!buf) {
             return;
         }
-        rc = loams__json_value_string(doc, &v, buf, cap, &len, &err);
+        rc = loams_kit_json_value_string(doc, &v, buf, cap, &len, &err);
         if ((rc != 0 && rc != LOAMS_EINPUT) || (rc == 0 && len > cap)) {
             abort();
         }
         free(buf);
-    } else if (v.kind == LOAMS__JSON_NUMBER) {
+    } else if (v.kind == LOAMS_KIT_JSON_NUMBER) {
         int64_t i;
         double d;
-        rc = loams__json_value_int(doc, &v, &i, &err);
+        rc = loams_kit_json_value_int(doc, &v, &i, &err);
         if (rc != 0 && rc != -ERANGE) {
             abort();
         }
-        rc = loams__json_value_double(doc, &v, &d, &err);
+        rc = loams_kit_json_value_double(doc, &v, &d, &err);
         if (rc != 0 && rc != -ERANGE) {
             abort();
         }
     }
 }
 
-/* The same lookup with the document trusted (loams__json_doc_trust): on a
+/* The same lookup with the document trusted (loams_kit_json_doc_trust): on a
  * valid document it must find what the validating lookup found; on any,
  * stay inside it. */
-static void read_trusted(loams__json_doc *doc, const loams__json_path *p, const char *json,
+static void read_trusted(loams_kit_json_doc *doc, const loams_kit_json_path *p, const char *json,
                          size_t doclen)
 {
-    loams__json_value want, got;
-    loams__json_error err;
-    loams__json_doc_reset(doc, json, doclen);
-    int valid = loams__json_doc_get(doc, p, &want, &err);
-    loams__json_doc_reset(doc, json, doclen);
-    loams__json_doc_trust(doc);
-    int rc = loams__json_doc_get(doc, p, &got, &err);
+    loams_kit_json_value want, got;
+    loams_kit_json_error err;
+    loams_kit_json_doc_reset(doc, json, doclen);
+    int valid = loams_kit_json_doc_get(doc, p, &want, &err);
+    loams_kit_json_doc_reset(doc, json, doclen);
+    loams_kit_json_doc_trust(doc);
+    int rc = loams_kit_json_doc_get(doc, p, &got, &err);
     if (rc != 0 && rc != LOAMS_EINPUT) {
         abort();
     }
-    if (rc == 0 && got.kind != LOAMS__JSON_MISSING && (got.start > got.end || got.end > doclen)) {
+    if (rc == 0 && got.kind != LOAMS_KIT_JSON_MISSING &&
+        (got.start > got.end || got.end > doclen)) {
         abort();
     }
     if (valid == 0 &&
         (rc != 0 || got.kind != want.kind ||
-         (want.kind != LOAMS__JSON_MISSING &&
+         (want.kind != LOAMS_KIT_JSON_MISSING &&
           (got.start != want.start || got.end != want.end || got.escaped != want.escaped)))) {
         abort();
     }
@@ -108,42 +109,42 @@ static void read_trusted(loams__json_doc *doc, const loams__json_path *p, const 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static loams__json_doc *doc;
+    static loams_kit_json_doc *doc;
     const uint8_t *nl = memchr(data, '\n', size);
-    if (!doc && loams__json_doc_new(NULL, &doc) != 0) {
+    if (!doc && loams_kit_json_doc_new(NULL, &doc) != 0) {
         return 0;
     }
     if (nl) {
         size_t plen = (size_t)(nl - data);
-        loams__json_path *p = NULL;
-        loams__json_error err;
-        int rc = loams__json_path_compile(NULL, (const char *)data, plen, &p, &err);
+        loams_kit_json_path *p = NULL;
+        loams_kit_json_error err;
+        int rc = loams_kit_json_path_compile(NULL, (const char *)data, plen, &p, &err);
         if (rc == 0) {
             size_t dlen = size - plen - 1;
-            loams__json_doc_reset(doc, (const char *)nl + 1, dlen);
+            loams_kit_json_doc_reset(doc, (const char *)nl + 1, dlen);
             read_all(doc, p, dlen);
             read_trusted(doc, p, (const char *)nl + 1, dlen);
-            loams__json_path_free(NULL, p);
+            loams_kit_json_path_free(NULL, p);
         } else if (rc != LOAMS_EINPUT || err.pos > plen) {
             abort();
         }
         return 0;
     }
-    loams__json_doc_reset(doc, (const char *)data, size);
+    loams_kit_json_doc_reset(doc, (const char *)data, size);
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-        loams__json_path *p = NULL;
-        loams__json_error err;
-        if (loams__json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
+        loams_kit_json_path *p = NULL;
+        loams_kit_json_error err;
+        if (loams_kit_json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
             read_all(doc, p, size);
-            loams__json_path_free(NULL, p);
+            loams_kit_json_path_free(NULL, p);
         }
     }
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-        loams__json_path *p = NULL;
-        loams__json_error err;
-        if (loams__json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
+        loams_kit_json_path *p = NULL;
+        loams_kit_json_error err;
+        if (loams_kit_json_path_compile(NULL, fixed[i], strlen(fixed[i]), &p, &err) == 0) {
             read_trusted(doc, p, (const char *)data, size);
-            loams__json_path_free(NULL, p);
+            loams_kit_json_path_free(NULL, p);
         }
     }
     return 0;

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int sink_write(void *ud, const void *p, size_t n)
 {
-    return loams__bytebuf_append(ud, p, n);
+    return loams_kit_buf_append(ud, p, n);
 }
 
 /* ---- arbitrary bytes ---- */
@@ -195,7 +195,7 @@ static void round_trip(const uint8_t *data, size_t size)
     opt.page_bytes = 64 + (size_t)(o2 & 15) * 256;
     opt.row_group_bytes = 128 + (size_t)(o2 >> 4) * 512;
     opt.dictionary_bytes = 32 + (size_t)(o2 & 3) * 200;
-    loams__bytebuf file = {0};
+    loams_kit_buf file = {0};
     loams__pq_writer *w = NULL;
     char err[512];
     if (loams__pq_writer_open(cols, ncols, &opt, (loams__sink){sink_write, &file}, &w, err,
@@ -250,7 +250,7 @@ static void round_trip(const uint8_t *data, size_t size)
     }
     loams__pqr_free(r);
     loams__pq_writer_free(w);
-    loams__bytebuf_free(&file);
+    loams_kit_buf_free(&file);
     for (size_t i = 0; i < nowned; i++) {
         free(owned[i]);
     }

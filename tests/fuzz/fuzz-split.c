@@ -39,11 +39,11 @@ typedef struct mem {
     size_t n;
 } mem;
 
-static int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     mem *m = ud;
     if (off > m->n || len > m->n - off) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT, "read past the end");
+        return loams_kit_err_set(e, LOAMS_ECORRUPT, "read past the end");
     }
     if (len > 0) {
         memcpy(dst, m->p + off, len);
@@ -56,14 +56,14 @@ typedef struct outbuf {
     size_t n, cap;
 } outbuf;
 
-static int out_write(void *ud, const void *data, size_t len, loams__cerr *e)
+static int out_write(void *ud, const void *data, size_t len, loams_kit_err *e)
 {
     outbuf *o = ud;
     if (o->n + len > o->cap) {
         size_t cap = (o->n + len) * 2;
         uint8_t *p = realloc(o->p, cap);
         if (p == NULL) {
-            return loams__cerr_set(e, -ENOMEM, "out of memory");
+            return loams_kit_err_set(e, -ENOMEM, "out of memory");
         }
         o->p = p;
         o->cap = cap;
@@ -73,7 +73,7 @@ static int out_write(void *ud, const void *data, size_t len, loams__cerr *e)
     return 0;
 }
 
-static void allowed(int rc, const loams__cerr *e, const char *what)
+static void allowed(int rc, const loams_kit_err *e, const char *what)
 {
     if (rc == 0 ||
         ((rc == LOAMS_ECORRUPT || rc == -EINVAL || rc == -ENOMEM) && e->msg[0] != '\0')) {
@@ -87,7 +87,7 @@ static void allowed(int rc, const loams__cerr *e, const char *what)
 static void exercise(loams__split_reader *r)
 {
     static const char *const terms[] = {"a", "the", "x", "printer", ""};
-    loams__cerr e;
+    loams_kit_err e;
     loams__postings post = {0};
     uint32_t docs = loams__split_reader_docs(r);
     for (size_t i = 0; i < loams__split_reader_fields(r); i++) {
@@ -154,7 +154,7 @@ static void read_any(const uint8_t *data, size_t size)
 {
     mem m = {data, size};
     loams__split_reader *r = NULL;
-    loams__cerr e;
+    loams_kit_err e;
     e.msg[0] = '\0';
     int rc = loams__split_reader_open(mem_read, &m, size, "fuzz", &r, &e);
     if (rc != 0) {
@@ -195,7 +195,7 @@ static uint32_t tf_in(const loams__tok_opts *o, const uint8_t *text, size_t len,
 static void check_written(loams__split_reader *r, const gdoc *docs, size_t n, size_t ntext,
                           uint32_t dim, const loams__tok_opts *tok, const uint32_t *fid)
 {
-    loams__cerr e;
+    loams_kit_err e;
     loams__postings post = {0};
     static loams__tokenizer t;
     if (loams__split_reader_docs(r) != n || loams__split_reader_fields(r) != ntext + (dim > 0)) {
@@ -316,7 +316,7 @@ static void round_trip(const uint8_t *data, size_t size)
     uint32_t dim = (uint32_t)fuzz_below(&in, 5);
     outbuf out = {0};
     loams__split_writer *w = NULL;
-    loams__cerr e;
+    loams_kit_err e;
     uint32_t fid[MAX_TEXT + 1];
     if (loams__split_writer_new(&opts, out_write, &out, &w, &e) != 0) {
         fprintf(stderr, "split writer: %s\n", e.msg);

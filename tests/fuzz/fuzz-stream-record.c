@@ -63,7 +63,7 @@ static void check_decode(const uint8_t *src, size_t len)
         const char *text = loams_buf_data(b, &n);
         if (n > 0) {
             cJSON *o = cJSON_ParseWithLength(text, n);
-            if (loams__utf8_valid_prefix((const unsigned char *)text, n) != n || o == NULL ||
+            if (loams_kit_utf8_valid_prefix((const unsigned char *)text, n) != n || o == NULL ||
                 !cJSON_IsObject(o)) {
                 fprintf(stderr, "the headers' JSON is not a valid object: %.*s\n", (int)n, text);
                 abort();

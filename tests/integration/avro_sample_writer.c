@@ -59,7 +59,7 @@ static FILE *create(const char *dir, const char *name)
     return f;
 }
 
-static int encode_types_row(loams__bytebuf *b, int i)
+static int encode_types_row(loams_kit_buf *b, int i)
 {
     int rc = 0;
     char s[32];
@@ -166,9 +166,9 @@ static void hex(FILE *f, const uint8_t *p, size_t n)
     fputc('"', f);
 }
 
-typedef int (*map_value_fn)(loams__bytebuf *b, const loams__pq_column_stats *s);
+typedef int (*map_value_fn)(loams_kit_buf *b, const loams__pq_column_stats *s);
 
-static int put_long_map(loams__bytebuf *b, const loams__pq_file_stats *st,
+static int put_long_map(loams_kit_buf *b, const loams__pq_file_stats *st,
                         uint64_t (*get)(const loams__pq_column_stats *))
 {
     int rc = loams__avro_put_union(b, 1);
@@ -194,7 +194,7 @@ static uint64_t get_nulls(const loams__pq_column_stats *s)
     return s->null_count;
 }
 
-static int put_bound_map(loams__bytebuf *b, const loams__pq_file_stats *st, int upper)
+static int put_bound_map(loams_kit_buf *b, const loams__pq_file_stats *st, int upper)
 {
     int64_t n = 0;
     for (size_t i = 0; i < st->ncolumns; i++) {
@@ -296,7 +296,7 @@ static int write_iceberg(const char *dir)
     if (rc) {
         fprintf(stderr, "manifest.avro: %s\n", err);
     } else {
-        loams__bytebuf *b = loams__avro_writer_datum(aw);
+        loams_kit_buf *b = loams__avro_writer_datum(aw);
         int e = 0;
         e |= loams__avro_put_int(b, 1);   /* status ADDED */
         e |= loams__avro_put_union(b, 1); /* snapshot_id */
@@ -369,7 +369,7 @@ static int write_iceberg(const char *dir)
     ao.nmetadata = 3;
     rc = loams__avro_writer_open(&ao, (loams__sink){file_write, f}, &aw, err, sizeof(err));
     if (!rc) {
-        loams__bytebuf *b = loams__avro_writer_datum(aw);
+        loams_kit_buf *b = loams__avro_writer_datum(aw);
         int e = 0;
         e |= loams__avro_put_string(b, mabs, strlen(mabs));
         e |= loams__avro_put_long(b, (int64_t)manifest_len);

@@ -8,22 +8,22 @@
 #include <errno.h>
 #include <string.h>
 
-#include "byte_buffer.h"
-#include "collection_error.h"
+#include "loams/kit/buf.h"
+#include "loams/kit/err.h"
 
-static inline int mem_sink(void *ud, const void *p, size_t n, loams__cerr *e)
+static inline int mem_sink(void *ud, const void *p, size_t n, loams_kit_err *e)
 {
-    if (loams__bbuf_append(ud, p, n) != 0) {
-        return loams__cerr_set(e, -ENOMEM, "test sink out of memory");
+    if (loams_kit_buf_append(ud, p, n) != 0) {
+        return loams_kit_err_set(e, -ENOMEM, "test sink out of memory");
     }
     return 0;
 }
 
-static inline int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static inline int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
-    const loams__bbuf *b = ud;
+    const loams_kit_buf *b = ud;
     if (off + len > b->len) {
-        return loams__cerr_set(e, -EIO, "test read past the end");
+        return loams_kit_err_set(e, -EIO, "test read past the end");
     }
     memcpy(dst, b->data + off, len);
     return 0;

@@ -16,22 +16,22 @@
 
 static int mem_write(void *ud, const void *p, size_t n)
 {
-    return loams__bytebuf_append(ud, p, n);
+    return loams_kit_buf_append(ud, p, n);
 }
 
 /* A container of `n` objects under `schema`, each the bytes datum[0..len). */
-static void write_file(loams__bytebuf *out, const char *schema, const void *datum, size_t len,
+static void write_file(loams_kit_buf *out, const char *schema, const void *datum, size_t len,
                        size_t n)
 {
     loams__avro_options o;
     loams__avro_options_init(&o);
     o.schema_json = schema;
     loams__avro_writer *w;
-    loams__bytebuf_init(out, NULL);
+    loams_kit_buf_init(out, NULL);
     ck_assert_int_eq(loams__avro_writer_open(&o, (loams__sink){mem_write, out}, &w, NULL, 0), 0);
     for (size_t i = 0; i < n; i++) {
         if (len > 0) {
-            ck_assert_int_eq(loams__bytebuf_append(loams__avro_writer_datum(w), datum, len), 0);
+            ck_assert_int_eq(loams_kit_buf_append(loams__avro_writer_datum(w), datum, len), 0);
         }
         ck_assert_int_eq(loams__avro_writer_end_datum(w), 0);
     }
@@ -39,7 +39,7 @@ static void write_file(loams__bytebuf *out, const char *schema, const void *datu
     loams__avro_writer_free(w);
 }
 
-static int read_file(const loams__bytebuf *b, loams__avro_file **f, char *err, size_t errlen)
+static int read_file(const loams_kit_buf *b, loams__avro_file **f, char *err, size_t errlen)
 {
     return loams__avro_file_read(b->data, b->len, f, err, errlen);
 }
@@ -48,7 +48,7 @@ START_TEST(objects_that_encode_in_no_bytes_are_read)
 {
     /* 64 nulls in a block of 0 bytes were refused ("claim 64 objects in 0
      * bytes"); so was an array of more nulls than bytes left in its block */
-    loams__bytebuf b;
+    loams_kit_buf b;
     loams__avro_file *f;
     char err[256];
     write_file(&b, "\"null\"", NULL, 0, 64);
@@ -56,18 +56,18 @@ START_TEST(objects_that_encode_in_no_bytes_are_read)
     ck_assert_uint_eq(loams__avro_file_count(f), 64);
     ck_assert_int_eq(loams__avro_file_object(f, 63)->kind, LOAMS__AV_NULL);
     loams__avro_file_free(f);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
     static const uint8_t five_nulls[] = {0x0a, 0x00}; /* block of 5, end */
     write_file(&b, "{\"type\":\"array\",\"items\":\"null\"}", five_nulls, 2, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), 0);
     ck_assert_uint_eq(loams__avro_file_object(f, 0)->n, 5);
-    loams__bytebuf enc = {0};
+    loams_kit_buf enc = {0};
     ck_assert_int_eq(loams__avro_encode(loams__avro_file_object(f, 0), &enc), 0);
     ck_assert_uint_eq(enc.len, 2);
     ck_assert_int_eq(memcmp(enc.data, five_nulls, 2), 0);
-    loams__bytebuf_free(&enc);
+    loams_kit_buf_free(&enc);
     loams__avro_file_free(f);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 
@@ -92,27 +92,27 @@ START_TEST(a_schema_that_expands_without_bytes_is_refused)
 {
     char schema[8192];
     doubling_schema(schema, sizeof schema, 40);
-    loams__bytebuf b;
+    loams_kit_buf b;
     loams__avro_file *f = NULL;
     char err[256];
     write_file(&b, schema, NULL, 0, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), LOAMS_ECORRUPT);
     ck_assert_ptr_null(f);
     ck_assert_msg(strstr(err, "more values than its") != NULL, "%s", err);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
     /* the same shape 4 deep (16 values) reads */
     doubling_schema(schema, sizeof schema, 4);
     write_file(&b, schema, NULL, 0, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), 0);
     ck_assert_uint_eq(loams__avro_file_object(f, 0)->n, 2);
     loams__avro_file_free(f);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 
 START_TEST(counts_and_sizes_outside_their_types_are_corrupt)
 {
-    loams__bytebuf b;
+    loams_kit_buf b;
     loams__avro_file *f = NULL;
     char err[256];
     /* a block count of INT64_MIN (negated: undefined), then a byte size */
@@ -121,15 +121,15 @@ START_TEST(counts_and_sizes_outside_their_types_are_corrupt)
     write_file(&b, "{\"type\":\"array\",\"items\":\"null\"}", min_count, sizeof min_count, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), LOAMS_ECORRUPT);
     ck_assert_msg(strstr(err, "block count is out of range") != NULL, "%s", err);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
     /* a fixed size no size_t holds (converting it was undefined) */
     write_file(&b, "{\"type\":\"fixed\",\"name\":\"f\",\"size\":1e30}", NULL, 0, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), LOAMS_ECORRUPT);
     ck_assert_msg(strstr(err, "fixed without a size") != NULL, "%s", err);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
     write_file(&b, "{\"type\":\"fixed\",\"name\":\"f\",\"size\":2.5}", NULL, 0, 1);
     ck_assert_int_eq(read_file(&b, &f, err, sizeof err), LOAMS_ECORRUPT);
-    loams__bytebuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 

@@ -13,16 +13,16 @@
 #include "avro_writer.h"
 #include "iceberg_avro_schemas.h"
 
-static loams__bytebuf out;
+static loams_kit_buf out;
 
 static void setup(void)
 {
-    loams__bytebuf_init(&out, NULL);
+    loams_kit_buf_init(&out, NULL);
 }
 
 static void teardown(void)
 {
-    loams__bytebuf_free(&out);
+    loams_kit_buf_free(&out);
 }
 
 static void assert_out(const uint8_t *want, size_t n)
@@ -84,7 +84,7 @@ END_TEST
 
 static int mem_write(void *ud, const void *p, size_t n)
 {
-    return loams__bytebuf_append(ud, p, n);
+    return loams_kit_buf_append(ud, p, n);
 }
 
 static const uint8_t sync16[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -266,7 +266,7 @@ START_TEST(test_iceberg_schemas_carry_every_field_id)
     }
     ck_assert(has_1000 && has_143);
     cJSON_Delete(e);
-    loams__mem_free(NULL, entry);
+    loams_kit_mem_free(NULL, entry);
 }
 END_TEST
 

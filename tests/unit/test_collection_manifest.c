@@ -14,7 +14,7 @@
 #include "collection_manifest.h"
 #include "deletion_set.h"
 
-static loams__cerr err;
+static loams_kit_err err;
 
 static loams__coll_manifest *sample(void)
 {
@@ -43,7 +43,7 @@ static loams__coll_manifest *sample(void)
 START_TEST(a_manifest_survives_encode_and_parse)
 {
     loams__coll_manifest *m = sample();
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__coll_manifest_encode(m, &b, &err), 0);
     loams__coll_manifest *p;
     ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0, "%s",
@@ -75,7 +75,7 @@ START_TEST(a_manifest_survives_encode_and_parse)
     ck_assert_uint_eq(loams__coll_manifest_live_docs(p), 9);
     loams__coll_manifest_free(p);
     loams__coll_manifest_free(m);
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 
@@ -132,13 +132,13 @@ START_TEST(a_float_value_widens_an_int_field_and_ints_fit_a_float_field)
     ck_assert_ptr_nonnull(strstr(err.msg, "field 'n' is float"));
     ck_assert_int_eq(loams__coll_manifest_map(m, "subject", LOAMS__CT_INT, 0, &err), LOAMS_ESCHEMA);
     /* the widened type survives the manifest's round trip */
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__coll_manifest_encode(m, &b, &err), 0);
     loams__coll_manifest *p = NULL;
     ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0, "%s",
                   err.msg);
     ck_assert_int_eq(loams__coll_manifest_field(p, "n")->type, LOAMS__CT_FLOAT);
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
     loams__coll_manifest_free(p);
     loams__coll_manifest_free(m);
 }
@@ -196,12 +196,12 @@ END_TEST
 START_TEST(keys_follow_the_scheme_and_never_repeat)
 {
     char a[256], b[256];
-    ck_assert_int_eq(loams__coll_key(a, sizeof a, "ns", "c", "splits", 42, ".split"), 0);
-    ck_assert_int_eq(loams__coll_key(b, sizeof b, "ns", "c", "splits", 42, ".split"), 0);
+    ck_assert_int_eq(loams_kit_object_key(a, sizeof a, "ns", "c", "splits", 42, ".split"), 0);
+    ck_assert_int_eq(loams_kit_object_key(b, sizeof b, "ns", "c", "splits", 42, ".split"), 0);
     ck_assert_int_eq(strncmp(a, "ns/c/splits/00000000000000000042-", 33), 0);
     ck_assert_uint_eq(strlen(a), strlen("ns/c/splits/00000000000000000042-") + 16 + 6);
     ck_assert_str_ne(a, b);
-    ck_assert_int_eq(loams__coll_key(a, 20, "ns", "c", "splits", 42, ".split"), -ENAMETOOLONG);
+    ck_assert_int_eq(loams_kit_object_key(a, 20, "ns", "c", "splits", 42, ".split"), -ENAMETOOLONG);
 }
 END_TEST
 
@@ -227,7 +227,7 @@ START_TEST(deletion_sets_round_trip_and_detect_damage)
     ck_assert_uint_eq(d->deleted, 2);
     ck_assert(loams__delset_has(d, 12) && !loams__delset_has(d, 11) && !loams__delset_has(d, 99));
     ck_assert(!loams__delset_has(NULL, 0));
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__delset_encode(d, &b), 0);
     loams__delset *p;
     ck_assert_int_eq(loams__delset_decode(b.data, b.len, 13, "x", &p, &err), 0);
@@ -247,7 +247,7 @@ START_TEST(deletion_sets_round_trip_and_detect_damage)
     ck_assert(!loams__delset_has(d, 5) && loams__delset_has(c, 5));
     loams__delset_free(c);
     loams__delset_free(d);
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 

@@ -21,7 +21,7 @@
 #include "split_reader.h"
 #include "split_writer.h"
 
-static loams__cerr err;
+static loams_kit_err err;
 
 typedef struct tdoc {
     const char *pk;
@@ -35,7 +35,7 @@ typedef struct tdoc {
 
 typedef struct tcoll {
     loams__coll_manifest *m;
-    loams__bbuf bytes[MAXS];
+    loams_kit_buf bytes[MAXS];
     loams__split_reader *readers[MAXS];
     loams__delset *dels[MAXS];
     size_t n;
@@ -55,7 +55,7 @@ static void tcoll_free(tcoll *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         loams__split_reader_close(t->readers[i]);
-        loams__bbuf_free(&t->bytes[i]);
+        loams_kit_buf_free(&t->bytes[i]);
         loams__delset_free(t->dels[i]);
     }
     loams__coll_manifest_free(t->m);
@@ -519,7 +519,7 @@ START_TEST(the_answer_is_json_with_hits_docs_and_splits)
     loams__coll_request *r;
     const char *q = "{\"q\":\"printer\",\"k\":2}";
     ck_assert_int_eq(loams__coll_request_parse(q, strlen(q), &r, &err), 0);
-    loams__bbuf out = LOAMS__BBUF_INIT;
+    loams_kit_buf out = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__coll_query_run(&v, "ns/c/manifest/m.json", r, NULL, &out, &err), 0);
     cJSON *a = cJSON_ParseWithLength((const char *)out.data, out.len);
     ck_assert_ptr_nonnull(a);
@@ -543,7 +543,7 @@ START_TEST(the_answer_is_json_with_hits_docs_and_splits)
     ck_assert_int_gt(cJSON_GetObjectItem(s1, "bytes_read")->valueint, 0);
     cJSON_Delete(a);
     loams__coll_request_free(r);
-    loams__bbuf_free(&out);
+    loams_kit_buf_free(&out);
     tcoll_free(&t);
 }
 END_TEST
@@ -570,7 +570,7 @@ START_TEST(a_scan_pages_through_every_live_document_once)
         loams__coll_request *r;
         ck_assert_int_eq(loams__coll_request_parse(req, strlen(req), &r, &err), 0);
         ck_assert(r->scan);
-        loams__bbuf out = LOAMS__BBUF_INIT;
+        loams_kit_buf out = LOAMS_KIT_BUF_INIT;
         ck_assert_int_eq(loams__coll_query_run(&v, NULL, r, NULL, &out, &err), 0);
         loams__coll_request_free(r);
         cJSON *a = cJSON_ParseWithLength((const char *)out.data, out.len);
@@ -588,12 +588,12 @@ START_TEST(a_scan_pages_through_every_live_document_once)
         pages++;
         if (cJSON_IsNull(next)) {
             cJSON_Delete(a);
-            loams__bbuf_free(&out);
+            loams_kit_buf_free(&out);
             break;
         }
         snprintf(cursor, sizeof cursor, "%s", next->valuestring);
         cJSON_Delete(a);
-        loams__bbuf_free(&out);
+        loams_kit_buf_free(&out);
         ck_assert_int_lt(pages, 10);
     }
     ck_assert_str_eq(seen, "t-1 t-3 t-4 t-5 t-6 ");
@@ -648,7 +648,7 @@ START_TEST(a_merge_keeps_every_answer)
     loams__split_writer_free(w);
     tcoll_register(&m, "merged");
     /* the unmerged split moves over as is */
-    loams__bbuf_append(&m.bytes[1], t.bytes[1].data, t.bytes[1].len);
+    loams_kit_buf_append(&m.bytes[1], t.bytes[1].data, t.bytes[1].len);
     tcoll_register(&m, "split-1");
     const char *queries[] = {"printer", "vpn", "email printer team", "reset laptop the"};
     for (size_t q = 0; q < 4; q++) {

@@ -13,14 +13,14 @@
 #include "collection_manifest.h"
 #include "doc_encode.h"
 
-static loams__cerr err;
+static loams_kit_err err;
 
 static const char *enc(const loams_value *v)
 {
-    static loams__bbuf b;
+    static loams_kit_buf b;
     b.len = 0;
     ck_assert_int_eq(loams__json_value(&b, v, &err), 0);
-    loams__bbuf_append(&b, "", 1);
+    loams_kit_buf_append(&b, "", 1);
     return (const char *)b.data;
 }
 
@@ -144,11 +144,11 @@ START_TEST(base64_matches_rfc4648_vectors)
     const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
     const char *out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
     for (size_t i = 0; i < 7; i++) {
-        loams__bbuf b = LOAMS__BBUF_INIT;
+        loams_kit_buf b = LOAMS_KIT_BUF_INIT;
         ck_assert_int_eq(loams__base64(&b, in[i], strlen(in[i])), 0);
-        loams__bbuf_append(&b, "", 1);
+        loams_kit_buf_append(&b, "", 1);
         ck_assert_str_eq((const char *)b.data, out[i]);
-        loams__bbuf_free(&b);
+        loams_kit_buf_free(&b);
     }
 }
 END_TEST
@@ -194,13 +194,13 @@ END_TEST
 
 START_TEST(a_json_value_that_does_not_parse_is_refused)
 {
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     loams_value v = {.type = LOAMS_T_JSON};
     v.u.s.ptr = "{\"a\":";
     v.u.s.len = strlen(v.u.s.ptr);
     ck_assert_int_eq(loams__json_value(&b, &v, &err), LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "JSON"));
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 

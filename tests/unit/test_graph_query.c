@@ -15,7 +15,7 @@
 static void refused(const char *json, const char *why)
 {
     loams__gquery *q = NULL;
-    loams__cerr e;
+    loams_kit_err e;
     e.msg[0] = '\0';
     ck_assert_int_eq(loams__gquery_parse(json, strlen(json), &q, &e), LOAMS_EINPUT);
     ck_assert_ptr_null(q);
@@ -25,7 +25,7 @@ static void refused(const char *json, const char *why)
 static void parses(const char *json)
 {
     loams__gquery *q = NULL;
-    loams__cerr e;
+    loams_kit_err e;
     e.msg[0] = '\0';
     ck_assert_msg(loams__gquery_parse(json, strlen(json), &q, &e) == 0, "%s: %s", json, e.msg);
     ck_assert_ptr_nonnull(q);

@@ -14,7 +14,7 @@
 
 #include <loams/status.h>
 
-#include "byte_buffer.h"
+#include "loams/kit/buf.h"
 #include "graph_json.h"
 #include "graph_keymap.h"
 #include "graph_manifest.h"
@@ -24,22 +24,22 @@
 
 /* ---- an in-memory object ---- */
 
-static int mem_sink(void *ud, const void *data, size_t len, loams__cerr *e)
+static int mem_sink(void *ud, const void *data, size_t len, loams_kit_err *e)
 {
     (void)e;
-    return loams__bbuf_append(ud, data, len) != 0 ? -ENOMEM : 0;
+    return loams_kit_buf_append(ud, data, len) != 0 ? -ENOMEM : 0;
 }
 
 typedef struct mem_obj {
-    loams__bbuf b;
+    loams_kit_buf b;
     int reads;
 } mem_obj;
 
-static int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams__cerr *e)
+static int mem_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_err *e)
 {
     mem_obj *m = ud;
     if (off + len > m->b.len) {
-        return loams__cerr_set(e, LOAMS_ECORRUPT, "short");
+        return loams_kit_err_set(e, LOAMS_ECORRUPT, "short");
     }
     if (len) {
         memcpy(dst, m->b.data + off, len);
@@ -73,7 +73,7 @@ static loams__grec edge(const char *a, const char *t, const char *b, unsigned fl
 static void build(mem_obj *o, int nodes, int fan, size_t block)
 {
     loams__gseg_writer *w;
-    loams__cerr e;
+    loams_kit_err e;
     memset(o, 0, sizeof *o);
     ck_assert_int_eq(loams__gseg_writer_open(mem_sink, &o->b, block, &w, &e), 0);
     char id[32], other[32];
@@ -123,7 +123,7 @@ START_TEST(a_segment_reads_back_by_lookup_and_cursor)
     mem_obj o;
     build(&o, 500, 300, 512);
     loams__gseg_reader *r;
-    loams__cerr e;
+    loams_kit_err e;
     ck_assert_msg(loams__gseg_reader_open("mem", o.b.len, mem_read, &o, 8, &r, &e) == 0, "%s",
                   e.msg);
     static collect c;
@@ -191,15 +191,15 @@ START_TEST(a_segment_reads_back_by_lookup_and_cursor)
     loams__gseg_reader_stats(r, &st);
     ck_assert_uint_eq(st.edges, 300);
     loams__gseg_reader_free(r);
-    loams__bbuf_free(&o.b);
+    loams_kit_buf_free(&o.b);
 }
 END_TEST
 
 START_TEST(the_writer_refuses_out_of_order_keys_and_bad_ids)
 {
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     loams__gseg_writer *w;
-    loams__cerr e;
+    loams_kit_err e;
     ck_assert_int_eq(loams__gseg_writer_open(mem_sink, &b, 4096, &w, &e), 0);
     loams__grec r = node("b", NULL, NULL, 0);
     ck_assert_int_eq(loams__gseg_writer_add(w, LOAMS__GT_NODES, &r, &e), 0);
@@ -215,7 +215,7 @@ START_TEST(the_writer_refuses_out_of_order_keys_and_bad_ids)
     ck_assert_int_eq(loams__gseg_writer_add(w, LOAMS__GT_OUT, &r, &e), LOAMS_EINPUT);
     ck_assert_msg(strstr(e.msg, "in order") != NULL, "%s", e.msg);
     loams__gseg_writer_free(w);
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 
@@ -224,7 +224,7 @@ START_TEST(damaged_segments_are_reported_as_corrupt)
     mem_obj o;
     build(&o, 200, 50, 512);
     loams__gseg_reader *r;
-    loams__cerr e;
+    loams_kit_err e;
     /* a flipped byte in the first block: open works, the lookup fails */
     o.b.data[20] ^= 0x40;
     ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len, mem_read, &o, 0, &r, &e), 0);
@@ -251,7 +251,7 @@ START_TEST(damaged_segments_are_reported_as_corrupt)
     ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len, mem_read, &o, 0, &r, &e), 0);
     loams__gseg_reader_free(r);
     free(c);
-    loams__bbuf_free(&o.b);
+    loams_kit_buf_free(&o.b);
 }
 END_TEST
 
@@ -260,7 +260,7 @@ END_TEST
 static void build_nodes(mem_obj *o, const char *const *recs, size_t n)
 {
     loams__gseg_writer *w;
-    loams__cerr e;
+    loams_kit_err e;
     memset(o, 0, sizeof *o);
     ck_assert_int_eq(loams__gseg_writer_open(mem_sink, &o->b, 256, &w, &e), 0);
     for (size_t i = 0; i < n; i++) {
@@ -286,7 +286,7 @@ START_TEST(the_view_shows_the_newest_version_of_each_key)
     build_nodes(&o[1], mid, 3);
     build_nodes(&o[2], new, 3);
     loams__gseg_reader *r[3];
-    loams__cerr e;
+    loams_kit_err e;
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(loams__gseg_reader_open("m", o[i].b.len, mem_read, &o[i], 4, &r[i], &e),
                          0);
@@ -309,7 +309,7 @@ START_TEST(the_view_shows_the_newest_version_of_each_key)
     ck_assert_str_eq(text, "a! b=2 c=3 d=1 e=2 f=3 ");
     loams__gmerge_free(m);
     loams__gview v = {r, 3};
-    loams__bbuf arena = LOAMS__BBUF_INIT;
+    loams_kit_buf arena = LOAMS_KIT_BUF_INIT;
     loams__gnode nd;
     int found;
     ck_assert_int_eq(loams__gview_node(&v, "a", 1, &arena, &nd, &found, &e), 0);
@@ -322,10 +322,10 @@ START_TEST(the_view_shows_the_newest_version_of_each_key)
     loams__gview v2 = {r, 2}; /* without the newest: c is deleted */
     ck_assert_int_eq(loams__gview_node(&v2, "c", 1, &arena, &nd, &found, &e), 0);
     ck_assert_int_eq(found, 0);
-    loams__bbuf_free(&arena);
+    loams_kit_buf_free(&arena);
     for (int i = 0; i < 3; i++) {
         loams__gseg_reader_free(r[i]);
-        loams__bbuf_free(&o[i].b);
+        loams_kit_buf_free(&o[i].b);
     }
 }
 END_TEST
@@ -364,7 +364,7 @@ END_TEST
 START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
 {
     loams__gmanifest *m, *p;
-    loams__cerr e;
+    loams_kit_err e;
     ck_assert_int_eq(loams__gmanifest_new("ns", "g", &m, &e), 0);
     m->seq = 3;
     m->epoch = 2;
@@ -377,7 +377,7 @@ START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
     ck_assert_int_eq(loams__gmanifest_set_applied(m, 1, 50, &e), 0);
     ck_assert_int_eq(loams__gmanifest_set_applied(m, 0, 40, &e), 0);
     ck_assert_int_eq(loams__gmanifest_set_applied(m, 1, 55, &e), 0);
-    loams__bbuf b = LOAMS__BBUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__gmanifest_encode(m, &b, &e), 0);
     ck_assert_int_eq(loams__gmanifest_parse(b.data, b.len, "ref", &p, &e), 0);
     ck_assert_str_eq(p->parent, "ns/g/manifest/2.json");
@@ -402,15 +402,15 @@ START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
     const char *newer = "{\"format\":\"loams-graph\",\"version\":2}";
     ck_assert_int_eq(loams__gmanifest_parse(newer, strlen(newer), "ref", &p, &e),
                      LOAMS_EUNSUPPORTED);
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
     loams__gmanifest_free(m);
 }
 END_TEST
 
 START_TEST(property_values_encode_as_json)
 {
-    loams__bbuf b = LOAMS__BBUF_INIT;
-    loams__cerr e;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
+    loams_kit_err e;
     loams_value v = {.type = LOAMS_T_STRING};
     v.u.s.ptr = "a\"b\\c\n\xff";
     v.u.s.len = 7;
@@ -426,7 +426,7 @@ START_TEST(property_values_encode_as_json)
     v.u.vec.n = 2;
     ck_assert_int_eq(loams__gjson_raw(&b, " "), 0);
     ck_assert_int_eq(loams__gjson_value(&b, &v, &e), 0);
-    ck_assert_int_eq(loams__bbuf_append(&b, "", 1), 0);
+    ck_assert_int_eq(loams_kit_buf_append(&b, "", 1), 0);
     ck_assert_str_eq((char *)b.data, "\"a\\\"b\\\\c\\u000a\xEF\xBF\xBD\" \"aGkhPw==\" [0.5,-1]");
     v = (loams_value){.type = LOAMS_T_JSON};
     v.u.s.ptr = "{bad";
@@ -435,7 +435,7 @@ START_TEST(property_values_encode_as_json)
     ck_assert(loams__gjson_valid_text("ok", 2));
     ck_assert(!loams__gjson_valid_text("a\0b", 3));
     ck_assert(!loams__gjson_valid_text("\xc3", 1));
-    loams__bbuf_free(&b);
+    loams_kit_buf_free(&b);
 }
 END_TEST
 

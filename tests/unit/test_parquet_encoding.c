@@ -12,16 +12,16 @@
 
 #include "parquet_encoding.h"
 
-static loams__bytebuf out;
+static loams_kit_buf out;
 
 static void setup(void)
 {
-    loams__bytebuf_init(&out, NULL);
+    loams_kit_buf_init(&out, NULL);
 }
 
 static void teardown(void)
 {
-    loams__bytebuf_free(&out);
+    loams_kit_buf_free(&out);
 }
 
 static void assert_out(const uint8_t *want, size_t n)
@@ -63,7 +63,7 @@ START_TEST(test_rle_run_for_repeated_values)
     assert_out(want, sizeof(want));
 
     /* A 9-bit value takes two bytes, little-endian. */
-    loams__bytebuf_clear(&out);
+    loams_kit_buf_clear(&out);
     uint32_t big[10];
     for (int i = 0; i < 10; i++) {
         big[i] = 0x1ff;
@@ -135,7 +135,7 @@ START_TEST(test_round_trip_random_values_every_width)
                 v[i] = (uint32_t)(((uint64_t)rand() << 16 ^ (uint64_t)rand()) & limit);
             }
         }
-        loams__bytebuf_clear(&out);
+        loams_kit_buf_clear(&out);
         ck_assert_int_eq(loams__pq_rle_encode_u32(&out, v, N, width), 0);
         size_t used = 0;
         memset(back, 0xab, N * sizeof(*back));

@@ -24,9 +24,9 @@ typedef struct footer {
 } footer;
 
 /* "PAR1", a footer for one required INT32 column "a", its length, "PAR1". */
-static void build(loams__bytebuf *file, const footer *f)
+static void build(loams_kit_buf *file, const footer *f)
 {
-    loams__bytebuf meta = {0};
+    loams_kit_buf meta = {0};
     loams__thrift_writer t;
     loams__thrift_writer_init(&t, &meta);
     loams__thrift_struct_begin(&t);
@@ -56,30 +56,30 @@ static void build(loams__bytebuf *file, const footer *f)
     }
     loams__thrift_struct_end(&t);
     ck_assert_int_eq(loams__thrift_writer_status(&t), 0);
-    loams__bytebuf_init(file, NULL);
-    ck_assert_int_eq(loams__bytebuf_append(file, "PAR1", 4), 0);
-    ck_assert_int_eq(loams__bytebuf_append(file, meta.data, meta.len), 0);
-    ck_assert_int_eq(loams__bytebuf_append_le32(file, (uint32_t)meta.len), 0);
-    ck_assert_int_eq(loams__bytebuf_append(file, "PAR1", 4), 0);
-    loams__bytebuf_free(&meta);
+    loams_kit_buf_init(file, NULL);
+    ck_assert_int_eq(loams_kit_buf_append(file, "PAR1", 4), 0);
+    ck_assert_int_eq(loams_kit_buf_append(file, meta.data, meta.len), 0);
+    ck_assert_int_eq(loams_kit_buf_append_le32(file, (uint32_t)meta.len), 0);
+    ck_assert_int_eq(loams_kit_buf_append(file, "PAR1", 4), 0);
+    loams_kit_buf_free(&meta);
 }
 
 static void refused(const footer *f, const char *why)
 {
-    loams__bytebuf file;
+    loams_kit_buf file;
     build(&file, f);
     loams__pqr *r = NULL;
     char err[256] = "";
     ck_assert_int_eq(loams__pqr_open(file.data, file.len, &r, err, sizeof err), LOAMS_ECORRUPT);
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(err, why) != NULL, "%s", err);
-    loams__bytebuf_free(&file);
+    loams_kit_buf_free(&file);
 }
 
 START_TEST(a_well_formed_empty_footer_opens)
 {
     footer f = {1, 1, 0, 0, 0, 0};
-    loams__bytebuf file;
+    loams_kit_buf file;
     build(&file, &f);
     loams__pqr *r = NULL;
     char err[256] = "";
@@ -88,7 +88,7 @@ START_TEST(a_well_formed_empty_footer_opens)
     ck_assert_str_eq(loams__pqr_column_at(r, 0)->name, "a");
     ck_assert_int_eq(loams__pqr_num_rows(r), 0);
     loams__pqr_free(r);
-    loams__bytebuf_free(&file);
+    loams_kit_buf_free(&file);
 }
 END_TEST
 
@@ -142,7 +142,7 @@ START_TEST(a_repeated_schema_is_corrupt)
 {
     /* the compact protocol's long form can repeat a field id: the second
      * schema leaked the first (fuzz-parquet) */
-    loams__bytebuf meta = {0}, one = {0}, file;
+    loams_kit_buf meta = {0}, one = {0}, file;
     loams__thrift_writer t;
     loams__thrift_writer_init(&t, &meta);
     loams__thrift_struct_begin(&t);
@@ -156,20 +156,20 @@ START_TEST(a_repeated_schema_is_corrupt)
     ck_assert_int_eq(loams__thrift_writer_status(&t), 0);
     meta.len--; /* drop the stop byte, then: field 2 again, long form (list, zigzag id 2) */
     static const uint8_t again[] = {LOAMS__THRIFT_LIST, 0x04};
-    ck_assert_int_eq(loams__bytebuf_append(&meta, again, 2), 0);
-    ck_assert_int_eq(loams__bytebuf_append(&meta, one.data + 1, one.len - 1), 0); /* list, stop */
-    loams__bytebuf_init(&file, NULL);
-    ck_assert_int_eq(loams__bytebuf_append(&file, "PAR1", 4), 0);
-    ck_assert_int_eq(loams__bytebuf_append(&file, meta.data, meta.len), 0);
-    ck_assert_int_eq(loams__bytebuf_append_le32(&file, (uint32_t)meta.len), 0);
-    ck_assert_int_eq(loams__bytebuf_append(&file, "PAR1", 4), 0);
+    ck_assert_int_eq(loams_kit_buf_append(&meta, again, 2), 0);
+    ck_assert_int_eq(loams_kit_buf_append(&meta, one.data + 1, one.len - 1), 0); /* list, stop */
+    loams_kit_buf_init(&file, NULL);
+    ck_assert_int_eq(loams_kit_buf_append(&file, "PAR1", 4), 0);
+    ck_assert_int_eq(loams_kit_buf_append(&file, meta.data, meta.len), 0);
+    ck_assert_int_eq(loams_kit_buf_append_le32(&file, (uint32_t)meta.len), 0);
+    ck_assert_int_eq(loams_kit_buf_append(&file, "PAR1", 4), 0);
     loams__pqr *r = NULL;
     char err[256] = "";
     ck_assert_int_eq(loams__pqr_open(file.data, file.len, &r, err, sizeof err), LOAMS_ECORRUPT);
     ck_assert_msg(strstr(err, "repeats its schema") != NULL, "%s", err);
-    loams__bytebuf_free(&meta);
-    loams__bytebuf_free(&one);
-    loams__bytebuf_free(&file);
+    loams_kit_buf_free(&meta);
+    loams_kit_buf_free(&one);
+    loams_kit_buf_free(&file);
 }
 END_TEST
 

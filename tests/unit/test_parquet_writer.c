@@ -23,7 +23,7 @@
 /* ---- a memory sink ---- */
 
 typedef struct memfile {
-    loams__bytebuf buf;
+    loams_kit_buf buf;
     size_t fail_after; /* refuse writes past this many bytes (0: never) */
 } memfile;
 
@@ -33,7 +33,7 @@ static int mem_write(void *ud, const void *p, size_t n)
     if (m->fail_after && m->buf.len + n > m->fail_after) {
         return -ENOSPC;
     }
-    return loams__bytebuf_append(&m->buf, p, n);
+    return loams_kit_buf_append(&m->buf, p, n);
 }
 
 /* ---- a Thrift tree: enough to look things up by field id ---- */
@@ -151,7 +151,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    loams__bytebuf_free(&mf.buf);
+    loams_kit_buf_free(&mf.buf);
     tree_free(&footer);
 }
 
@@ -168,7 +168,7 @@ static void parse_file(void)
     ck_assert_uint_ge(n, 12);
     ck_assert(memcmp(d, "PAR1", 4) == 0);
     ck_assert(memcmp(d + n - 4, "PAR1", 4) == 0);
-    uint32_t flen = loams__get_le32(d + n - 8);
+    uint32_t flen = loams_kit_le32_get(d + n - 8);
     ck_assert_uint_le((size_t)flen + 12, n);
     loams__thrift_reader r;
     loams__thrift_reader_init(&r, d + n - 8 - flen, flen);
@@ -336,7 +336,7 @@ START_TEST(test_optional_column_pages_carry_rle_definition_levels)
     ck_assert_int_eq(geti(dp, 1), 20);
     ck_assert_int_eq(geti(dp, 2), 0); /* PLAIN */
     ck_assert_int_eq(geti(dp, 3), 3); /* RLE levels */
-    uint32_t llen = loams__get_le32(body);
+    uint32_t llen = loams_kit_le32_get(body);
     uint32_t levels[20];
     ck_assert_int_eq(loams__pq_rle_decode(body + 4, llen, 1, levels, 20, NULL), 0);
     int nonnull = 0;
@@ -348,7 +348,7 @@ START_TEST(test_optional_column_pages_carry_rle_definition_levels)
     const uint8_t *v = body + 4 + llen;
     for (int i = 0, k = 0; i < 20; i++) {
         if (i % 4) {
-            ck_assert_int_eq((int32_t)loams__get_le32(v + 4 * k++), i * 10);
+            ck_assert_int_eq((int32_t)loams_kit_le32_get(v + 4 * k++), i * 10);
         }
     }
     ck_assert_uint_eq(next, (size_t)geti(get(&footer, 4)->kids, 5) + (size_t)geti(m, 7));
@@ -544,14 +544,14 @@ static int64_t stat_int(const tnode *stats, int16_t id, size_t width)
 {
     const tnode *v = get(stats, id);
     ck_assert(v && v->len == width);
-    return width == 4 ? (int32_t)loams__get_le32(v->bin) : (int64_t)loams__get_le64(v->bin);
+    return width == 4 ? (int32_t)loams_kit_le32_get(v->bin) : (int64_t)loams_kit_le64_get(v->bin);
 }
 
 static double stat_double(const tnode *stats, int16_t id)
 {
     const tnode *v = get(stats, id);
     ck_assert(v && v->len == 8);
-    uint64_t bits = loams__get_le64(v->bin);
+    uint64_t bits = loams_kit_le64_get(v->bin);
     double d;
     memcpy(&d, &bits, 8);
     return d;
@@ -611,8 +611,8 @@ START_TEST(test_statistics_follow_type_order)
     ck_assert_uint_eq(st->columns[0].value_count, 5);
     ck_assert_uint_eq(st->columns[0].null_count, 1);
     ck_assert_uint_eq(st->columns[0].lower_len, 4);
-    ck_assert_int_eq((int32_t)loams__get_le32(st->columns[0].lower), -10);
-    ck_assert_int_eq((int32_t)loams__get_le32(st->columns[0].upper), 7);
+    ck_assert_int_eq((int32_t)loams_kit_le32_get(st->columns[0].lower), -10);
+    ck_assert_int_eq((int32_t)loams_kit_le32_get(st->columns[0].upper), 7);
     ck_assert(st->columns[1].has_nan_count && st->columns[1].nan_count == 2);
     ck_assert(!st->columns[0].has_nan_count);
     ck_assert(st->columns[2].lower != NULL && st->columns[2].lower_len == 0);
@@ -701,9 +701,9 @@ START_TEST(test_list_column_levels)
     size_t len, next;
     uint8_t *body = read_page((size_t)geti(m, 9), 6, &hdr, &len, &next);
     uint32_t rep[5], def[5];
-    uint32_t rlen = loams__get_le32(body);
+    uint32_t rlen = loams_kit_le32_get(body);
     ck_assert_int_eq(loams__pq_rle_decode(body + 4, rlen, 1, rep, 5, NULL), 0);
-    uint32_t dlen = loams__get_le32(body + 4 + rlen);
+    uint32_t dlen = loams_kit_le32_get(body + 4 + rlen);
     ck_assert_int_eq(loams__pq_rle_decode(body + 8 + rlen, dlen, 2, def, 5, NULL), 0);
     static const uint32_t want_rep[5] = {0, 1, 1, 0, 0}, want_def[5] = {2, 2, 2, 0, 1};
     ck_assert(memcmp(rep, want_rep, sizeof(rep)) == 0);
@@ -841,7 +841,7 @@ static void count_free(void *ud, void *p)
 
 START_TEST(test_caller_allocator_is_used_and_balanced)
 {
-    static const loams__mem mem = {count_realloc, count_free, NULL};
+    static const loams_kit_mem mem = {count_realloc, count_free, NULL};
     static const loams__pq_column_def cols[] = {{"s", LOAMS__PQ_STRING, 1, 1, 0}};
     loams__pq_options o;
     loams__pq_options_init(&o);

@@ -15,7 +15,7 @@ static uint64_t ticket_hash(size_t i)
 {
     char pk[32];
     int n = snprintf(pk, sizeof pk, "ticket-%zu", i);
-    return loams__pk_hash(pk, (size_t)n);
+    return loams_kit_key_hash(pk, (size_t)n);
 }
 
 START_TEST(every_added_key_may_be_present)

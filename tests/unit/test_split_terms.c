@@ -27,9 +27,9 @@ START_TEST(a_term_is_one_entry_whatever_its_length_and_path)
 {
     loams__split_writer_opts o;
     loams__split_writer_opts_default(&o);
-    loams__bbuf out = LOAMS__BBUF_INIT;
+    loams_kit_buf out = LOAMS_KIT_BUF_INIT;
     loams__split_writer *w;
-    loams__cerr e;
+    loams_kit_err e;
     ck_assert_int_eq(loams__split_writer_new(&o, mem_sink, &out, &w, &e), 0);
     uint32_t fid, doc;
     ck_assert_int_eq(loams__split_writer_field(w, "body", LOAMS__FIELD_TEXT, 0, &fid, &e), 0);
@@ -75,7 +75,7 @@ START_TEST(a_term_is_one_entry_whatever_its_length_and_path)
     ck_assert_uint_eq(p.n, MAXLEN);
     loams__postings_free(&p);
     loams__split_reader_close(r);
-    loams__bbuf_free(&out);
+    loams_kit_buf_free(&out);
 }
 END_TEST
 

@@ -10,18 +10,18 @@
 
 #include "thrift_compact.h"
 
-static loams__bytebuf out;
+static loams_kit_buf out;
 static loams__thrift_writer w;
 
 static void setup(void)
 {
-    loams__bytebuf_init(&out, NULL);
+    loams_kit_buf_init(&out, NULL);
     loams__thrift_writer_init(&w, &out);
 }
 
 static void teardown(void)
 {
-    loams__bytebuf_free(&out);
+    loams_kit_buf_free(&out);
 }
 
 static void assert_bytes(const uint8_t *want, size_t n)
@@ -111,7 +111,7 @@ START_TEST(test_writer_rejects_decreasing_ids_and_stray_end)
     loams__thrift_field_i32(&w, 4, 1);
     ck_assert_int_eq(loams__thrift_writer_status(&w), -EINVAL);
 
-    loams__bytebuf_clear(&out);
+    loams_kit_buf_clear(&out);
     loams__thrift_writer_init(&w, &out);
     loams__thrift_struct_end(&w);
     ck_assert_int_eq(loams__thrift_writer_status(&w), -EINVAL);

@@ -19,7 +19,7 @@
 
 /* Non-zero when p[0..n) is all ASCII: the bytes are OR-ed together (16 at
  * a time with SSE2, the tail by an overlapping load) and tested once. */
-static inline int loams__utf8_all_ascii(const unsigned char *p, size_t n)
+static inline int loams_kit_utf8_all_ascii(const unsigned char *p, size_t n)
 {
 #if defined(__SSE2__)
     if (n >= 16) {
@@ -44,9 +44,9 @@ static inline int loams__utf8_all_ascii(const unsigned char *p, size_t n)
 
 /* Length of the well-formed UTF-8 prefix of p[0..n): n when all of it is,
  * else the offset of the first byte of the first bad sequence. */
-static inline size_t loams__utf8_valid_prefix(const unsigned char *p, size_t n)
+static inline size_t loams_kit_utf8_valid_prefix(const unsigned char *p, size_t n)
 {
-    if (loams__utf8_all_ascii(p, n)) {
+    if (loams_kit_utf8_all_ascii(p, n)) {
         return n;
     }
     size_t i = 0;

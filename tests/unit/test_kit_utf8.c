@@ -1,5 +1,5 @@
 /*
- * test_utf8.c - the plugins' shared UTF-8 check (plugins/kit/include/loams/kit/utf8.h):
+ * test_kit_utf8.c - the plugins' shared UTF-8 check (plugins/kit/include/loams/kit/utf8.h):
  * RFC 3629's edge cases, each at every position of ASCII text of every
  * length up to 40 (the all-ASCII fast path and its tails).
  */
@@ -50,17 +50,17 @@ START_TEST(every_edge_case_at_every_position)
             for (size_t at = 0; at + k <= n; at++) {
                 memset(buf, 'a', n);
                 memcpy(buf + at, samples[s].bytes, k);
-                size_t got = loams__utf8_valid_prefix((const unsigned char *)buf, n);
+                size_t got = loams_kit_utf8_valid_prefix((const unsigned char *)buf, n);
                 size_t want = samples[s].valid ? n : at;
                 ck_assert_msg(got == want, "sample %zu in %zu bytes at %zu: %zu, want %zu", s, n,
                               at, got, want);
-                ck_assert_int_eq(loams__utf8_all_ascii((const unsigned char *)buf, n),
+                ck_assert_int_eq(loams_kit_utf8_all_ascii((const unsigned char *)buf, n),
                                  samples[s].bytes[0] == '\x7f');
             }
         }
     }
-    ck_assert_uint_eq(loams__utf8_valid_prefix((const unsigned char *)"", 0), 0);
-    ck_assert(loams__utf8_all_ascii((const unsigned char *)"", 0));
+    ck_assert_uint_eq(loams_kit_utf8_valid_prefix((const unsigned char *)"", 0), 0);
+    ck_assert(loams_kit_utf8_all_ascii((const unsigned char *)"", 0));
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /*
- * test_json_path.c - the on-demand JSON extractor of transform-sql
- * (plugins/transform-sql/json_path.c).
+ * test_kit_json_path.c - the plugin kit's on-demand JSON extractor
+ * (plugins/kit/json_path.c), shared by transform-sql and transform-lua.
  */
 #include <check.h>
 #include <errno.h>
@@ -10,37 +10,38 @@
 
 #include <loams/status.h>
 
-#include "json_path.h"
+#include "loams/kit/json_path.h"
 
-static loams__json_doc *doc;
+static loams_kit_json_doc *doc;
 
 static void setup(void)
 {
-    ck_assert_int_eq(loams__json_doc_new(NULL, &doc), 0);
+    ck_assert_int_eq(loams_kit_json_doc_new(NULL, &doc), 0);
 }
 
 static void teardown(void)
 {
-    loams__json_doc_free(doc);
+    loams_kit_json_doc_free(doc);
     doc = NULL;
 }
 
-static loams__json_path *path_of(const char *text)
+static loams_kit_json_path *path_of(const char *text)
 {
-    loams__json_path *p = NULL;
-    loams__json_error err = {0, NULL};
-    int rc = loams__json_path_compile(NULL, text, strlen(text), &p, &err);
+    loams_kit_json_path *p = NULL;
+    loams_kit_json_error err = {0, NULL};
+    int rc = loams_kit_json_path_compile(NULL, text, strlen(text), &p, &err);
     ck_assert_msg(rc == 0, "path %s: %s at %zu", text, err.what, err.pos);
     return p;
 }
 
 /* Looks `path` up in `json` (bound fresh); returns the status. */
-static int lookup(const char *json, const char *path, loams__json_value *v, loams__json_error *err)
+static int lookup(const char *json, const char *path, loams_kit_json_value *v,
+                  loams_kit_json_error *err)
 {
-    loams__json_path *p = path_of(path);
-    loams__json_doc_reset(doc, json, strlen(json));
-    int rc = loams__json_doc_get(doc, p, v, err);
-    loams__json_path_free(NULL, p);
+    loams_kit_json_path *p = path_of(path);
+    loams_kit_json_doc_reset(doc, json, strlen(json));
+    int rc = loams_kit_json_doc_get(doc, p, v, err);
+    loams_kit_json_path_free(NULL, p);
     return rc;
 }
 
@@ -48,12 +49,12 @@ static int lookup(const char *json, const char *path, loams__json_value *v, loam
 static const char *string_at(const char *json, const char *path, size_t *len_out)
 {
     static char buf[1024];
-    loams__json_value v;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_value v;
+    loams_kit_json_error err = {0, NULL};
     size_t len = 0;
     ck_assert_int_eq(lookup(json, path, &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_STRING);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf) - 1, &len, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_STRING);
+    ck_assert_int_eq(loams_kit_json_value_string(doc, &v, buf, sizeof(buf) - 1, &len, &err), 0);
     buf[len] = '\0';
     if (len_out) {
         *len_out = len;
@@ -63,11 +64,11 @@ static const char *string_at(const char *json, const char *path, size_t *len_out
 
 static int64_t int_at(const char *json, const char *path, int *rc_out)
 {
-    loams__json_value v;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_value v;
+    loams_kit_json_error err = {0, NULL};
     int64_t i = 0;
     ck_assert_int_eq(lookup(json, path, &v, &err), 0);
-    *rc_out = loams__json_value_int(doc, &v, &i, &err);
+    *rc_out = loams_kit_json_value_int(doc, &v, &i, &err);
     return i;
 }
 
@@ -75,8 +76,8 @@ START_TEST(scalars_of_every_kind_are_found)
 {
     const char *j = " { \"s\" : \"text\", \"i\": -42, \"f\": 2.5e1, \"t\": true, "
                     "\"n\": null, \"b\": false } ";
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     int rc;
     double f;
 
@@ -84,16 +85,16 @@ START_TEST(scalars_of_every_kind_are_found)
     ck_assert_int_eq(int_at(j, "$.i", &rc), -42);
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(lookup(j, "$.f", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), 0);
+    ck_assert_int_eq(loams_kit_json_value_double(doc, &v, &f, &err), 0);
     ck_assert(f == 25.0);
     ck_assert_int_eq(lookup(j, "$.t", &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_TRUE);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_TRUE);
     ck_assert_int_eq(lookup(j, "$.b", &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_FALSE);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_FALSE);
     ck_assert_int_eq(lookup(j, "$.n", &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_NULL);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_NULL);
     ck_assert_int_eq(lookup(j, "$", &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_OBJECT);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_OBJECT);
 }
 END_TEST
 
@@ -122,34 +123,34 @@ START_TEST(one_document_answers_many_paths_and_reset_switches_documents)
 {
     const char *j1 = "{\"a\":{\"b\":1,\"c\":2},\"d\":[3,4]}";
     const char *j2 = "{\"a\":{\"b\":10},\"d\":\"x\"}";
-    loams__json_path *pb = path_of("$.a.b"), *pc = path_of("$.a.c"), *pd = path_of("$.d[1]");
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_path *pb = path_of("$.a.b"), *pc = path_of("$.a.c"), *pd = path_of("$.d[1]");
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     int64_t i;
 
-    loams__json_doc_reset(doc, j1, strlen(j1));
+    loams_kit_json_doc_reset(doc, j1, strlen(j1));
     for (int round = 0; round < 3; round++) {
-        ck_assert_int_eq(loams__json_doc_get(doc, pb, &v, &err), 0);
-        ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+        ck_assert_int_eq(loams_kit_json_doc_get(doc, pb, &v, &err), 0);
+        ck_assert_int_eq(loams_kit_json_value_int(doc, &v, &i, &err), 0);
         ck_assert_int_eq(i, 1);
-        ck_assert_int_eq(loams__json_doc_get(doc, pc, &v, &err), 0);
-        ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+        ck_assert_int_eq(loams_kit_json_doc_get(doc, pc, &v, &err), 0);
+        ck_assert_int_eq(loams_kit_json_value_int(doc, &v, &i, &err), 0);
         ck_assert_int_eq(i, 2);
-        ck_assert_int_eq(loams__json_doc_get(doc, pd, &v, &err), 0);
-        ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+        ck_assert_int_eq(loams_kit_json_doc_get(doc, pd, &v, &err), 0);
+        ck_assert_int_eq(loams_kit_json_value_int(doc, &v, &i, &err), 0);
         ck_assert_int_eq(i, 4);
     }
-    loams__json_doc_reset(doc, j2, strlen(j2));
-    ck_assert_int_eq(loams__json_doc_get(doc, pb, &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_int(doc, &v, &i, &err), 0);
+    loams_kit_json_doc_reset(doc, j2, strlen(j2));
+    ck_assert_int_eq(loams_kit_json_doc_get(doc, pb, &v, &err), 0);
+    ck_assert_int_eq(loams_kit_json_value_int(doc, &v, &i, &err), 0);
     ck_assert_int_eq(i, 10);
-    ck_assert_int_eq(loams__json_doc_get(doc, pc, &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_MISSING);
-    ck_assert_int_eq(loams__json_doc_get(doc, pd, &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_MISSING);
-    loams__json_path_free(NULL, pb);
-    loams__json_path_free(NULL, pc);
-    loams__json_path_free(NULL, pd);
+    ck_assert_int_eq(loams_kit_json_doc_get(doc, pc, &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_MISSING);
+    ck_assert_int_eq(loams_kit_json_doc_get(doc, pd, &v, &err), 0);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_MISSING);
+    loams_kit_json_path_free(NULL, pb);
+    loams_kit_json_path_free(NULL, pc);
+    loams_kit_json_path_free(NULL, pd);
 }
 END_TEST
 
@@ -175,34 +176,36 @@ END_TEST
 
 START_TEST(lone_surrogates_are_errors_with_their_position)
 {
-    loams__json_value v;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_value v;
+    loams_kit_json_error err = {0, NULL};
     char buf[64];
     size_t len;
     const char *j = "{\"s\":\"ab\\ud83d x\"}";
     ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_kit_json_value_string(doc, &v, buf, sizeof(buf), &len, &err),
+                     LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 8);
     ck_assert_ptr_nonnull(strstr(err.what, "surrogate"));
     j = "{\"s\":\"\\udc00\"}";
     ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_kit_json_value_string(doc, &v, buf, sizeof(buf), &len, &err),
+                     LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 6);
 }
 END_TEST
 
 START_TEST(a_small_buffer_is_refused)
 {
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     char buf[4];
     size_t len;
     ck_assert_int_eq(lookup("{\"s\":\"abcdef\"}", "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -ENOBUFS);
+    ck_assert_int_eq(loams_kit_json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -ENOBUFS);
     ck_assert_int_eq(lookup("{\"s\":\"a\\nbcdef\"}", "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -ENOBUFS);
+    ck_assert_int_eq(loams_kit_json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -ENOBUFS);
     ck_assert_int_eq(lookup("{\"s\":1}", "$.s", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -EINVAL);
+    ck_assert_int_eq(loams_kit_json_value_string(doc, &v, buf, sizeof(buf), &len, &err), -EINVAL);
 }
 END_TEST
 
@@ -212,8 +215,8 @@ START_TEST(numbers_convert_exactly_or_report_range)
                     "\"over\":9223372036854775808,\"under\":-9223372036854775809,"
                     "\"huge\":123456789012345678901234567890,\"f\":4.0,\"e\":1e3,"
                     "\"frac\":4.5,\"neg0\":-0,\"small\":1.5E-3,\"big\":1e400,\"str\":\"1\"}";
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     int rc;
     double f;
 
@@ -233,12 +236,12 @@ START_TEST(numbers_convert_exactly_or_report_range)
     int_at(j, "$.str", &rc);
     ck_assert_int_eq(rc, -EINVAL);
     ck_assert_int_eq(lookup(j, "$.small", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), 0);
+    ck_assert_int_eq(loams_kit_json_value_double(doc, &v, &f, &err), 0);
     ck_assert(f == 1.5e-3);
     ck_assert_int_eq(lookup(j, "$.big", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), -ERANGE);
+    ck_assert_int_eq(loams_kit_json_value_double(doc, &v, &f, &err), -ERANGE);
     ck_assert_int_eq(lookup(j, "$.huge", &v, &err), 0);
-    ck_assert_int_eq(loams__json_value_double(doc, &v, &f, &err), 0);
+    ck_assert_int_eq(loams_kit_json_value_double(doc, &v, &f, &err), 0);
     ck_assert(f > 1.2e29 && f < 1.3e29);
 }
 END_TEST
@@ -249,10 +252,10 @@ START_TEST(missing_paths_are_missing_not_errors)
     const char *paths[] = {"$.zz",   "$.a.c",   "$.arr[2]", "$.s.x", "$.s[0]",
                            "$.a[0]", "$.arr.x", "$.a.b.c",  "$[0]"};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-        loams__json_value v;
-        loams__json_error err;
+        loams_kit_json_value v;
+        loams_kit_json_error err;
         ck_assert_int_eq(lookup(j, paths[i], &v, &err), 0);
-        ck_assert_msg(v.kind == LOAMS__JSON_MISSING, "%s", paths[i]);
+        ck_assert_msg(v.kind == LOAMS_KIT_JSON_MISSING, "%s", paths[i]);
     }
 }
 END_TEST
@@ -260,20 +263,20 @@ END_TEST
 START_TEST(objects_and_arrays_come_back_as_raw_json)
 {
     const char *j = "{\"c\":{ \"n\" : [1, {\"x\":null}] },\"s\":\"q\\\"\"}";
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     const char *p;
     size_t len;
     ck_assert_int_eq(lookup(j, "$.c", &v, &err), 0);
-    loams__json_value_raw(doc, &v, &p, &len);
+    loams_kit_json_value_raw(doc, &v, &p, &len);
     ck_assert_int_eq((int)len, 25);
     ck_assert(memcmp(p, "{ \"n\" : [1, {\"x\":null}] }", len) == 0);
     ck_assert_int_eq(lookup(j, "$.c.n", &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_ARRAY);
-    loams__json_value_raw(doc, &v, &p, &len);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_ARRAY);
+    loams_kit_json_value_raw(doc, &v, &p, &len);
     ck_assert(len == 15 && memcmp(p, "[1, {\"x\":null}]", len) == 0);
     ck_assert_int_eq(lookup(j, "$.s", &v, &err), 0);
-    loams__json_value_raw(doc, &v, &p, &len);
+    loams_kit_json_value_raw(doc, &v, &p, &len);
     ck_assert(len == 5 && memcmp(p, "\"q\\\"\"", len) == 0);
 }
 END_TEST
@@ -309,8 +312,8 @@ START_TEST(special_bytes_are_found_at_every_position_of_long_strings)
             ck_assert_str_eq(string_at(json, "$.s", NULL), want);
             static const char *const bad[] = {"\x01", "\xc3\x28"};
             for (size_t i = 0; i < 2; i++) {
-                loams__json_value v;
-                loams__json_error err = {0, NULL};
+                loams_kit_json_value v;
+                loams_kit_json_error err = {0, NULL};
                 snprintf(json, sizeof json, "{\"s\":\"%s%s%s\"}", a, bad[i], b);
                 ck_assert_int_eq(lookup(json, "$.s", &v, &err), LOAMS_EINPUT);
                 ck_assert_uint_eq(err.pos, 6 + k);
@@ -347,32 +350,32 @@ START_TEST(malformed_documents_are_errors_with_byte_positions)
         {"{\"a\":1,\"b\":[1,}", 14, "value"},
         {"{'a':1}", 1, "member name"},
     };
-    loams__json_path *p = path_of("$.a");
+    loams_kit_json_path *p = path_of("$.a");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        loams__json_value v;
-        loams__json_error err = {99999, NULL};
-        loams__json_doc_reset(doc, cases[i].json, strlen(cases[i].json));
-        int rc = loams__json_doc_get(doc, p, &v, &err);
+        loams_kit_json_value v;
+        loams_kit_json_error err = {99999, NULL};
+        loams_kit_json_doc_reset(doc, cases[i].json, strlen(cases[i].json));
+        int rc = loams_kit_json_doc_get(doc, p, &v, &err);
         ck_assert_msg(rc == LOAMS_EINPUT, "case %zu (%s): rc %d", i, cases[i].json, rc);
         ck_assert_msg(err.pos == cases[i].pos, "case %zu (%s): pos %zu, want %zu (%s)", i,
                       cases[i].json, err.pos, cases[i].pos, err.what);
         ck_assert_msg(strstr(err.what, cases[i].what), "case %zu: '%s' lacks '%s'", i, err.what,
                       cases[i].what);
         /* the outcome is remembered: same error, no rescan needed */
-        loams__json_error again = {0, NULL};
-        ck_assert_int_eq(loams__json_doc_get(doc, p, &v, &again), LOAMS_EINPUT);
+        loams_kit_json_error again = {0, NULL};
+        ck_assert_int_eq(loams_kit_json_doc_get(doc, p, &v, &again), LOAMS_EINPUT);
         ck_assert_uint_eq(again.pos, err.pos);
         ck_assert_str_eq(again.what, err.what);
     }
-    loams__json_path_free(NULL, p);
+    loams_kit_json_path_free(NULL, p);
 }
 END_TEST
 
 START_TEST(nesting_is_bounded_at_512_levels)
 {
     char deep[2 * 520 + 8];
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     size_t n = 0;
     for (int i = 0; i < 512; i++) {
         deep[n++] = '[';
@@ -382,7 +385,7 @@ START_TEST(nesting_is_bounded_at_512_levels)
     }
     deep[n] = '\0';
     ck_assert_int_eq(lookup(deep, "$[0][0]", &v, &err), 0);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_ARRAY);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_ARRAY);
     n = 0;
     for (int i = 0; i < 513; i++) {
         deep[n++] = '[';
@@ -411,9 +414,9 @@ START_TEST(bad_paths_are_refused_with_positions)
         {"$x", 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        loams__json_path *p = NULL;
-        loams__json_error err = {99999, NULL};
-        int rc = loams__json_path_compile(NULL, cases[i].path, strlen(cases[i].path), &p, &err);
+        loams_kit_json_path *p = NULL;
+        loams_kit_json_error err = {99999, NULL};
+        int rc = loams_kit_json_path_compile(NULL, cases[i].path, strlen(cases[i].path), &p, &err);
         ck_assert_msg(rc == LOAMS_EINPUT, "path '%s' compiled", cases[i].path);
         ck_assert_msg(err.pos == cases[i].pos, "path '%s': pos %zu want %zu (%s)", cases[i].path,
                       err.pos, cases[i].pos, err.what);
@@ -424,8 +427,8 @@ END_TEST
 
 START_TEST(the_whole_document_is_validated_even_past_the_value_read)
 {
-    loams__json_value v;
-    loams__json_error err;
+    loams_kit_json_value v;
+    loams_kit_json_error err;
     /* $.a is fine, but the document is not */
     ck_assert_int_eq(lookup("{\"a\":1,\"b\":{\"c\":[1,2,}}", "$.a", &v, &err), LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 21);
@@ -434,43 +437,43 @@ END_TEST
 
 /* Renders the value as compact text by walking it with cursors: the same
  * walk transform-lua's json_decode makes. */
-static void walk(const loams__json_value *v, unsigned depth, char *out, size_t cap, size_t *n)
+static void walk(const loams_kit_json_value *v, unsigned depth, char *out, size_t cap, size_t *n)
 {
-    loams__json_iter it;
-    loams__json_value key, member;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_iter it;
+    loams_kit_json_value key, member;
+    loams_kit_json_error err = {0, NULL};
     const char *raw;
     size_t len;
     int rc, first = 1;
 
-    if (v->kind != LOAMS__JSON_OBJECT && v->kind != LOAMS__JSON_ARRAY) {
-        loams__json_value_raw(doc, v, &raw, &len);
+    if (v->kind != LOAMS_KIT_JSON_OBJECT && v->kind != LOAMS_KIT_JSON_ARRAY) {
+        loams_kit_json_value_raw(doc, v, &raw, &len);
         ck_assert_uint_lt(*n + len, cap);
         memcpy(out + *n, raw, len);
         *n += len;
         return;
     }
-    ck_assert_int_eq(loams__json_iter_start(doc, v, depth, &it), 0);
-    out[(*n)++] = v->kind == LOAMS__JSON_OBJECT ? '{' : '[';
-    while ((rc = loams__json_iter_next(&it, &key, &member, &err)) == 1) {
+    ck_assert_int_eq(loams_kit_json_iter_start(doc, v, depth, &it), 0);
+    out[(*n)++] = v->kind == LOAMS_KIT_JSON_OBJECT ? '{' : '[';
+    while ((rc = loams_kit_json_iter_next(&it, &key, &member, &err)) == 1) {
         if (!first) {
             out[(*n)++] = ',';
         }
         first = 0;
-        if (v->kind == LOAMS__JSON_OBJECT) {
+        if (v->kind == LOAMS_KIT_JSON_OBJECT) {
             char name[64];
-            ck_assert_uint_eq(key.kind, LOAMS__JSON_STRING);
-            ck_assert_int_eq(loams__json_value_string(doc, &key, name, sizeof(name), &len, &err),
+            ck_assert_uint_eq(key.kind, LOAMS_KIT_JSON_STRING);
+            ck_assert_int_eq(loams_kit_json_value_string(doc, &key, name, sizeof(name), &len, &err),
                              0);
             *n += (size_t)snprintf(out + *n, cap - *n, "%.*s=", (int)len, name);
         } else {
-            ck_assert_uint_eq(key.kind, LOAMS__JSON_MISSING);
+            ck_assert_uint_eq(key.kind, LOAMS_KIT_JSON_MISSING);
         }
         walk(&member, depth + 1, out, cap, n);
     }
     ck_assert_int_eq(rc, 0);
-    ck_assert_int_eq(loams__json_iter_next(&it, &key, &member, &err), 0); /* stays done */
-    out[(*n)++] = v->kind == LOAMS__JSON_OBJECT ? '}' : ']';
+    ck_assert_int_eq(loams_kit_json_iter_next(&it, &key, &member, &err), 0); /* stays done */
+    out[(*n)++] = v->kind == LOAMS_KIT_JSON_OBJECT ? '}' : ']';
     out[*n] = '\0';
 }
 
@@ -478,27 +481,27 @@ START_TEST(cursors_walk_every_member_in_document_order)
 {
     const char *json = " { \"a\" : [1, {\"b\":null}, [], \"x\"] , \"c\\u0041\": {}, "
                        "\"d\":true } ";
-    loams__json_value root;
-    loams__json_error err = {0, NULL};
+    loams_kit_json_value root;
+    loams_kit_json_error err = {0, NULL};
     char out[256];
     size_t n = 0;
 
-    loams__json_doc_reset(doc, json, strlen(json));
-    ck_assert_int_eq(loams__json_doc_root(doc, &root, &err), 0);
-    ck_assert_uint_eq(root.kind, LOAMS__JSON_OBJECT);
+    loams_kit_json_doc_reset(doc, json, strlen(json));
+    ck_assert_int_eq(loams_kit_json_doc_root(doc, &root, &err), 0);
+    ck_assert_uint_eq(root.kind, LOAMS_KIT_JSON_OBJECT);
     walk(&root, 0, out, sizeof(out), &n);
     ck_assert_str_eq(out, "{a=[1,{b=null},[],\"x\"],cA={},d=true}");
 
     /* a scalar root has no members */
-    loams__json_doc_reset(doc, "42", 2);
-    ck_assert_int_eq(loams__json_doc_root(doc, &root, &err), 0);
-    ck_assert_uint_eq(root.kind, LOAMS__JSON_NUMBER);
-    loams__json_iter it;
-    ck_assert_int_eq(loams__json_iter_start(doc, &root, 0, &it), -EINVAL);
+    loams_kit_json_doc_reset(doc, "42", 2);
+    ck_assert_int_eq(loams_kit_json_doc_root(doc, &root, &err), 0);
+    ck_assert_uint_eq(root.kind, LOAMS_KIT_JSON_NUMBER);
+    loams_kit_json_iter it;
+    ck_assert_int_eq(loams_kit_json_iter_start(doc, &root, 0, &it), -EINVAL);
 
     /* a malformed document fails at the root, with its position */
-    loams__json_doc_reset(doc, "[1,2", 4);
-    ck_assert_int_eq(loams__json_doc_root(doc, &root, &err), LOAMS_EINPUT);
+    loams_kit_json_doc_reset(doc, "[1,2", 4);
+    ck_assert_int_eq(loams_kit_json_doc_root(doc, &root, &err), LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 4);
 }
 END_TEST
@@ -507,15 +510,15 @@ START_TEST(a_cursor_on_unvalidated_text_reports_errors)
 {
     /* the root is taken from a valid prefix, then the text is rebound to a
      * malformed one: the cursor still validates what it skips */
-    loams__json_value root = {LOAMS__JSON_ARRAY, 0, 0, 6};
-    loams__json_iter it;
-    loams__json_value key, v;
-    loams__json_error err = {0, NULL};
-    loams__json_doc_reset(doc, "[1,tru]", 7);
-    ck_assert_int_eq(loams__json_iter_start(doc, &root, 0, &it), 0);
-    ck_assert_int_eq(loams__json_iter_next(&it, &key, &v, &err), 1);
-    ck_assert_uint_eq(v.kind, LOAMS__JSON_NUMBER);
-    ck_assert_int_eq(loams__json_iter_next(&it, &key, &v, &err), LOAMS_EINPUT);
+    loams_kit_json_value root = {LOAMS_KIT_JSON_ARRAY, 0, 0, 6};
+    loams_kit_json_iter it;
+    loams_kit_json_value key, v;
+    loams_kit_json_error err = {0, NULL};
+    loams_kit_json_doc_reset(doc, "[1,tru]", 7);
+    ck_assert_int_eq(loams_kit_json_iter_start(doc, &root, 0, &it), 0);
+    ck_assert_int_eq(loams_kit_json_iter_next(&it, &key, &v, &err), 1);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_NUMBER);
+    ck_assert_int_eq(loams_kit_json_iter_next(&it, &key, &v, &err), LOAMS_EINPUT);
     ck_assert_uint_eq(err.pos, 3);
 }
 END_TEST
@@ -562,23 +565,23 @@ START_TEST(a_trusted_documents_lookup_equals_the_validating_one)
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
-            loams__json_path *p = path_of(paths[k]);
-            loams__json_value want, got;
-            loams__json_error err = {0, NULL};
-            loams__json_doc_reset(doc, docs[i], strlen(docs[i]));
-            ck_assert_int_eq(loams__json_doc_get(doc, p, &want, &err), 0);
-            loams__json_doc_reset(doc, docs[i], strlen(docs[i]));
-            loams__json_doc_trust(doc);
-            ck_assert_int_eq(loams__json_doc_get(doc, p, &got, &err), 0);
+            loams_kit_json_path *p = path_of(paths[k]);
+            loams_kit_json_value want, got;
+            loams_kit_json_error err = {0, NULL};
+            loams_kit_json_doc_reset(doc, docs[i], strlen(docs[i]));
+            ck_assert_int_eq(loams_kit_json_doc_get(doc, p, &want, &err), 0);
+            loams_kit_json_doc_reset(doc, docs[i], strlen(docs[i]));
+            loams_kit_json_doc_trust(doc);
+            ck_assert_int_eq(loams_kit_json_doc_get(doc, p, &got, &err), 0);
             ck_assert_msg(got.kind == want.kind && got.escaped == want.escaped &&
-                              (want.kind == LOAMS__JSON_MISSING ||
+                              (want.kind == LOAMS_KIT_JSON_MISSING ||
                                (got.start == want.start && got.end == want.end)),
                           "doc %zu path %s: kind %u [%u,%u) trusted, %u [%u,%u) validated", i,
                           paths[k], got.kind, got.start, got.end, want.kind, want.start, want.end);
             /* and a second lookup (indexed) agrees too */
-            ck_assert_int_eq(loams__json_doc_get(doc, p, &got, &err), 0);
+            ck_assert_int_eq(loams_kit_json_doc_get(doc, p, &got, &err), 0);
             ck_assert_uint_eq(got.kind, want.kind);
-            loams__json_path_free(NULL, p);
+            loams_kit_json_path_free(NULL, p);
         }
     }
 }
@@ -597,25 +600,77 @@ START_TEST(a_malformed_trusted_document_is_read_safely)
                                       "{\"a\":1 \"b\":2}",
                                       "{\"b\":{\"c\":1},\"a\":tru}",
                                       ""};
-    loams__json_path *p = path_of("$.a");
+    loams_kit_json_path *p = path_of("$.a");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         /* an exact-size copy, so that ASan sees a read past the end */
         size_t n = strlen(bad[i]);
         char *copy = malloc(n ? n : 1);
         ck_assert_ptr_nonnull(copy);
         memcpy(copy, bad[i], n);
-        loams__json_value v;
-        loams__json_error err = {0, NULL};
-        loams__json_doc_reset(doc, copy, n);
-        loams__json_doc_trust(doc);
-        int rc = loams__json_doc_get(doc, p, &v, &err);
+        loams_kit_json_value v;
+        loams_kit_json_error err = {0, NULL};
+        loams_kit_json_doc_reset(doc, copy, n);
+        loams_kit_json_doc_trust(doc);
+        int rc = loams_kit_json_doc_get(doc, p, &v, &err);
         ck_assert(rc == 0 || rc == LOAMS_EINPUT);
-        if (rc == 0 && v.kind != LOAMS__JSON_MISSING) {
+        if (rc == 0 && v.kind != LOAMS_KIT_JSON_MISSING) {
             ck_assert_uint_le(v.end, n);
         }
         free(copy);
     }
-    loams__json_path_free(NULL, p);
+    loams_kit_json_path_free(NULL, p);
+}
+END_TEST
+
+/* An allocator that counts what goes through it. */
+typedef struct counting {
+    long live, calls;
+} counting;
+
+static void *count_realloc(void *ud, void *p, size_t n)
+{
+    counting *c = ud;
+    c->calls++;
+    if (p == NULL) {
+        c->live++;
+    }
+    return realloc(p, n);
+}
+
+static void count_free(void *ud, void *p)
+{
+    counting *c = ud;
+    c->live--;
+    free(p);
+}
+
+START_TEST(every_allocation_goes_through_the_callers_allocator)
+{
+    counting cnt = {0, 0};
+    loams_kit_mem mem = {count_realloc, count_free, &cnt};
+    loams_kit_json_doc *d = NULL;
+    loams_kit_json_path *p = NULL;
+    loams_kit_json_error e;
+    ck_assert_int_eq(loams_kit_json_doc_new(&mem, &d), 0);
+    ck_assert_int_eq(loams_kit_json_path_compile(&mem, "$.a[1].b", 8, &p, &e), 0);
+    /* enough members and nesting that the document cache grows */
+    char json[4096];
+    size_t n = 0;
+    n += (size_t)snprintf(json + n, sizeof json - n, "{");
+    for (int i = 0; i < 100; i++) {
+        n += (size_t)snprintf(json + n, sizeof json - n, "\"k%d\":%d,", i, i);
+    }
+    n += (size_t)snprintf(json + n, sizeof json - n, "\"a\":[0,{\"b\":\"yes\"}]}");
+    loams_kit_json_doc_reset(d, json, n);
+    loams_kit_json_value v;
+    ck_assert_int_eq(loams_kit_json_doc_get(d, p, &v, &e), 0);
+    ck_assert_uint_eq(v.kind, LOAMS_KIT_JSON_STRING);
+    ck_assert_int_eq((int)(v.end - v.start), 3);
+    ck_assert_int_gt(cnt.live, 2);
+    loams_kit_json_path_free(&mem, p);
+    loams_kit_json_doc_free(d);
+    ck_assert_int_eq(cnt.live, 0);
+    ck_assert_int_gt(cnt.calls, 3);
 }
 END_TEST
 
@@ -643,6 +698,7 @@ static Suite *json_path_suite(void)
     tcase_add_test(tc, the_whole_document_is_validated_even_past_the_value_read);
     tcase_add_test(tc, cursors_walk_every_member_in_document_order);
     tcase_add_test(tc, a_cursor_on_unvalidated_text_reports_errors);
+    tcase_add_test(tc, every_allocation_goes_through_the_callers_allocator);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,8 @@
 /*
- * crc32c.c - owns the CRC-32C computation (software and SSE4.2 paths).
+ * crc32c.c - owns the CRC-32C computation (software and SSE4.2 paths;
+ * loams/kit/crc32c.h).
  */
-#include "crc32c.h"
+#include "loams/kit/crc32c.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -79,7 +80,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uns
 }
 #endif
 
-uint32_t loams__crc32c(uint32_t crc, const void *data, size_t len)
+uint32_t loams_kit_crc32c(uint32_t crc, const void *data, size_t len)
 {
     pthread_once(&table_once, init_tables);
     crc = ~crc;
@@ -91,7 +92,7 @@ uint32_t loams__crc32c(uint32_t crc, const void *data, size_t len)
     return ~crc_sw(crc, data, len);
 }
 
-uint32_t loams__crc32c_portable(uint32_t crc, const void *data, size_t len)
+uint32_t loams_kit_crc32c_portable(uint32_t crc, const void *data, size_t len)
 {
     pthread_once(&table_once, init_tables);
     return ~crc_sw(~crc, data, len);

@@ -1,12 +1,12 @@
 /*
- * pk_hash.c - owns the _pk hash of the split format (MurmurHash64A, Austin
- * Appleby's public-domain 64-bit hash, written from its description).
+ * key_hash.c - owns the key hash of the plugins' file formats
+ * (MurmurHash64A, written from its description; loams/kit/key_hash.h).
  */
-#include "split_format.h"
+#include "loams/kit/key_hash.h"
 
-#include "byte_buffer.h"
+#include "loams/kit/bytes.h"
 
-uint64_t loams__pk_hash(const void *key, size_t len)
+uint64_t loams_kit_key_hash(const void *key, size_t len)
 {
     const uint64_t m = 0xc6a4a7935bd1e995ull;
     const int r = 47;
@@ -14,7 +14,7 @@ uint64_t loams__pk_hash(const void *key, size_t len)
     uint64_t h = 0x4C4F414D53ull ^ (len * m);
     size_t blocks = len / 8;
     for (size_t i = 0; i < blocks; i++) {
-        uint64_t k = loams__le64_get(p + 8 * i);
+        uint64_t k = loams_kit_le64_get(p + 8 * i);
         k *= m;
         k ^= k >> r;
         k *= m;

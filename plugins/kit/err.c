@@ -1,13 +1,13 @@
 /*
- * collection_error.c - owns the formatting of collection error messages.
+ * err.c - owns the formatting of the kit's error messages (loams/kit/err.h).
  */
-#include "collection_error.h"
+#include "loams/kit/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-int loams__cerr_set(loams__cerr *e, int status, const char *fmt, ...)
+int loams_kit_err_set(loams_kit_err *e, int status, const char *fmt, ...)
 {
     if (e == NULL) {
         return status;
@@ -19,7 +19,7 @@ int loams__cerr_set(loams__cerr *e, int status, const char *fmt, ...)
     return status;
 }
 
-int loams__cerr_prefix(loams__cerr *e, int status, const char *fmt, ...)
+int loams_kit_err_prefix(loams_kit_err *e, int status, const char *fmt, ...)
 {
     if (e == NULL) {
         return status;

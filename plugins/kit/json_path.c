@@ -1,5 +1,5 @@
 /*
- * json_path.c - the on-demand JSON extractor (see json_path.h).
+ * json_path.c - owns the on-demand JSON extractor (loams/kit/json_path.h).
  *
  * One scanner validates and skips values without building anything; the
  * document cache keeps, per container that a path entered, a table of its
@@ -20,41 +20,19 @@
 
 #include <loams/status.h>
 
-#include "json_path.h"
+#include "loams/kit/json_path.h"
 
-/* ---- memory ---- */
-
-static void *jp_realloc(const loams__json_alloc *a, void *p, size_t n)
-{
-    if (a && a->realloc) {
-        return a->realloc(a->ud, p, n);
-    }
-    return realloc(p, n);
-}
-
-static void jp_free(const loams__json_alloc *a, void *p)
-{
-    if (!p) {
-        return;
-    }
-    if (a && a->free) {
-        a->free(a->ud, p);
-        return;
-    }
-    free(p);
-}
-
-const char *loams__json_kind_name(uint32_t kind)
+const char *loams_kit_json_kind_name(uint32_t kind)
 {
     switch (kind) {
-    case LOAMS__JSON_MISSING: return "missing";
-    case LOAMS__JSON_NULL: return "null";
-    case LOAMS__JSON_FALSE:
-    case LOAMS__JSON_TRUE: return "boolean";
-    case LOAMS__JSON_NUMBER: return "number";
-    case LOAMS__JSON_STRING: return "string";
-    case LOAMS__JSON_ARRAY: return "array";
-    case LOAMS__JSON_OBJECT: return "object";
+    case LOAMS_KIT_JSON_MISSING: return "missing";
+    case LOAMS_KIT_JSON_NULL: return "null";
+    case LOAMS_KIT_JSON_FALSE:
+    case LOAMS_KIT_JSON_TRUE: return "boolean";
+    case LOAMS_KIT_JSON_NUMBER: return "number";
+    case LOAMS_KIT_JSON_STRING: return "string";
+    case LOAMS_KIT_JSON_ARRAY: return "array";
+    case LOAMS_KIT_JSON_OBJECT: return "object";
     default: return "unknown";
     }
 }
@@ -65,7 +43,7 @@ typedef struct scanner {
     const unsigned char *p;
     size_t n;
     size_t pos;
-    loams__json_error *err;
+    loams_kit_json_error *err;
 } scanner;
 
 static int fail_at(scanner *s, size_t pos, const char *what)
@@ -319,18 +297,18 @@ static int scan_value_start(scanner *s, uint32_t *kind, uint32_t *escaped)
     switch (s->p[s->pos]) {
     case '{':
         s->pos++;
-        *kind = LOAMS__JSON_OBJECT;
+        *kind = LOAMS_KIT_JSON_OBJECT;
         return 0;
     case '[':
         s->pos++;
-        *kind = LOAMS__JSON_ARRAY;
+        *kind = LOAMS_KIT_JSON_ARRAY;
         return 0;
-    case '"': *kind = LOAMS__JSON_STRING; return scan_string(s, escaped);
-    case 't': *kind = LOAMS__JSON_TRUE; return scan_literal(s, "true", 4);
-    case 'f': *kind = LOAMS__JSON_FALSE; return scan_literal(s, "false", 5);
-    case 'n': *kind = LOAMS__JSON_NULL; return scan_literal(s, "null", 4);
+    case '"': *kind = LOAMS_KIT_JSON_STRING; return scan_string(s, escaped);
+    case 't': *kind = LOAMS_KIT_JSON_TRUE; return scan_literal(s, "true", 4);
+    case 'f': *kind = LOAMS_KIT_JSON_FALSE; return scan_literal(s, "false", 5);
+    case 'n': *kind = LOAMS_KIT_JSON_NULL; return scan_literal(s, "null", 4);
     default:
-        *kind = LOAMS__JSON_NUMBER;
+        *kind = LOAMS_KIT_JSON_NUMBER;
         if (s->p[s->pos] == '-' || is_digit(s->p[s->pos])) {
             return scan_number(s);
         }
@@ -343,7 +321,7 @@ static int scan_value_start(scanner *s, uint32_t *kind, uint32_t *escaped)
  * is an object or an array. */
 static int skip_value(scanner *s, unsigned depth, uint32_t *kind, uint32_t *escaped)
 {
-    uint8_t is_obj[LOAMS__JSON_MAX_DEPTH / 8 + 1];
+    uint8_t is_obj[LOAMS_KIT_JSON_MAX_DEPTH / 8 + 1];
     unsigned level = 0;
     uint32_t k, e;
     int rc;
@@ -354,27 +332,27 @@ static int skip_value(scanner *s, unsigned depth, uint32_t *kind, uint32_t *esca
         return rc;
     }
     k = *kind;
-    if (k != LOAMS__JSON_OBJECT && k != LOAMS__JSON_ARRAY) {
+    if (k != LOAMS_KIT_JSON_OBJECT && k != LOAMS_KIT_JSON_ARRAY) {
         return 0; /* a scalar: done */
     }
     memset(is_obj, 0, sizeof(is_obj));
     for (;;) {
-        if (k == LOAMS__JSON_OBJECT || k == LOAMS__JSON_ARRAY) {
+        if (k == LOAMS_KIT_JSON_OBJECT || k == LOAMS_KIT_JSON_ARRAY) {
             /* just entered a container: it is empty, or a member follows */
-            if (depth + level + 1 > LOAMS__JSON_MAX_DEPTH) {
+            if (depth + level + 1 > LOAMS_KIT_JSON_MAX_DEPTH) {
                 return fail_at(s, s->pos - 1, "nesting deeper than 512 levels");
             }
             level++;
-            if (k == LOAMS__JSON_OBJECT) {
+            if (k == LOAMS_KIT_JSON_OBJECT) {
                 is_obj[level / 8] |= (uint8_t)(1u << (level % 8));
             } else {
                 is_obj[level / 8] &= (uint8_t) ~(1u << (level % 8));
             }
             skip_ws(s);
-            if (s->pos < s->n && s->p[s->pos] == (k == LOAMS__JSON_OBJECT ? '}' : ']')) {
+            if (s->pos < s->n && s->p[s->pos] == (k == LOAMS_KIT_JSON_OBJECT ? '}' : ']')) {
                 s->pos++;
                 level--;
-            } else if (k == LOAMS__JSON_OBJECT) {
+            } else if (k == LOAMS_KIT_JSON_OBJECT) {
                 goto member;
             } else {
                 goto element;
@@ -439,25 +417,25 @@ typedef struct path_step {
     size_t keylen;
 } path_step;
 
-struct loams__json_path {
+struct loams_kit_json_path {
     size_t nsteps;
     path_step steps[];
 };
 
 static int unescape(const unsigned char *p, size_t start, size_t end, char *buf, size_t cap,
-                    size_t *len, loams__json_error *err);
+                    size_t *len, loams_kit_json_error *err);
 
 static int is_name_byte(unsigned char c)
 {
     return c > 0x20 && c != 0x7f && c != '.' && c != '[' && c != ']' && c != '"' && c != '\'';
 }
 
-int loams__json_path_compile(const loams__json_alloc *alloc, const char *text, size_t len,
-                             loams__json_path **out, loams__json_error *err)
+int loams_kit_json_path_compile(const loams_kit_mem *alloc, const char *text, size_t len,
+                                loams_kit_json_path **out, loams_kit_json_error *err)
 {
     const unsigned char *p = (const unsigned char *)text;
     scanner s = {p, len, 0, err};
-    loams__json_path *path = NULL;
+    loams_kit_json_path *path = NULL;
     char *keys;
     size_t nsteps = 0, used = 0;
     int rc = 0;
@@ -469,7 +447,7 @@ int loams__json_path_compile(const loams__json_alloc *alloc, const char *text, s
     if (len > (SIZE_MAX - sizeof(*path)) / (sizeof(path_step) + 1) - 1) {
         return -ENOMEM;
     }
-    path = jp_realloc(alloc, NULL, sizeof(*path) + len * sizeof(path_step) + len + 1);
+    path = loams_kit_mem_realloc(alloc, NULL, sizeof(*path) + len * sizeof(path_step) + len + 1);
     if (!path) {
         return -ENOMEM;
     }
@@ -565,13 +543,13 @@ int loams__json_path_compile(const loams__json_alloc *alloc, const char *text, s
     *out = path;
     path = NULL;
 out:
-    jp_free(alloc, path);
+    loams_kit_mem_free(alloc, path);
     return rc;
 }
 
-void loams__json_path_free(const loams__json_alloc *alloc, loams__json_path *path)
+void loams_kit_json_path_free(const loams_kit_mem *alloc, loams_kit_json_path *path)
 {
-    jp_free(alloc, path);
+    loams_kit_mem_free(alloc, path);
 }
 
 /* ---- the document cache ---- */
@@ -579,7 +557,7 @@ void loams__json_path_free(const loams__json_alloc *alloc, loams__json_path *pat
 typedef struct member {
     uint32_t key_start, key_end; /* inside the quotes */
     uint32_t key_escaped;
-    loams__json_value value;
+    loams_kit_json_value value;
 } member;
 
 typedef struct table {
@@ -588,24 +566,24 @@ typedef struct table {
     uint32_t count;
 } table;
 
-struct loams__json_doc {
-    loams__json_alloc alloc;
+struct loams_kit_json_doc {
+    loams_kit_mem alloc;
     const unsigned char *json;
     size_t len;
     int indexed; /* 0: not yet, 1: root indexed, -1: malformed */
-    int trusted; /* known to be valid JSON (loams__json_doc_trust) */
+    int trusted; /* known to be valid JSON (loams_kit_json_doc_trust) */
     int looked;  /* a lookup ran since the reset */
-    loams__json_error root_err;
-    loams__json_value root;
+    loams_kit_json_error root_err;
+    loams_kit_json_value root;
     member *pool;
     size_t npool, cap_pool;
     table *tables;
     size_t ntables, cap_tables;
 };
 
-int loams__json_doc_new(const loams__json_alloc *alloc, loams__json_doc **out)
+int loams_kit_json_doc_new(const loams_kit_mem *alloc, loams_kit_json_doc **out)
 {
-    loams__json_doc *d = jp_realloc(alloc, NULL, sizeof(*d));
+    loams_kit_json_doc *d = loams_kit_mem_realloc(alloc, NULL, sizeof(*d));
     if (!d) {
         return -ENOMEM;
     }
@@ -617,18 +595,18 @@ int loams__json_doc_new(const loams__json_alloc *alloc, loams__json_doc **out)
     return 0;
 }
 
-void loams__json_doc_free(loams__json_doc *d)
+void loams_kit_json_doc_free(loams_kit_json_doc *d)
 {
     if (!d) {
         return;
     }
-    loams__json_alloc a = d->alloc;
-    jp_free(&a, d->pool);
-    jp_free(&a, d->tables);
-    jp_free(&a, d);
+    loams_kit_mem a = d->alloc;
+    loams_kit_mem_free(&a, d->pool);
+    loams_kit_mem_free(&a, d->tables);
+    loams_kit_mem_free(&a, d);
 }
 
-void loams__json_doc_reset(loams__json_doc *d, const char *json, size_t len)
+void loams_kit_json_doc_reset(loams_kit_json_doc *d, const char *json, size_t len)
 {
     d->json = (const unsigned char *)json;
     d->len = len;
@@ -639,22 +617,22 @@ void loams__json_doc_reset(loams__json_doc *d, const char *json, size_t len)
     d->ntables = 0;
 }
 
-void loams__json_doc_trust(loams__json_doc *d)
+void loams_kit_json_doc_trust(loams_kit_json_doc *d)
 {
     d->trusted = 1;
 }
 
-const char *loams__json_doc_text(const loams__json_doc *d, size_t *len)
+const char *loams_kit_json_doc_text(const loams_kit_json_doc *d, size_t *len)
 {
     *len = d->len;
     return (const char *)d->json;
 }
 
-static int pool_push(loams__json_doc *d, const member *m)
+static int pool_push(loams_kit_json_doc *d, const member *m)
 {
     if (d->npool == d->cap_pool) {
         size_t cap = d->cap_pool ? d->cap_pool * 2 : 32;
-        member *np = jp_realloc(&d->alloc, d->pool, cap * sizeof(*np));
+        member *np = loams_kit_mem_realloc(&d->alloc, d->pool, cap * sizeof(*np));
         if (!np) {
             return -ENOMEM;
         }
@@ -668,8 +646,8 @@ static int pool_push(loams__json_doc *d, const member *m)
 /* Indexes the container whose opening bracket is at `start`, a container
  * with `depth` containers around it: its members go to the pool as one new
  * table.  On 0, *end is the offset past its closing bracket. */
-static int index_container(loams__json_doc *d, uint32_t start, unsigned depth,
-                           loams__json_error *err, const table **out, size_t *end)
+static int index_container(loams_kit_json_doc *d, uint32_t start, unsigned depth,
+                           loams_kit_json_error *err, const table **out, size_t *end)
 {
     scanner s = {d->json, d->len, (size_t)start + 1, err};
     int obj = d->json[start] == '{';
@@ -677,12 +655,12 @@ static int index_container(loams__json_doc *d, uint32_t start, unsigned depth,
     member m;
     int rc;
 
-    if (depth + 1 > LOAMS__JSON_MAX_DEPTH) {
+    if (depth + 1 > LOAMS_KIT_JSON_MAX_DEPTH) {
         return fail_at(&s, start, "nesting deeper than 512 levels");
     }
     if (d->ntables == d->cap_tables) {
         size_t cap = d->cap_tables ? d->cap_tables * 2 : 8;
-        table *nt = jp_realloc(&d->alloc, d->tables, cap * sizeof(*nt));
+        table *nt = loams_kit_mem_realloc(&d->alloc, d->tables, cap * sizeof(*nt));
         if (!nt) {
             return -ENOMEM;
         }
@@ -722,7 +700,7 @@ static int index_container(loams__json_doc *d, uint32_t start, unsigned depth,
         }
         m.value.kind = kind;
         m.value.escaped = esc;
-        if (kind == LOAMS__JSON_STRING) {
+        if (kind == LOAMS_KIT_JSON_STRING) {
             m.value.start = (uint32_t)vstart + 1;
             m.value.end = (uint32_t)s.pos - 1;
         } else {
@@ -759,9 +737,9 @@ done:
 }
 
 /* Validates the whole document and indexes its root container. */
-static int index_root(loams__json_doc *d, loams__json_error *err)
+static int index_root(loams_kit_json_doc *d, loams_kit_json_error *err)
 {
-    loams__json_error local;
+    loams_kit_json_error local;
     scanner s = {d->json, d->len, 0, &local};
     int rc;
 
@@ -778,7 +756,7 @@ static int index_root(loams__json_doc *d, loams__json_error *err)
         if (rc) {
             goto out;
         }
-        d->root.kind = s.p[start] == '{' ? LOAMS__JSON_OBJECT : LOAMS__JSON_ARRAY;
+        d->root.kind = s.p[start] == '{' ? LOAMS_KIT_JSON_OBJECT : LOAMS_KIT_JSON_ARRAY;
         d->root.escaped = 0;
         d->root.start = start;
         d->root.end = (uint32_t)end;
@@ -792,8 +770,8 @@ static int index_root(loams__json_doc *d, loams__json_error *err)
         }
         d->root.kind = kind;
         d->root.escaped = esc;
-        d->root.start = (uint32_t)vstart + (kind == LOAMS__JSON_STRING);
-        d->root.end = (uint32_t)s.pos - (kind == LOAMS__JSON_STRING);
+        d->root.start = (uint32_t)vstart + (kind == LOAMS_KIT_JSON_STRING);
+        d->root.end = (uint32_t)s.pos - (kind == LOAMS_KIT_JSON_STRING);
     }
     skip_ws(&s);
     if (s.pos != s.n) {
@@ -815,7 +793,7 @@ out:
 
 /* 1 when member m's name is key[0..keylen), 0 when not, -ENOMEM when a
  * long escaped name needs a buffer and none can be had. */
-static int key_equals(const loams__json_doc *d, const member *m, const char *key, size_t keylen)
+static int key_equals(const loams_kit_json_doc *d, const member *m, const char *key, size_t keylen)
 {
     size_t raw = m->key_end - m->key_start;
     if (!m->key_escaped) {
@@ -829,7 +807,7 @@ static int key_equals(const loams__json_doc *d, const member *m, const char *key
     size_t len;
     int eq = 0;
     if (raw > sizeof(small)) {
-        buf = jp_realloc(&d->alloc, NULL, raw);
+        buf = loams_kit_mem_realloc(&d->alloc, NULL, raw);
         if (!buf) {
             return -ENOMEM;
         }
@@ -838,7 +816,7 @@ static int key_equals(const loams__json_doc *d, const member *m, const char *key
         eq = len == keylen && memcmp(buf, key, keylen) == 0;
     }
     if (buf != small) {
-        jp_free(&d->alloc, buf);
+        loams_kit_mem_free(&d->alloc, buf);
     }
     return eq;
 }
@@ -849,8 +827,8 @@ static int key_equals(const loams__json_doc *d, const member *m, const char *key
  * value or MISSING), 1 when the walk cannot decide (an escaped name, or
  * what is not valid JSON after all: the caller takes the validating path,
  * which reports it), -ENOMEM never. */
-static int walk_trusted(const loams__json_doc *d, const loams__json_path *path,
-                        loams__json_value *out)
+static int walk_trusted(const loams_kit_json_doc *d, const loams_kit_json_path *path,
+                        loams_kit_json_value *out)
 {
     scanner s = {d->json, d->len, 0, NULL};
     uint32_t kind, esc;
@@ -861,14 +839,14 @@ static int walk_trusted(const loams__json_doc *d, const loams__json_path *path,
     }
     for (size_t i = 0; i < path->nsteps; i++) {
         const path_step *st = &path->steps[i];
-        if (st->is_index ? kind != LOAMS__JSON_ARRAY : kind != LOAMS__JSON_OBJECT) {
+        if (st->is_index ? kind != LOAMS_KIT_JSON_ARRAY : kind != LOAMS_KIT_JSON_OBJECT) {
             goto missing;
         }
-        if (i + 1 > LOAMS__JSON_MAX_DEPTH) {
+        if (i + 1 > LOAMS_KIT_JSON_MAX_DEPTH) {
             return 1; /* the validating path says it is too deep */
         }
         /* s is past the container's bracket: find the step's member */
-        int obj = kind == LOAMS__JSON_OBJECT;
+        int obj = kind == LOAMS_KIT_JSON_OBJECT;
         skip_ws(&s);
         if (s.pos < s.n && s.p[s.pos] == (obj ? '}' : ']')) {
             goto missing;
@@ -916,7 +894,7 @@ static int walk_trusted(const loams__json_doc *d, const loams__json_path *path,
         }
     }
     /* the value starts at vstart; a container is entered, a scalar read */
-    if (kind == LOAMS__JSON_OBJECT || kind == LOAMS__JSON_ARRAY) {
+    if (kind == LOAMS_KIT_JSON_OBJECT || kind == LOAMS_KIT_JSON_ARRAY) {
         s.pos = vstart;
         if (skip_value(&s, (unsigned)path->nsteps, &kind, &esc)) {
             return 1;
@@ -924,19 +902,19 @@ static int walk_trusted(const loams__json_doc *d, const loams__json_path *path,
     }
     out->kind = kind;
     out->escaped = esc;
-    out->start = (uint32_t)vstart + (kind == LOAMS__JSON_STRING);
-    out->end = (uint32_t)s.pos - (kind == LOAMS__JSON_STRING);
+    out->start = (uint32_t)vstart + (kind == LOAMS_KIT_JSON_STRING);
+    out->end = (uint32_t)s.pos - (kind == LOAMS_KIT_JSON_STRING);
     return 0;
 missing:
     memset(out, 0, sizeof(*out));
-    out->kind = LOAMS__JSON_MISSING;
+    out->kind = LOAMS_KIT_JSON_MISSING;
     return 0;
 }
 
-int loams__json_doc_get(loams__json_doc *d, const loams__json_path *path, loams__json_value *out,
-                        loams__json_error *err)
+int loams_kit_json_doc_get(loams_kit_json_doc *d, const loams_kit_json_path *path,
+                           loams_kit_json_value *out, loams_kit_json_error *err)
 {
-    loams__json_value v;
+    loams_kit_json_value v;
     unsigned depth = 0;
     int rc;
 
@@ -964,7 +942,7 @@ int loams__json_doc_get(loams__json_doc *d, const loams__json_path *path, loams_
     for (size_t i = 0; i < path->nsteps; i++) {
         const path_step *st = &path->steps[i];
         const table *t = NULL;
-        if (st->is_index ? v.kind != LOAMS__JSON_ARRAY : v.kind != LOAMS__JSON_OBJECT) {
+        if (st->is_index ? v.kind != LOAMS_KIT_JSON_ARRAY : v.kind != LOAMS_KIT_JSON_OBJECT) {
             goto missing;
         }
         for (size_t j = 0; j < d->ntables; j++) {
@@ -1009,7 +987,7 @@ int loams__json_doc_get(loams__json_doc *d, const loams__json_path *path, loams_
     return 0;
 missing:
     memset(out, 0, sizeof(*out));
-    out->kind = LOAMS__JSON_MISSING;
+    out->kind = LOAMS_KIT_JSON_MISSING;
     return 0;
 }
 
@@ -1047,7 +1025,7 @@ static uint32_t hex4(const unsigned char *p)
 
 /* Decodes the already validated string body p[start..end) into buf. */
 static int unescape(const unsigned char *p, size_t start, size_t end, char *buf, size_t cap,
-                    size_t *len, loams__json_error *err)
+                    size_t *len, loams_kit_json_error *err)
 {
     scanner s = {p, end, start, err};
     size_t o = 0, i = start;
@@ -1113,10 +1091,10 @@ static int unescape(const unsigned char *p, size_t start, size_t end, char *buf,
     return 0;
 }
 
-int loams__json_value_string(const loams__json_doc *d, const loams__json_value *v, char *buf,
-                             size_t cap, size_t *len, loams__json_error *err)
+int loams_kit_json_value_string(const loams_kit_json_doc *d, const loams_kit_json_value *v,
+                                char *buf, size_t cap, size_t *len, loams_kit_json_error *err)
 {
-    if (v->kind != LOAMS__JSON_STRING) {
+    if (v->kind != LOAMS_KIT_JSON_STRING) {
         return -EINVAL;
     }
     if (!v->escaped) {
@@ -1139,15 +1117,15 @@ static void c_locale_init(void)
     c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 }
 
-int loams__json_value_double(const loams__json_doc *d, const loams__json_value *v, double *out,
-                             loams__json_error *err)
+int loams_kit_json_value_double(const loams_kit_json_doc *d, const loams_kit_json_value *v,
+                                double *out, loams_kit_json_error *err)
 {
     char small[64];
     char *buf = small;
     size_t n;
     int rc = 0;
 
-    if (v->kind != LOAMS__JSON_NUMBER) {
+    if (v->kind != LOAMS_KIT_JSON_NUMBER) {
         return -EINVAL;
     }
     pthread_once(&c_locale_once, c_locale_init);
@@ -1156,7 +1134,7 @@ int loams__json_value_double(const loams__json_doc *d, const loams__json_value *
     }
     n = v->end - v->start;
     if (n >= sizeof(small)) {
-        buf = jp_realloc(&d->alloc, NULL, n + 1);
+        buf = loams_kit_mem_realloc(&d->alloc, NULL, n + 1);
         if (!buf) {
             return -ENOMEM;
         }
@@ -1173,13 +1151,13 @@ int loams__json_value_double(const loams__json_doc *d, const loams__json_value *
         rc = -ERANGE;
     }
     if (buf != small) {
-        jp_free(&d->alloc, buf);
+        loams_kit_mem_free(&d->alloc, buf);
     }
     return rc;
 }
 
-int loams__json_value_int(const loams__json_doc *d, const loams__json_value *v, int64_t *out,
-                          loams__json_error *err)
+int loams_kit_json_value_int(const loams_kit_json_doc *d, const loams_kit_json_value *v,
+                             int64_t *out, loams_kit_json_error *err)
 {
     const unsigned char *p;
     size_t n, i = 0;
@@ -1188,7 +1166,7 @@ int loams__json_value_int(const loams__json_doc *d, const loams__json_value *v, 
     double dv;
     int rc;
 
-    if (v->kind != LOAMS__JSON_NUMBER) {
+    if (v->kind != LOAMS_KIT_JSON_NUMBER) {
         return -EINVAL;
     }
     p = d->json + v->start;
@@ -1212,7 +1190,7 @@ int loams__json_value_int(const loams__json_doc *d, const loams__json_value *v, 
         return 0;
     }
     /* a fraction or an exponent: exact when the value is integral */
-    rc = loams__json_value_double(d, v, &dv, err);
+    rc = loams_kit_json_value_double(d, v, &dv, err);
     if (rc == -ENOMEM) {
         return rc;
     }
@@ -1235,11 +1213,11 @@ range:
     return -ERANGE;
 }
 
-void loams__json_value_raw(const loams__json_doc *d, const loams__json_value *v, const char **ptr,
-                           size_t *len)
+void loams_kit_json_value_raw(const loams_kit_json_doc *d, const loams_kit_json_value *v,
+                              const char **ptr, size_t *len)
 {
     size_t s = v->start, e = v->end;
-    if (v->kind == LOAMS__JSON_STRING) {
+    if (v->kind == LOAMS_KIT_JSON_STRING) {
         s--;
         e++;
     }
@@ -1249,7 +1227,8 @@ void loams__json_value_raw(const loams__json_doc *d, const loams__json_value *v,
 
 /* ---- walking a whole document ---- */
 
-int loams__json_doc_root(loams__json_doc *d, loams__json_value *out, loams__json_error *err)
+int loams_kit_json_doc_root(loams_kit_json_doc *d, loams_kit_json_value *out,
+                            loams_kit_json_error *err)
 {
     if (d->indexed == 0) {
         int rc = index_root(d, err);
@@ -1266,24 +1245,24 @@ int loams__json_doc_root(loams__json_doc *d, loams__json_value *out, loams__json
     return 0;
 }
 
-int loams__json_iter_start(const loams__json_doc *d, const loams__json_value *container,
-                           unsigned depth, loams__json_iter *it)
+int loams_kit_json_iter_start(const loams_kit_json_doc *d, const loams_kit_json_value *container,
+                              unsigned depth, loams_kit_json_iter *it)
 {
-    if (container->kind != LOAMS__JSON_OBJECT && container->kind != LOAMS__JSON_ARRAY) {
+    if (container->kind != LOAMS_KIT_JSON_OBJECT && container->kind != LOAMS_KIT_JSON_ARRAY) {
         return -EINVAL;
     }
     it->json = d->json;
     it->len = d->len;
     it->pos = (size_t)container->start + 1; /* past the opening bracket */
     it->depth = depth + 1;
-    it->obj = container->kind == LOAMS__JSON_OBJECT;
+    it->obj = container->kind == LOAMS_KIT_JSON_OBJECT;
     it->first = 1;
     it->done = 0;
     return 0;
 }
 
-int loams__json_iter_next(loams__json_iter *it, loams__json_value *key, loams__json_value *value,
-                          loams__json_error *err)
+int loams_kit_json_iter_next(loams_kit_json_iter *it, loams_kit_json_value *key,
+                             loams_kit_json_value *value, loams_kit_json_error *err)
 {
     scanner s = {it->json, it->len, it->pos, err};
     unsigned char close = it->obj ? '}' : ']';
@@ -1317,7 +1296,7 @@ int loams__json_iter_next(loams__json_iter *it, loams__json_value *key, loams__j
         if (s.pos >= s.n || s.p[s.pos] != '"') {
             return fail_at(&s, s.pos, "expected a member name (a string)");
         }
-        key->kind = LOAMS__JSON_STRING;
+        key->kind = LOAMS_KIT_JSON_STRING;
         key->start = (uint32_t)s.pos + 1;
         rc = scan_string(&s, &key->escaped);
         if (rc) {
@@ -1338,7 +1317,7 @@ int loams__json_iter_next(loams__json_iter *it, loams__json_value *key, loams__j
     }
     value->kind = kind;
     value->escaped = esc;
-    if (kind == LOAMS__JSON_STRING) {
+    if (kind == LOAMS_KIT_JSON_STRING) {
         value->start = (uint32_t)vstart + 1;
         value->end = (uint32_t)s.pos - 1;
     } else {

@@ -1,0 +1,52 @@
+# plugins/kit: the plugin kit - the code the plugins (and the core) share,
+# one module per concept, with its headers under include/loams/kit/ (on
+# every target's include path: #include "loams/kit/buf.h").  No plugin
+# compiles with another plugin's folder on its include path: what two
+# plugins need lives here.
+#
+# A libtool convenience library that the in-tree plugins and the core link.
+
+LOAMS_KIT_C_FILES = \
+	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
+	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/manifest_chain.c
+LOAMS_KIT_H_FILES = \
+	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
+	plugins/kit/include/loams/kit/buf.h plugins/kit/include/loams/kit/err.h \
+	plugins/kit/include/loams/kit/crc32c.h plugins/kit/include/loams/kit/key_hash.h \
+	plugins/kit/include/loams/kit/json_path.h plugins/kit/include/loams/kit/manifest_chain.h \
+	plugins/kit/include/loams/kit/utf8.h
+
+noinst_LTLIBRARIES += plugins/kit/libkit.la
+plugins_kit_libkit_la_SOURCES = $(LOAMS_KIT_C_FILES) $(LOAMS_KIT_H_FILES)
+plugins_kit_libkit_la_CFLAGS = $(AM_CFLAGS)
+plugins_kit_libkit_la_LIBADD = -lm
+
+# Unit tests, one per module (tests/unit/test_kit_<module>.c).
+LOAMS_KIT_UNIT_TESTS = tests/unit/test_kit_utf8 tests/unit/test_kit_buf \
+	tests/unit/test_kit_err tests/unit/test_kit_crc32c tests/unit/test_kit_key_hash \
+	tests/unit/test_kit_json_path tests/unit/test_kit_manifest_chain
+check_PROGRAMS += $(LOAMS_KIT_UNIT_TESTS)
+TESTS += $(LOAMS_KIT_UNIT_TESTS)
+LOAMS_KIT_TEST_LDADD = plugins/kit/libkit.la $(CHECK_LIBS)
+tests_unit_test_kit_utf8_SOURCES = tests/unit/test_kit_utf8.c
+tests_unit_test_kit_utf8_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_utf8_LDADD = $(CHECK_LIBS)
+tests_unit_test_kit_buf_SOURCES = tests/unit/test_kit_buf.c
+tests_unit_test_kit_buf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_buf_LDADD = $(LOAMS_KIT_TEST_LDADD)
+tests_unit_test_kit_err_SOURCES = tests/unit/test_kit_err.c
+tests_unit_test_kit_err_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_err_LDADD = $(LOAMS_KIT_TEST_LDADD)
+tests_unit_test_kit_crc32c_SOURCES = tests/unit/test_kit_crc32c.c
+tests_unit_test_kit_crc32c_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_crc32c_LDADD = $(LOAMS_KIT_TEST_LDADD)
+tests_unit_test_kit_key_hash_SOURCES = tests/unit/test_kit_key_hash.c
+tests_unit_test_kit_key_hash_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_key_hash_LDADD = $(LOAMS_KIT_TEST_LDADD)
+tests_unit_test_kit_json_path_SOURCES = tests/unit/test_kit_json_path.c
+tests_unit_test_kit_json_path_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_json_path_LDADD = $(LOAMS_KIT_TEST_LDADD)
+# the chain over the real host API table, with an in-memory object store
+tests_unit_test_kit_manifest_chain_SOURCES = tests/unit/test_kit_manifest_chain.c
+tests_unit_test_kit_manifest_chain_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_manifest_chain_LDADD = $(LOAMS_UNIT_LDADD)
