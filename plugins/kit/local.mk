@@ -4,7 +4,12 @@
 # compiles with another plugin's folder on its include path: what two
 # plugins need lives here.
 #
-# A libtool convenience library that the in-tree plugins and the core link.
+# Built twice from the same sources: a libtool convenience library that the
+# in-tree plugins and the core link, and the installed static archive
+# libloams-kit.a (position-independent, symbols hidden, so that it links
+# into a third-party plugin without exporting anything) with its headers
+# under $(includedir)/loams/kit and loams-plugin-kit.pc
+# (docs/PLUGINS.md, "The plugin kit").
 
 LOAMS_KIT_C_FILES = \
 	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
@@ -20,6 +25,13 @@ noinst_LTLIBRARIES += plugins/kit/libkit.la
 plugins_kit_libkit_la_SOURCES = $(LOAMS_KIT_C_FILES) $(LOAMS_KIT_H_FILES)
 plugins_kit_libkit_la_CFLAGS = $(AM_CFLAGS)
 plugins_kit_libkit_la_LIBADD = -lm
+
+kitincludedir = $(includedir)/loams/kit
+kitinclude_HEADERS = $(LOAMS_KIT_H_FILES)
+lib_LIBRARIES += plugins/kit/libloams-kit.a
+plugins_kit_libloams_kit_a_SOURCES = $(LOAMS_KIT_C_FILES)
+plugins_kit_libloams_kit_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
+pkgconfig_DATA += plugins/kit/loams-plugin-kit.pc
 
 # Unit tests, one per module (tests/unit/test_kit_<module>.c).
 LOAMS_KIT_UNIT_TESTS = tests/unit/test_kit_utf8 tests/unit/test_kit_buf \
@@ -50,3 +62,7 @@ tests_unit_test_kit_json_path_LDADD = $(LOAMS_KIT_TEST_LDADD)
 tests_unit_test_kit_manifest_chain_SOURCES = tests/unit/test_kit_manifest_chain.c
 tests_unit_test_kit_manifest_chain_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_manifest_chain_LDADD = $(LOAMS_UNIT_LDADD)
+
+# The installed kit, used out of tree through pkg-config alone.
+TESTS += tests/integration/plugin-kit.sh
+EXTRA_DIST += tests/integration/plugin-kit.sh
