@@ -1161,6 +1161,9 @@ static Suite *transform_sql_suite(void)
 {
     Suite *s = suite_create("transform_sql");
     TCase *tc = tcase_create("plugin");
+    /* the random-batch comparisons take seconds of wall time; Check's default 4 s
+     * ran out on a shared, loaded machine */
+    tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, record_columns_are_projected_with_their_types_and_origin);
     tcase_add_test(tc, where_filters_and_each_output_row_keeps_its_origin);
