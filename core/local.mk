@@ -19,7 +19,7 @@ core_libloams_core_la_SOURCES = \
 	core/base/status.c core/base/status.h \
 	core/base/log.c core/base/log.h \
 	core/base/failpoint.c core/base/failpoint.h \
-	core/base/units.c core/base/units.h
+	core/base/units.h
 
 # meta/: the metastore (front, backend seam, LMDB backend and its gate),
 # task leases, and the commit protocol's pointer and fenced transaction.

@@ -25,7 +25,7 @@ tests_unit_test_node_config_LDADD = $(LOAMS_UNIT_LDADD)
 
 # The host side of the plugin ABI.
 LOAMS_HOST_UNIT_TESTS = tests/unit/test_batch tests/unit/test_offsets \
-	tests/unit/test_keylist tests/unit/test_buf tests/unit/test_units \
+	tests/unit/test_keylist tests/unit/test_buf \
 	tests/unit/test_plugin_ctx tests/unit/test_udf tests/unit/test_store \
 	tests/unit/test_host_api
 check_PROGRAMS += $(LOAMS_HOST_UNIT_TESTS)
@@ -38,8 +38,6 @@ tests_unit_test_keylist_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_keylist_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_buf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_buf_LDADD = $(LOAMS_UNIT_LDADD)
-tests_unit_test_units_CFLAGS = $(LOAMS_UNIT_CFLAGS)
-tests_unit_test_units_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_plugin_ctx_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_plugin_ctx_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_udf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -92,7 +90,7 @@ tests_fuzz_fuzz_decoder_json_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS)
 # sizes and durations, the stored stream record, the node config file.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
 	tests/fuzz/fuzz-node-config
-tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h core/base/units.c
+tests_fuzz_fuzz_units_SOURCES = tests/fuzz/fuzz-units.c tests/fuzz/fuzz_input.h plugins/kit/units.c
 tests_fuzz_fuzz_units_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_stream_record_SOURCES = tests/fuzz/fuzz-stream-record.c tests/fuzz/fuzz_input.h \
 	core/stream/streamlog_record.c core/abi/buf.c plugins/kit/buf.c plugins/kit/mem.c

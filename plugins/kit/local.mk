@@ -13,12 +13,15 @@
 
 LOAMS_KIT_C_FILES = \
 	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
-	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/manifest_chain.c
+	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/manifest_chain.c \
+	plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c
 LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
 	plugins/kit/include/loams/kit/buf.h plugins/kit/include/loams/kit/err.h \
 	plugins/kit/include/loams/kit/crc32c.h plugins/kit/include/loams/kit/key_hash.h \
 	plugins/kit/include/loams/kit/json_path.h plugins/kit/include/loams/kit/manifest_chain.h \
+	plugins/kit/include/loams/kit/units.h plugins/kit/include/loams/kit/option.h \
+	plugins/kit/include/loams/kit/value.h \
 	plugins/kit/include/loams/kit/utf8.h
 
 noinst_LTLIBRARIES += plugins/kit/libkit.la
@@ -36,7 +39,8 @@ pkgconfig_DATA += plugins/kit/loams-plugin-kit.pc
 # Unit tests, one per module (tests/unit/test_kit_<module>.c).
 LOAMS_KIT_UNIT_TESTS = tests/unit/test_kit_utf8 tests/unit/test_kit_buf \
 	tests/unit/test_kit_err tests/unit/test_kit_crc32c tests/unit/test_kit_key_hash \
-	tests/unit/test_kit_json_path tests/unit/test_kit_manifest_chain
+	tests/unit/test_kit_json_path tests/unit/test_kit_manifest_chain \
+	tests/unit/test_kit_option tests/unit/test_kit_units
 check_PROGRAMS += $(LOAMS_KIT_UNIT_TESTS)
 TESTS += $(LOAMS_KIT_UNIT_TESTS)
 LOAMS_KIT_TEST_LDADD = plugins/kit/libkit.la $(CHECK_LIBS)
@@ -58,6 +62,13 @@ tests_unit_test_kit_key_hash_LDADD = $(LOAMS_KIT_TEST_LDADD)
 tests_unit_test_kit_json_path_SOURCES = tests/unit/test_kit_json_path.c
 tests_unit_test_kit_json_path_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_json_path_LDADD = $(LOAMS_KIT_TEST_LDADD)
+tests_unit_test_kit_units_SOURCES = tests/unit/test_kit_units.c
+tests_unit_test_kit_units_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_units_LDADD = $(LOAMS_KIT_TEST_LDADD)
+# options read through a host table
+tests_unit_test_kit_option_SOURCES = tests/unit/test_kit_option.c
+tests_unit_test_kit_option_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_option_LDADD = $(LOAMS_KIT_TEST_LDADD)
 # the chain over the real host API table, with an in-memory object store
 tests_unit_test_kit_manifest_chain_SOURCES = tests/unit/test_kit_manifest_chain.c
 tests_unit_test_kit_manifest_chain_CFLAGS = $(LOAMS_UNIT_CFLAGS)

@@ -31,6 +31,7 @@
 
 #include "loams/kit/err.h"
 #include "loams/kit/manifest_chain.h"
+#include "loams/kit/option.h"
 #include "collection_manifest.h"
 #include "collection_merge.h"
 #include "collection_query.h"
@@ -157,56 +158,12 @@ static int fail(coll *c, int rc)
 
 static int parse_long(coll *c, const char *name, long min, long max, long *out)
 {
-    const char *v = host->option(c->ctx, name);
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (v == NULL || errno != 0 || end == v || *end != '\0' || x < min || x > max) {
-        return loams_kit_err_set(&c->err, -EINVAL,
-                                 "target-collection: option %s = '%s' must be an integer from %ld "
-                                 "to %ld",
-                                 name, v ? v : "", min, max);
-    }
-    *out = x;
-    return 0;
+    return loams_kit_option_long(host, c->ctx, "target-collection", name, min, max, out, &c->err);
 }
 
 static int parse_size(coll *c, const char *name, uint64_t min, uint64_t max, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        double mult;
-    } units[] = {{"", 1},
-                 {"b", 1},
-                 {"kb", 1e3},
-                 {"mb", 1e6},
-                 {"gb", 1e9},
-                 {"tb", 1e12},
-                 {"kib", 1024.0},
-                 {"mib", 1048576.0},
-                 {"gib", 1073741824.0},
-                 {"tib", 1099511627776.0}};
-    const char *v = host->option(c->ctx, name);
-    char *end;
-    double x = v ? strtod(v, &end) : -1;
-    if (v != NULL && end != v && x >= 0) {
-        while (*end == ' ') {
-            end++;
-        }
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-            if (strcasecmp(end, units[i].unit) == 0) {
-                double bytes = x * units[i].mult;
-                if (bytes >= (double)min && bytes <= (double)max) {
-                    *out = (uint64_t)bytes;
-                    return 0;
-                }
-            }
-        }
-    }
-    return loams_kit_err_set(&c->err, -EINVAL,
-                             "target-collection: option %s = '%s' must be a size from %" PRIu64
-                             " to %" PRIu64 " bytes (e.g. '64MiB')",
-                             name, v ? v : "", min, max);
+    return loams_kit_option_size(host, c->ctx, "target-collection", name, min, max, out, &c->err);
 }
 
 static int load_options(coll *c)

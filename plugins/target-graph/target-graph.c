@@ -32,6 +32,8 @@
 #include "loams/kit/buf.h"
 #include "loams/kit/err.h"
 #include "loams/kit/manifest_chain.h"
+#include "loams/kit/option.h"
+#include "loams/kit/value.h"
 #include "graph_json.h"
 #include "graph_keymap.h"
 #include "graph_manifest.h"
@@ -134,55 +136,12 @@ static int fail(graph *g, int rc)
 
 static int parse_long(graph *g, const char *name, long min, long max, long *out)
 {
-    const char *v = host->option(g->ctx, name);
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (v == NULL || errno != 0 || end == v || *end != '\0' || x < min || x > max) {
-        return loams_kit_err_set(
-            &g->err, -EINVAL, "target-graph: option %s = '%s' must be an integer from %ld to %ld",
-            name, v ? v : "", min, max);
-    }
-    *out = x;
-    return 0;
+    return loams_kit_option_long(host, g->ctx, "target-graph", name, min, max, out, &g->err);
 }
 
 static int parse_size(graph *g, const char *name, uint64_t min, uint64_t max, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        double mult;
-    } units[] = {{"", 1},
-                 {"b", 1},
-                 {"kb", 1e3},
-                 {"mb", 1e6},
-                 {"gb", 1e9},
-                 {"tb", 1e12},
-                 {"kib", 1024.0},
-                 {"mib", 1048576.0},
-                 {"gib", 1073741824.0},
-                 {"tib", 1099511627776.0}};
-    const char *v = host->option(g->ctx, name);
-    char *end;
-    double x = v ? strtod(v, &end) : -1;
-    if (v != NULL && end != v && x >= 0) {
-        while (*end == ' ') {
-            end++;
-        }
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-            if (strcasecmp(end, units[i].unit) == 0) {
-                double bytes = x * units[i].mult;
-                if (bytes >= (double)min && bytes <= (double)max) {
-                    *out = (uint64_t)bytes;
-                    return 0;
-                }
-            }
-        }
-    }
-    return loams_kit_err_set(&g->err, -EINVAL,
-                             "target-graph: option %s = '%s' must be a size from %" PRIu64
-                             " to %" PRIu64 " bytes (e.g. '8KiB')",
-                             name, v ? v : "", min, max);
+    return loams_kit_option_size(host, g->ctx, "target-graph", name, min, max, out, &g->err);
 }
 
 static int load_options(graph *g)
@@ -409,13 +368,6 @@ static const char *cell_id(const loams_value *v, char *num, size_t *len, const c
     return NULL;
 }
 
-static const char *type_name(uint32_t t)
-{
-    static const char *names[] = {"NULL",  "BOOL",      "INT64", "FLOAT64", "STRING",
-                                  "BYTES", "TIMESTAMP", "JSON",  "VECTOR",  "LIST"};
-    return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
-}
-
 typedef struct cols {
     long node, label, src, dst, type, deleted;
     size_t *props; /* property column indexes */
@@ -451,7 +403,7 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
         src.type != LOAMS_T_NULL || dst.type != LOAMS_T_NULL || type.type != LOAMS_T_NULL;
     if (del.type != LOAMS_T_NULL && del.type != LOAMS_T_BOOL) {
         snprintf(why, whylen, "graph %s: _deleted must be true or false, not %s", g->full,
-                 type_name(del.type));
+                 loams_kit_type_name(del.type));
         return 1;
     }
     if (node.type != LOAMS_T_NULL) {
@@ -464,7 +416,7 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
         }
         if (cell_id(&node, num, &len, &reason) == NULL) {
             snprintf(why, whylen, "graph %s: the node id _node %s (it is %s)", g->full, reason,
-                     type_name(node.type));
+                     loams_kit_type_name(node.type));
             return 1;
         }
         if (label.type != LOAMS_T_NULL &&
@@ -472,7 +424,7 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
              !loams__gjson_valid_text(label.u.s.ptr, label.u.s.len))) {
             snprintf(why, whylen,
                      "graph %s: _label must be UTF-8 text of at most 256 bytes (it is %s)", g->full,
-                     type_name(label.type));
+                     loams_kit_type_name(label.type));
             return 1;
         }
         *kind = ROW_NODE;
@@ -496,12 +448,12 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
     }
     if (cell_id(&src, num, &len, &reason) == NULL) {
         snprintf(why, whylen, "graph %s: the edge source _src %s (it is %s)", g->full, reason,
-                 type_name(src.type));
+                 loams_kit_type_name(src.type));
         return 1;
     }
     if (cell_id(&dst, num, &len, &reason) == NULL) {
         snprintf(why, whylen, "graph %s: the edge destination _dst %s (it is %s)", g->full, reason,
-                 type_name(dst.type));
+                 loams_kit_type_name(dst.type));
         return 1;
     }
     if (type.type != LOAMS_T_STRING || type.u.s.len == 0 || type.u.s.len > LOAMS__GRAPH_TYPE_MAX ||
@@ -509,7 +461,7 @@ static int check_row(graph *g, loams_batch *b, size_t row, const cols *c, int *k
         snprintf(why, whylen,
                  "graph %s: the edge type _type must be non-empty UTF-8 text of at most 256 "
                  "bytes (it is %s)",
-                 g->full, type_name(type.type));
+                 g->full, loams_kit_type_name(type.type));
         return 1;
     }
     if (label.type != LOAMS_T_NULL) {

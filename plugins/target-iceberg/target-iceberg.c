@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "avro_writer.h"
+#include "loams/kit/option.h"
 #include "iceberg_manifest.h"
 
 const loams_host_api *loams__ice_host;
@@ -94,70 +95,21 @@ static const char *errtext(int rc)
 
 static int parse_size(ice *t, const char *name, uint64_t min, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        double mult;
-    } units[] = {{"", 1},     {"b", 1},        {"kb", 1e3},        {"mb", 1e6},
-                 {"gb", 1e9}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
-    const char *v = host->option(t->ctx, name);
-    char *end;
-    double x = v != NULL ? strtod(v, &end) : -1;
-    if (v != NULL && end != v && x >= 0) {
-        while (*end == ' ') {
-            end++;
-        }
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-            if (strcasecmp(end, units[i].unit) == 0 && x * units[i].mult >= (double)min &&
-                x * units[i].mult < 1e18) {
-                *out = (uint64_t)(x * units[i].mult);
-                return 0;
-            }
-        }
-    }
-    return loams__ice_fail(t, -EINVAL,
-                           "target-iceberg: option %s = '%s' must be a size of at "
-                           "least %" PRIu64 " bytes",
-                           name, v != NULL ? v : "", min);
+    loams_kit_err e;
+    int rc = loams_kit_option_size(host, t->ctx, "target-iceberg", name, min, UINT64_C(1) << 60,
+                                   out, &e);
+    return rc ? loams__ice_fail(t, rc, "%s", e.msg) : 0;
 }
 
 static int parse_duration_ms(ice *t, const char *name, int64_t *out)
 {
-    const char *v = host->option(t->ctx, name);
-    const char *p = v;
-    double total = 0;
-    while (p != NULL && *p != '\0') {
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p || x < 0) {
-            p = NULL;
-            break;
-        }
-        double mult = 1000; /* a bare number is seconds */
-        if (strncmp(end, "ms", 2) == 0) {
-            mult = 1, end += 2;
-        } else if (strncmp(end, "us", 2) == 0) {
-            mult = 0.001, end += 2;
-        } else if (*end == 's') {
-            mult = 1000, end++;
-        } else if (*end == 'm') {
-            mult = 60000, end++;
-        } else if (*end == 'h') {
-            mult = 3600000, end++;
-        } else if (*end == 'd') {
-            mult = 86400000, end++;
-        } else if (*end == 'w') {
-            mult = 7 * 86400000.0, end++;
-        }
-        total += x * mult;
-        p = end;
+    loams_kit_err e;
+    int64_t us;
+    int rc = loams_kit_option_duration(host, t->ctx, "target-iceberg", name, 0, INT64_MAX, &us, &e);
+    if (rc != 0) {
+        return loams__ice_fail(t, rc, "%s", e.msg);
     }
-    if (p == NULL || v == NULL || v[0] == '\0') {
-        return loams__ice_fail(t, -EINVAL,
-                               "target-iceberg: option %s = '%s' must be a duration "
-                               "('30s', '12h', '7d')",
-                               name, v != NULL ? v : "");
-    }
-    *out = (int64_t)total;
+    *out = us / 1000;
     return 0;
 }
 

@@ -65,23 +65,6 @@ uint32_t loams__lua_type_from_word(const char *word, size_t len)
     return LOAMS_T_NULL;
 }
 
-const char *loams__lua_type_name(uint32_t type)
-{
-    switch (type) {
-    case LOAMS_T_NULL: return "NULL";
-    case LOAMS_T_BOOL: return "BOOL";
-    case LOAMS_T_INT64: return "INT64";
-    case LOAMS_T_FLOAT64: return "FLOAT64";
-    case LOAMS_T_STRING: return "STRING";
-    case LOAMS_T_BYTES: return "BYTES";
-    case LOAMS_T_TIMESTAMP: return "TIMESTAMP";
-    case LOAMS_T_JSON: return "JSON";
-    case LOAMS_T_VECTOR: return "VECTOR";
-    case LOAMS_T_LIST: return "LIST";
-    default: return "UNKNOWN";
-    }
-}
-
 /* ---- slots ---- */
 
 /* The slot of the output column named by the string at name_idx, or
@@ -912,7 +895,7 @@ int loams__lua_emit(loams__lua_state *st)
                      "output field '%s' changed type from %s to %s; a column keeps the type of "
                      "its first value (only INT64 -> FLOAT64 widens): convert the value, or "
                      "declare the column's type in the script's `columns` list",
-                     st->slots[c->slot].name, loams__lua_type_name(was), loams__lua_type_name(now));
+                     st->slots[c->slot].name, loams_kit_type_name(was), loams_kit_type_name(now));
             return LOAMS_ESCHEMA;
         }
     }

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "loams/kit/units.h"
 #include "transform_lua.h"
 
 const loams_host_api *loams__lua_host;
@@ -120,96 +121,6 @@ static const loams_option_spec lua_options[] = {
      "'traceback' gives scripts debug.traceback (nothing else of the debug library)"},
     {NULL, 0, 0, NULL, NULL, NULL}};
 
-static int parse_size(const char *v, uint64_t *out)
-{
-    static const struct {
-        const char *unit;
-        uint64_t mult;
-    } units[] = {{"", 1},
-                 {"b", 1},
-                 {"kb", 1000},
-                 {"mb", 1000000},
-                 {"gb", 1000000000},
-                 {"tb", 1000000000000},
-                 {"kib", 1024},
-                 {"mib", 1048576},
-                 {"gib", 1073741824},
-                 {"tib", 1099511627776}};
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || x < 0) {
-        return -1;
-    }
-    while (*end == ' ') {
-        end++;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcasecmp(end, units[i].unit) == 0) {
-            double bytes = x * (double)units[i].mult;
-            if (bytes > (double)(SIZE_MAX / 2)) {
-                return -1;
-            }
-            *out = (uint64_t)bytes;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* '1h30m', '250ms', '2s', '0' -> microseconds. */
-static int parse_duration(const char *v, int64_t *out)
-{
-    static const struct {
-        const char *unit;
-        double us;
-    } units[] = {{"us", 1},     {"ms", 1e3},    {"s", 1e6},        {"m", 60e6},
-                 {"h", 3600e6}, {"d", 86400e6}, {"w", 7 * 86400e6}};
-    double total = 0;
-    const char *p = v;
-    while (*p == ' ') {
-        p++;
-    }
-    if (strcmp(p, "0") == 0) {
-        *out = 0;
-        return 0;
-    }
-    while (*p != '\0') {
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p || x < 0) {
-            return -1;
-        }
-        p = end;
-        while (*p == ' ') {
-            p++;
-        }
-        size_t ulen = 0;
-        while ((p[ulen] >= 'a' && p[ulen] <= 'z')) {
-            ulen++;
-        }
-        int found = 0;
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-            if (strlen(units[i].unit) == ulen && strncmp(p, units[i].unit, ulen) == 0) {
-                total += x * units[i].us;
-                found = 1;
-                break;
-            }
-        }
-        if (!found) {
-            return -1;
-        }
-        p += ulen;
-        while (*p == ' ') {
-            p++;
-        }
-    }
-    if (total > 9e18) {
-        return -1;
-    }
-    *out = (int64_t)total;
-    return 0;
-}
-
 static int read_options(loams__lua_state *st)
 {
     const loams_host_api *h = loams__lua_host;
@@ -227,8 +138,8 @@ static int read_options(loams__lua_state *st)
 
     uint64_t bytes;
     v = h->option(st->ctx, "lua_memory_limit");
-    if (parse_size(v != NULL ? v : LOAMS__LUA_DEFAULT_MEMORY, &bytes) != 0 ||
-        bytes < LOAMS__LUA_MIN_MEMORY) {
+    if (loams_kit_size_parse(v != NULL ? v : LOAMS__LUA_DEFAULT_MEMORY, &bytes, NULL, 0) != 0 ||
+        bytes < LOAMS__LUA_MIN_MEMORY || bytes > SIZE_MAX / 2) {
         h->set_error(st->ctx,
                      "transform-lua: option lua_memory_limit = '%s' must be a size of "
                      "at least 1MiB (e.g. '64MiB')",
@@ -238,7 +149,8 @@ static int read_options(loams__lua_state *st)
     st->memory_limit = (size_t)bytes;
 
     v = h->option(st->ctx, "lua_time_limit");
-    if (parse_duration(v != NULL ? v : LOAMS__LUA_DEFAULT_TIME, &st->time_limit_us) != 0) {
+    if (loams_kit_duration_parse(v != NULL ? v : LOAMS__LUA_DEFAULT_TIME, &st->time_limit_us, NULL,
+                                 0) != 0) {
         h->set_error(st->ctx,
                      "transform-lua: option lua_time_limit = '%s' must be a duration "
                      "such as '1s' or '250ms', or '0' for no limit",

@@ -36,6 +36,7 @@
 #include <loams/plugin.h>
 
 #include "loams/kit/json_path.h"
+#include "loams/kit/value.h"
 
 /* The host API table, set once by the entry point. */
 extern const loams_host_api *loams__lua_host;
@@ -275,9 +276,8 @@ int loams__lua_emit(loams__lua_state *st);
  * call (it touches the slot table). */
 size_t loams__lua_slot_intern(lua_State *L, loams__lua_state *st, int name_idx);
 
-/* A static name for a loams_type ("INT64", ...) and the reverse for the
- * words of a `columns` declaration (LOAMS_T_NULL when unknown). */
-const char *loams__lua_type_name(uint32_t type);
+/* The type a word of a `columns` declaration names (LOAMS_T_NULL when
+ * unknown); loams_kit_type_name (loams/kit/value.h) is the reverse. */
 uint32_t loams__lua_type_from_word(const char *word, size_t len);
 
 /* ---- small shared helpers (transform_lua.c) ---- */

@@ -29,23 +29,6 @@
 
 #include "transform_sql.h"
 
-const char *loams__sql_type_name(uint32_t type)
-{
-    switch (type) {
-    case LOAMS_T_NULL: return "NULL";
-    case LOAMS_T_BOOL: return "BOOL";
-    case LOAMS_T_INT64: return "INT64";
-    case LOAMS_T_FLOAT64: return "FLOAT64";
-    case LOAMS_T_STRING: return "STRING";
-    case LOAMS_T_BYTES: return "BYTES";
-    case LOAMS_T_TIMESTAMP: return "TIMESTAMP";
-    case LOAMS_T_JSON: return "JSON";
-    case LOAMS_T_VECTOR: return "VECTOR";
-    case LOAMS_T_LIST: return "LIST";
-    default: return "UNKNOWN";
-    }
-}
-
 static const char *sqlite_type_name(int t)
 {
     switch (t) {
@@ -479,7 +462,7 @@ static void fn_udf(sqlite3_context *c, int argc, sqlite3_value **argv)
     default:
         loams__sql_row_error(st, c, LOAMS_EUNSUPPORTED,
                              "%s() returned a %s, which SQL transforms cannot hold yet", u->name,
-                             loams__sql_type_name(out.type));
+                             loams_kit_type_name(out.type));
         break;
     }
 out:

@@ -483,12 +483,11 @@ int loams__sql_emit_cells(loams__sql_state *st, loams_batch *in, loams_batch *ou
         } else if (was == LOAMS_T_FLOAT64 && t == LOAMS_T_INT64) {
             /* written as FLOAT64 */
         } else {
-            rc =
-                h->batch_row_fail(in, src, LOAMS_ESCHEMA,
-                                  "output column '%s' changed type from %s to %s; only INT64 "
-                                  "-> FLOAT64 widening is allowed (CAST the expression to one "
-                                  "type)",
-                                  st->names[i], loams__sql_type_name(was), loams__sql_type_name(t));
+            rc = h->batch_row_fail(in, src, LOAMS_ESCHEMA,
+                                   "output column '%s' changed type from %s to %s; only INT64 "
+                                   "-> FLOAT64 widening is allowed (CAST the expression to one "
+                                   "type)",
+                                   st->names[i], loams_kit_type_name(was), loams_kit_type_name(t));
             goto out;
         }
     }

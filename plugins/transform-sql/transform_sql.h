@@ -26,6 +26,7 @@
 #include <loams/plugin.h>
 
 #include "loams/kit/json_path.h"
+#include "loams/kit/value.h"
 #include "program.h"
 
 /* SQLite value subtypes that carry a loams type SQLite lacks: an INTEGER
@@ -200,9 +201,6 @@ int loams__sql_json_eval(loams__sql_state *st, int kind, const void *json, size_
 /* Fails the row for a json_get_<kind>() whose first argument has SQLite
  * type `sqlite_type` (not TEXT or BLOB).  Returns LOAMS_EINPUT. */
 int loams__sql_json_bad_argument(loams__sql_state *st, int kind, int sqlite_type);
-
-/* A static name for a loams_type ("INT64", ...). */
-const char *loams__sql_type_name(uint32_t type);
 
 /* ---- transform_sql.c ---- */
 

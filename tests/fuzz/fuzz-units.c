@@ -11,7 +11,7 @@
 #include <loams/status.h>
 
 #include "fuzz_input.h"
-#include "base/units.h"
+#include "loams/kit/units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,8 +19,8 @@ static void size_round_trip(uint64_t b)
 {
     char text[64], err[512];
     uint64_t back = 0;
-    loams_size_format(b, text, sizeof text);
-    if (loams_size_parse(text, &back, err, sizeof err) != 0 || back != b) {
+    loams_kit_size_format(b, text, sizeof text);
+    if (loams_kit_size_parse(text, &back, err, sizeof err) != 0 || back != b) {
         fprintf(stderr, "size %llu formats as '%s', which parses as %llu (%s)\n",
                 (unsigned long long)b, text, (unsigned long long)back, err);
         abort();
@@ -31,8 +31,8 @@ static void duration_round_trip(int64_t us)
 {
     char text[128], err[512];
     int64_t back = -1;
-    loams_duration_format(us, text, sizeof text);
-    if (loams_duration_parse(text, &back, err, sizeof err) != 0 || back != us) {
+    loams_kit_duration_format(us, text, sizeof text);
+    if (loams_kit_duration_parse(text, &back, err, sizeof err) != 0 || back != us) {
         fprintf(stderr, "duration %lld us formats as '%s', which parses as %lld (%s)\n",
                 (long long)us, text, (long long)back, err);
         abort();
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     uint64_t b;
     err[0] = '\0';
-    int rc = loams_size_parse(text, &b, err, sizeof err);
+    int rc = loams_kit_size_parse(text, &b, err, sizeof err);
     if (rc == 0) {
         size_round_trip(b);
     } else if (rc != LOAMS_EINPUT || err[0] == '\0') {
@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     int64_t us;
     err[0] = '\0';
-    rc = loams_duration_parse(text, &us, err, sizeof err);
+    rc = loams_kit_duration_parse(text, &us, err, sizeof err);
     if (rc == 0) {
         if (us < 0) {
             abort();

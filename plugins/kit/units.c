@@ -1,7 +1,7 @@
 /*
- * units.c - owns the syntax of sizes and durations (units.h).
+ * units.c - owns the syntax of sizes and durations (loams/kit/units.h).
  */
-#include "base/units.h"
+#include "loams/kit/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -125,7 +125,7 @@ static const struct {
     {"PiB", 1ULL << 50},
 };
 
-int loams_size_parse(const char *text, uint64_t *bytes, char *err, size_t errlen)
+int loams_kit_size_parse(const char *text, uint64_t *bytes, char *err, size_t errlen)
 {
     if (text == NULL) {
         text = "";
@@ -214,7 +214,7 @@ static const struct {
     {"w", 7ULL * 86400 * 1000000},
 };
 
-int loams_duration_parse(const char *text, int64_t *us, char *err, size_t errlen)
+int loams_kit_duration_parse(const char *text, int64_t *us, char *err, size_t errlen)
 {
     if (text == NULL) {
         text = "";
@@ -301,9 +301,9 @@ int loams_duration_parse(const char *text, int64_t *us, char *err, size_t errlen
     return 0;
 }
 
-int loams_size_format(uint64_t bytes, char *out, size_t size)
+int loams_kit_size_format(uint64_t bytes, char *out, size_t size)
 {
-    /* Up to PiB: the largest unit loams_size_parse() reads back (a multiple
+    /* Up to PiB: the largest unit loams_kit_size_parse() reads back (a multiple
      * of 2^60 is written as PiB, e.g. '1024PiB'). */
     static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;
@@ -315,7 +315,7 @@ int loams_size_format(uint64_t bytes, char *out, size_t size)
     return snprintf(out, size, "%llu%s", (unsigned long long)v, names[u]);
 }
 
-int loams_duration_format(int64_t us, char *out, size_t size)
+int loams_kit_duration_format(int64_t us, char *out, size_t size)
 {
     static const struct {
         const char *name;

@@ -1,5 +1,5 @@
 /*
- * test_units.c - sizes and durations (core/base/units.c): accepted spellings,
+ * test_kit_units.c - sizes and durations (plugins/kit/units.c): accepted spellings,
  * exact error messages, limits and formatting.
  */
 #include <check.h>
@@ -8,13 +8,13 @@
 
 #include <loams/status.h>
 
-#include "base/units.h"
+#include "loams/kit/units.h"
 
 static uint64_t size_ok(const char *text)
 {
     uint64_t v = 0;
     char err[256] = "";
-    ck_assert_msg(loams_size_parse(text, &v, err, sizeof err) == 0, "%s: %s", text, err);
+    ck_assert_msg(loams_kit_size_parse(text, &v, err, sizeof err) == 0, "%s: %s", text, err);
     return v;
 }
 
@@ -22,7 +22,7 @@ static const char *size_err(const char *text)
 {
     static char err[512];
     uint64_t v = 12345;
-    ck_assert_int_eq(loams_size_parse(text, &v, err, sizeof err), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_kit_size_parse(text, &v, err, sizeof err), LOAMS_EINPUT);
     ck_assert_uint_eq(v, 12345); /* untouched */
     return err;
 }
@@ -31,7 +31,7 @@ static int64_t dur_ok(const char *text)
 {
     int64_t v = 0;
     char err[256] = "";
-    ck_assert_msg(loams_duration_parse(text, &v, err, sizeof err) == 0, "%s: %s", text, err);
+    ck_assert_msg(loams_kit_duration_parse(text, &v, err, sizeof err) == 0, "%s: %s", text, err);
     return v;
 }
 
@@ -39,7 +39,7 @@ static const char *dur_err(const char *text)
 {
     static char err[512];
     int64_t v = 12345;
-    ck_assert_int_eq(loams_duration_parse(text, &v, err, sizeof err), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_kit_duration_parse(text, &v, err, sizeof err), LOAMS_EINPUT);
     ck_assert_int_eq(v, 12345);
     return err;
 }
@@ -136,42 +136,42 @@ START_TEST(test_null_error_buffer_is_allowed)
 {
     uint64_t v;
     int64_t d;
-    ck_assert_int_eq(loams_size_parse("x", &v, NULL, 0), LOAMS_EINPUT);
-    ck_assert_int_eq(loams_duration_parse("x", &d, NULL, 0), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_kit_size_parse("x", &v, NULL, 0), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_kit_duration_parse("x", &d, NULL, 0), LOAMS_EINPUT);
 }
 END_TEST
 
 START_TEST(test_format_round_trips)
 {
     char out[64];
-    loams_size_format(64ULL << 20, out, sizeof out);
+    loams_kit_size_format(64ULL << 20, out, sizeof out);
     ck_assert_str_eq(out, "64MiB");
-    loams_size_format(1500, out, sizeof out);
+    loams_kit_size_format(1500, out, sizeof out);
     ck_assert_str_eq(out, "1500B");
-    loams_size_format(0, out, sizeof out);
+    loams_kit_size_format(0, out, sizeof out);
     ck_assert_str_eq(out, "0B");
-    loams_duration_format(5400LL * 1000000, out, sizeof out);
+    loams_kit_duration_format(5400LL * 1000000, out, sizeof out);
     ck_assert_str_eq(out, "1h30m");
-    loams_duration_format(250000, out, sizeof out);
+    loams_kit_duration_format(250000, out, sizeof out);
     ck_assert_str_eq(out, "250ms");
-    loams_duration_format(0, out, sizeof out);
+    loams_kit_duration_format(0, out, sizeof out);
     ck_assert_str_eq(out, "0s");
-    loams_duration_format(-2000001, out, sizeof out);
+    loams_kit_duration_format(-2000001, out, sizeof out);
     ck_assert_str_eq(out, "-2s1us");
-    loams_duration_format(INT64_MIN, out, sizeof out);
+    loams_kit_duration_format(INT64_MIN, out, sizeof out);
     ck_assert_uint_gt(strlen(out), 5);
     const uint64_t sizes[] = {1, 1024, 3ULL << 30, 123456789, 1ULL << 50};
     for (size_t i = 0; i < 5; i++) {
         uint64_t back;
-        loams_size_format(sizes[i], out, sizeof out);
-        ck_assert_int_eq(loams_size_parse(out, &back, NULL, 0), 0);
+        loams_kit_size_format(sizes[i], out, sizeof out);
+        ck_assert_int_eq(loams_kit_size_parse(out, &back, NULL, 0), 0);
         ck_assert_uint_eq(back, sizes[i]);
     }
     const int64_t durs[] = {1, 1000, 90061001001LL, 7LL * 86400 * 1000000};
     for (size_t i = 0; i < 4; i++) {
         int64_t back;
-        loams_duration_format(durs[i], out, sizeof out);
-        ck_assert_int_eq(loams_duration_parse(out, &back, NULL, 0), 0);
+        loams_kit_duration_format(durs[i], out, sizeof out);
+        ck_assert_int_eq(loams_kit_duration_parse(out, &back, NULL, 0), 0);
         ck_assert_int_eq(back, durs[i]);
     }
 }
@@ -185,11 +185,11 @@ START_TEST(test_format_of_exbibyte_multiples_parses_back)
     const uint64_t sizes[] = {1ULL << 60, 2ULL << 60, 15ULL << 60};
     for (size_t i = 0; i < 3; i++) {
         uint64_t back = 0;
-        loams_size_format(sizes[i], out, sizeof out);
-        ck_assert_int_eq(loams_size_parse(out, &back, NULL, 0), 0);
+        loams_kit_size_format(sizes[i], out, sizeof out);
+        ck_assert_int_eq(loams_kit_size_parse(out, &back, NULL, 0), 0);
         ck_assert_uint_eq(back, sizes[i]);
     }
-    loams_size_format(1ULL << 60, out, sizeof out);
+    loams_kit_size_format(1ULL << 60, out, sizeof out);
     ck_assert_str_eq(out, "1024PiB");
 }
 END_TEST
