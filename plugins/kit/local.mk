@@ -44,33 +44,25 @@ LOAMS_KIT_UNIT_TESTS = tests/unit/test_kit_utf8 tests/unit/test_kit_buf \
 check_PROGRAMS += $(LOAMS_KIT_UNIT_TESTS)
 TESTS += $(LOAMS_KIT_UNIT_TESTS)
 LOAMS_KIT_TEST_LDADD = plugins/kit/libkit.la $(CHECK_LIBS)
-tests_unit_test_kit_utf8_SOURCES = tests/unit/test_kit_utf8.c
+EXTRA_DIST += tests/unit/run_suite.h
 tests_unit_test_kit_utf8_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_utf8_LDADD = $(CHECK_LIBS)
-tests_unit_test_kit_buf_SOURCES = tests/unit/test_kit_buf.c
 tests_unit_test_kit_buf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_buf_LDADD = $(LOAMS_KIT_TEST_LDADD)
-tests_unit_test_kit_err_SOURCES = tests/unit/test_kit_err.c
 tests_unit_test_kit_err_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_err_LDADD = $(LOAMS_KIT_TEST_LDADD)
-tests_unit_test_kit_crc32c_SOURCES = tests/unit/test_kit_crc32c.c
 tests_unit_test_kit_crc32c_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_crc32c_LDADD = $(LOAMS_KIT_TEST_LDADD)
-tests_unit_test_kit_key_hash_SOURCES = tests/unit/test_kit_key_hash.c
 tests_unit_test_kit_key_hash_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_key_hash_LDADD = $(LOAMS_KIT_TEST_LDADD)
-tests_unit_test_kit_json_path_SOURCES = tests/unit/test_kit_json_path.c
 tests_unit_test_kit_json_path_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_json_path_LDADD = $(LOAMS_KIT_TEST_LDADD)
-tests_unit_test_kit_units_SOURCES = tests/unit/test_kit_units.c
 tests_unit_test_kit_units_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_units_LDADD = $(LOAMS_KIT_TEST_LDADD)
 # options read through a host table
-tests_unit_test_kit_option_SOURCES = tests/unit/test_kit_option.c
 tests_unit_test_kit_option_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_option_LDADD = $(LOAMS_KIT_TEST_LDADD)
 # the chain over the real host API table, with an in-memory object store
-tests_unit_test_kit_manifest_chain_SOURCES = tests/unit/test_kit_manifest_chain.c
 tests_unit_test_kit_manifest_chain_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_manifest_chain_LDADD = $(LOAMS_UNIT_LDADD)
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "loams/kit/buf.h"
+#include "run_suite.h"
 
 /* An allocator that counts live blocks and can be told to fail. */
 typedef struct counting {
@@ -245,9 +246,5 @@ int main(void)
     tcase_add_test(tc, mem_helpers_use_the_allocator_or_libc);
     tcase_add_test(tc, the_host_allocator_counts_against_its_context);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(s);
 }

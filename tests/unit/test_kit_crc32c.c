@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "loams/kit/crc32c.h"
+#include "run_suite.h"
 
 START_TEST(crc32c_matches_the_standard_check_value)
 {
@@ -57,9 +58,5 @@ int main(void)
     tcase_add_test(tc, both_paths_agree_at_every_alignment_and_length);
     tcase_add_test(tc, a_crc_continues_over_pieces);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(s);
 }

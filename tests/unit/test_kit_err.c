@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "loams/kit/err.h"
+#include "run_suite.h"
 
 START_TEST(set_formats_and_returns_the_status)
 {
@@ -57,9 +58,5 @@ int main(void)
     tcase_add_test(tc, prefix_adds_context_in_front);
     tcase_add_test(tc, long_messages_are_cut_to_fit);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(s);
 }

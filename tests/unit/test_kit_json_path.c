@@ -11,6 +11,7 @@
 #include <loams/status.h>
 
 #include "loams/kit/json_path.h"
+#include "run_suite.h"
 
 static loams_kit_json_doc *doc;
 
@@ -705,9 +706,5 @@ static Suite *json_path_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(json_path_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(json_path_suite());
 }

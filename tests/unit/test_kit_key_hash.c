@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "loams/kit/key_hash.h"
+#include "run_suite.h"
 
 START_TEST(stored_hash_values_never_change)
 {
@@ -55,9 +56,5 @@ int main(void)
     tcase_add_test(tc, stored_hash_values_never_change);
     tcase_add_test(tc, every_tail_length_and_byte_counts);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(s);
 }

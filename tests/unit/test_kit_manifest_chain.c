@@ -19,6 +19,7 @@
 #include "abi/keylist.h"
 #include "abi/offsets.h"
 #include "loams/kit/manifest_chain.h"
+#include "run_suite.h"
 
 /* ---- the in-memory store and the host table around it ---- */
 
@@ -398,9 +399,5 @@ int main(void)
     tcase_add_test(tc, failures_leave_the_chain_as_it_was);
     tcase_add_test(tc, an_older_host_is_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(s);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "loams/kit/option.h"
+#include "run_suite.h"
 
 static const char *const values[][2] = {
     {"level", "7"},           {"neg", "-3"},           {"big", "99999999999999999999"},
@@ -108,9 +109,5 @@ int main(void)
     tcase_add_test(tc, sizes_read_the_hosts_syntax_within_the_range);
     tcase_add_test(tc, durations_read_the_hosts_syntax_within_the_range);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return loams_test_run_suite(s);
 }
