@@ -59,6 +59,7 @@ core_libloams_core_la_SOURCES += \
 # contexts, UDFs, object stores).
 core_libloams_core_la_SOURCES += \
 	core/abi/registry.c core/abi/registry.h \
+	core/abi/plugin_resolve.c core/abi/plugin_resolve.h \
 	core/abi/host_api.c core/abi/host_api.h \
 	core/abi/plugin_ctx.c core/abi/plugin_ctx.h \
 	core/abi/batch.c core/abi/batch.h \

@@ -268,6 +268,11 @@ tests_unit_test_commit_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_commit_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_link_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_catalog_LDADD = $(LOAMS_UNIT_LDADD)
+# CREATE LINK against the built plugins and tests/plugins/ok-decoder.
+check_PROGRAMS += tests/unit/test_link_ddl
+TESTS += tests/unit/test_link_ddl
+tests_unit_test_link_ddl_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_link_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 
 # A link run against the small test plugins cycle-target and cycle-decoder
 # (tests/plugins/local.mk): the commit cycle alone, then whole runs.

@@ -208,11 +208,14 @@ static int check_value(const loams_plugin_descriptor *desc, const loams_option_s
 /* Validates opts; when values != NULL, stores the final value of each spec
  * (given, default or NULL) into values[0..n_specs). */
 static int resolve(const loams_plugin_descriptor *desc, const loams_option_kv *opts, size_t n,
-                   char **values, char *err, size_t errlen)
+                   char **values, size_t *bad, char *err, size_t errlen)
 {
     size_t n_specs = spec_count(desc);
     char canon[1024];
     for (size_t i = 0; i < n; i++) {
+        if (bad != NULL) {
+            *bad = i; /* the option at fault, if this one fails */
+        }
         if (opts[i].name == NULL || opts[i].value == NULL) {
             return fail(err, errlen, LOAMS_EINPUT, "option %zu of %s has no %s", i + 1, desc->name,
                         opts[i].name == NULL ? "name" : "value");
@@ -246,6 +249,9 @@ static int resolve(const loams_plugin_descriptor *desc, const loams_option_kv *o
                 return -ENOMEM;
             }
         }
+    }
+    if (bad != NULL) {
+        *bad = SIZE_MAX; /* what fails from here is the plugin's table */
     }
     for (size_t s = 0; s < n_specs; s++) {
         const loams_option_spec *spec = &desc->options[s];
@@ -283,7 +289,18 @@ static int resolve(const loams_plugin_descriptor *desc, const loams_option_kv *o
 int loams_options_validate(const loams_plugin_descriptor *desc, const loams_option_kv *opts,
                            size_t n, char *err, size_t errlen)
 {
-    return resolve(desc, opts, n, NULL, err, errlen);
+    return resolve(desc, opts, n, NULL, NULL, err, errlen);
+}
+
+int loams_options_validate_at(const loams_plugin_descriptor *desc, const loams_option_kv *opts,
+                              size_t n, size_t *bad, char *err, size_t errlen)
+{
+    *bad = SIZE_MAX;
+    int rc = resolve(desc, opts, n, NULL, bad, err, errlen);
+    if (rc == 0) {
+        *bad = SIZE_MAX;
+    }
+    return rc;
 }
 
 int loams_ctx_create(const loams_plugin_descriptor *desc, const loams_option_kv *opts, size_t n,
@@ -306,7 +323,7 @@ int loams_ctx_create(const loams_plugin_descriptor *desc, const loams_option_kv 
             goto out;
         }
     }
-    rc = resolve(desc, opts, n, ctx->values, err, errlen);
+    rc = resolve(desc, opts, n, ctx->values, NULL, err, errlen);
 out:
     if (rc != 0) {
         if (rc == -ENOMEM) {

@@ -59,6 +59,11 @@ const loams_option_spec *loams_option_spec_find(const loams_plugin_descriptor *d
  * LINK time).  Errors: LOAMS_EINPUT, LOAMS_EABI (message in err), -ENOMEM. */
 int loams_options_validate(const loams_plugin_descriptor *desc, const loams_option_kv *opts,
                            size_t n, char *err, size_t errlen);
+/* The same, and *bad = the index in opts of the option at fault, so that a
+ * caller can point at it (SIZE_MAX when none is: success, or a bad default
+ * or table entry of the plugin). */
+int loams_options_validate_at(const loams_plugin_descriptor *desc, const loams_option_kv *opts,
+                              size_t n, size_t *bad, char *err, size_t errlen);
 
 /* Creates a context for one instance of the plugin `desc` (not copied: it
  * must outlive the context; the registry keeps descriptors for the process

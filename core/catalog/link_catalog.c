@@ -43,6 +43,7 @@ void loams_link_def_clear(loams_link_def *d)
     free(d->decoder);
     loams_link_options_clear(&d->decoder_options);
     free(d->transform_kind);
+    free(d->transform_plugin);
     free(d->transform_text);
     loams_link_options_clear(&d->transform_options);
     free(d->target_kind);
@@ -62,10 +63,13 @@ int loams_link_transform_options(const loams_link_def *d, const loams_registry *
             return -ENOMEM;
         }
     }
-    if (d->transform_kind == NULL || strcmp(d->transform_kind, "lua") != 0) {
+    const loams_plugin *p;
+    if (reg == NULL || d->transform_plugin == NULL ||
+        loams_registry_find(reg, LOAMS_KIND_TRANSFORM, d->transform_plugin, &p) != 0 ||
+        p->descriptor == NULL || loams_option_spec_find(p->descriptor, "script_path") == NULL) {
         return 0;
     }
-    size_t n = 0, ndirs = reg != NULL ? loams_registry_dir_count(reg) : 0;
+    size_t n = 0, ndirs = loams_registry_dir_count(reg);
     for (size_t i = 0; i < ndirs; i++) {
         n += strlen(loams_registry_dir_at(reg, i)) + 1;
     }
@@ -175,6 +179,7 @@ char *loams_link_def_to_json(const loams_link_def *d)
         !add_str(root, "format", d->format) || !add_str(root, "decoder", d->decoder) ||
         !add_options(root, "decoder_options", &d->decoder_options) ||
         !add_str(root, "transform_kind", d->transform_kind) ||
+        !add_str(root, "transform_plugin", d->transform_plugin) ||
         !add_str(root, "transform", d->transform_text) ||
         !add_options(root, "transform_options", &d->transform_options) ||
         !add_str(root, "target_kind", d->target_kind) || !add_name(root, "target", &d->target) ||
@@ -258,6 +263,7 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
         !get_str(root, "format", &d->format, 1) || !get_str(root, "decoder", &d->decoder, 1) ||
         !get_options(root, "decoder_options", &d->decoder_options) ||
         !get_str(root, "transform_kind", &d->transform_kind, 1) ||
+        !get_str(root, "transform_plugin", &d->transform_plugin, 0) ||
         !get_str(root, "transform", &d->transform_text, 1) ||
         !get_options(root, "transform_options", &d->transform_options) ||
         !get_str(root, "target_kind", &d->target_kind, 1) ||
@@ -279,6 +285,12 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
                                               : LOAMS_LINK_RUNNING;
     free(on_error);
     free(state);
+    if (d->transform_plugin == NULL &&
+        (d->transform_plugin = strdup(
+             strcmp(d->transform_kind, "lua") == 0 ? "transform-lua" : "transform-sql")) == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     d->batch_bytes = (uint64_t)get_num(root, "batch_bytes", (double)d->batch_bytes);
     d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
     d->maintenance_interval_ms =
@@ -355,8 +367,10 @@ int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d, 
     rc = loams_link_def_from_json(kv.value, kv.value_len, d);
     if (rc == 0) {
         d->version = kv.version;
-    } else {
+    } else if (rc == LOAMS_ECORRUPT) {
         corrupt(err, key);
+    } else if (err != NULL) {
+        snprintf(err->msg, sizeof err->msg, "out of memory reading %.300s", key);
     }
     loams_meta_kv_free(&kv);
     return rc;

@@ -49,10 +49,15 @@ typedef struct loams_link_def {
     char *format;  /* "json", "raw", ... */
     char *decoder; /* decoder plugin name */
     loams_link_options decoder_options;
-    char *transform_kind;                 /* "sql" or "lua" */
-    char *transform_text;                 /* the SELECT, or the Lua code / script name */
+    char *transform_kind;   /* "sql" (TRANSFORM ( SELECT )), else the plugin name as
+                             * written after TRANSFORM ("lua", "sql", "jq") */
+    char *transform_plugin; /* the transform plugin ("transform-sql", ...); a definition
+                             * stored without one gets transform-lua for "lua",
+                             * transform-sql otherwise */
+    char *transform_text;   /* the SELECT, or the code / script name */
     loams_link_options transform_options; /* WITH options of the transform plugin (lua_*) */
-    char *target_kind;                    /* "collection", "table", "graph" */
+    char *target_kind; /* "collection", "table", "graph", or the word of INTO <kind>
+                        * ... USING (at most 15 characters: the pointer's kind) */
     loams_objname target;
     char *target_plugin; /* target plugin name */
     loams_link_options target_options;
@@ -83,9 +88,10 @@ int loams_link_options_add(loams_link_options *o, const char *name, const char *
 void loams_link_options_clear(loams_link_options *o);
 
 /* The options a run (and CREATE LINK's compile check) opens the transform
- * plugin with: the link's transform_options, plus for Lua transforms
- * script_path = the registry's plugin directories in order, so that
- * TRANSFORM LUA 'name' finds the scripts --list-plugins lists.  *out
+ * plugin with: the link's transform_options, plus, for a transform plugin
+ * that declares the option script_path (transform-lua), script_path = the
+ * registry's plugin directories in order, so that TRANSFORM LUA 'name'
+ * finds the scripts --list-plugins lists.  *out
  * (zeroed by the caller) gets copies; free with loams_link_options_clear.
  * -ENOMEM. */
 struct loams_registry;
@@ -121,7 +127,7 @@ int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state stat
                          const char *error, int32_t partition, int64_t offset, loams_meta_err *err);
 
 /* The definition as JSON (malloc'd) and back (for set_state inside other
- * transactions, e.g. the fenced commit).  from_json: LOAMS_ECORRUPT. */
+ * transactions, e.g. the fenced commit).  from_json: LOAMS_ECORRUPT, -ENOMEM. */
 char *loams_link_def_to_json(const loams_link_def *d);
 int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d);
 

@@ -137,7 +137,7 @@ int loams_cmd_sql(int argc, char **argv)
         loams_ddl_script_free(script);
         return 1;
     }
-    char err[2048];
+    char err[4096];
     loams_datadir *dd = NULL;
     status = loams_datadir_open(loams_datadir_choose(data_dir), 1, &dd, err, sizeof err);
     if (status != 0) {

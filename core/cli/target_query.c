@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog/link_catalog.h"
 #include "meta/commit.h"
 #include "abi/plugin_ctx.h"
 
@@ -16,6 +17,7 @@ int loams_target_query(loams_node *node, const loams_objname *name, const char *
 {
     loams_pointer ptr;
     loams_meta_err merr;
+    char plugin_name[128];
     loams_ctx *ctx = NULL;
     void *state = NULL;
     const loams_target_vtable *vt = NULL;
@@ -40,6 +42,19 @@ int loams_target_query(loams_node *node, const loams_objname *name, const char *
         rc = LOAMS_EINPUT;
         goto out;
     }
+    /* The plugin of the link that writes the target (INTO <kind> ... USING
+     * <plugin>), else the kind's built-in one. */
+    loams_objname lname;
+    loams_link_def def;
+    loams_link_def_init(&def);
+    if (loams_objname_parse(ptr.link, &lname, NULL, 0) == 0 &&
+        loams_link_get(node->dd->meta, &lname, &def, &merr) == 0 && def.target_plugin != NULL &&
+        strcmp(def.target.ns, name->ns) == 0 && strcmp(def.target.name, name->name) == 0 &&
+        strlen(def.target_plugin) < sizeof plugin_name) {
+        snprintf(plugin_name, sizeof plugin_name, "%s", def.target_plugin);
+        plugin = plugin_name;
+    }
+    loams_link_def_clear(&def);
     const loams_plugin *p;
     if (loams_registry_find(node->registry, LOAMS_KIND_TARGET, plugin, &p) != 0 ||
         p->descriptor == NULL) {

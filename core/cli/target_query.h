@@ -16,8 +16,10 @@
 #include "catalog/objname.h"
 
 /* Runs `request` (JSON) on target `name`, which must be of `kind`
- * ("collection", "graph", "table"), with the plugin `plugin`; the answer
- * (JSON) is appended to out. */
+ * ("collection", "graph", "table"), through the target plugin of the link
+ * that writes it (INTO <kind> ... USING <plugin>), or `plugin` (the kind's
+ * built-in one) when that link is gone; the answer (JSON) is appended to
+ * out. */
 int loams_target_query(loams_node *node, const loams_objname *name, const char *kind,
                        const char *plugin, const char *request, loams_buf *out, char *err,
                        size_t errlen);

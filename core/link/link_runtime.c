@@ -173,9 +173,11 @@ static void instances_close(link_run *r)
     memset(&r->decoder, 0, sizeof r->decoder);
 }
 
+/* The plugin CREATE LINK resolved (link_catalog.h fills it in for a
+ * definition stored before links named it). */
 static const char *transform_plugin_name(const loams_link_def *d)
 {
-    return strcmp(d->transform_kind, "lua") == 0 ? "transform-lua" : "transform-sql";
+    return d->transform_plugin;
 }
 
 /* Lets the decoder leave out the decoded columns the transform never reads

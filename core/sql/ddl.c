@@ -569,29 +569,74 @@ const loams_ddl_option *loams_ddl_option_find(const loams_ddl_options *opts, con
 
 /* ---- CREATE LINK pieces ---- */
 
+static int is_plugin_char(int c)
+{
+    return is_ident_char(c) || c == '-' || c == '.';
+}
+
+/* plugin_name := a bare name (an identifier continued by letters, digits,
+ * '_', '.' or '-', with no blank and no "--" in it: the lexer stopped the
+ * identifier at the first '-' or '.', so the rest is taken here) folded to
+ * lower case, or a 'string' kept as written.  *out is arena-owned. */
+static int parse_plugin_name(parser *p, const char *what, const char **out, loams_ddl_pos *pos)
+{
+    *pos = p->tok.pos;
+    if (p->tok.kind == T_STRING) {
+        char *s = string_dup(p);
+        if (s == NULL) {
+            return oom(p);
+        }
+        size_t n = strlen(s);
+        if (n == 0 || n > LOAMS_DDL_PLUGIN_NAME_MAX) {
+            return error_at(p, p->tok.pos, "a plugin name is 1 to %d characters, not %zu",
+                            LOAMS_DDL_PLUGIN_NAME_MAX, n);
+        }
+        *out = s;
+        return next(p);
+    }
+    if (p->tok.kind != T_IDENT) {
+        return expected(p, what);
+    }
+    /* The identifier token ends where p->i stands: extend it in place. */
+    while (p->i < p->len && is_plugin_char((unsigned char)p->src[p->i]) &&
+           !(p->src[p->i] == '-' && p->i + 1 < p->len && p->src[p->i + 1] == '-')) {
+        advance_byte(p);
+    }
+    p->tok.end = p->i;
+    size_t n = p->tok.end - p->tok.start;
+    if (n > LOAMS_DDL_PLUGIN_NAME_MAX) {
+        return error_at(p, p->tok.pos, "the plugin name '%.20s...' is longer than %d characters",
+                        p->src + p->tok.start, LOAMS_DDL_PLUGIN_NAME_MAX);
+    }
+    if ((*out = lower_dup(p, p->tok.start, p->tok.end)) == NULL) {
+        return oom(p);
+    }
+    return next(p);
+}
+
+static const struct {
+    const char *word;
+    loams_ddl_format_kind kind;
+} format_words[] = {
+    {"json", LOAMS_DDL_FORMAT_JSON},         {"csv", LOAMS_DDL_FORMAT_CSV},
+    {"raw", LOAMS_DDL_FORMAT_RAW},           {"avro", LOAMS_DDL_FORMAT_AVRO},
+    {"protobuf", LOAMS_DDL_FORMAT_PROTOBUF},
+};
+
+/* format := plugin_name [SCHEMA 'x' [MESSAGE 'pkg.M']] [options]: AVRO
+ * takes SCHEMA, PROTOBUF SCHEMA and MESSAGE, every format options. */
 static int parse_format(parser *p, loams_ddl_format *f)
 {
-    f->pos = p->tok.pos;
-    if (is_kw(p, "JSON")) {
-        f->kind = LOAMS_DDL_FORMAT_JSON;
-        return next(p);
-    }
-    if (is_kw(p, "RAW")) {
-        f->kind = LOAMS_DDL_FORMAT_RAW;
-        return next(p);
-    }
-    if (is_kw(p, "CSV")) {
-        f->kind = LOAMS_DDL_FORMAT_CSV;
-        TRY(next(p));
-        if (p->tok.kind == T_LPAREN) {
-            TRY(parse_options(p, &f->options));
+    TRY(parse_plugin_name(p, "a format (JSON, CSV, RAW, AVRO, PROTOBUF or a decoder plugin's name)",
+                          &f->name, &f->pos));
+    f->kind = LOAMS_DDL_FORMAT_PLUGIN;
+    for (size_t i = 0; i < sizeof format_words / sizeof format_words[0]; i++) {
+        if (strcmp(f->name, format_words[i].word) == 0) {
+            f->kind = format_words[i].kind;
         }
-        return 0;
     }
-    int avro = is_kw(p, "AVRO");
-    if (avro || is_kw(p, "PROTOBUF")) {
-        f->kind = avro ? LOAMS_DDL_FORMAT_AVRO : LOAMS_DDL_FORMAT_PROTOBUF;
-        TRY(next(p));
+    int avro = f->kind == LOAMS_DDL_FORMAT_AVRO;
+    if (avro || f->kind == LOAMS_DDL_FORMAT_PROTOBUF) {
         TRY(expect_kw(p, "SCHEMA"));
         if (p->tok.kind != T_STRING) {
             return expected(p, "the schema as a 'string'");
@@ -610,9 +655,50 @@ static int parse_format(parser *p, loams_ddl_format *f)
             }
             TRY(next(p));
         }
-        return 0;
     }
-    return expected(p, "a format (JSON, CSV, RAW, AVRO or PROTOBUF)");
+    if (p->tok.kind == T_LPAREN) {
+        TRY(parse_options(p, &f->options));
+    }
+    return 0;
+}
+
+/* target := kind name [USING plugin_name]; kind is TABLE, COLLECTION,
+ * GRAPH or another identifier, which needs USING. */
+static int parse_target(parser *p, loams_ddl_link *l)
+{
+    if (p->tok.kind != T_IDENT) {
+        return expected(p, "a target kind (TABLE, COLLECTION, GRAPH, or another kind with USING "
+                           "<plugin>)");
+    }
+    l->target_kind_pos = p->tok.pos;
+    size_t n = p->tok.end - p->tok.start;
+    if (n > LOAMS_DDL_KIND_MAX) {
+        return error_at(p, p->tok.pos, "the target kind '%.*s' is longer than %d characters",
+                        (int)(n > 40 ? 40 : n), p->src + p->tok.start, LOAMS_DDL_KIND_MAX);
+    }
+    if (is_kw(p, "TABLE")) {
+        l->target_kind = LOAMS_DDL_TARGET_TABLE;
+    } else if (is_kw(p, "COLLECTION")) {
+        l->target_kind = LOAMS_DDL_TARGET_COLLECTION;
+    } else if (is_kw(p, "GRAPH")) {
+        l->target_kind = LOAMS_DDL_TARGET_GRAPH;
+    } else {
+        l->target_kind = LOAMS_DDL_TARGET_OTHER;
+    }
+    TRY(parse_ident(p, "a target kind", l->target_kind_word));
+    TRY(parse_name(p, "a target name", &l->target, &l->target_pos));
+    if (is_kw(p, "USING")) {
+        TRY(next(p));
+        return parse_plugin_name(p, "the name of a target plugin", &l->target_plugin,
+                                 &l->target_plugin_pos);
+    }
+    if (l->target_kind == LOAMS_DDL_TARGET_OTHER) {
+        return error_at(p, l->target_kind_pos,
+                        "unknown target kind '%s': TABLE, COLLECTION and GRAPH are built in; "
+                        "another kind names its target plugin (INTO %s %s.%s USING <plugin>)",
+                        l->target_kind_word, l->target_kind_word, l->target.ns, l->target.name);
+    }
+    return 0;
 }
 
 /* Finds the ')' that closes the '(' just consumed (the lexer stands right
@@ -687,30 +773,35 @@ static int capture_parens(parser *p, loams_ddl_pos open_pos, loams_ddl_transform
     return lex(p);
 }
 
+/* transform := '(' SELECT ... ')' | plugin_name ( 'script' | $$ code $$ ) */
 static int parse_transform(parser *p, loams_ddl_transform *t)
 {
     if (p->tok.kind == T_LPAREN) {
         t->kind = LOAMS_DDL_TRANSFORM_SQL;
         return capture_parens(p, p->tok.pos, t);
     }
-    if (!is_kw(p, "LUA")) {
-        return expected(p, "'(' or LUA after TRANSFORM");
+    if (is_kw(p, "SELECT")) {
+        return error_at(p, p->tok.pos,
+                        "expected '(' before SELECT: write TRANSFORM ( SELECT ... )");
     }
-    TRY(next(p));
+    TRY(parse_plugin_name(p,
+                          "'(' and a SELECT, or a transform plugin (LUA, SQL or another) after "
+                          "TRANSFORM",
+                          &t->plugin, &t->plugin_pos));
     if (p->tok.kind == T_STRING) {
-        t->kind = LOAMS_DDL_TRANSFORM_LUA_NAME;
+        t->kind = LOAMS_DDL_TRANSFORM_NAMED;
         t->pos = p->tok.body_pos;
         if ((t->text = string_dup(p)) == NULL) {
             return oom(p);
         }
         t->len = strlen(t->text);
         if (t->len == 0) {
-            return error_at(p, p->tok.pos, "the Lua script name is empty");
+            return error_at(p, p->tok.pos, "the script name is empty");
         }
         return next(p);
     }
     if (p->tok.kind == T_DOLLAR) {
-        t->kind = LOAMS_DDL_TRANSFORM_LUA_INLINE;
+        t->kind = LOAMS_DDL_TRANSFORM_INLINE;
         t->pos = p->tok.body_pos;
         t->len = p->tok.body_end - p->tok.body_start;
         t->text = arena_strndup(&p->script->mem, p->src + p->tok.body_start, t->len);
@@ -929,18 +1020,11 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
                         st->link.format.kind == LOAMS_DDL_FORMAT_NONE ? "FORMAT or INTO" : "INTO");
     }
     TRY(next(p));
-    if (is_kw(p, "TABLE")) {
-        st->link.target_kind = LOAMS_DDL_TARGET_TABLE;
-    } else if (is_kw(p, "COLLECTION")) {
-        st->link.target_kind = LOAMS_DDL_TARGET_COLLECTION;
-    } else if (is_kw(p, "GRAPH")) {
-        st->link.target_kind = LOAMS_DDL_TARGET_GRAPH;
-    } else {
-        return expected(p, "TABLE, COLLECTION or GRAPH");
+    TRY(parse_target(p, &st->link));
+    if (!is_kw(p, "TRANSFORM")) {
+        return expected(p, st->link.target_plugin == NULL ? "USING or TRANSFORM" : "TRANSFORM");
     }
     TRY(next(p));
-    TRY(parse_name(p, "a target name", &st->link.target, &st->link.target_pos));
-    TRY(expect_kw(p, "TRANSFORM"));
     TRY(parse_transform(p, &st->link.transform));
     if (is_kw(p, "WITH")) {
         TRY(next(p));
@@ -1203,6 +1287,7 @@ const char *loams_ddl_format_name(loams_ddl_format_kind kind)
     case LOAMS_DDL_FORMAT_RAW: return "raw";
     case LOAMS_DDL_FORMAT_AVRO: return "avro";
     case LOAMS_DDL_FORMAT_PROTOBUF: return "protobuf";
+    case LOAMS_DDL_FORMAT_PLUGIN: return "plugin";
     }
     return "?";
 }
@@ -1213,6 +1298,7 @@ const char *loams_ddl_target_name(loams_ddl_target_kind kind)
     case LOAMS_DDL_TARGET_TABLE: return "TABLE";
     case LOAMS_DDL_TARGET_COLLECTION: return "COLLECTION";
     case LOAMS_DDL_TARGET_GRAPH: return "GRAPH";
+    case LOAMS_DDL_TARGET_OTHER: return "OTHER";
     }
     return "?";
 }

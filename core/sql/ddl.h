@@ -4,15 +4,23 @@
  *
  *   CREATE STREAM [IF NOT EXISTS] ns.s [WITH (k = v, ...)]
  *   CREATE LINK [IF NOT EXISTS] ns.l FROM STREAM ns.s
- *       [FORMAT json | csv [(k = v, ...)] | raw | avro SCHEMA 'x'
- *               | protobuf SCHEMA 'x' MESSAGE 'pkg.M']
- *       INTO { TABLE | COLLECTION | GRAPH } ns.t
- *       TRANSFORM ( SELECT ... ) | TRANSFORM LUA 'script' | TRANSFORM LUA $$ ... $$
+ *       [FORMAT <decoder> [SCHEMA 'x' [MESSAGE 'pkg.M']] [(k = v, ...)]]
+ *       INTO <kind> ns.t [USING <target plugin>]
+ *       TRANSFORM ( SELECT ... ) | TRANSFORM <transform plugin> { 'script' | $$ ... $$ }
  *       [WITH (k = v, ...)]
  *   CREATE TABLE [IF NOT EXISTS] ns.t (col type [NOT NULL], ...)
  *   DROP { LINK | STREAM } [IF EXISTS] ns.x
  *   PAUSE LINK ns.l      RESUME LINK ns.l
  *   SELECT * FROM system.links      SELECT * FROM system.streams
+ *
+ * The parser only records which plugin a link names; which plugin a name
+ * means is the registry's rule (loams_registry_resolve: "decoder-kv" or
+ * "kv" for FORMAT kv).  A plugin name is a bare name - a letter, then
+ * letters, digits, '_', '.' or '-', folded to lower case - or a 'string'
+ * kept as written; at most 64 characters.  AVRO and PROTOBUF take SCHEMA
+ * (and MESSAGE); any FORMAT takes options.  A target kind is an
+ * identifier of at most LOAMS_DDL_KIND_MAX characters: TABLE, COLLECTION
+ * and GRAPH have built-in plugins, any other kind needs USING.
  *
  * Statements are separated by ';' (the last one may omit it).  Keywords and
  * identifiers are case-insensitive (names are folded to lower case, see
@@ -95,31 +103,45 @@ typedef enum loams_ddl_format_kind {
     LOAMS_DDL_FORMAT_CSV = 2,
     LOAMS_DDL_FORMAT_RAW = 3,
     LOAMS_DDL_FORMAT_AVRO = 4,
-    LOAMS_DDL_FORMAT_PROTOBUF = 5
+    LOAMS_DDL_FORMAT_PROTOBUF = 5,
+    LOAMS_DDL_FORMAT_PLUGIN = 6 /* FORMAT <name> of any other decoder plugin */
 } loams_ddl_format_kind;
+
+/* A plugin name as written after FORMAT, USING or TRANSFORM: 1 to 64
+ * characters (the registry's name rule). */
+#define LOAMS_DDL_PLUGIN_NAME_MAX 64
 
 typedef struct loams_ddl_format {
     loams_ddl_format_kind kind;
+    const char *name;          /* the decoder's name as written (lower-cased
+                                * when bare: "json", "kv"); NULL for NONE */
     const char *schema;        /* AVRO, PROTOBUF: SCHEMA 'x'; else NULL */
     const char *message;       /* PROTOBUF: MESSAGE 'pkg.M'; else NULL */
-    loams_ddl_options options; /* CSV: csv (k = v, ...); else empty */
-    loams_ddl_pos pos;
+    loams_ddl_options options; /* FORMAT x (k = v, ...); else empty */
+    loams_ddl_pos pos;         /* of the name */
 } loams_ddl_format;
+
+/* A target kind is stored in the target's pointer (commit.h: 15 bytes). */
+#define LOAMS_DDL_KIND_MAX 15
 
 typedef enum loams_ddl_target_kind {
     LOAMS_DDL_TARGET_TABLE = 1,
     LOAMS_DDL_TARGET_COLLECTION = 2,
-    LOAMS_DDL_TARGET_GRAPH = 3
+    LOAMS_DDL_TARGET_GRAPH = 3,
+    LOAMS_DDL_TARGET_OTHER = 4 /* another word: its plugin is named with USING */
 } loams_ddl_target_kind;
 
 typedef enum loams_ddl_transform_kind {
-    LOAMS_DDL_TRANSFORM_SQL = 1,       /* TRANSFORM ( SELECT ... ): text = the SELECT */
-    LOAMS_DDL_TRANSFORM_LUA_NAME = 2,  /* TRANSFORM LUA 'script': text = script name */
-    LOAMS_DDL_TRANSFORM_LUA_INLINE = 3 /* TRANSFORM LUA $$ ... $$: text = the code */
+    LOAMS_DDL_TRANSFORM_SQL = 1,   /* TRANSFORM ( SELECT ... ): text = the SELECT */
+    LOAMS_DDL_TRANSFORM_NAMED = 2, /* TRANSFORM <plugin> 'script': text = script name */
+    LOAMS_DDL_TRANSFORM_INLINE = 3 /* TRANSFORM <plugin> $$ ... $$: text = the code */
 } loams_ddl_transform_kind;
 
 typedef struct loams_ddl_transform {
     loams_ddl_transform_kind kind;
+    const char *plugin; /* NAMED, INLINE: the plugin's name as written
+                         * ("lua", "sql", "jq"); SQL: NULL (transform-sql) */
+    loams_ddl_pos plugin_pos;
     const char *text; /* NUL-terminated, verbatim */
     size_t len;
     loams_ddl_pos pos; /* where text[0] is in the source */
@@ -130,8 +152,12 @@ typedef struct loams_ddl_link {
     loams_ddl_pos stream_pos;
     loams_ddl_format format;
     loams_ddl_target_kind target_kind;
+    char target_kind_word[LOAMS_DDL_KIND_MAX + 1]; /* lower-cased: "table", "jsonl" */
+    loams_ddl_pos target_kind_pos;
     loams_objname target;
     loams_ddl_pos target_pos;
+    const char *target_plugin; /* USING <plugin> as written, or NULL */
+    loams_ddl_pos target_plugin_pos;
     loams_ddl_transform transform;
 } loams_ddl_link;
 
@@ -201,7 +227,9 @@ void loams_ddl_format_error(const char *src, size_t len, uint32_t line, uint32_t
 void loams_ddl_map_position(const loams_ddl_transform *t, uint32_t line, uint32_t column,
                             uint32_t *src_line, uint32_t *src_column);
 
-/* Names for messages: "CREATE LINK", "json", "COLLECTION", ... */
+/* Names for messages: "CREATE LINK", "json", "COLLECTION", ...
+ * (format_name: "plugin" for LOAMS_DDL_FORMAT_PLUGIN, whose name is the
+ * format's own; target_name: "OTHER" for LOAMS_DDL_TARGET_OTHER). */
 const char *loams_ddl_kind_name(loams_ddl_kind kind);
 const char *loams_ddl_format_name(loams_ddl_format_kind kind);
 const char *loams_ddl_target_name(loams_ddl_target_kind kind);

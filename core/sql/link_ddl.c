@@ -13,14 +13,16 @@
 
 #include "catalog/link_catalog.h"
 #include "abi/plugin_ctx.h"
+#include "abi/plugin_resolve.h"
 #include "base/units.h"
+#include "meta/commit.h"
 
 static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
                     size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
                     size_t errlen, const char *fmt, ...)
 {
-    char msg[1024];
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -31,57 +33,62 @@ static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int statu
     return status;
 }
 
-const char *loams_link_decoder_for(loams_ddl_format_kind format)
+/* The plugin of kind `kind` that `word` names (plugin_resolve.h's rule),
+ * or an error at pos: "<clause>: <what>", the caret, then the DETAIL and
+ * HINT lines (the plugins of that kind, the plugin path, the fix). */
+static int resolve_plugin(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                          loams_ddl_pos pos, loams_plugin_kind kind, const char *word,
+                          const char *clause, const loams_plugin **out, char *err, size_t errlen)
 {
-    switch (format) {
-    case LOAMS_DDL_FORMAT_NONE:
-    case LOAMS_DDL_FORMAT_JSON: return "decoder-json";
-    case LOAMS_DDL_FORMAT_CSV: return "decoder-csv";
-    case LOAMS_DDL_FORMAT_RAW: return "decoder-raw";
-    case LOAMS_DDL_FORMAT_AVRO: return "decoder-avro";
-    case LOAMS_DDL_FORMAT_PROTOBUF: return "decoder-protobuf";
+    char what[512], detail[2048];
+    int rc = loams_plugin_resolve(env->registry, kind, word, out, what, sizeof what, detail,
+                                  sizeof detail);
+    if (rc == 0) {
+        return 0;
     }
-    return "decoder-json";
+    rc = error_at(script, pos, rc == LOAMS_ENOTFOUND ? LOAMS_ENOTFOUND : LOAMS_EINPUT, err, errlen,
+                  "%s: %s", clause, what[0] != '\0' ? what : "no plugin name");
+    size_t used = strlen(err);
+    if (detail[0] != '\0' && used + 1 < errlen) {
+        snprintf(err + used, errlen - used, "\n%s", detail);
+    }
+    return rc;
 }
 
-const char *loams_link_target_plugin_for(loams_ddl_target_kind kind)
+/* The plugins behind the built-in target kinds. */
+static const char *builtin_target_plugin(loams_ddl_target_kind kind)
 {
     switch (kind) {
     case LOAMS_DDL_TARGET_TABLE: return "target-iceberg";
     case LOAMS_DDL_TARGET_COLLECTION: return "target-collection";
     case LOAMS_DDL_TARGET_GRAPH: return "target-graph";
+    case LOAMS_DDL_TARGET_OTHER: break;
     }
-    return "target-collection";
+    return NULL;
 }
 
-static const char *target_kind_word(loams_ddl_target_kind kind)
+/* "a, b, c" of the plugin's option names (but `skip`), or "" for none. */
+static void plugin_option_names(const loams_plugin *p, const char *skip, char *out, size_t size)
 {
-    switch (kind) {
-    case LOAMS_DDL_TARGET_TABLE: return "table";
-    case LOAMS_DDL_TARGET_COLLECTION: return "collection";
-    case LOAMS_DDL_TARGET_GRAPH: return "graph";
+    size_t n = 0;
+    out[0] = '\0';
+    for (const loams_option_spec *s = p != NULL ? p->options : NULL; s != NULL && s->name != NULL;
+         s++) {
+        if (skip != NULL && strcmp(s->name, skip) == 0) {
+            continue;
+        }
+        int w = snprintf(out + n, size - n, "%s%s", n > 0 ? ", " : "", s->name);
+        if (w < 0 || (size_t)w >= size - n) {
+            break;
+        }
+        n += (size_t)w;
     }
-    return "collection";
 }
 
 /* The text of an option value as the user wrote it (unquoted). */
 static const char *option_text(const loams_ddl_option *o)
 {
     return o->text != NULL ? o->text : "";
-}
-
-/* Adds the plugin's accepted option names to msg. */
-static void accepted_options(const loams_plugin *p, char *out, size_t size)
-{
-    size_t n = (size_t)snprintf(out, size,
-                                "batch_bytes, batch_interval, maintenance_interval, "
-                                "on_error, dead_letter_stream");
-    for (const loams_option_spec *s = p != NULL ? p->options : NULL; s != NULL && s->name != NULL;
-         s++) {
-        if (n < size) {
-            n += (size_t)snprintf(out + n, size - n, ", %s", s->name);
-        }
-    }
 }
 
 typedef struct required_check {
@@ -131,18 +138,10 @@ static int check_declared(const loams_ddl_script *script, const loams_ddl_stmt *
 /* Compiles the transform once to surface its errors at CREATE time, and
  * checks its output against the declared table (NULL: none). */
 static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                           const loams_ddl_stmt *st, const char *plugin_name,
-                           const loams_link_def *d, const char *declared, char *err, size_t errlen)
+                           const loams_ddl_stmt *st, const loams_plugin *p, const loams_link_def *d,
+                           const char *declared, char *err, size_t errlen)
 {
     const loams_ddl_transform *t = &st->link.transform;
-    const loams_plugin *p;
-    if (loams_registry_find(env->registry, LOAMS_KIND_TRANSFORM, plugin_name, &p) != 0 ||
-        p->descriptor == NULL) {
-        return error_at(script, t->pos, LOAMS_ENOTFOUND, err, errlen,
-                        "%s transforms need the plugin '%s', which is not loaded; check "
-                        "--plugin-dir and 'loams-host --list-plugins'",
-                        t->kind == LOAMS_DDL_TRANSFORM_SQL ? "SQL" : "Lua", plugin_name);
-    }
     const loams_transform_vtable *vt = p->vtable;
     loams_ctx *ctx = NULL;
     char msg[1024];
@@ -192,17 +191,35 @@ static int is_transform_option(const loams_link_def *d, const char *key)
     return 0;
 }
 
+/* Validates opts against plugin p's option table; a bad value is shown at
+ * the WITH option of that name in `with` (else at `fallback`). */
+static int validate_at_option(const loams_ddl_script *script, const loams_plugin *p,
+                              const loams_link_options *opts, const loams_ddl_options *with,
+                              loams_ddl_pos fallback, char *err, size_t errlen)
+{
+    char why[1024];
+    size_t bad;
+    int rc =
+        loams_options_validate_at(p->descriptor, opts->items, opts->count, &bad, why, sizeof why);
+    if (rc == 0) {
+        return 0;
+    }
+    if (rc == -ENOMEM) {
+        return rc;
+    }
+    const loams_ddl_option *o = NULL;
+    if (bad < opts->count) {
+        o = loams_ddl_option_find(with, opts->items[bad].name);
+    }
+    return error_at(script, o != NULL ? o->value_pos : fallback, rc, err, errlen, "%s", why);
+}
+
 /* Takes the WITH options that the transform plugin declares (lua_*) into
  * d->transform_options; script_path is the host's (its plugin dirs). */
-static int read_transform_options(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                                  const loams_ddl_stmt *st, const char *plugin_name,
-                                  loams_link_def *d, char *err, size_t errlen)
+static int read_transform_options(const loams_ddl_script *script, const loams_ddl_stmt *st,
+                                  const loams_plugin *p, loams_link_def *d, char *err,
+                                  size_t errlen)
 {
-    const loams_plugin *p;
-    if (loams_registry_find(env->registry, LOAMS_KIND_TRANSFORM, plugin_name, &p) != 0 ||
-        p->descriptor == NULL) {
-        return 0; /* check_transform says so */
-    }
     for (size_t i = 0; i < st->with.count; i++) {
         const loams_ddl_option *o = &st->with.items[i];
         if (loams_option_spec_find(p->descriptor, o->key) == NULL) {
@@ -218,17 +235,15 @@ static int read_transform_options(const loams_link_ddl_env *env, const loams_ddl
             return -ENOMEM;
         }
     }
-    char why[1024];
-    if (loams_options_validate(p->descriptor, d->transform_options.items,
-                               d->transform_options.count, why, sizeof why) != 0) {
-        return error_at(script, st->pos, LOAMS_EINPUT, err, errlen, "%s", why);
-    }
-    return 0;
+    return validate_at_option(script, p, &d->transform_options, &st->with, st->pos, err, errlen);
 }
 
+#define LINK_OPTIONS                                                                               \
+    "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream"
+
 /* Fills the definition's link options and target options from WITH. */
-static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                     const loams_ddl_stmt *st, const loams_plugin *target, loams_link_def *d,
+static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
+                     const loams_plugin *target, const loams_plugin *transform, loams_link_def *d,
                      char *err, size_t errlen)
 {
     int dlq_named = 0;
@@ -282,25 +297,84 @@ static int read_with(const loams_link_ddl_env *env, const loams_ddl_script *scri
                 return -ENOMEM;
             }
         } else {
-            char list[1024];
-            accepted_options(target, list, sizeof list);
+            char tlist[1024], xlist[1024];
+            plugin_option_names(target, NULL, tlist, sizeof tlist);
+            plugin_option_names(transform, "script_path", xlist, sizeof xlist);
             return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s' for a link into a %s; accepted: %s", o->key,
-                            target_kind_word(st->link.target_kind), list);
+                            "unknown option '%s': it is neither a link option (" LINK_OPTIONS
+                            ") nor an option of the target plugin %s (%s)%s%s%s%s%s",
+                            o->key, target->name, tlist[0] ? tlist : "it declares none",
+                            xlist[0] ? ", nor of the transform plugin " : "",
+                            xlist[0] ? transform->name : "", xlist[0] ? " (" : "",
+                            xlist[0] ? xlist : "", xlist[0] ? ")" : "");
         }
     }
-    char why[1024];
-    if (loams_options_validate(target->descriptor, d->target_options.items, d->target_options.count,
-                               why, sizeof why) != 0) {
-        return error_at(script, st->pos, LOAMS_EINPUT, err, errlen, "%s", why);
+    int rc =
+        validate_at_option(script, target, &d->target_options, &st->with, st->pos, err, errlen);
+    if (rc != 0) {
+        return rc;
     }
     if (!dlq_named) {
         char name[LOAMS_IDENT_MAX + 1];
         snprintf(name, sizeof name, "%.59s_dlq", d->name.name);
         loams_objname_set(&d->dead_letter_stream, d->name.ns, name, NULL, 0);
     }
-    (void)env;
     return 0;
+}
+
+/* Takes FORMAT x's options (and SCHEMA, MESSAGE) into d->decoder_options:
+ * a name the decoder does not declare is refused at the name, with the
+ * decoder's list; a bad value at the value. */
+static int read_decoder_options(const loams_ddl_script *script, const loams_ddl_link *l,
+                                const char *clause, const loams_plugin *decoder,
+                                loams_ddl_pos fallback, loams_link_def *d, char *err, size_t errlen)
+{
+    const loams_ddl_format *f = &l->format;
+    for (size_t i = 0; i < f->options.count; i++) {
+        const loams_ddl_option *o = &f->options.items[i];
+        if (loams_option_spec_find(decoder->descriptor, o->key) == NULL) {
+            char list[1024];
+            plugin_option_names(decoder, NULL, list, sizeof list);
+            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                            "unknown option '%s' for %s: %s accepts %s", o->key, clause,
+                            decoder->name, list[0] ? list : "no options");
+        }
+        if (loams_link_options_add(&d->decoder_options, o->key, option_text(o)) != 0) {
+            return -ENOMEM;
+        }
+    }
+    if ((f->schema != NULL &&
+         loams_link_options_add(&d->decoder_options, "schema", f->schema) != 0) ||
+        (f->message != NULL &&
+         loams_link_options_add(&d->decoder_options, "message", f->message) != 0)) {
+        return -ENOMEM;
+    }
+    return validate_at_option(script, decoder, &d->decoder_options, &f->options, fallback, err,
+                              errlen);
+}
+
+/* A target keeps its kind: a link INTO <kind> cannot write a target whose
+ * commits are of another kind (its plugin could not read them). */
+static int check_target_kind(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                             const loams_ddl_stmt *st, char *err, size_t errlen)
+{
+    const loams_ddl_link *l = &st->link;
+    loams_pointer ptr;
+    loams_meta_err merr;
+    int rc = loams_pointer_init(&ptr);
+    if (rc != 0) {
+        return rc;
+    }
+    if ((rc = loams_pointer_read(env->meta, &l->target, &ptr, &merr)) != 0) {
+        rc = error_at(script, l->target_pos, rc, err, errlen, "%s", merr.msg);
+    } else if (ptr.version != 0 && strcmp(ptr.kind, l->target_kind_word) != 0) {
+        rc = error_at(script, l->target_kind_pos, LOAMS_EINPUT, err, errlen,
+                      "%s.%s holds the commits of a %s, which a link INTO %s cannot write "
+                      "(write it INTO %s, or give the target another name)",
+                      l->target.ns, l->target.name, ptr.kind, l->target_kind_word, ptr.kind);
+    }
+    loams_pointer_clear(&ptr);
+    return rc;
 }
 
 /* No two links may write one target: its pointer admits one writer. */
@@ -373,7 +447,8 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     int rc;
     loams_stream_def sd;
     loams_stream_err serr;
-    const loams_plugin *decoder, *target;
+    const loams_plugin *decoder, *transform, *target;
+    char clause[2 * LOAMS_DDL_PLUGIN_NAME_MAX + 32];
     d.name = st->name;
     d.stream = l->stream;
     d.target = l->target;
@@ -397,68 +472,60 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
                       l->stream.ns, l->stream.name);
         goto out;
     }
-    const char *dname = loams_link_decoder_for(l->format.kind);
-    if (loams_registry_find(env->registry, LOAMS_KIND_DECODER, dname, &decoder) != 0 ||
-        decoder->descriptor == NULL) {
-        rc = error_at(
-            script, l->format.kind ? l->format.pos : st->pos, LOAMS_ENOTFOUND, err, errlen,
-            "FORMAT %s needs the decoder plugin '%s', which is not loaded",
-            loams_ddl_format_name(l->format.kind ? l->format.kind : LOAMS_DDL_FORMAT_JSON), dname);
+    /* FORMAT <name>: the decoder plugin the name means (json by default) */
+    const char *format = l->format.name != NULL ? l->format.name : "json";
+    loams_ddl_pos format_pos = l->format.kind != LOAMS_DDL_FORMAT_NONE ? l->format.pos : st->pos;
+    snprintf(clause, sizeof clause, "FORMAT %s", format);
+    if ((rc = resolve_plugin(env, script, format_pos, LOAMS_KIND_DECODER, format, clause, &decoder,
+                             err, errlen)) != 0 ||
+        (rc = read_decoder_options(script, l, clause, decoder, format_pos, &d, err, errlen)) != 0) {
         goto out;
     }
-    for (size_t i = 0; i < l->format.options.count; i++) {
-        const loams_ddl_option *o = &l->format.options.items[i];
-        if ((rc = loams_link_options_add(&d.decoder_options, o->key, option_text(o))) != 0) {
-            goto out;
-        }
+    /* INTO <kind> ns.t [USING <plugin>] */
+    if (l->target_plugin != NULL) {
+        snprintf(clause, sizeof clause, "USING %s", l->target_plugin);
+        rc = resolve_plugin(env, script, l->target_plugin_pos, LOAMS_KIND_TARGET, l->target_plugin,
+                            clause, &target, err, errlen);
+    } else {
+        snprintf(clause, sizeof clause, "INTO %s", loams_ddl_target_name(l->target_kind));
+        rc = resolve_plugin(env, script, l->target_kind_pos, LOAMS_KIND_TARGET,
+                            builtin_target_plugin(l->target_kind), clause, &target, err, errlen);
     }
-    if (l->format.schema != NULL &&
-        (rc = loams_link_options_add(&d.decoder_options, "schema", l->format.schema)) != 0) {
+    if (rc != 0 || (rc = check_target_kind(env, script, st, err, errlen)) != 0) {
         goto out;
     }
-    if (l->format.message != NULL &&
-        (rc = loams_link_options_add(&d.decoder_options, "message", l->format.message)) != 0) {
-        goto out;
-    }
-    char why[1024];
-    if (loams_options_validate(decoder->descriptor, d.decoder_options.items,
-                               d.decoder_options.count, why, sizeof why) != 0) {
-        rc = error_at(script, l->format.pos, LOAMS_EINPUT, err, errlen, "%s", why);
-        goto out;
-    }
-    const char *tname =
-        l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "transform-sql" : "transform-lua";
-    if (l->target_kind == LOAMS_DDL_TARGET_TABLE &&
+    if (loams_option_spec_find(target->descriptor, "declared_schema") != NULL &&
         (rc = add_declared_schema(env, script, st, &d, &declared, err, errlen)) != 0) {
         goto out;
     }
-    if ((d.transform_kind = strdup(l->transform.kind == LOAMS_DDL_TRANSFORM_SQL ? "sql" : "lua")) ==
-        NULL) {
+    /* TRANSFORM ( SELECT ... ) | TRANSFORM <plugin> 'script' | $$ code $$ */
+    const loams_ddl_transform *t = &l->transform;
+    if (t->plugin != NULL) {
+        snprintf(clause, sizeof clause, "TRANSFORM %s", t->plugin);
+        rc = resolve_plugin(env, script, t->plugin_pos, LOAMS_KIND_TRANSFORM, t->plugin, clause,
+                            &transform, err, errlen);
+    } else {
+        rc = resolve_plugin(env, script, t->pos, LOAMS_KIND_TRANSFORM, "transform-sql",
+                            "TRANSFORM ( SELECT ... )", &transform, err, errlen);
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    if ((d.transform_kind = strdup(t->plugin != NULL ? t->plugin : "sql")) == NULL ||
+        (d.transform_plugin = strdup(transform->name)) == NULL) {
         rc = -ENOMEM;
         goto out;
     }
-    if ((rc = read_transform_options(env, script, st, tname, &d, err, errlen)) != 0 ||
-        (rc = check_transform(env, script, st, tname, &d, declared, err, errlen)) != 0) {
-        goto out;
-    }
-    const char *gname = loams_link_target_plugin_for(l->target_kind);
-    if (loams_registry_find(env->registry, LOAMS_KIND_TARGET, gname, &target) != 0 ||
-        target->descriptor == NULL) {
-        rc = error_at(script, l->target_pos, LOAMS_ENOTFOUND, err, errlen,
-                      "INTO %s needs the target plugin '%s', which is not loaded",
-                      loams_ddl_target_name(l->target_kind), gname);
-        goto out;
-    }
-    if ((rc = read_with(env, script, st, target, &d, err, errlen)) != 0 ||
+    if ((rc = read_transform_options(script, st, transform, &d, err, errlen)) != 0 ||
+        (rc = check_transform(env, script, st, transform, &d, declared, err, errlen)) != 0 ||
+        (rc = read_with(script, st, target, transform, &d, err, errlen)) != 0 ||
         (rc = check_target_free(env, script, st, err, errlen)) != 0) {
         goto out;
     }
-    if ((d.format = strdup(loams_ddl_format_name(
-             l->format.kind ? l->format.kind : LOAMS_DDL_FORMAT_JSON))) == NULL ||
-        (d.decoder = strdup(dname)) == NULL ||
-        (d.transform_text = strdup(l->transform.text)) == NULL ||
-        (d.target_kind = strdup(target_kind_word(l->target_kind))) == NULL ||
-        (d.target_plugin = strdup(gname)) == NULL) {
+    if ((d.format = strdup(format)) == NULL || (d.decoder = strdup(decoder->name)) == NULL ||
+        (d.transform_text = strdup(t->text)) == NULL ||
+        (d.target_kind = strdup(l->target_kind_word)) == NULL ||
+        (d.target_plugin = strdup(target->name)) == NULL) {
         rc = -ENOMEM;
         goto out;
     }

@@ -4,14 +4,19 @@
  *
  * CREATE LINK checks everything it can before storing the definition, so
  * that a link never fails at run time for a reason known at CREATE time:
- * the source stream exists; the FORMAT has a decoder plugin and its
- * options are accepted; the transform plugin is loaded and the SELECT
- * compiles (its errors are mapped back to the statement's line and column);
- * the target kind has a target plugin; every WITH option is either a link
- * option (batch_bytes, batch_interval, on_error, dead_letter_stream) or one
- * the target plugin declares, with a valid value; no other link writes the
- * same target.  With on_error = 'dead_letter' the dead-letter stream
- * (default "<ns>.<link>_dlq") is created when missing.
+ * the source stream exists; FORMAT <name>, USING <plugin> (or the built-in
+ * plugin of TABLE, COLLECTION, GRAPH) and TRANSFORM <plugin> name loaded
+ * plugins of the right kind (plugin_resolve.h's naming rule; otherwise the
+ * message lists what is loaded and the plugin path searched); FORMAT's
+ * options are the decoder's own, with valid values; the target is not
+ * one of another kind (its pointer's kind); the transform compiles (its
+ * errors are mapped back to the statement's line and column); every WITH
+ * option is a link option (batch_bytes, batch_interval,
+ * maintenance_interval, on_error, dead_letter_stream) or one the target or
+ * transform plugin declares, with a valid value; no other link writes the
+ * same target.  The definition stores the plugins' resolved names.  With
+ * on_error = 'dead_letter' the dead-letter stream (default
+ * "<ns>.<link>_dlq") is created when missing.
  *
  * Errors: LOAMS_EINPUT (the statement is wrong: the message has the line,
  * column, the source line with a caret, and what to do), LOAMS_ENOTFOUND,
@@ -40,10 +45,5 @@ typedef struct loams_link_ddl_env {
  * of `script`.  -EINVAL for any other statement kind. */
 int loams_link_ddl_execute(const loams_link_ddl_env *env, const loams_ddl_script *script,
                            const loams_ddl_stmt *st, char *err, size_t errlen);
-
-/* Plugin names for a FORMAT and a target kind ("decoder-json",
- * "target-collection", ...). */
-const char *loams_link_decoder_for(loams_ddl_format_kind format);
-const char *loams_link_target_plugin_for(loams_ddl_target_kind kind);
 
 #endif

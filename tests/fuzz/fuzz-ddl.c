@@ -1,6 +1,8 @@
 /* fuzz-ddl.c - libFuzzer target for the DDL parser: any input must parse
  * or fail with LOAMS_EINPUT and a positioned message, never crash, leak or
- * read out of bounds; a parsed script's statements must be consistent. */
+ * read out of bounds; a parsed script's statements must be consistent (a
+ * link's plugin names are 1 to 64 characters, a target kind other than the
+ * built-in ones has its plugin named, the kind word fits the pointer). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +11,11 @@
 #include "sql/ddl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int plugin_name_ok(const char *name)
+{
+    return name != NULL && name[0] != '\0' && strlen(name) <= LOAMS_DDL_PLUGIN_NAME_MAX;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,6 +39,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         if (st->kind == LOAMS_DDL_CREATE_LINK) {
+            const loams_ddl_link *lk = &st->link;
+            if ((lk->format.kind != LOAMS_DDL_FORMAT_NONE && !plugin_name_ok(lk->format.name)) ||
+                (lk->format.kind == LOAMS_DDL_FORMAT_NONE && lk->format.name != NULL) ||
+                (lk->target_plugin != NULL && !plugin_name_ok(lk->target_plugin)) ||
+                (lk->target_kind == LOAMS_DDL_TARGET_OTHER && lk->target_plugin == NULL) ||
+                lk->target_kind_word[0] == '\0' ||
+                strlen(lk->target_kind_word) > LOAMS_DDL_KIND_MAX ||
+                (lk->transform.kind == LOAMS_DDL_TRANSFORM_SQL) != (lk->transform.plugin == NULL) ||
+                (lk->transform.plugin != NULL && !plugin_name_ok(lk->transform.plugin))) {
+                abort();
+            }
             const loams_ddl_transform *t = &st->link.transform;
             if (strlen(t->text) > t->len || t->pos.offset + t->len > len) {
                 abort();

@@ -33,7 +33,11 @@ SQL
 then
   fail "CREATE LINK executed without plugins"
 fi
-grep -q "needs the decoder plugin 'decoder-json', which is not loaded" "$d/err" || fail "no-plugin msg"
+grep -q "line 1, column 1: FORMAT json: no decoder plugin 'decoder-json' or 'json' is loaded" \
+  "$d/err" || fail "no-plugin msg"
+grep -q "^DETAIL: No decoder plugin is loaded. The plugin path is empty.$" "$d/err" ||
+  fail "no-plugin detail: $(cat "$d/err")"
+grep -q "^HINT: .*--plugin-dir DIR or LOAMS_PLUGIN_PATH" "$d/err" || fail "no-plugin hint"
 
 # Plain lines: values without keys, round-robin.
 seq 1 1000 | "$host" produce default.plain --data-dir "$d/data" > "$d/out"

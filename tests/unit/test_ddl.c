@@ -190,16 +190,118 @@ START_TEST(lua_transforms_by_name_and_inline)
                  "function transform(rec) return {x = 'it''s'} end\n$$ WITH (on_error = 'skip')");
     ck_assert_uint_eq(loams_ddl_script_count(s), 2);
     const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
-    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_LUA_NAME);
+    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_NAMED);
+    ck_assert_str_eq(st->link.transform.plugin, "lua");
+    ck_assert_uint_eq(st->link.transform.plugin_pos.column, 57);
     ck_assert_str_eq(st->link.transform.text, "tickets.lua");
     st = loams_ddl_script_at(s, 1);
-    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_LUA_INLINE);
+    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_INLINE);
+    ck_assert_str_eq(st->link.transform.plugin, "lua");
     ck_assert_str_eq(st->link.transform.text,
                      "\nfunction transform(rec) return {x = 'it''s'} end\n");
     ck_assert_uint_eq(st->link.transform.pos.line, 2);
     ck_assert_uint_eq(st->link.transform.pos.column, 63);
     ck_assert_uint_eq(st->with.count, 1);
     loams_ddl_script_free(s);
+}
+END_TEST
+
+START_TEST(plugins_by_name_in_format_using_and_transform)
+{
+    loams_ddl_script *s = parse_ok(
+        "CREATE LINK a.l1 FROM STREAM a.s FORMAT kv (prefix = 'k_', strict = false)\n"
+        "  INTO jsonl a.x USING target-jsonl TRANSFORM (SELECT 1);\n"
+        "CREATE LINK l2 FROM STREAM s FORMAT 'Decoder-KV' INTO Lines x USING Target-JSONL.v2 "
+        "TRANSFORM jq $$ .a $$;\n"
+        "CREATE LINK l3 FROM STREAM s FORMAT decoder-kv--a comment\n"
+        "  INTO TABLE t USING 'target-iceberg' TRANSFORM SQL $$SELECT 1$$;\n"
+        "CREATE LINK l4 FROM STREAM s FORMAT json (max_depth = 3) INTO COLLECTION c\n"
+        "  TRANSFORM my.transform 'script';\n"
+        "CREATE LINK l5 FROM STREAM s FORMAT avro SCHEMA 'x' (registry = 'r') INTO GRAPH g "
+        "TRANSFORM LUA 'g'");
+    ck_assert_uint_eq(loams_ddl_script_count(s), 5);
+    const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
+    ck_assert_int_eq(st->link.format.kind, LOAMS_DDL_FORMAT_PLUGIN);
+    ck_assert_str_eq(st->link.format.name, "kv");
+    ck_assert_uint_eq(st->link.format.pos.column, 41);
+    ck_assert_uint_eq(st->link.format.options.count, 2);
+    ck_assert_str_eq(st->link.format.options.items[1].key, "strict");
+    ck_assert_int_eq(st->link.target_kind, LOAMS_DDL_TARGET_OTHER);
+    ck_assert_str_eq(st->link.target_kind_word, "jsonl");
+    ck_assert_uint_eq(st->link.target_kind_pos.line, 2);
+    ck_assert_uint_eq(st->link.target_kind_pos.column, 8);
+    ck_assert_str_eq(st->link.target.ns, "a");
+    ck_assert_str_eq(st->link.target.name, "x");
+    ck_assert_str_eq(st->link.target_plugin, "target-jsonl");
+    ck_assert_uint_eq(st->link.target_plugin_pos.column, 24);
+    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_SQL);
+    ck_assert_ptr_null(st->link.transform.plugin);
+
+    st = loams_ddl_script_at(s, 1);
+    ck_assert_str_eq(st->link.format.name, "Decoder-KV"); /* quoted: kept as written */
+    ck_assert_str_eq(st->link.target_kind_word, "lines");
+    ck_assert_str_eq(st->link.target_plugin, "target-jsonl.v2"); /* bare: folded */
+    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_INLINE);
+    ck_assert_str_eq(st->link.transform.plugin, "jq");
+    ck_assert_str_eq(st->link.transform.text, " .a ");
+
+    st = loams_ddl_script_at(s, 2);
+    ck_assert_str_eq(st->link.format.name, "decoder-kv"); /* "--" starts a comment */
+    ck_assert_int_eq(st->link.target_kind, LOAMS_DDL_TARGET_TABLE);
+    ck_assert_str_eq(st->link.target_plugin, "target-iceberg");
+    ck_assert_str_eq(st->link.transform.plugin, "sql");
+    ck_assert_str_eq(st->link.transform.text, "SELECT 1");
+
+    st = loams_ddl_script_at(s, 3);
+    ck_assert_int_eq(st->link.format.kind, LOAMS_DDL_FORMAT_JSON);
+    ck_assert_str_eq(st->link.format.name, "json");
+    ck_assert_uint_eq(st->link.format.options.count, 1);
+    ck_assert_ptr_null(st->link.target_plugin);
+    ck_assert_int_eq(st->link.transform.kind, LOAMS_DDL_TRANSFORM_NAMED);
+    ck_assert_str_eq(st->link.transform.plugin, "my.transform");
+    ck_assert_str_eq(st->link.transform.text, "script");
+
+    st = loams_ddl_script_at(s, 4);
+    ck_assert_int_eq(st->link.format.kind, LOAMS_DDL_FORMAT_AVRO);
+    ck_assert_str_eq(st->link.format.schema, "x");
+    ck_assert_uint_eq(st->link.format.options.count, 1);
+    ck_assert_str_eq(st->link.transform.plugin, "lua");
+    ck_assert_str_eq(loams_ddl_format_name(LOAMS_DDL_FORMAT_PLUGIN), "plugin");
+    ck_assert_str_eq(loams_ddl_target_name(LOAMS_DDL_TARGET_OTHER), "OTHER");
+    loams_ddl_script_free(s);
+}
+END_TEST
+
+START_TEST(plugin_name_errors)
+{
+    check_error("CREATE LINK l FROM STREAM s FORMAT '' INTO TABLE t", 1, 36,
+                "a plugin name is 1 to 64 characters, not 0");
+    check_error("CREATE LINK l FROM STREAM s FORMAT "
+                "d-0123456789012345678901234567890123456789012345678901234567890123 INTO TABLE t",
+                1, 36, "the plugin name 'd-012345678901234567...' is longer than 64 characters");
+    check_error("CREATE LINK l FROM STREAM s FORMAT kv x INTO TABLE t", 1, 39,
+                "expected INTO, found 'x'");
+    check_error("CREATE LINK l FROM STREAM s FORMAT kv (a = 1 INTO TABLE t", 1, 46,
+                "expected ',' or ')', found 'INTO'");
+    check_error("CREATE LINK l FROM STREAM s INTO 'jsonl' x USING j", 1, 34,
+                "expected a target kind (TABLE, COLLECTION, GRAPH, or another kind with USING "
+                "<plugin>), found the string 'jsonl'");
+    check_error("CREATE LINK l FROM STREAM s INTO abcdefghijklmnop x USING j", 1, 34,
+                "the target kind 'abcdefghijklmnop' is longer than 15 characters");
+    check_error("CREATE LINK l FROM STREAM s INTO jsonl x TRANSFORM (SELECT 1)", 1, 34,
+                "unknown target kind 'jsonl': TABLE, COLLECTION and GRAPH are built in; another "
+                "kind names its target plugin (INTO jsonl default.x USING <plugin>)");
+    check_error("CREATE LINK l FROM STREAM s INTO jsonl x USING (SELECT 1)", 1, 48,
+                "expected the name of a target plugin, found '('");
+    check_error("CREATE LINK l FROM STREAM s INTO jsonl x USING j WITH (a = 1)", 1, 50,
+                "expected TRANSFORM, found 'WITH'");
+    check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM 42", 1, 52,
+                "expected '(' and a SELECT, or a transform plugin (LUA, SQL or another) after "
+                "TRANSFORM, found '42'");
+    check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM jq (SELECT 1)", 1, 55,
+                "expected a script name as a 'string' or the code as $$ ... $$, found '('");
+    check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM jq ''", 1, 55,
+                "the script name is empty");
 }
 END_TEST
 
@@ -395,8 +497,9 @@ START_TEST(create_link_errors)
     check_error("CREATE LINK l FROM s", 1, 20, "expected STREAM, found 's'");
     check_error("CREATE LINK l FROM STREAM s INT COLLECTION c", 1, 29,
                 "expected FORMAT or INTO, found 'INT'");
-    check_error("CREATE LINK l FROM STREAM s FORMAT xml INTO TABLE t", 1, 36,
-                "expected a format (JSON, CSV, RAW, AVRO or PROTOBUF), found 'xml'");
+    check_error("CREATE LINK l FROM STREAM s FORMAT 42 INTO TABLE t", 1, 36,
+                "expected a format (JSON, CSV, RAW, AVRO, PROTOBUF or a decoder plugin's name), "
+                "found '42'");
     check_error("CREATE LINK l FROM STREAM s FORMAT avro 'x'", 1, 41,
                 "expected SCHEMA, found the string 'x'");
     check_error("CREATE LINK l FROM STREAM s FORMAT avro SCHEMA x", 1, 48,
@@ -408,11 +511,12 @@ START_TEST(create_link_errors)
     check_error("CREATE LINK l FROM STREAM s FORMAT csv (sep = ',' INTO TABLE t", 1, 51,
                 "expected ',' or ')', found 'INTO'");
     check_error("CREATE LINK l FROM STREAM s INTO VIEW v", 1, 34,
-                "expected TABLE, COLLECTION or GRAPH, found 'VIEW'");
+                "unknown target kind 'view': TABLE, COLLECTION and GRAPH are built in; another "
+                "kind names its target plugin (INTO view default.v USING <plugin>)");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t WITH (a = 1)", 1, 42,
-                "expected TRANSFORM, found 'WITH'");
+                "expected USING or TRANSFORM, found 'WITH'");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM SELECT 1", 1, 52,
-                "expected '(' or LUA after TRANSFORM, found 'SELECT'");
+                "expected '(' before SELECT: write TRANSFORM ( SELECT ... )");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM (SELECT (1)", 1, 52,
                 "this TRANSFORM ( has no matching ')': close the SELECT with ')'");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM (SELECT 'a)", 1, 60,
@@ -426,7 +530,7 @@ START_TEST(create_link_errors)
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM (\n  -- c\n  UPDATE x)", 3, 3,
                 "expected SELECT, found 'UPDATE'");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM LUA ''", 1, 56,
-                "the Lua script name is empty");
+                "the script name is empty");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM LUA x", 1, 56,
                 "expected a script name as a 'string' or the code as $$ ... $$, found 'x'");
     check_error("CREATE LINK l FROM STREAM s INTO TABLE t TRANSFORM (SELECT 1) WITH", 1, 67,
@@ -496,6 +600,7 @@ static Suite *ddl_suite(void)
     tcase_add_test(tc, create_link_every_format);
     tcase_add_test(tc, transform_capture_skips_strings_comments_and_nested_parens);
     tcase_add_test(tc, lua_transforms_by_name_and_inline);
+    tcase_add_test(tc, plugins_by_name_in_format_using_and_transform);
     tcase_add_test(tc, create_table_columns_types_and_not_null);
     tcase_add_test(tc, drop_pause_resume_select);
     tcase_add_test(tc, comments_and_empty_scripts);
@@ -508,6 +613,7 @@ static Suite *ddl_suite(void)
     tcase_add_test(te, statement_level_errors);
     tcase_add_test(te, option_list_errors);
     tcase_add_test(te, create_link_errors);
+    tcase_add_test(te, plugin_name_errors);
     tcase_add_test(te, create_table_errors);
     tcase_add_test(te, error_struct_may_be_null_and_bad_arguments);
     suite_add_tcase(s, te);

@@ -36,7 +36,8 @@ static void make_def(loams_link_def *d, const char *name)
     loams_objname_parse("ns.dlq", &d->dead_letter_stream, NULL, 0);
     d->format = strdup("json");
     d->decoder = strdup("decoder-json");
-    d->transform_kind = strdup("sql");
+    d->transform_kind = strdup("jq");
+    d->transform_plugin = strdup("transform-jq");
     d->transform_text = strdup("SELECT key AS _pk, 'it''s' AS q");
     d->target_kind = strdup("collection");
     d->target_plugin = strdup("target-collection");
@@ -58,6 +59,8 @@ START_TEST(definition_round_trips)
     ck_assert_str_eq(r.name.name, "l");
     ck_assert_str_eq(r.stream.name, "s");
     ck_assert_str_eq(r.transform_text, "SELECT key AS _pk, 'it''s' AS q");
+    ck_assert_str_eq(r.transform_kind, "jq");
+    ck_assert_str_eq(r.transform_plugin, "transform-jq");
     ck_assert_str_eq(r.target_plugin, "target-collection");
     ck_assert_uint_eq(r.target_options.count, 1);
     ck_assert_str_eq(r.target_options.items[0].name, "merge_splits");
@@ -143,6 +146,34 @@ START_TEST(list_is_in_name_order_and_drop_removes)
 }
 END_TEST
 
+START_TEST(a_definition_stored_before_transform_plugin_gets_its_kinds_plugin)
+{
+    /* Definitions stored before links named their transform plugin have
+     * only transform_kind: "lua" ran transform-lua, anything else
+     * transform-sql, and a run must open the same plugins. */
+    const char *kinds[] = {"lua", "sql"};
+    const char *plugins[] = {"transform-lua", "transform-sql"};
+    for (int i = 0; i < 2; i++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"name\":\"ns.l\",\"stream\":\"ns.s\",\"format\":\"json\","
+                 "\"decoder\":\"decoder-json\",\"decoder_options\":{},"
+                 "\"transform_kind\":\"%s\",\"transform\":\"x\",\"transform_options\":{},"
+                 "\"target_kind\":\"collection\",\"target\":\"ns.c\","
+                 "\"target_plugin\":\"target-collection\",\"target_options\":{},"
+                 "\"batch_bytes\":1,\"batch_interval_ms\":1,\"on_error\":\"fail\","
+                 "\"dead_letter_stream\":\"ns.l_dlq\",\"state\":\"running\",\"error\":null}",
+                 kinds[i]);
+        loams_link_def d;
+        loams_link_def_init(&d);
+        ck_assert_int_eq(loams_link_def_from_json(json, strlen(json), &d), 0);
+        ck_assert_str_eq(d.transform_kind, kinds[i]);
+        ck_assert_str_eq(d.transform_plugin, plugins[i]);
+        loams_link_def_clear(&d);
+    }
+}
+END_TEST
+
 START_TEST(damaged_definition_is_reported)
 {
     const char *key = "link/ns/bad";
@@ -168,6 +199,7 @@ int main(void)
     tcase_add_test(tc, failed_state_keeps_error_and_offset_until_resume);
     tcase_add_test(tc, list_is_in_name_order_and_drop_removes);
     tcase_add_test(tc, damaged_definition_is_reported);
+    tcase_add_test(tc, a_definition_stored_before_transform_plugin_gets_its_kinds_plugin);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,352 @@
+/* test_link_ddl.c - CREATE LINK names its plugins: FORMAT <name>, INTO
+ * <kind> ... USING <plugin>, TRANSFORM <plugin> resolve by the naming rule
+ * (plugin_resolve.h) against a registry of the built plugins and the test
+ * plugin ok-decoder, the definition stores the resolved names, and every
+ * refusal (unknown plugin, plugin of another kind, unknown or bad plugin
+ * option, a target of another kind) has its exact message and position. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "abi/plugin_resolve.h"
+#include "catalog/link_catalog.h"
+#include "sql/ddl_exec.h"
+
+static char dir[256];
+static loams_datadir *dd;
+static loams_registry *reg;
+static char plugin_dirs[5][1024];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/loams-test-link-ddl-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char err[512];
+    char data[300];
+    snprintf(data, sizeof data, "%s/data", dir);
+    ck_assert_msg(loams_datadir_open(data, 1, &dd, err, sizeof err) == 0, "%s", err);
+    const char *top = getenv("top_builddir");
+    const char *subdirs[] = {"plugins/decoder-json", "plugins/transform-sql",
+                             "plugins/transform-lua", "plugins/target-collection",
+                             "tests/plugins/ok-decoder"};
+    const char *dirs[5];
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(plugin_dirs[i], sizeof plugin_dirs[i], "%s/%s/.libs", top != NULL ? top : ".",
+                 subdirs[i]);
+        dirs[i] = plugin_dirs[i];
+    }
+    loams_registry_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.plugin_dirs = dirs;
+    cfg.n_plugin_dirs = 5;
+    ck_assert_int_eq(loams_registry_open(&cfg, &reg), 0);
+    ck_assert_uint_eq(loams_registry_rejected_count(reg), 0);
+}
+
+static void teardown(void)
+{
+    loams_registry_close(reg);
+    loams_datadir_close(dd);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Runs the statements of sql; the status of the first that fails (0 when
+ * none does), its message in err. */
+static int run(const char *sql, char *err, size_t errlen)
+{
+    loams_ddl_script *s = NULL;
+    loams_ddl_error perr;
+    int rc = loams_ddl_parse(sql, strlen(sql), &s, &perr);
+    ck_assert_msg(rc == 0, "parse: %s", perr.text);
+    FILE *out = fopen("/dev/null", "w");
+    ck_assert_ptr_nonnull(out);
+    loams_ddl_exec_ctx ctx = {.dd = dd, .registry = reg, .out = out, .json = 0};
+    err[0] = '\0';
+    for (size_t i = 0; i < loams_ddl_script_count(s) && rc == 0; i++) {
+        rc = loams_ddl_execute(&ctx, s, loams_ddl_script_at(s, i), err, errlen);
+    }
+    fclose(out);
+    loams_ddl_script_free(s);
+    return rc;
+}
+
+static void run_ok(const char *sql)
+{
+    char err[4096];
+    int rc = run(sql, err, sizeof err);
+    ck_assert_msg(rc == 0, "<%s> failed (%d): %s", sql, rc, err);
+}
+
+/* The first line of err (the one with the position and the message). */
+static void first_line(const char *err, char *out, size_t size)
+{
+    size_t n = strcspn(err, "\n");
+    snprintf(out, size, "%.*s", (int)n, err);
+}
+
+static void get_link(const char *name, loams_link_def *d)
+{
+    loams_objname n;
+    ck_assert_int_eq(loams_objname_parse(name, &n, NULL, 0), 0);
+    loams_link_def_init(d);
+    ck_assert_int_eq(loams_link_get(dd->meta, &n, d, NULL), 0);
+}
+
+START_TEST(names_resolve_to_plugins_and_the_definition_keeps_them)
+{
+    run_ok("CREATE STREAM s;\n"
+           "CREATE LINK l1 FROM STREAM s FORMAT ok-decoder (mode = slow) INTO COLLECTION c1\n"
+           "  TRANSFORM (SELECT key AS _pk);\n"
+           "CREATE LINK l2 FROM STREAM s INTO docs c2 USING collection\n"
+           "  TRANSFORM sql $$SELECT key AS _pk$$ WITH (zstd_level = 3);\n"
+           "CREATE LINK l3 FROM STREAM s FORMAT JSON INTO COLLECTION c3 USING target-collection\n"
+           "  TRANSFORM LUA $$function transform(r) return {_pk = r.key} end$$\n"
+           "  WITH (lua_debug = traceback)");
+    loams_link_def d;
+    get_link("l1", &d);
+    ck_assert_str_eq(d.format, "ok-decoder");
+    ck_assert_str_eq(d.decoder, "ok-decoder");
+    ck_assert_uint_eq(d.decoder_options.count, 1);
+    ck_assert_str_eq(d.decoder_options.items[0].name, "mode");
+    ck_assert_str_eq(d.decoder_options.items[0].value, "slow");
+    ck_assert_str_eq(d.transform_kind, "sql");
+    ck_assert_str_eq(d.transform_plugin, "transform-sql");
+    ck_assert_str_eq(d.target_kind, "collection");
+    ck_assert_str_eq(d.target_plugin, "target-collection");
+    loams_link_def_clear(&d);
+    /* "collection" means target-collection: the <kind>- prefix first */
+    get_link("l2", &d);
+    ck_assert_str_eq(d.format, "json");
+    ck_assert_str_eq(d.decoder, "decoder-json");
+    ck_assert_str_eq(d.transform_kind, "sql");
+    ck_assert_str_eq(d.transform_plugin, "transform-sql");
+    ck_assert_str_eq(d.transform_text, "SELECT key AS _pk");
+    ck_assert_str_eq(d.target_kind, "docs");
+    ck_assert_str_eq(d.target_plugin, "target-collection");
+    ck_assert_uint_eq(d.target_options.count, 1);
+    loams_link_def_clear(&d);
+    get_link("l3", &d);
+    ck_assert_str_eq(d.transform_kind, "lua");
+    ck_assert_str_eq(d.transform_plugin, "transform-lua");
+    ck_assert_uint_eq(d.transform_options.count, 1);
+    ck_assert_str_eq(d.transform_options.items[0].name, "lua_debug");
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+START_TEST(an_unknown_format_names_the_candidates_the_decoders_and_the_path)
+{
+    run_ok("CREATE STREAM s");
+    char err[4096], line[1024], want[8192];
+    int rc = run("CREATE LINK l FROM STREAM s\n  FORMAT kv INTO COLLECTION c TRANSFORM (SELECT 1)",
+                 err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_ENOTFOUND);
+    snprintf(want, sizeof want,
+             "line 2, column 10: FORMAT kv: no decoder plugin 'decoder-kv' or 'kv' is loaded\n"
+             "    FORMAT kv INTO COLLECTION c TRANSFORM (SELECT 1)\n"
+             "           ^\n"
+             "DETAIL: Decoders loaded: decoder-json, ok-decoder. Plugin path searched: "
+             "%s:%s:%s:%s:%s.\n"
+             "HINT: Install the plugin in a directory of the plugin path, or add its directory "
+             "with --plugin-dir DIR or LOAMS_PLUGIN_PATH; 'loams-host --list-plugins' shows "
+             "what loads and why a file was rejected.",
+             plugin_dirs[0], plugin_dirs[1], plugin_dirs[2], plugin_dirs[3], plugin_dirs[4]);
+    /* The registry keeps absolute directories as given. */
+    ck_assert_str_eq(err, want);
+    /* A name that already carries the prefix is looked up once. */
+    rc = run("CREATE LINK l FROM STREAM s FORMAT decoder-kv INTO COLLECTION c "
+             "TRANSFORM (SELECT 1)",
+             err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_ENOTFOUND);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(
+        line, "line 1, column 36: FORMAT decoder-kv: no decoder plugin 'decoder-kv' is loaded");
+}
+END_TEST
+
+START_TEST(a_plugin_of_another_kind_is_named_with_its_kind)
+{
+    run_ok("CREATE STREAM s");
+    char err[4096], line[1024];
+    int rc = run("CREATE LINK l FROM STREAM s INTO jsonl x USING ok-decoder TRANSFORM (SELECT 1)",
+                 err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_ENOTFOUND);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 48: USING ok-decoder: 'ok-decoder' is a decoder "
+                           "plugin, not a target");
+    ck_assert_ptr_nonnull(strstr(err, "\nDETAIL: Targets loaded: target-collection. "));
+    ck_assert_ptr_nonnull(strstr(err, "\nHINT: Name a target plugin here ('loams-host "
+                                      "--list-plugins' shows each plugin's kind)."));
+    /* "json" is decoder-json for FORMAT, and nothing for TRANSFORM */
+    rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c TRANSFORM json 'x'", err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_ENOTFOUND);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 57: TRANSFORM json: no transform plugin "
+                           "'transform-json' or 'json' is loaded");
+    ck_assert_ptr_nonnull(
+        strstr(err, "\nDETAIL: Transforms loaded: transform-sql, transform-lua. "));
+}
+END_TEST
+
+START_TEST(plugin_options_are_checked_at_the_option)
+{
+    run_ok("CREATE STREAM s");
+    char err[4096], line[1024];
+    int rc = run("CREATE LINK l FROM STREAM s FORMAT ok-decoder (mod = 'x') INTO COLLECTION c "
+                 "TRANSFORM (SELECT 1)",
+                 err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    ck_assert_str_eq(err, "line 1, column 48: unknown option 'mod' for FORMAT ok-decoder: "
+                          "ok-decoder accepts mode, token\n"
+                          "  CREATE LINK l FROM STREAM s FORMAT ok-decoder (mod = 'x') INTO "
+                          "COLLECTION c TRANSFORM (SELECT 1)\n"
+                          "                                                 ^");
+    rc = run("CREATE LINK l FROM STREAM s FORMAT ok-decoder (mode = 'medium') INTO COLLECTION c "
+             "TRANSFORM (SELECT 1)",
+             err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 55: option 'mode' of ok-decoder: 'medium' is not one "
+                           "of the accepted values (fast|slow)");
+    rc = run("CREATE LINK l FROM STREAM s FORMAT json (x = 1) INTO COLLECTION c "
+             "TRANSFORM (SELECT 1)",
+             err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 42: unknown option 'x' for FORMAT json: decoder-json "
+                           "accepts max_depth");
+    /* WITH: neither a link option nor the target's (nor the transform's) */
+    rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c TRANSFORM (SELECT 1)\n"
+             "  WITH (on_error = 'skip', zstd_levl = 3)",
+             err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line,
+                     "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
+                     "(batch_bytes, batch_interval, maintenance_interval, on_error, "
+                     "dead_letter_stream) nor an option of the target plugin target-collection "
+                     "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
+                     "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
+                     "cached_splits)");
+    rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c\n"
+             "  TRANSFORM lua $$function transform(r) return r end$$ WITH (lua_x = 1)",
+             err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err, "(compression, zstd_level, block_size, token_min_bytes, "
+                                      "token_max_bytes, merge_min_splits, merge_small_bytes, "
+                                      "max_merge_bytes, merge_deletes_pct, cached_splits), nor "
+                                      "of the transform plugin transform-lua "
+                                      "(lua_instruction_limit, lua_memory_limit, lua_time_limit, "
+                                      "lua_debug)\n"));
+    /* a bad value of a target option is shown at the value */
+    rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c TRANSFORM (SELECT 1)\n"
+             "  WITH (zstd_level = 'high')",
+             err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 2, column 22: option 'zstd_level' of target-collection: 'high' "
+                           "is not an integer (write a decimal number between "
+                           "-9223372036854775808 and 9223372036854775807)");
+}
+END_TEST
+
+START_TEST(a_target_keeps_its_kind)
+{
+    run_ok("CREATE STREAM s");
+    const char *key = "target/default/x";
+    const char *ptr = "{\"kind\":\"collection\",\"ref\":\"default/x/m1\",\"link\":\"default.old\","
+                      "\"epoch\":1,\"committed_ms\":1,\"applied\":{\"0\":5}}";
+    ck_assert_int_eq(loams_meta_put(dd->meta, key, strlen(key), ptr, strlen(ptr), NULL, NULL), 0);
+    char err[4096], line[1024];
+    int rc = run("CREATE LINK l FROM STREAM s INTO docs x USING collection TRANSFORM (SELECT 1)",
+                 err, sizeof err);
+    ck_assert_int_eq(rc, LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 34: default.x holds the commits of a collection, which "
+                           "a link INTO docs cannot write (write it INTO collection, or give the "
+                           "target another name)");
+    run_ok("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT key AS _pk)");
+}
+END_TEST
+
+START_TEST(the_naming_rule_prefers_the_kind_prefix_and_skips_lua_scripts)
+{
+    const loams_plugin *p = NULL;
+    char what[256], detail[2048];
+    ck_assert_int_eq(loams_plugin_resolve(reg, LOAMS_KIND_DECODER, "json", &p, what, sizeof what,
+                                          detail, sizeof detail),
+                     0);
+    ck_assert_str_eq(p->name, "decoder-json");
+    ck_assert_int_eq(loams_plugin_resolve(reg, LOAMS_KIND_DECODER, "decoder-json", &p, what,
+                                          sizeof what, detail, sizeof detail),
+                     0);
+    ck_assert_str_eq(p->name, "decoder-json");
+    ck_assert_int_eq(loams_plugin_resolve(reg, LOAMS_KIND_DECODER, "ok-decoder", &p, what,
+                                          sizeof what, detail, sizeof detail),
+                     0);
+    ck_assert_str_eq(p->name, "ok-decoder");
+    ck_assert_int_eq(loams_plugin_resolve(reg, LOAMS_KIND_TARGET, "", &p, what, sizeof what, detail,
+                                          sizeof detail),
+                     -EINVAL);
+    /* a Lua script is listed as a transform but is not a native plugin */
+    char scripts[300], file[400];
+    snprintf(scripts, sizeof scripts, "%s/scripts", dir);
+    ck_assert_int_eq(mkdir(scripts, 0755), 0);
+    snprintf(file, sizeof file, "%s/pii.lua", scripts);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("-- description: test\nfunction transform(r) return r end\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(file, 0644), 0);
+    const char *dirs[] = {scripts};
+    loams_registry_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.plugin_dirs = dirs;
+    cfg.n_plugin_dirs = 1;
+    loams_registry *r2;
+    ck_assert_int_eq(loams_registry_open(&cfg, &r2), 0);
+    ck_assert_int_eq(loams_plugin_resolve(r2, LOAMS_KIND_TRANSFORM, "pii", &p, what, sizeof what,
+                                          detail, sizeof detail),
+                     LOAMS_ENOTFOUND);
+    ck_assert_str_eq(what, "'pii' is a Lua transform script, not a native transform plugin");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "DETAIL: No transform plugin is loaded. Plugin path searched: %s.\n"
+             "HINT: Run a Lua script with TRANSFORM LUA 'pii'.",
+             scripts);
+    ck_assert_str_eq(detail, want);
+    loams_registry_close(r2);
+    /* a short buffer is cut, never overrun */
+    char tiny[8];
+    ck_assert_int_eq(loams_plugin_resolve(reg, LOAMS_KIND_TARGET, "nope", &p, tiny, sizeof tiny,
+                                          tiny, sizeof tiny),
+                     LOAMS_ENOTFOUND);
+    ck_assert_uint_eq(strlen(tiny), 7);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("link_ddl");
+    TCase *tc = tcase_create("create_link");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, names_resolve_to_plugins_and_the_definition_keeps_them);
+    tcase_add_test(tc, an_unknown_format_names_the_candidates_the_decoders_and_the_path);
+    tcase_add_test(tc, a_plugin_of_another_kind_is_named_with_its_kind);
+    tcase_add_test(tc, plugin_options_are_checked_at_the_option);
+    tcase_add_test(tc, a_target_keeps_its_kind);
+    tcase_add_test(tc, the_naming_rule_prefers_the_kind_prefix_and_skips_lua_scripts);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
