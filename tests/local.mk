@@ -216,9 +216,11 @@ tests_unit_test_registry_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_registry_LDADD = $(LOAMS_UNIT_LDADD)
 TESTS += tests/integration/list-plugins.sh
 EXTRA_DIST += tests/integration/list-plugins.sh
-TESTS += tests/integration/example-plugin.sh
-EXTRA_DIST += tests/integration/example-plugin.sh \
-	docs/examples/decoder-kv/decoder-kv.c docs/examples/decoder-kv/Makefile
+TESTS += tests/integration/example-plugin.sh tests/integration/target-plugin.sh
+EXTRA_DIST += tests/integration/example-plugin.sh tests/integration/plugin-stage.sh \
+	docs/examples/decoder-kv/decoder-kv.c docs/examples/decoder-kv/Makefile \
+	tests/integration/target-plugin.sh \
+	tests/plugins/target-jsonl/target-jsonl.c tests/plugins/target-jsonl/Makefile
 TESTS += tests/integration/selfcheck.sh
 EXTRA_DIST += tests/integration/selfcheck.sh
 

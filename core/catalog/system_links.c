@@ -32,6 +32,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     snprintf(text, sizeof text, "%s.%s", d->target.ns, d->target.name);
     cJSON_AddStringToObject(row, "target", text);
     cJSON_AddStringToObject(row, "target_kind", d->target_kind);
+    cJSON_AddStringToObject(row, "target_plugin", d->target_plugin);
     cJSON_AddStringToObject(row, "state", loams_link_state_name(d->state));
     cJSON_AddStringToObject(row, "on_error", loams_on_error_name(d->on_error));
     if (d->error != NULL) {
@@ -65,6 +66,12 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         cJSON_AddNumberToObject(row, "last_commit_ms", (double)p.committed_ms);
     } else {
         cJSON_AddNullToObject(row, "last_commit_ms");
+    }
+    /* the newest commit's manifest key: where a reader of the target starts */
+    if (p.ref != NULL) {
+        cJSON_AddStringToObject(row, "commit", p.ref);
+    } else {
+        cJSON_AddNullToObject(row, "commit");
     }
     cJSON *parts = cJSON_AddArrayToObject(row, "partitions");
     uint64_t lag = 0;

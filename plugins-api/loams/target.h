@@ -51,9 +51,13 @@ typedef struct loams_target_vtable {
 
     /* Writes the remaining files and a new manifest that records everything
      * staged since resume/the last commit plus `applied` (the new applied
-     * offsets).  The new manifest's key goes to *ref (plugin-owned, valid
-     * until the next call on this state).  Keys written go to `written` so
-     * that the host can delete them if the commit fails. */
+     * offsets), which resume() gives back from it.  The new manifest's key
+     * goes to *ref (plugin-owned, valid until the next call on this state).
+     * Keys written go to `written` so that the host can delete them if the
+     * commit fails.  Every key written here, in write() and in maintain()
+     * must be one no earlier attempt wrote (put spec->epoch and a random or
+     * sequence part in it): the host deletes the objects of an attempt that
+     * did not commit, later, by key. */
     int (*prepare)(void *state, const loams_offsets *applied, const char **ref,
                    loams_keylist *written);
 
