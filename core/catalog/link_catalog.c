@@ -53,6 +53,15 @@ void loams_link_def_clear(loams_link_def *d)
     loams_link_def_init(d);
 }
 
+const char *loams_link_transform_plugin(const loams_link_def *d)
+{
+    if (d->transform_plugin != NULL) {
+        return d->transform_plugin;
+    }
+    return d->transform_kind != NULL && strcmp(d->transform_kind, "lua") == 0 ? "transform-lua"
+                                                                              : "transform-sql";
+}
+
 int loams_link_transform_options(const loams_link_def *d, const loams_registry *reg,
                                  loams_link_options *out)
 {
@@ -64,8 +73,8 @@ int loams_link_transform_options(const loams_link_def *d, const loams_registry *
         }
     }
     const loams_plugin *p;
-    if (reg == NULL || d->transform_plugin == NULL ||
-        loams_registry_find(reg, LOAMS_KIND_TRANSFORM, d->transform_plugin, &p) != 0 ||
+    if (reg == NULL ||
+        loams_registry_find(reg, LOAMS_KIND_TRANSFORM, loams_link_transform_plugin(d), &p) != 0 ||
         p->descriptor == NULL || loams_option_spec_find(p->descriptor, "script_path") == NULL) {
         return 0;
     }
@@ -286,8 +295,7 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     free(on_error);
     free(state);
     if (d->transform_plugin == NULL &&
-        (d->transform_plugin = strdup(
-             strcmp(d->transform_kind, "lua") == 0 ? "transform-lua" : "transform-sql")) == NULL) {
+        (d->transform_plugin = strdup(loams_link_transform_plugin(d))) == NULL) {
         rc = -ENOMEM;
         goto out;
     }

@@ -98,6 +98,12 @@ struct loams_registry;
 int loams_link_transform_options(const loams_link_def *d, const struct loams_registry *reg,
                                  loams_link_options *out);
 
+/* The transform plugin a run opens: d->transform_plugin, or for a
+ * definition without one (stored before links named it, or built by hand)
+ * transform-lua when transform_kind is "lua", else transform-sql.  Points
+ * into d or to a static string. */
+const char *loams_link_transform_plugin(const loams_link_def *d);
+
 const char *loams_link_state_name(loams_link_state s);
 const char *loams_on_error_name(loams_on_error e);
 

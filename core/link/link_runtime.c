@@ -173,11 +173,11 @@ static void instances_close(link_run *r)
     memset(&r->decoder, 0, sizeof r->decoder);
 }
 
-/* The plugin CREATE LINK resolved (link_catalog.h fills it in for a
+/* The plugin CREATE LINK resolved (link_catalog.h: the kind's for a
  * definition stored before links named it). */
 static const char *transform_plugin_name(const loams_link_def *d)
 {
-    return d->transform_plugin;
+    return loams_link_transform_plugin(d);
 }
 
 /* Lets the decoder leave out the decoded columns the transform never reads

@@ -170,6 +170,12 @@ START_TEST(a_definition_stored_before_transform_plugin_gets_its_kinds_plugin)
         ck_assert_str_eq(d.transform_kind, kinds[i]);
         ck_assert_str_eq(d.transform_plugin, plugins[i]);
         loams_link_def_clear(&d);
+        /* a definition built by hand, without the plugin, runs the same */
+        d.transform_kind = strdup(kinds[i]);
+        ck_assert_str_eq(loams_link_transform_plugin(&d), plugins[i]);
+        d.transform_plugin = strdup("transform-jq");
+        ck_assert_str_eq(loams_link_transform_plugin(&d), "transform-jq");
+        loams_link_def_clear(&d);
     }
 }
 END_TEST
