@@ -35,6 +35,10 @@ case "$kit_flags" in
 *) fail "pkg-config does not point into the staged tree: $kit_flags" ;;
 esac
 
+# A kit built with sanitizers (make check under ASan+UBSan) needs them in
+# whatever links it, as any instrumented library does.
+san=${LOAMS_SAN_CFLAGS:-}
+
 mkdir "$tmp/src"
 cat >"$tmp/src/kit-check.c" <<'PROGRAM'
 #include <stdio.h>
@@ -73,7 +77,7 @@ int main(void)
 }
 PROGRAM
 # shellcheck disable=SC2086
-${CC:-cc} -std=c11 -Wall -Wextra -Werror -o "$tmp/kit-check" "$tmp/src/kit-check.c" $kit_flags \
+${CC:-cc} -std=c11 -Wall -Wextra -Werror $san -o "$tmp/kit-check" "$tmp/src/kit-check.c" $kit_flags \
   >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "building a program with the kit"; }
 out=$("$tmp/kit-check") || fail "kit-check exit status $?"
 [ "$out" = "tag=billing crc=e3069283" ] || fail "kit-check printed '$out'"
@@ -131,7 +135,7 @@ mkdir -m 0755 "$tmp/plugins"
 plugin_flags=$(pkg-config --cflags --libs loams-plugin loams-plugin-kit) ||
   fail "pkg-config loams-plugin loams-plugin-kit"
 # shellcheck disable=SC2086
-${CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -o "$tmp/plugins/decoder-crc.so" \
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 $san -o "$tmp/plugins/decoder-crc.so" \
   "$tmp/src/decoder-crc.c" $plugin_flags >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log"; fail "building a plugin with the kit"; }
 chmod 0644 "$tmp/plugins/decoder-crc.so"
