@@ -46,7 +46,8 @@ core_libloams_core_la_SOURCES += \
 	core/catalog/objname.c core/catalog/objname.h \
 	core/catalog/link_catalog.c core/catalog/link_catalog.h \
 	core/catalog/table_catalog.c core/catalog/table_catalog.h \
-	core/catalog/system_links.c core/catalog/system_links.h
+	core/catalog/system_links.c core/catalog/system_links.h \
+	core/catalog/link_holds.c core/catalog/link_holds.h
 
 # sql/: the DDL grammar and what each statement does.
 core_libloams_core_la_SOURCES += \
@@ -79,12 +80,14 @@ core_libloams_core_la_SOURCES += \
 	core/run/periodic_source.c core/run/periodic_source.h
 
 # link/: a link run: the runtime (plugin instances, the chunk loop,
-# on_error), the commit cycle, the dead-letter stream, the stage times.
+# on_error), the commit cycle, the dead-letter stream, the stage times,
+# the records retention deleted before the link applied them.
 core_libloams_core_la_SOURCES += \
 	core/link/link_runtime.c core/link/link_runtime.h \
 	core/link/commit_cycle.c core/link/commit_cycle.h \
 	core/link/dead_letter.c core/link/dead_letter.h \
-	core/link/link_stats.c core/link/link_stats.h
+	core/link/link_stats.c core/link/link_stats.h \
+	core/link/link_gaps.c core/link/link_gaps.h
 
 # gc/: write intents and garbage collection of object-store files.
 core_libloams_core_la_SOURCES += \

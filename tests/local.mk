@@ -275,6 +275,11 @@ check_PROGRAMS += tests/unit/test_link_ddl
 TESTS += tests/unit/test_link_ddl
 tests_unit_test_link_ddl_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_ddl_LDADD = $(LOAMS_UNIT_LDADD)
+# What a link run counts as lost to retention.
+check_PROGRAMS += tests/unit/test_link_gaps
+TESTS += tests/unit/test_link_gaps
+tests_unit_test_link_gaps_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_link_gaps_LDADD = $(LOAMS_UNIT_LDADD)
 
 # A link run against the small test plugins cycle-target and cycle-decoder
 # (tests/plugins/local.mk): the commit cycle alone, then whole runs.
@@ -319,6 +324,10 @@ tests_integration_store_poke_CFLAGS = $(AM_CFLAGS) $(LMDB_CFLAGS) $(CJSON_CFLAGS
 tests_integration_store_poke_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CJSON_LIBS)
 TESTS += tests/integration/cli-damaged.sh
 EXTRA_DIST += tests/integration/cli-damaged.sh tests/integration/damage.py
+
+# Retention holds what links have not applied, up to retention_max_hold.
+TESTS += tests/integration/retention-hold.sh
+EXTRA_DIST += tests/integration/retention-hold.sh
 
 # Every shipped example (lua/examples/, the docs' marked ones) on the sample.
 TESTS += tests/integration/examples.sh

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "abi/offsets.h"
 #include "abi/registry.h"
 
 void loams_link_def_init(loams_link_def *d)
@@ -50,6 +51,7 @@ void loams_link_def_clear(loams_link_def *d)
     free(d->target_plugin);
     loams_link_options_clear(&d->target_options);
     free(d->error);
+    free(d->start_offsets);
     loams_link_def_init(d);
 }
 
@@ -60,6 +62,16 @@ const char *loams_link_transform_plugin(const loams_link_def *d)
     }
     return d->transform_kind != NULL && strcmp(d->transform_kind, "lua") == 0 ? "transform-lua"
                                                                               : "transform-sql";
+}
+
+int loams_link_start_offsets(const loams_link_def *d, loams_offsets *o)
+{
+    loams_offsets_clear(o);
+    if (d->start_offsets == NULL) {
+        return 0;
+    }
+    int rc = loams_offsets_parse_json(o, d->start_offsets, strlen(d->start_offsets));
+    return rc == LOAMS_EINPUT ? LOAMS_ECORRUPT : rc;
 }
 
 int loams_link_transform_options(const loams_link_def *d, const loams_registry *reg,
@@ -207,6 +219,13 @@ char *loams_link_def_to_json(const loams_link_def *d)
         cJSON_AddNumberToObject(root, "created_ms", (double)d->created_ms) == NULL) {
         goto out;
     }
+    if (d->start_offsets != NULL) {
+        cJSON *start = cJSON_Parse(d->start_offsets);
+        if (start == NULL || !cJSON_AddItemToObject(root, "start_offsets", start)) {
+            cJSON_Delete(start);
+            goto out;
+        }
+    }
     text = cJSON_PrintUnformatted(root);
 out:
     cJSON_Delete(root);
@@ -306,6 +325,16 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     d->error_partition = (int32_t)get_num(root, "error_partition", -1);
     d->error_offset = (int64_t)get_num(root, "error_offset", -1);
     d->created_ms = (int64_t)get_num(root, "created_ms", 0);
+    const cJSON *start = cJSON_GetObjectItemCaseSensitive(root, "start_offsets");
+    if (start != NULL) {
+        if (!cJSON_IsObject(start)) {
+            goto out;
+        }
+        if ((d->start_offsets = cJSON_PrintUnformatted(start)) == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    }
     rc = 0;
 out:
     cJSON_Delete(root);

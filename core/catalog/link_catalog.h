@@ -71,11 +71,21 @@ typedef struct loams_link_def {
     int32_t error_partition; /* -1 when none */
     int64_t error_offset;    /* -1 when none */
     int64_t created_ms;
+    /* The source stream's first offsets when the link was created, as JSON
+     * {"<partition>": offset} (loams_offsets_parse_json), or NULL (from 0):
+     * the link is owed every record from there on, and a record retention
+     * deletes before the link applied it is lost, not one that was gone
+     * before the link existed. */
+    char *start_offsets;
     uint64_t version; /* metastore version read (0 = not stored) */
 } loams_link_def;
 
 /* The default maintenance_interval: 10 minutes. */
 #define LOAMS_LINK_MAINTENANCE_INTERVAL_MS (10 * 60 * 1000)
+
+/* Parses d->start_offsets into o (emptied first; none when NULL).
+ * Errors: LOAMS_ECORRUPT (not offsets), -ENOMEM. */
+int loams_link_start_offsets(const loams_link_def *d, loams_offsets *o);
 
 /* Defaults: batch_bytes 64 MiB, batch_interval 2 s, maintenance_interval
  * 10 min, on_error fail. */

@@ -11,6 +11,7 @@
 
 #include "meta/commit.h"
 #include "catalog/link_catalog.h"
+#include "catalog/link_holds.h"
 #include "abi/offsets.h"
 
 static int64_t now_us(void)
@@ -21,8 +22,8 @@ static int64_t now_us(void)
 }
 
 /* One link's row. */
-static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def *d, cJSON *row,
-                    char *err, size_t errlen)
+static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def *d,
+                    loams_offsets *start, cJSON *row, char *err, size_t errlen)
 {
     char text[2 * LOAMS_IDENT_MAX + 2];
     snprintf(text, sizeof text, "%s.%s", d->name.ns, d->name.name);
@@ -62,6 +63,23 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     cJSON_AddNumberToObject(row, "applied_records", (double)p.applied_records);
     cJSON_AddNumberToObject(row, "skipped_records", (double)p.skipped_records);
     cJSON_AddNumberToObject(row, "dead_lettered_records", (double)p.dead_lettered_records);
+    cJSON_AddNumberToObject(row, "lost_records", (double)p.lost_records);
+    cJSON *gaps = cJSON_AddArrayToObject(row, "gaps");
+    for (size_t i = 0; i < p.n_gaps; i++) {
+        const loams_gap *g = &p.gaps[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "partition", g->partition);
+        cJSON_AddNumberToObject(o, "first_offset", (double)g->first_offset);
+        cJSON_AddNumberToObject(o, "last_offset", (double)g->last_offset);
+        cJSON_AddNumberToObject(o, "count", (double)(g->last_offset - g->first_offset + 1));
+        cJSON_AddNumberToObject(o, "found_ms", (double)g->found_ms);
+        cJSON_AddItemToArray(gaps, o);
+    }
+    if ((rc = loams_link_start_offsets(d, start)) != 0) {
+        snprintf(err, errlen, "link %s.%s: its start offsets are damaged", d->name.ns,
+                 d->name.name);
+        goto out;
+    }
     if (p.committed_ms > 0) {
         cJSON_AddNumberToObject(row, "last_commit_ms", (double)p.committed_ms);
     } else {
@@ -74,7 +92,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         cJSON_AddNullToObject(row, "commit");
     }
     cJSON *parts = cJSON_AddArrayToObject(row, "partitions");
-    uint64_t lag = 0;
+    uint64_t lag = 0, pending = 0;
     double lag_s = 0;
     loams_stream *s = NULL;
     loams_stream_err serr;
@@ -84,6 +102,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
          * which the row says instead of a lag of 0. */
         cJSON_AddNullToObject(row, "lag_records");
         cJSON_AddNullToObject(row, "lag_seconds");
+        cJSON_AddNullToObject(row, "lost_pending_records");
         cJSON_AddStringToObject(row, "stream_error", serr.msg);
         rc = 0;
         goto out;
@@ -110,6 +129,12 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
             cJSON_AddNumberToObject(pp, "partition", i);
             cJSON_AddNumberToObject(pp, "applied", (double)applied);
             cJSON_AddNumberToObject(pp, "high_water_mark", (double)info.high_offset);
+            /* deleted by retention below what the link is owed: lost once
+             * the link reads past them (link_gaps.h) */
+            int64_t owed = loams_link_owed_from(start, &p, (int32_t)i);
+            uint64_t lost = info.low_offset > owed ? (uint64_t)(info.low_offset - owed) : 0;
+            cJSON_AddNumberToObject(pp, "lost_pending", (double)lost);
+            pending += lost;
             cJSON_AddItemToArray(parts, pp);
             if (info.high_offset > applied) {
                 lag += (uint64_t)(info.high_offset - applied);
@@ -141,6 +166,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     }
     cJSON_AddNumberToObject(row, "lag_records", (double)lag);
     cJSON_AddNumberToObject(row, "lag_seconds", lag_s);
+    cJSON_AddNumberToObject(row, "lost_pending_records", (double)pending);
 out:
     loams_pointer_clear(&p);
     return rc;
@@ -158,7 +184,8 @@ int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char
         return rc;
     }
     cJSON *arr = cJSON_CreateArray();
-    if (arr == NULL) {
+    loams_offsets *start = NULL;
+    if (arr == NULL || loams_offsets_create(&start) != 0) {
         rc = -ENOMEM;
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -168,8 +195,9 @@ int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char
             break;
         }
         cJSON_AddItemToArray(arr, row);
-        rc = link_row(meta, log, &defs[i], row, err, errlen);
+        rc = link_row(meta, log, &defs[i], start, row, err, errlen);
     }
+    loams_offsets_free(start);
     loams_link_defs_free(defs, n);
     if (rc != 0) {
         cJSON_Delete(arr);
@@ -231,8 +259,27 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
         const cJSON *pp;
         cJSON_ArrayForEach(pp, parts)
         {
-            fprintf(out, "    partition %.0f: applied %.0f of %.0f\n", num(pp, "partition"),
+            fprintf(out, "    partition %.0f: applied %.0f of %.0f", num(pp, "partition"),
                     num(pp, "applied"), num(pp, "high_water_mark"));
+            if (num(pp, "lost_pending") > 0) {
+                fprintf(out, "; %.0f deleted by retention before the link applied them",
+                        num(pp, "lost_pending"));
+            }
+            fputc('\n', out);
+        }
+        if (num(row, "lost_records") > 0) {
+            fprintf(out, "    LOST %.0f records: deleted by retention before the link applied them",
+                    num(row, "lost_records"));
+            const cJSON *g;
+            const char *sep = "; newest gaps:";
+            cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(row, "gaps"))
+            {
+                fprintf(out, "%s partition %.0f offsets %.0f..%.0f (%.0f)", sep,
+                        num(g, "partition"), num(g, "first_offset"), num(g, "last_offset"),
+                        num(g, "count"));
+                sep = ",";
+            }
+            fputc('\n', out);
         }
         if (str(row, "stream_error")[0] != '\0') {
             fprintf(out, "    stream %s: %s\n", str(row, "stream"), str(row, "stream_error"));

@@ -23,6 +23,7 @@
 #include "run/node_config.h"
 #include "abi/registry.h"
 #include "gc/gc_source.h"
+#include "catalog/link_holds.h"
 #include "stream/retention_source.h"
 #include "base/status.h"
 #include "link/link_runtime.h"
@@ -270,7 +271,13 @@ static int build_worker(const loams_config *cfg, loams_datadir *dd, const loams_
         fprintf(stderr, "%s: %s\n", CMD, err[0] ? err : loams_strerror(rc));
         return rc;
     }
-    loams_retention_source_options ro = {dd->log, dd->meta, NULL, cfg->retention_interval_ms};
+    loams_retention_source_options ro = {.log = dd->log,
+                                         .meta = dd->meta,
+                                         .interval_ms = cfg->retention_interval_ms,
+                                         .hold = {.holds = loams_link_holds_for_retention,
+                                                  .owing = loams_link_owing_for_retention,
+                                                  .userdata = dd->meta,
+                                                  .max_hold_ms = cfg->retention_max_hold_ms}};
     loams_task_source src;
     rc = loams_retention_source(&ro, &src, err, sizeof err);
     if (rc == 0) {

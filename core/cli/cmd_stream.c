@@ -185,17 +185,24 @@ static int cmd_describe(loams_datadir *dd, const loams_objname *name, int json)
     time_t ct = (time_t)(d->created_ms / 1000);
     struct tm tm;
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&ct, &tm));
+    char hold[48] = "the node's (retention_max_hold)", hold_json[32];
+    if (d->retention_max_hold_ms < 0) {
+        snprintf(hold, sizeof hold, "0 (no hold)");
+    } else if (d->retention_max_hold_ms > 0) {
+        loams_duration_format(d->retention_max_hold_ms * 1000, hold, sizeof hold);
+    }
     if (json) {
         printf("{\"stream\":\"%s.%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
-               ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64 ",\"created\":%" PRId64
-               ",\"partition_state\":[",
+               ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64
+               ",\"retention_max_hold_ms\":%s,\"created\":%" PRId64 ",\"partition_state\":[",
                d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms, d->retention_bytes,
-               d->created_ms);
+               loams_stream_max_hold_json(d, hold_json, sizeof hold_json), d->created_ms);
     } else {
         printf("stream %s.%s (id %" PRIu64 ")\n  partitions %" PRIu32 "\n  retention %s\n"
-               "  retention_bytes %s (per partition)\n  created %s\n\n"
+               "  retention_bytes %s (per partition)\n  retention_max_hold %s\n"
+               "  created %s\n\n"
                "  %9s %14s %14s %14s\n",
-               d->name.ns, d->name.name, d->id, d->partitions, ret, rb, created, "partition",
+               d->name.ns, d->name.name, d->id, d->partitions, ret, rb, hold, created, "partition",
                "low offset", "high offset", "bytes");
     }
     int rc = 0;

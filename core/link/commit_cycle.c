@@ -220,6 +220,9 @@ static int pointer_next(const loams_commit_cycle *c, const char *ref, const loam
     next->applied_records = c->base.applied_records + counts->applied;
     next->skipped_records = c->base.skipped_records + counts->skipped;
     next->dead_lettered_records = c->base.dead_lettered_records + counts->dead_lettered;
+    next->lost_records = c->base.lost_records + counts->lost;
+    loams_pointer_add_gaps(next, c->base.gaps, c->base.n_gaps);
+    loams_pointer_add_gaps(next, counts->gaps, counts->n_gaps);
     if ((rc = loams_pointer_set_ref(next, ref)) != 0 ||
         (rc = loams_offsets_copy(next->applied, applied)) != 0) {
         loams_pointer_clear(next);
@@ -390,7 +393,7 @@ int loams_commit_cycle_maintain(loams_commit_cycle *c, int64_t interval_ms, loam
     loams_meta_err merr;
     merr.msg[0] = '\0';
     size_t nfiles = loams_write_journal_pending(c->journal);
-    const loams_commit_counts none = {0, 0, 0}; /* a maintenance applies no record */
+    const loams_commit_counts none = {0}; /* a maintenance applies no record */
     if (rc != 0) {
         /* The data is unchanged, but the target may hold half a maintenance:
          * it starts over from its commit below. */

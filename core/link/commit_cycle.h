@@ -97,10 +97,14 @@ typedef struct loams_commit_cycle_spec {
     loams_ctx *ctx;
 } loams_commit_cycle_spec;
 
-/* Records applied, skipped and dead-lettered by the work being committed;
- * added to the base's cumulative counters in the new pointer. */
+/* Records applied, skipped and dead-lettered by the work being committed,
+ * and records it found deleted by retention before they were applied (lost,
+ * in gaps[0..n_gaps), which may be NULL when 0); added to the base's
+ * cumulative counters (and its newest gaps) in the new pointer. */
 typedef struct loams_commit_counts {
-    uint64_t applied, skipped, dead_lettered;
+    uint64_t applied, skipped, dead_lettered, lost;
+    const loams_gap *gaps;
+    size_t n_gaps;
 } loams_commit_counts;
 
 /* Writes that must go in a link commit's transaction (step 4), appended to

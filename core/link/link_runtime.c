@@ -23,6 +23,7 @@
 #include "catalog/link_catalog.h"
 #include "link/commit_cycle.h"
 #include "link/dead_letter.h"
+#include "link/link_gaps.h"
 #include "stream/record.h"
 #include "run/scheduler.h"
 
@@ -80,6 +81,7 @@ typedef struct link_run {
     uint64_t staged_records;
     int64_t first_staged_ms;
     uint64_t d_applied, d_skipped, d_dead;
+    loams_link_gaps gaps; /* records retention deleted before they were applied */
     int64_t def_checked_ms;
 
     uint64_t chunk_bytes;   /* key + value bytes of the chunk read last */
@@ -295,6 +297,55 @@ static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *
     return rc;
 }
 
+/* Records [from, first) of partition p are gone: counts and logs what the
+ * link lost (link_gaps.h). */
+static void gap_found(link_run *r, int32_t p, int64_t from, int64_t first)
+{
+    int64_t lost_from = from;
+    uint64_t lost = loams_link_gaps_found(&r->gaps, p, from, first, &lost_from);
+    if (lost > 0) {
+        run_log(r, LOAMS_LOG_WARN,
+                "partition %" PRId32 ": offsets %" PRId64 "..%" PRId64 " (%" PRIu64
+                " records) were deleted by retention before the link applied them; they are "
+                "counted as lost (lost_records in system.links) and the link goes on from "
+                "offset %" PRId64,
+                p, lost_from, first - 1, lost, first);
+        if (r->first_staged_ms == 0) {
+            r->first_staged_ms = now_ms(); /* committed like staged records */
+        }
+    } else {
+        run_log(r, LOAMS_LOG_DEBUG,
+                "partition %" PRId32 ": starts at offset %" PRId64
+                " (offsets before were gone when the link was created)",
+                p, first);
+    }
+}
+
+/* Nothing read from `from` on partition p: when retention deleted
+ * everything there, the link moves to the partition's first offset. */
+static int gap_in_empty_partition(link_run *r, int32_t p, int64_t from)
+{
+    loams_stream_partition_info info;
+    loams_stream_err serr;
+    int rc = loams_stream_partition_state(r->stream, p, &info, &serr);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "reading %s.%s partition %" PRId32 ": %s", r->def.stream.ns,
+                             r->def.stream.name, p, serr.msg);
+        return rc;
+    }
+    if (info.low_offset <= from) {
+        return 0;
+    }
+    gap_found(r, p, from, info.low_offset);
+    return loams_offsets_set(r->next, p, info.low_offset);
+}
+
+/* Nothing waits for a commit: no record and no gap. */
+static int nothing_staged(const link_run *r)
+{
+    return r->staged_records == 0 && r->gaps.lost == 0;
+}
+
 /* Reads up to a chunk of records from every partition into r->in.
  * Returns the number of records read or a negative status. */
 static long read_chunk(link_run *r)
@@ -326,13 +377,14 @@ static long read_chunk(link_run *r)
             goto out;
         }
         if (r->slice.count == 0) {
+            /* retention may have emptied the partition past `from` */
+            if ((rc = gap_in_empty_partition(r, (int32_t)p, from)) != 0) {
+                goto out;
+            }
             continue;
         }
         if (r->slice.records[0].offset > from) {
-            run_log(r, LOAMS_LOG_WARN,
-                    "partition %u: offsets %" PRId64 "..%" PRId64
-                    " were trimmed by retention before the link applied them",
-                    p, from, r->slice.records[0].offset - 1);
+            gap_found(r, (int32_t)p, from, r->slice.records[0].offset);
         }
         loams_record *grown = realloc(recs, r->slice.count * sizeof *recs);
         size_t *hgrown = realloc(hoff, r->slice.count * sizeof *hoff);
@@ -483,6 +535,7 @@ static int resumed(link_run *r)
     memset(&r->cur, 0, sizeof r->cur);
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
+    loams_link_gaps_reset(&r->gaps);
     if (r->dlq == NULL) {
         return 0;
     }
@@ -517,7 +570,12 @@ static void discard_staged(link_run *r)
 static int commit(link_run *r)
 {
     char err[1024];
-    loams_commit_counts counts = {r->d_applied, r->d_skipped, r->d_dead};
+    loams_commit_counts counts = {.applied = r->d_applied,
+                                  .skipped = r->d_skipped,
+                                  .dead_lettered = r->d_dead,
+                                  .lost = r->gaps.lost,
+                                  .gaps = r->gaps.gaps,
+                                  .n_gaps = r->gaps.n};
     int rc = loams_commit_cycle_commit(r->cycle, r->next, &counts,
                                        r->dlq != NULL ? loams_dead_letter_commit_writes : NULL,
                                        r->dlq, &r->cur, err, sizeof err);
@@ -543,6 +601,7 @@ static int commit(link_run *r)
     r->staged_bytes = r->staged_records = 0;
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
+    loams_link_gaps_reset(&r->gaps);
     if (r->dlq != NULL) {
         loams_dead_letter_committed(r->dlq);
     }
@@ -554,7 +613,7 @@ static int commit(link_run *r)
  * run (a failed maintenance only logs: the data is unchanged). */
 static int maintain(link_run *r)
 {
-    if (r->staged_records > 0) {
+    if (!nothing_staged(r)) {
         return 0;
     }
     char err[1024];
@@ -706,10 +765,10 @@ static int run_loop(link_run *r)
         if (r->cancel_flag || definition_changed(r)) {
             break;
         }
-        if (r->staged_records == 0 && (rc = maintain(r)) != 0) {
+        if (nothing_staged(r) && (rc = maintain(r)) != 0) {
             break;
         }
-        if (r->staged_records == 0 && loams_task_should_yield(r->task)) {
+        if (nothing_staged(r) && loams_task_should_yield(r->task)) {
             run_log(r, LOAMS_LOG_INFO,
                     "yielding the slot to a waiting task (everything read "
                     "is committed); the link runs again shortly");
@@ -746,7 +805,7 @@ static int run_loop(link_run *r)
         run_log(r, LOAMS_LOG_DEBUG,
                 "read %ld, staged %" PRIu64 " records (%" PRIu64 " bytes, %" PRId64 " ms)", n,
                 r->staged_records, r->staged_bytes, age);
-        if (r->staged_records > 0 &&
+        if (!nothing_staged(r) &&
             (r->staged_bytes >= r->def.batch_bytes || age >= r->def.batch_interval_ms)) {
             rc = commit(r);
             if (rc == LOAMS_ECONFLICT) {
@@ -756,7 +815,7 @@ static int run_loop(link_run *r)
         }
         if (n == 0) {
             int64_t wait = IDLE_SLEEP_MS;
-            if (r->staged_records > 0 && r->def.batch_interval_ms - age < wait) {
+            if (!nothing_staged(r) && r->def.batch_interval_ms - age < wait) {
                 wait = r->def.batch_interval_ms - age;
             }
             if (wait > 0) {
@@ -808,6 +867,11 @@ static int run_setup(link_run *r)
             return rc;
         }
     }
+    char gerr[512];
+    if ((rc = loams_link_gaps_init(&r->gaps, &r->def, gerr, sizeof gerr)) != 0) {
+        loams_task_set_error(r->task, "%s", gerr);
+        return rc;
+    }
     if ((r->spans = calloc(r->partitions, sizeof *r->spans)) == NULL ||
         (rc = loams_offsets_create(&r->next)) != 0 || (rc = loams_batch_create(&r->in)) != 0 ||
         (rc = loams_batch_create(&r->out)) != 0 || (rc = loams_buf_create(&r->headers)) != 0) {
@@ -845,6 +909,7 @@ static void run_teardown(link_run *r)
     loams_batch_free(r->out);
     loams_buf_free(r->headers);
     loams_offsets_free(r->next);
+    loams_link_gaps_free(&r->gaps);
     free(r->spans);
     loams_dead_letter_free(r->dlq);
     loams_stream_close(r->stream);

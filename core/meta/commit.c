@@ -58,6 +58,49 @@ static uint64_t json_u64(const cJSON *obj, const char *name)
     return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
 }
 
+void loams_pointer_add_gaps(loams_pointer *p, const loams_gap *gaps, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p->n_gaps == LOAMS_POINTER_GAPS) {
+            memmove(&p->gaps[0], &p->gaps[1], (LOAMS_POINTER_GAPS - 1) * sizeof p->gaps[0]);
+            p->n_gaps--;
+        }
+        p->gaps[p->n_gaps++] = gaps[i];
+    }
+}
+
+/* The pointer's "gaps" (absent: none).  LOAMS_ECORRUPT naming the key. */
+static int gaps_parse(const char *key, const cJSON *gaps, loams_pointer *p, loams_meta_err *err)
+{
+    p->n_gaps = 0;
+    if (gaps == NULL) {
+        return 0;
+    }
+    const cJSON *g;
+    int ok = cJSON_IsArray(gaps);
+    const cJSON *items = ok ? gaps : NULL;
+    cJSON_ArrayForEach(g, items)
+    {
+        const cJSON *part = cJSON_GetObjectItemCaseSensitive(g, "partition");
+        const cJSON *first = cJSON_GetObjectItemCaseSensitive(g, "first");
+        const cJSON *last = cJSON_GetObjectItemCaseSensitive(g, "last");
+        if (!cJSON_IsNumber(part) || !cJSON_IsNumber(first) || !cJSON_IsNumber(last) ||
+            part->valuedouble < 0 || first->valuedouble < 0 ||
+            last->valuedouble < first->valuedouble) {
+            ok = 0;
+            break;
+        }
+        loams_gap gap = {(int32_t)part->valuedouble, (int64_t)first->valuedouble,
+                         (int64_t)last->valuedouble, (int64_t)json_u64(g, "ms")};
+        loams_pointer_add_gaps(p, &gap, 1);
+    }
+    if (!ok) {
+        set_err(err, "target pointer %s has malformed gaps: the metastore is damaged", key);
+        return LOAMS_ECORRUPT;
+    }
+    return 0;
+}
+
 static int pointer_parse(const char *key, const char *text, size_t len, loams_pointer *p,
                          loams_meta_err *err)
 {
@@ -102,6 +145,10 @@ static int pointer_parse(const char *key, const char *text, size_t len, loams_po
     p->applied_records = json_u64(root, "applied_records");
     p->skipped_records = json_u64(root, "skipped_records");
     p->dead_lettered_records = json_u64(root, "dead_lettered_records");
+    p->lost_records = json_u64(root, "lost_records");
+    if ((rc = gaps_parse(key, cJSON_GetObjectItemCaseSensitive(root, "gaps"), p, err)) != 0) {
+        goto out;
+    }
     rc = 0;
 out:
     cJSON_Delete(root);
@@ -117,6 +164,8 @@ int loams_pointer_read(loams_meta *m, const loams_objname *target, loams_pointer
     int rc = loams_meta_get(m, key, strlen(key), &kv, err);
     if (rc == LOAMS_ENOTFOUND) {
         p->version = 0;
+        p->lost_records = 0;
+        p->n_gaps = 0;
         loams_offsets_clear(p->applied);
         return loams_pointer_set_ref(p, NULL);
     }
@@ -159,8 +208,33 @@ static char *pointer_format(const loams_pointer *p)
         cJSON_AddNumberToObject(root, "applied_records", (double)p->applied_records) == NULL ||
         cJSON_AddNumberToObject(root, "skipped_records", (double)p->skipped_records) == NULL ||
         cJSON_AddNumberToObject(root, "dead_lettered_records", (double)p->dead_lettered_records) ==
-            NULL) {
+            NULL ||
+        (p->lost_records > 0 &&
+         cJSON_AddNumberToObject(root, "lost_records", (double)p->lost_records) == NULL)) {
         goto out;
+    }
+    cJSON *gaps = p->n_gaps > 0 ? cJSON_AddArrayToObject(root, "gaps") : NULL;
+    if (p->n_gaps > 0 && gaps == NULL) {
+        goto out;
+    }
+    for (size_t i = 0; i < p->n_gaps; i++) {
+        const loams_gap *g = &p->gaps[i];
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL) {
+            goto out;
+        }
+        if (!cJSON_AddItemToArray(gaps, o)) {
+            cJSON_Delete(o);
+            goto out;
+        }
+        if (cJSON_AddNumberToObject(o, "partition", g->partition) == NULL ||
+            cJSON_AddNumberToObject(o, "first", (double)g->first_offset) == NULL ||
+            cJSON_AddNumberToObject(o, "last", (double)g->last_offset) == NULL ||
+            cJSON_AddNumberToObject(o, "count", (double)(g->last_offset - g->first_offset + 1)) ==
+                NULL ||
+            cJSON_AddNumberToObject(o, "ms", (double)g->found_ms) == NULL) {
+            goto out;
+        }
     }
     text = cJSON_PrintUnformatted(root);
 out:

@@ -7,7 +7,14 @@
  *
  *   {"kind":"collection","ref":"<manifest object key>","link":"ns.l",
  *    "epoch":7,"committed_ms":...,"maintained_ms":...,"applied":{"0":120,"1":98},
- *    "applied_records":..,"skipped_records":..,"dead_lettered_records":..}
+ *    "applied_records":..,"skipped_records":..,"dead_lettered_records":..,
+ *    "lost_records":..,"gaps":[{"partition":1,"first":100,"last":141,
+ *    "count":42,"ms":...}]}
+ *
+ * lost_records counts the records retention deleted before the link
+ * applied them, and gaps lists the newest LOAMS_POINTER_GAPS such runs
+ * (both only when there are any; docs/OPERATIONS.md, "Retention and
+ * links").
  *
  * The manifest at `ref` is the authority for the applied offsets; the
  * pointer carries a copy written in the same transaction (so system.links
@@ -35,6 +42,18 @@
 #include "meta/metastore.h"
 #include "catalog/objname.h"
 
+/* The newest gaps a pointer keeps. */
+#define LOAMS_POINTER_GAPS 8
+
+/* Offsets first..last (inclusive) of a partition that retention deleted
+ * before the link applied them; found_ms is when the link read past them. */
+typedef struct loams_gap {
+    int32_t partition;
+    int64_t first_offset;
+    int64_t last_offset;
+    int64_t found_ms;
+} loams_gap;
+
 typedef struct loams_pointer {
     char kind[16];                      /* "collection", "table" or "graph" */
     char *ref;                          /* manifest key of the newest commit (owned), or NULL */
@@ -46,8 +65,14 @@ typedef struct loams_pointer {
     uint64_t applied_records; /* cumulative, per the link that writes the target */
     uint64_t skipped_records;
     uint64_t dead_lettered_records;
-    uint64_t version; /* metastore version of the pointer; 0 = no pointer */
+    uint64_t lost_records;              /* deleted by retention before the link applied them */
+    size_t n_gaps;                      /* gaps[0..n_gaps), oldest first */
+    loams_gap gaps[LOAMS_POINTER_GAPS]; /* the newest gaps */
+    uint64_t version;                   /* metastore version of the pointer; 0 = no pointer */
 } loams_pointer;
+
+/* Appends gaps[0..n) to p's, keeping the newest LOAMS_POINTER_GAPS. */
+void loams_pointer_add_gaps(loams_pointer *p, const loams_gap *gaps, size_t n);
 
 /* Initialises an empty pointer (version 0, no ref).  -ENOMEM. */
 int loams_pointer_init(loams_pointer *p);

@@ -50,6 +50,7 @@ static const key_spec keys[] = {
     {"default_weight", KT_UINT, OFF(default_weight), 1, 1000000},
     {"log_level", KT_LOGLEVEL, OFF(log_level), 0, 0},
     {"retention_interval", KT_DURATION, OFF(retention_interval_ms), 1000, 86400000},
+    {"retention_max_hold", KT_DURATION, OFF(retention_max_hold_ms), 0, 365LL * 86400000},
     {"gc_interval", KT_DURATION, OFF(gc_interval_ms), 100, 86400000},
     {"gc_grace", KT_DURATION, OFF(gc_grace_ms), 0, 30LL * 86400000},
 };
@@ -97,6 +98,7 @@ int loams_config_init(loams_config *c)
     c->default_weight = 1;
     c->log_level = LOAMS_LOG_INFO;
     c->retention_interval_ms = 300000;
+    c->retention_max_hold_ms = LOAMS_CONFIG_DEFAULT_RETENTION_MAX_HOLD_MS;
     c->gc_interval_ms = 60000;
     c->gc_grace_ms = 3600000;
     char host[256];
@@ -774,6 +776,7 @@ void loams_config_dump(const loams_config *c, FILE *out)
             c->max_concurrent, c->max_per_namespace, c->default_weight);
     fprintf(out, "log_level = %s\n", levels[c->log_level <= LOAMS_LOG_DEBUG ? c->log_level : 2]);
     print_duration(out, "retention_interval", c->retention_interval_ms);
+    print_duration(out, "retention_max_hold", c->retention_max_hold_ms);
     print_duration(out, "gc_interval", c->gc_interval_ms);
     print_duration(out, "gc_grace", c->gc_grace_ms);
     for (size_t i = 0; i < c->n_namespaces; i++) {

@@ -31,6 +31,9 @@
 #ifndef LOAMS_CORE_NODE_CONFIG_H
 #define LOAMS_CORE_NODE_CONFIG_H
 
+/* retention_max_hold's default: 3 days (a weekend). */
+#define LOAMS_CONFIG_DEFAULT_RETENTION_MAX_HOLD_MS (3LL * 86400000)
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,8 +67,12 @@ typedef struct loams_config {
     size_t n_namespaces;
     loams_log_level log_level;     /* default info */
     int64_t retention_interval_ms; /* default 5 min: how often retention runs */
-    int64_t gc_interval_ms;        /* default 1 min: how often GC runs */
-    int64_t gc_grace_ms;           /* default 1 h: how long unreferenced files are kept */
+    /* default 3 d: how long retention holds records a link has not applied
+     * past their retention, for streams that set no retention_max_hold;
+     * 0 = no hold (docs/OPERATIONS.md, "Retention and links") */
+    int64_t retention_max_hold_ms;
+    int64_t gc_interval_ms; /* default 1 min: how often GC runs */
+    int64_t gc_grace_ms;    /* default 1 h: how long unreferenced files are kept */
 } loams_config;
 
 #define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"

@@ -77,10 +77,21 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
                                 why[0] ? ": " : "", why);
             }
             def->retention_bytes = bytes;
+        } else if (strcmp(o->key, "retention_max_hold") == 0) {
+            int64_t us = 0;
+            if (o->kind != LOAMS_DDL_VALUE_STRING ||
+                loams_duration_parse(o->text, &us, why, sizeof why) != 0 || us < 0 ||
+                (us > 0 && us < 1000)) {
+                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                "retention_max_hold must be a duration in quotes such as '3d' "
+                                "(at least 1ms), or '0' for no hold%s%s",
+                                why[0] ? ": " : "", why);
+            }
+            def->retention_max_hold_ms = us > 0 ? us / 1000 : -1;
         } else {
             return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s' for CREATE STREAM: use partitions, retention "
-                            "or retention_bytes",
+                            "unknown option '%s' for CREATE STREAM: use partitions, retention, "
+                            "retention_bytes or retention_max_hold",
                             o->key);
         }
     }
@@ -96,17 +107,27 @@ static void print_created(loams_ddl_exec_ctx *ctx, const loams_stream_def *d, co
     if (d->retention_bytes > 0) {
         loams_size_format(d->retention_bytes, rb, sizeof rb);
     }
+    /* retention_max_hold is shown when the stream sets its own */
+    char hold[64] = "", hold_json[32];
+    if (d->retention_max_hold_ms != 0) {
+        char h[32] = "0 (no hold)";
+        if (d->retention_max_hold_ms > 0) {
+            loams_duration_format(d->retention_max_hold_ms * 1000, h, sizeof h);
+        }
+        snprintf(hold, sizeof hold, ", retention_max_hold %s", h);
+    }
     if (ctx->json) {
         fprintf(ctx->out,
                 "{\"statement\":\"CREATE STREAM\",\"result\":\"%s\",\"stream\":\"%s.%s\","
                 "\"partitions\":%" PRIu32 ",\"retention_ms\":%" PRId64
-                ",\"retention_bytes\":%" PRIu64 "}\n",
-                verb, d->name.ns, d->name.name, d->partitions, d->retention_ms, d->retention_bytes);
+                ",\"retention_bytes\":%" PRIu64 ",\"retention_max_hold_ms\":%s}\n",
+                verb, d->name.ns, d->name.name, d->partitions, d->retention_ms, d->retention_bytes,
+                loams_stream_max_hold_json(d, hold_json, sizeof hold_json));
     } else {
         fprintf(ctx->out,
                 "%s stream %s.%s (partitions %" PRIu32 ", retention %s, "
-                "retention_bytes %s)\n",
-                verb, d->name.ns, d->name.name, d->partitions, ret, rb);
+                "retention_bytes %s%s)\n",
+                verb, d->name.ns, d->name.name, d->partitions, ret, rb, hold);
     }
 }
 

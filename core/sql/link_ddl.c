@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "catalog/link_catalog.h"
+#include "abi/offsets.h"
 #include "abi/plugin_ctx.h"
 #include "abi/plugin_resolve.h"
 #include "base/units.h"
@@ -378,6 +379,38 @@ static int check_target_kind(const loams_link_ddl_env *env, const loams_ddl_scri
 }
 
 /* No two links may write one target: its pointer admits one writer. */
+/* The stream's first offsets now become the link's start (link_catalog.h):
+ * what retention deleted before the link existed is not the link's loss. */
+static int set_start_offsets(const loams_link_ddl_env *env, loams_link_def *d,
+                             loams_stream_err *serr)
+{
+    loams_stream *s = NULL;
+    loams_offsets *o = NULL;
+    int rc = loams_stream_open(env->log, &d->stream, &s, serr);
+    if (rc == 0 && (rc = loams_offsets_create(&o)) != 0) {
+        snprintf(serr->msg, sizeof serr->msg, "out of memory");
+    }
+    for (uint32_t p = 0; rc == 0 && p < loams_stream_definition(s)->partitions; p++) {
+        loams_stream_partition_info info;
+        if ((rc = loams_stream_partition_state(s, (int32_t)p, &info, serr)) == 0 &&
+            info.low_offset > 0 && (rc = loams_offsets_set(o, (int32_t)p, info.low_offset)) != 0) {
+            snprintf(serr->msg, sizeof serr->msg, "out of memory");
+        }
+    }
+    if (rc == 0) {
+        size_t n = loams_offsets_format_json(o, NULL, 0);
+        if ((d->start_offsets = malloc(n + 1)) == NULL) {
+            snprintf(serr->msg, sizeof serr->msg, "out of memory");
+            rc = -ENOMEM;
+        } else {
+            loams_offsets_format_json(o, d->start_offsets, n + 1);
+        }
+    }
+    loams_offsets_free(o);
+    loams_stream_close(s);
+    return rc;
+}
+
 static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_script *script,
                              const loams_ddl_stmt *st, char *err, size_t errlen)
 {
@@ -527,6 +560,10 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         (d.target_kind = strdup(l->target_kind_word)) == NULL ||
         (d.target_plugin = strdup(target->name)) == NULL) {
         rc = -ENOMEM;
+        goto out;
+    }
+    if ((rc = set_start_offsets(env, &d, &serr)) != 0) {
+        rc = error_at(script, l->stream_pos, rc, err, errlen, "%s", serr.msg);
         goto out;
     }
     if (d.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {

@@ -18,6 +18,7 @@
 typedef struct retention_source {
     loams_streamlog *log;
     const loams_clock *clock;
+    loams_retention_hold hold;
 } retention_source;
 
 static int cancelled(void *userdata)
@@ -32,13 +33,13 @@ static int pass(void *userdata, loams_task *t, int64_t started_ms)
     loams_retention_stats stats;
     memset(&stats, 0, sizeof stats);
     loams_stream_err serr = {{0}};
-    int rc = loams_retention_run(rs->log, rs->clock, cancelled, t, &stats, &serr);
+    int rc = loams_retention_run_held(rs->log, rs->clock, &rs->hold, cancelled, t, &stats, &serr);
     loams_log_task(rc == 0 ? LOAMS_LOG_INFO : LOAMS_LOG_WARN, "retention", loams_task_key(t),
                    loams_task_epoch(t),
-                   "%s: %zu stream(s), %zu partition(s), %" PRIu64
-                   " record(s) trimmed, %zu dropped stream(s) purged",
+                   "%s: %zu stream(s), %zu partition(s), %" PRIu64 " record(s) trimmed (%" PRIu64
+                   " that links had not applied), %zu dropped stream(s) purged",
                    rc == 0 ? "pass done" : "pass stopped", stats.streams, stats.partitions,
-                   stats.records_trimmed, stats.orphans_purged);
+                   stats.records_trimmed, stats.records_lost, stats.orphans_purged);
     if (rc != 0 && rc != LOAMS_ECANCELLED) {
         loams_task_set_error(t, "%s", serr.msg[0] ? serr.msg : loams_strerror(rc));
     }
@@ -60,6 +61,7 @@ int loams_retention_source(const loams_retention_source_options *o, loams_task_s
     }
     rs->log = o->log;
     rs->clock = o->clock != NULL ? o->clock : loams_clock_real();
+    rs->hold = o->hold;
     loams_periodic_options po = {.name = "retention",
                                  .task = LOAMS_RETENTION_TASK,
                                  .last_run_key = LOAMS_RETENTION_LAST_RUN_KEY,

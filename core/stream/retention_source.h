@@ -1,8 +1,8 @@
 /*
  * retention_source.h - the worker's task source for stream retention
  * (DESIGN §7): one singleton task "retention" (namespace "system", priority
- * maintenance) that runs loams_retention_run (retention.h) over every
- * stream of the log.
+ * maintenance) that runs loams_retention_run_held (retention.h) over every
+ * stream of the log, holding records for links as the options say.
  *
  * The task is proposed when the last successful run is at least
  * `interval_ms` old.  The time of that run is shared by every node through
@@ -21,6 +21,7 @@
 
 #include "meta/lease.h"
 #include "meta/metastore.h"
+#include "stream/retention.h"
 #include "stream/streamlog.h"
 #include "run/worker.h"
 
@@ -28,10 +29,12 @@
 #define LOAMS_RETENTION_LAST_RUN_KEY "retention/last_run"
 
 typedef struct loams_retention_source_options {
-    loams_streamlog *log;     /* not owned; must outlive the worker */
-    loams_meta *meta;         /* not owned; holds retention/last_run */
-    const loams_clock *clock; /* NULL = loams_clock_real(); not owned */
-    int64_t interval_ms;      /* > 0 */
+    loams_streamlog *log;      /* not owned; must outlive the worker */
+    loams_meta *meta;          /* not owned; holds retention/last_run */
+    const loams_clock *clock;  /* NULL = loams_clock_real(); not owned */
+    int64_t interval_ms;       /* > 0 */
+    loams_retention_hold hold; /* what holds records for links (holds NULL:
+                                * nothing); its userdata is not owned */
 } loams_retention_source_options;
 
 /* Fills *src with the retention source; its userdata is freed by

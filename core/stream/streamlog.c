@@ -88,6 +88,17 @@ void loams_streamlog_close(loams_streamlog *log)
     free(log);
 }
 
+const char *loams_stream_max_hold_json(const loams_stream_def *def, char *buf, size_t size)
+{
+    if (def->retention_max_hold_ms == 0) {
+        snprintf(buf, size, "null");
+    } else {
+        snprintf(buf, size, "%" PRId64,
+                 def->retention_max_hold_ms > 0 ? def->retention_max_hold_ms : 0);
+    }
+    return buf;
+}
+
 /* ---- catalog entries ---- */
 
 static void catalog_key(char *buf, size_t size, const loams_objname *name)
@@ -106,7 +117,10 @@ static char *def_to_json(const loams_stream_def *d)
         cJSON_AddNumberToObject(o, "partitions", d->partitions) != NULL &&
         cJSON_AddNumberToObject(o, "retention_ms", (double)d->retention_ms) != NULL &&
         cJSON_AddNumberToObject(o, "retention_bytes", (double)d->retention_bytes) != NULL &&
-        cJSON_AddNumberToObject(o, "created", (double)d->created_ms) != NULL) {
+        cJSON_AddNumberToObject(o, "created", (double)d->created_ms) != NULL &&
+        (d->retention_max_hold_ms == 0 ||
+         cJSON_AddNumberToObject(o, "retention_max_hold_ms", (double)d->retention_max_hold_ms) !=
+             NULL)) {
         text = cJSON_PrintUnformatted(o);
     }
     cJSON_Delete(o);
@@ -135,6 +149,16 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
              json_u64(o, "retention_bytes", &rbytes) == 0 &&
              json_u64(o, "created", &created) == 0 && parts >= 1 &&
              parts <= LOAMS_STREAM_MAX_PARTITIONS && id > 0;
+    /* optional (entries written before it existed have none: the node's) */
+    const cJSON *hold =
+        o != NULL ? cJSON_GetObjectItemCaseSensitive(o, "retention_max_hold_ms") : NULL;
+    int64_t hold_ms = 0;
+    if (ok && hold != NULL) {
+        ok = cJSON_IsNumber(hold) && hold->valuedouble >= -1 &&
+             hold->valuedouble <= 9007199254740992.0 &&
+             hold->valuedouble == (double)(int64_t)hold->valuedouble;
+        hold_ms = ok ? (int64_t)hold->valuedouble : 0;
+    }
     cJSON_Delete(o);
     if (!ok) {
         return fail(err, LOAMS_ECORRUPT,
@@ -142,6 +166,7 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
                     "partitions, retention_ms, retention_bytes, created)",
                     key);
     }
+    d->retention_max_hold_ms = hold_ms;
     d->id = id;
     d->partitions = (uint32_t)parts;
     d->retention_ms = (int64_t)rms;
@@ -214,6 +239,11 @@ int loams_stream_create(loams_streamlog *log, const loams_stream_def *def, int i
     }
     if (def->retention_ms < 0) {
         return fail(err, LOAMS_EINPUT, "stream %s.%s: the retention must not be negative", name.ns,
+                    name.name);
+    }
+    if (def->retention_max_hold_ms < -1) {
+        return fail(err, LOAMS_EINPUT,
+                    "stream %s.%s: retention_max_hold must be a duration or '0' (no hold)", name.ns,
                     name.name);
     }
     char key[256];

@@ -94,10 +94,19 @@ typedef struct loams_stream_def {
     uint64_t retention_bytes; /* per partition: oldest records beyond it are
                                * trimmed; 0 = no limit */
     int64_t created_ms;       /* ms since the epoch */
+    /* How long retention may hold records that a link has not applied yet
+     * past their retention (docs/OPERATIONS.md, "Retention and links"):
+     * > 0 ms; 0 = the node's retention_max_hold; -1 = no hold. */
+    int64_t retention_max_hold_ms;
 } loams_stream_def;
 
-/* Creates stream def->name with def->partitions, def->retention_ms and
- * def->retention_bytes (def->id and def->created_ms are ignored; the full
+/* def->retention_max_hold_ms as JSON in buf: null (the node's), 0 (no
+ * hold) or the ms.  Returns buf. */
+const char *loams_stream_max_hold_json(const loams_stream_def *def, char *buf, size_t size);
+
+/* Creates stream def->name with def->partitions, def->retention_ms,
+ * def->retention_bytes and def->retention_max_hold_ms (def->id and
+ * def->created_ms are ignored; the full
  * definition goes to *out, may be NULL).  With if_not_exists = 1 an
  * existing stream is not an error (its definition goes to *out).
  * Errors: LOAMS_EEXISTS (a stream with that name exists), LOAMS_EINPUT (bad
@@ -261,11 +270,17 @@ int loams_stream_partition_state(loams_stream *s, int32_t partition,
  * older_than_us (0: no limit) - stopping at the first record that is not
  * older, so a trim always removes a prefix - and the oldest records while
  * the partition holds more than keep_bytes (0: no limit).  A record goes
- * when any rule says so.  The high-water mark never moves. */
+ * when any rule says so, unless it is held: with hold set, a record at
+ * offset hold_from or later stays, unless hold_older_than_us is not 0 and
+ * its timestamp is below it (the hold's cap).  The trim stops at the first
+ * record that stays.  The high-water mark never moves. */
 typedef struct loams_stream_trim_spec {
     int64_t before_offset;
     int64_t older_than_us;
     uint64_t keep_bytes;
+    int hold;
+    int64_t hold_from;
+    int64_t hold_older_than_us;
 } loams_stream_trim_spec;
 
 /* Trims partition `partition` by `spec`, in transactions of bounded size so

@@ -1193,6 +1193,10 @@ static int be_trim(loams__logbe *be, uint64_t id, int32_t partition,
             int go = (spec->before_offset >= 0 && off < (uint64_t)spec->before_offset) ||
                      (spec->older_than_us != 0 && rec.timestamp_us < spec->older_than_us) ||
                      (spec->keep_bytes != 0 && ps.bytes > spec->keep_bytes);
+            if (go && spec->hold && spec->hold_from >= 0 && off >= (uint64_t)spec->hold_from &&
+                !(spec->hold_older_than_us != 0 && rec.timestamp_us < spec->hold_older_than_us)) {
+                go = 0; /* held for a link that has not applied it (retention.h) */
+            }
             if (!go) {
                 done = 1;
                 break;

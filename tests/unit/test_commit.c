@@ -198,6 +198,58 @@ START_TEST(corrupt_pointer_is_reported)
 }
 END_TEST
 
+START_TEST(lost_records_and_the_newest_gaps_round_trip)
+{
+    loams_objname t;
+    loams_objname_parse("ns.g", &t, NULL, 0);
+    loams_lease l;
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/g/0-3", "n1", 30000, &l, NULL, NULL), 0);
+    loams_pointer p;
+    make_pointer(&p, "ns/g/manifest/1.json", 42);
+    p.lost_records = 55;
+    /* ten gaps: the pointer keeps the newest LOAMS_POINTER_GAPS, in order */
+    for (int i = 0; i < 10; i++) {
+        loams_gap g = {i % 4, 100 * i, 100 * i + 4, 1000 + i};
+        loams_pointer_add_gaps(&p, &g, 1);
+    }
+    ck_assert_uint_eq(p.n_gaps, LOAMS_POINTER_GAPS);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    ck_assert_uint_eq(r.lost_records, 55);
+    ck_assert_uint_eq(r.n_gaps, LOAMS_POINTER_GAPS);
+    for (size_t k = 0; k < r.n_gaps; k++) {
+        int i = (int)k + 10 - LOAMS_POINTER_GAPS;
+        ck_assert_int_eq(r.gaps[k].partition, i % 4);
+        ck_assert_int_eq(r.gaps[k].first_offset, 100 * i);
+        ck_assert_int_eq(r.gaps[k].last_offset, 100 * i + 4);
+        ck_assert_int_eq(r.gaps[k].found_ms, 1000 + i);
+    }
+    loams_pointer_clear(&r);
+    loams_pointer_clear(&p);
+}
+END_TEST
+
+START_TEST(malformed_gaps_are_reported)
+{
+    loams_objname t;
+    loams_objname_parse("ns.bad", &t, NULL, 0);
+    const char *key = "target/ns/bad";
+    const char *v = "{\"kind\":\"collection\",\"ref\":null,\"applied\":{},"
+                    "\"gaps\":[{\"partition\":0,\"first\":9,\"last\":3}]}";
+    ck_assert_int_eq(loams_meta_put(meta, key, strlen(key), v, strlen(v), NULL, NULL), 0);
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    loams_meta_err err;
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, &err), LOAMS_ECORRUPT);
+    ck_assert_str_eq(err.msg, "target pointer target/ns/bad has malformed gaps: the metastore is "
+                              "damaged");
+    loams_pointer_clear(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("commit");
@@ -209,6 +261,8 @@ int main(void)
     tcase_add_test(tc, commit_on_a_moved_pointer_conflicts);
     tcase_add_test(tc, orphans_are_recorded_for_gc);
     tcase_add_test(tc, corrupt_pointer_is_reported);
+    tcase_add_test(tc, lost_records_and_the_newest_gaps_round_trip);
+    tcase_add_test(tc, malformed_gaps_are_reported);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -153,7 +153,7 @@ static int fx_write(cycle_fx *fx, int32_t p, size_t n)
 
 static int fx_commit(cycle_fx *fx, uint64_t applied_records, char *err, size_t errsize)
 {
-    loams_commit_counts counts = {applied_records, 0, 0};
+    loams_commit_counts counts = {.applied = applied_records};
     return loams_commit_cycle_commit(fx->cycle, fx->applied, &counts, NULL, NULL, NULL, err,
                                      errsize);
 }
@@ -374,7 +374,7 @@ START_TEST(extra_writes_commit_in_the_same_transaction_or_fail_it)
     ck_assert_int_eq(fx_write(&fx, 0, 1), 0);
     int fail = 1;
     char err[1024];
-    loams_commit_counts counts = {1, 0, 0};
+    loams_commit_counts counts = {.applied = 1};
     ck_assert_int_eq(loams_commit_cycle_commit(fx.cycle, fx.applied, &counts, extra_writes, &fail,
                                                NULL, err, sizeof err),
                      -EIO);

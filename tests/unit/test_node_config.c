@@ -55,6 +55,7 @@ START_TEST(defaults_work_without_any_config)
     ck_assert_uint_eq(c.default_weight, 1);
     ck_assert_int_eq(c.log_level, LOAMS_LOG_INFO);
     ck_assert_int_eq(c.retention_interval_ms, 300000);
+    ck_assert_int_eq(c.retention_max_hold_ms, 3LL * 86400000);
     loams_config_free(&c);
 }
 END_TEST
@@ -76,6 +77,7 @@ START_TEST(file_sets_every_key_and_namespace_sections)
                                             "default_weight = 2\n"
                                             "log_level = debug\n"
                                             "retention_interval = 1m\n"
+                                            "retention_max_hold = 12h\n"
                                             "[namespace.analytics]\n"
                                             "weight = 3\n"
                                             "byte_rate = 10MiB/s\n"
@@ -100,6 +102,7 @@ START_TEST(file_sets_every_key_and_namespace_sections)
     ck_assert_uint_eq(c.default_weight, 2);
     ck_assert_int_eq(c.log_level, LOAMS_LOG_DEBUG);
     ck_assert_int_eq(c.retention_interval_ms, 60000);
+    ck_assert_int_eq(c.retention_max_hold_ms, 12LL * 3600000);
     const loams_ns_setting *a = loams_config_namespace(&c, "analytics");
     ck_assert_ptr_nonnull(a);
     ck_assert_uint_eq(a->weight, 3);
@@ -151,7 +154,7 @@ START_TEST(file_errors_name_file_line_and_key)
                      "node_id, listen, lease_ttl, poll_interval, stop_timeout, task_slice, "
                      "max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
-                     "gc_interval, gc_grace)");
+                     "retention_max_hold, gc_interval, gc_grace)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");

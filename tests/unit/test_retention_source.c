@@ -130,7 +130,8 @@ START_TEST(retention_runs_as_a_task_once_per_interval)
     loams_worker *w = NULL;
     char err[256];
     ck_assert_int_eq(loams_worker_new(&o, &w, err, sizeof err), 0);
-    loams_retention_source_options ro = {slog, meta, &fake_clock, 60000};
+    loams_retention_source_options ro = {
+        .log = slog, .meta = meta, .clock = &fake_clock, .interval_ms = 60000};
     loams_task_source src;
     ck_assert_int_eq(loams_retention_source(&ro, &src, err, sizeof err), 0);
     ck_assert_int_eq(loams_worker_add_source(w, &src), 0);
@@ -165,7 +166,8 @@ START_TEST(retention_task_held_elsewhere_is_not_run_here)
     loams_worker *w = NULL;
     char err[256];
     ck_assert_int_eq(loams_worker_new(&o, &w, err, sizeof err), 0);
-    loams_retention_source_options ro = {slog, meta, &fake_clock, 60000};
+    loams_retention_source_options ro = {
+        .log = slog, .meta = meta, .clock = &fake_clock, .interval_ms = 60000};
     loams_task_source src;
     ck_assert_int_eq(loams_retention_source(&ro, &src, err, sizeof err), 0);
     ck_assert_int_eq(loams_worker_add_source(w, &src), 0);
@@ -173,7 +175,7 @@ START_TEST(retention_task_held_elsewhere_is_not_run_here)
     ck_assert_int_eq(recorded_run(), -1);
     loams_worker_free(w);
     /* Bad options are refused. */
-    loams_retention_source_options bad = {NULL, meta, NULL, 1000};
+    loams_retention_source_options bad = {.meta = meta, .interval_ms = 1000};
     ck_assert_int_eq(loams_retention_source(&bad, &src, err, sizeof err), -EINVAL);
     ck_assert_str_eq(err, "retention source: a stream log, a metastore and a positive "
                           "interval are required");
