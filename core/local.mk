@@ -14,12 +14,14 @@ core_loams_host_SOURCES = core/main.c
 core_loams_host_CFLAGS = $(AM_CFLAGS)
 core_loams_host_LDADD = core/libloams-core.la
 
-# base/: status codes and their text, the log, failpoints, sizes and durations.
+# base/: status codes and their text, the log, failpoints, sizes and
+# durations, a task run's memory account.
 core_libloams_core_la_SOURCES = \
 	core/base/status.c core/base/status.h \
 	core/base/log.c core/base/log.h \
 	core/base/failpoint.c core/base/failpoint.h \
-	core/base/units.h
+	core/base/units.h \
+	core/base/mem_account.c core/base/mem_account.h
 
 # meta/: the metastore (front, backend seam, LMDB backend and its gate),
 # task leases, and the commit protocol's pointer and fenced transaction.
@@ -47,7 +49,8 @@ core_libloams_core_la_SOURCES += \
 	core/catalog/link_catalog.c core/catalog/link_catalog.h \
 	core/catalog/table_catalog.c core/catalog/table_catalog.h \
 	core/catalog/system_links.c core/catalog/system_links.h \
-	core/catalog/link_holds.c core/catalog/link_holds.h
+	core/catalog/link_holds.c core/catalog/link_holds.h \
+	core/catalog/link_report.c core/catalog/link_report.h
 
 # sql/: the DDL grammar and what each statement does.
 core_libloams_core_la_SOURCES += \
@@ -81,13 +84,15 @@ core_libloams_core_la_SOURCES += \
 
 # link/: a link run: the runtime (plugin instances, the chunk loop,
 # on_error), the commit cycle, the dead-letter stream, the stage times,
-# the records retention deleted before the link applied them.
+# the records retention deleted before the link applied them, the run's
+# report.
 core_libloams_core_la_SOURCES += \
 	core/link/link_runtime.c core/link/link_runtime.h \
 	core/link/commit_cycle.c core/link/commit_cycle.h \
 	core/link/dead_letter.c core/link/dead_letter.h \
 	core/link/link_stats.c core/link/link_stats.h \
-	core/link/link_gaps.c core/link/link_gaps.h
+	core/link/link_gaps.c core/link/link_gaps.h \
+	core/link/run_report.c core/link/run_report.h
 
 # gc/: write intents and garbage collection of object-store files.
 core_libloams_core_la_SOURCES += \

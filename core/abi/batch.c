@@ -9,6 +9,8 @@
  * column when it is appended, a new column for the existing rows only.
  * Reset keeps the cell arrays as spares for the next batch's columns.
  * Column names are found through a small open-addressing hash table.
+ * With a memory account, the arena's chunks and the per-row arrays (cells,
+ * origins, failed flags) are charged to it before they are allocated.
  */
 #include "abi/batch.h"
 
@@ -78,7 +80,43 @@ struct loams_batch {
 
     char **wanted; /* NULL: every column is wanted */
     size_t n_wanted;
+
+    loams_mem_account *account; /* a reference; NULL: none */
+    uint64_t charged;           /* bytes charged to it */
 };
+
+/* Each row costs its origin (partition, offset) and failed flag, and one
+ * cell per column. */
+#define ROW_BYTES (sizeof(int32_t) + sizeof(int64_t) + 1)
+#define CELL_BYTES sizeof(loams_value)
+
+static int charge(loams_batch *b, uint64_t bytes)
+{
+    if (b->account == NULL) {
+        return 0;
+    }
+    if (loams_mem_account_charge(b->account, bytes, "the host's record batches") != 0) {
+        return -ENOMEM;
+    }
+    b->charged += bytes;
+    return 0;
+}
+
+static void release(loams_batch *b, uint64_t bytes)
+{
+    if (b->account == NULL) {
+        return;
+    }
+    bytes = bytes < b->charged ? bytes : b->charged;
+    b->charged -= bytes;
+    loams_mem_account_release(b->account, bytes);
+}
+
+static void chunk_free(loams_batch *b, arena_chunk *c)
+{
+    release(b, sizeof *c + c->cap);
+    free(c);
+}
 
 static const char empty_text[1] = "";
 
@@ -128,7 +166,11 @@ static void *arena_alloc(loams_batch *b, size_t size, size_t align)
         if (size + align > cap || !head) {
             cap = size + align;
         }
+        if (charge(b, sizeof(arena_chunk) + cap) != 0) {
+            return NULL;
+        }
         if ((n = malloc(sizeof(arena_chunk) + cap)) == NULL) {
+            release(b, sizeof(arena_chunk) + cap);
             return NULL;
         }
         n->cap = cap;
@@ -175,10 +217,18 @@ int loams_batch_create(loams_batch **out)
     return 0;
 }
 
+static void free_cells(loams_batch *b, loams_value *cells)
+{
+    if (cells != NULL) {
+        release(b, b->row_cap * CELL_BYTES);
+        free(cells);
+    }
+}
+
 static void free_spares(loams_batch *b)
 {
     for (size_t i = 0; i < b->n_spare; i++) {
-        free(b->spare[i]);
+        free_cells(b, b->spare[i]);
     }
     b->n_spare = 0;
 }
@@ -191,7 +241,7 @@ static void free_columns(loams_batch *b, int keep_cells)
         if (keep_cells && b->cols[i].cells != NULL && b->n_spare < b->spare_cap) {
             b->spare[b->n_spare++] = b->cols[i].cells;
         } else {
-            free(b->cols[i].cells);
+            free_cells(b, b->cols[i].cells);
         }
     }
     b->n_cols = 0;
@@ -218,10 +268,32 @@ void loams_batch_free(loams_batch *b)
     for (int list = 0; list < 2; list++) {
         for (arena_chunk *c = list ? b->kept : b->chunks, *next; c != NULL; c = next) {
             next = c->next;
-            free(c);
+            chunk_free(b, c);
         }
     }
+    release(b, b->charged); /* the per-row arrays */
+    loams_mem_account_unref(b->account);
     free(b);
+}
+
+void loams_batch_set_account(loams_batch *b, loams_mem_account *account)
+{
+    loams_mem_account *old = b->account;
+    uint64_t charged = b->charged;
+    if (old != NULL) {
+        loams_mem_account_release(old, charged);
+    }
+    b->account = loams_mem_account_ref(account);
+    b->charged = 0;
+    if (account != NULL && charged > 0) {
+        /* What the batch holds already moves with it, granted or not: the
+         * memory is taken. */
+        if (loams_mem_account_charge(account, charged, "the host's record batches") != 0) {
+            charged = 0;
+        }
+        b->charged = charged;
+    }
+    loams_mem_account_unref(old);
 }
 
 void loams_batch_reset(loams_batch *b)
@@ -254,7 +326,7 @@ void loams_batch_reset(loams_batch *b)
             b->kept = c;
             kept += c->cap;
         } else {
-            free(c);
+            chunk_free(b, c);
         }
     }
     b->chunks = NULL;
@@ -321,18 +393,26 @@ static int grow_rows(loams_batch *b, size_t need)
         }
         cap *= 2;
     }
+    /* The spares are freed (too small now); every column's cells grow. */
+    uint64_t more = (uint64_t)(cap - b->row_cap) * (ROW_BYTES + b->n_cols * CELL_BYTES);
+    if (charge(b, more) != 0) {
+        return -ENOMEM;
+    }
     int32_t *part = realloc(b->origin_partition, cap * sizeof *part);
     if (part == NULL) {
+        release(b, more);
         return -ENOMEM;
     }
     b->origin_partition = part;
     int64_t *off = realloc(b->origin_offset, cap * sizeof *off);
     if (off == NULL) {
+        release(b, more);
         return -ENOMEM;
     }
     b->origin_offset = off;
     unsigned char *failed = realloc(b->failed, cap);
     if (failed == NULL) {
+        release(b, more);
         return -ENOMEM;
     }
     memset(failed + b->row_cap, 0, cap - b->row_cap);
@@ -342,6 +422,7 @@ static int grow_rows(loams_batch *b, size_t need)
         if (cells == NULL) {
             /* Columns before i are bigger already; that is harmless: only
              * row_cap entries are ever used. */
+            release(b, more);
             return -ENOMEM;
         }
         b->cols[i].cells = cells;
@@ -454,12 +535,16 @@ int loams_batch_add_column(loams_batch *b, const char *name, size_t *col)
     batch_column *c = &b->cols[b->n_cols];
     c->name = strdup(name);
     c->cells = NULL;
-    if (b->row_cap > 0) {
-        c->cells = b->n_spare > 0 ? b->spare[--b->n_spare] : malloc(b->row_cap * sizeof *c->cells);
+    if (b->row_cap > 0 && b->n_spare > 0) {
+        c->cells = b->spare[--b->n_spare];
+    } else if (b->row_cap > 0 && charge(b, b->row_cap * CELL_BYTES) == 0) {
+        if ((c->cells = malloc(b->row_cap * sizeof *c->cells)) == NULL) {
+            release(b, b->row_cap * CELL_BYTES);
+        }
     }
     if (c->name == NULL || (b->row_cap > 0 && c->cells == NULL)) {
         free(c->name);
-        free(c->cells);
+        free_cells(b, c->cells);
         return -ENOMEM;
     }
     if (b->n_rows > 0) {

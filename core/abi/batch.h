@@ -29,6 +29,8 @@
  * lists nested deeper than LOAMS_BATCH_MAX_DEPTH); -ENOMEM.  A failed call
  * leaves the batch as it was except where noted.
  *
+ * Memory: a batch may charge a task's memory account (set_account).
+ *
  * Threads: a batch is used by one thread at a time; different batches are
  * independent.  Every function here is also what the host API table points
  * at (host_api.c), so the host->batch_* members behave exactly as below.
@@ -42,6 +44,7 @@
 
 #include <loams/host.h>
 
+#include "base/mem_account.h"
 #include "stream/record.h"
 
 /* Column indexes of an input batch built by loams_batch_append_records(). */
@@ -71,6 +74,13 @@ void loams_batch_free(loams_batch *b);
  * arena's chunks up to 16 MiB, the row and cell arrays).  Every view from
  * the batch becomes invalid. */
 void loams_batch_reset(loams_batch *b);
+
+/* Charges the batch's memory (the arena's chunks, the row and cell arrays)
+ * to `account` (the batch takes a reference; NULL: none), moving what it
+ * holds already there.  From then on a growth the account refuses fails
+ * with -ENOMEM (the account keeps "the host's record batches" as who
+ * asked). */
+void loams_batch_set_account(loams_batch *b, loams_mem_account *account);
 
 /* ---- which decoded columns the stages after the decoder read ---- */
 

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "base/log.h"
+#include "base/mem_account.h"
 #include "base/units.h"
 
 #define ERR_MAX 4096
@@ -36,6 +37,8 @@ struct loams_ctx {
     uint64_t mem_in_use; /* atomics */
     uint64_t mem_peak;
     uint64_t mem_limit;
+    loams_mem_account *account; /* a reference; NULL: none */
+    int charge_caller;          /* blocks go to the calling thread's account */
 };
 
 static uint64_t process_in_use;
@@ -352,6 +355,7 @@ void loams_ctx_free(loams_ctx *ctx)
     }
     free(ctx->values);
     free(ctx->task);
+    loams_mem_account_unref(ctx->account);
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx);
 }
@@ -498,9 +502,13 @@ int loams_ctx_cancelled(loams_ctx *ctx)
 
 /* ---- memory ---- */
 
-/* 16 bytes keep the block max_align_t-aligned on x86-64 and arm64. */
+/* 16 bytes keep the block max_align_t-aligned on x86-64 and arm64: the
+ * block's size and the account it is charged to (holding a reference). */
 typedef union mem_header {
-    size_t size;
+    struct {
+        size_t size;
+        loams_mem_account *account;
+    } h;
     max_align_t align;
 } mem_header;
 
@@ -512,13 +520,15 @@ static void peak_update(uint64_t *peak, uint64_t now)
     }
 }
 
-/* Reserves `add` bytes on the counters; -1 when over the context's limit. */
-static int account_add(loams_ctx *ctx, size_t add)
+/* Reserves `add` bytes on the context's counters and on `account` (may be
+ * NULL); -1 when over the context's limit or the account's budget. */
+static int account_add(loams_ctx *ctx, loams_mem_account *account, size_t add)
 {
     if (ctx != NULL) {
         uint64_t now = __atomic_add_fetch(&ctx->mem_in_use, add, __ATOMIC_RELAXED);
         uint64_t limit = __atomic_load_n(&ctx->mem_limit, __ATOMIC_RELAXED);
-        if (limit != 0 && now > limit) {
+        if ((limit != 0 && now > limit) ||
+            (account != NULL && loams_mem_account_charge(account, add, ctx->desc->name) != 0)) {
             __atomic_sub_fetch(&ctx->mem_in_use, add, __ATOMIC_RELAXED);
             return -1;
         }
@@ -528,25 +538,39 @@ static int account_add(loams_ctx *ctx, size_t add)
     return 0;
 }
 
-static void account_sub(loams_ctx *ctx, size_t sub)
+static void account_sub(loams_ctx *ctx, loams_mem_account *account, size_t sub)
 {
     if (ctx != NULL) {
         __atomic_sub_fetch(&ctx->mem_in_use, sub, __ATOMIC_RELAXED);
     }
+    if (account != NULL) {
+        loams_mem_account_release(account, sub);
+    }
     __atomic_sub_fetch(&process_in_use, sub, __ATOMIC_RELAXED);
+}
+
+/* The account a new block of ctx is charged to. */
+static loams_mem_account *block_account(const loams_ctx *ctx)
+{
+    if (ctx == NULL) {
+        return NULL;
+    }
+    return ctx->charge_caller ? loams_mem_account_current() : ctx->account;
 }
 
 void *loams_ctx_malloc(loams_ctx *ctx, size_t size)
 {
-    if (size > SIZE_MAX - sizeof(mem_header) || account_add(ctx, size) != 0) {
+    loams_mem_account *account = block_account(ctx);
+    if (size > SIZE_MAX - sizeof(mem_header) || account_add(ctx, account, size) != 0) {
         return NULL;
     }
     mem_header *h = malloc(sizeof *h + size);
     if (h == NULL) {
-        account_sub(ctx, size);
+        account_sub(ctx, account, size);
         return NULL;
     }
-    h->size = size;
+    h->h.size = size;
+    h->h.account = loams_mem_account_ref(account);
     return h + 1;
 }
 
@@ -568,8 +592,10 @@ void loams_ctx_free_mem(loams_ctx *ctx, void *ptr)
         return;
     }
     mem_header *h = (mem_header *)ptr - 1;
-    account_sub(ctx, h->size);
+    loams_mem_account *account = h->h.account;
+    account_sub(ctx, account, h->h.size);
     free(h);
+    loams_mem_account_unref(account);
 }
 
 void *loams_ctx_realloc(loams_ctx *ctx, void *ptr, size_t size)
@@ -580,22 +606,24 @@ void *loams_ctx_realloc(loams_ctx *ctx, void *ptr, size_t size)
     if (size > SIZE_MAX - sizeof(mem_header)) {
         return NULL;
     }
+    /* The block stays charged to the account it was allocated under. */
     mem_header *h = (mem_header *)ptr - 1;
-    size_t old = h->size;
-    if (size > old && account_add(ctx, size - old) != 0) {
+    size_t old = h->h.size;
+    loams_mem_account *account = h->h.account;
+    if (size > old && account_add(ctx, account, size - old) != 0) {
         return NULL;
     }
     mem_header *n = realloc(h, sizeof *n + size);
     if (n == NULL) {
         if (size > old) {
-            account_sub(ctx, size - old);
+            account_sub(ctx, account, size - old);
         }
         return NULL;
     }
     if (size < old) {
-        account_sub(ctx, old - size);
+        account_sub(ctx, account, old - size);
     }
-    n->size = size;
+    n->h.size = size;
     return n + 1;
 }
 
@@ -614,4 +642,16 @@ void loams_ctx_memory(const loams_ctx *ctx, uint64_t *in_use, uint64_t *peak)
 void loams_ctx_set_memory_limit(loams_ctx *ctx, uint64_t bytes)
 {
     __atomic_store_n(&ctx->mem_limit, bytes, __ATOMIC_RELAXED);
+}
+
+void loams_ctx_set_account(loams_ctx *ctx, loams_mem_account *account)
+{
+    loams_mem_account *old = ctx->account;
+    ctx->account = loams_mem_account_ref(account);
+    loams_mem_account_unref(old);
+}
+
+void loams_ctx_charge_caller(loams_ctx *ctx)
+{
+    ctx->charge_caller = 1;
 }

@@ -17,8 +17,9 @@
  *  - Cancellation: a pointer to an atomic int owned by the task; non-zero
  *    means cancelled.
  *  - Memory: host->malloc & co. put a 16-byte header before each block that
- *    records its size, so free/realloc account exactly; the bytes in use and
- *    the peak are kept per context and process-wide.
+ *    records its size and the task's memory account it is charged to
+ *    (base/mem_account.h), so free/realloc account exactly; the bytes in use
+ *    and the peak are kept per context, per account and process-wide.
  *
  * Ownership: the creator owns the context (loams_ctx_free) and frees it only
  * after the plugin's close() returned.  Strings returned by getters belong to
@@ -41,6 +42,8 @@
 #include <stdint.h>
 
 #include <loams/plugin.h>
+
+#include "base/mem_account.h"
 
 /* One option as the user wrote it (name = value). */
 typedef struct loams_option_kv {
@@ -146,5 +149,18 @@ void loams_ctx_free_mem(loams_ctx *ctx, void *ptr);
 void loams_ctx_memory(const loams_ctx *ctx, uint64_t *in_use, uint64_t *peak);
 /* 0 = no limit. */
 void loams_ctx_set_memory_limit(loams_ctx *ctx, uint64_t bytes);
+
+/* Charges the blocks the context allocates from now on to `account` (the
+ * context takes a reference; NULL: no account), on top of its own
+ * counters: an allocation the account refuses (over its task class's
+ * budget) returns NULL, and the account keeps who asked.  Each block keeps
+ * a reference to the account it was charged to and gives its bytes back
+ * to that one, so an account may be set or changed at any time. */
+void loams_ctx_set_account(loams_ctx *ctx, loams_mem_account *account);
+
+/* For a context that serves every task (an object store's): its blocks
+ * are charged to the calling thread's account (loams_mem_account_current)
+ * instead of one of its own. */
+void loams_ctx_charge_caller(loams_ctx *ctx);
 
 #endif

@@ -112,6 +112,9 @@ int loams_store_open(const loams_plugin_descriptor *desc, const loams_option_kv 
         free(s);
         return rc;
     }
+    /* One instance serves every task: what it allocates for a call is the
+     * calling task's memory. */
+    loams_ctx_charge_caller(s->ctx);
     rc = s->vt->open(s->ctx, &s->state);
     if (rc != 0) {
         if (err != NULL && errlen > 0) {

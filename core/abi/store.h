@@ -23,6 +23,9 @@
  * (wrong kind, short vtable, NULL member), LOAMS_EINPUT for bad options,
  * -ENOMEM.
  *
+ * Memory: the plugin's host->malloc blocks are charged to the memory
+ * account of the task whose thread allocates them (loams_ctx_charge_caller).
+ *
  * Threads: a handle may be used by many threads at once (store plugins are
  * thread-safe, loams/store.h); a writer by one thread at a time.
  */

@@ -14,6 +14,7 @@
 
 #include "abi/offsets.h"
 #include "abi/registry.h"
+#include "catalog/link_report.h"
 
 void loams_link_def_init(loams_link_def *d)
 {
@@ -490,7 +491,12 @@ int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *er
     if (rc != LOAMS_ECONFLICT) {
         return rc;
     }
-    return loams_meta_delete(m, key, strlen(key), err);
+    /* Its runs' report goes with it (catalog/link_report.h). */
+    char report[256];
+    loams_link_report_key(name, report, sizeof report);
+    loams_meta_write del[2] = {{.kind = LOAMS_OP_DELETE, .key = key, .key_len = strlen(key)},
+                               {.kind = LOAMS_OP_DELETE, .key = report, .key_len = strlen(report)}};
+    return loams_meta_txn(m, NULL, 0, del, 2, NULL, err);
 }
 
 int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state state,

@@ -133,7 +133,8 @@ int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d,
 int loams_link_list(loams_meta *m, loams_link_def **defs, size_t *count, loams_meta_err *err);
 void loams_link_defs_free(loams_link_def *defs, size_t count);
 
-/* Deletes a definition.  LOAMS_ENOTFOUND when missing. */
+/* Deletes a definition and its runs' report (link_report.h).
+ * LOAMS_ENOTFOUND when missing. */
 int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *err);
 
 /* Sets the state (and error, partition, offset for FAILED; cleared for the

@@ -12,6 +12,9 @@
 #include "meta/commit.h"
 #include "catalog/link_catalog.h"
 #include "catalog/link_holds.h"
+#include "catalog/link_report.h"
+#include "base/mem_account.h"
+#include "base/units.h"
 #include "abi/offsets.h"
 
 static int64_t now_us(void)
@@ -36,11 +39,32 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     cJSON_AddStringToObject(row, "target_plugin", d->target_plugin);
     cJSON_AddStringToObject(row, "state", loams_link_state_name(d->state));
     cJSON_AddStringToObject(row, "on_error", loams_on_error_name(d->on_error));
-    if (d->error != NULL) {
-        cJSON_AddStringToObject(row, "error", d->error);
+    /* What its runs report: the peak memory, and the error of the last
+     * failed run while the link runs (retried with backoff). */
+    loams_link_report report;
+    loams_meta_err rerr;
+    int rrc = loams_link_report_read(meta, &d->name, &report, &rerr);
+    if (rrc != 0 && rrc != LOAMS_ENOTFOUND) {
+        snprintf(err, errlen, "%s", rerr.msg);
+        return rrc;
+    }
+    if (rrc == 0) {
+        cJSON_AddNumberToObject(row, "memory_peak_bytes", (double)report.memory_peak);
+        cJSON_AddNumberToObject(row, "memory_budget_bytes", (double)report.memory_budget);
+    } else {
+        cJSON_AddNullToObject(row, "memory_peak_bytes");
+        cJSON_AddNullToObject(row, "memory_budget_bytes");
+    }
+    const char *error = d->error;
+    if (error == NULL && d->state == LOAMS_LINK_RUNNING) {
+        error = report.error;
+    }
+    if (error != NULL) {
+        cJSON_AddStringToObject(row, "error", error);
         /* A failure that no record caused (a schema change refused at
-         * commit, a plugin that does not open) has no position: null. */
-        if (d->error_partition >= 0 && d->error_offset >= 0) {
+         * commit, a plugin that does not open, a failed run) has no
+         * position: null. */
+        if (d->error != NULL && d->error_partition >= 0 && d->error_offset >= 0) {
             cJSON_AddNumberToObject(row, "error_partition", d->error_partition);
             cJSON_AddNumberToObject(row, "error_offset", (double)d->error_offset);
         } else {
@@ -50,6 +74,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     } else {
         cJSON_AddNullToObject(row, "error");
     }
+    loams_link_report_clear(&report);
     loams_pointer p;
     loams_meta_err merr;
     int rc = loams_pointer_init(&p);
@@ -283,6 +308,15 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
         }
         if (str(row, "stream_error")[0] != '\0') {
             fprintf(out, "    stream %s: %s\n", str(row, "stream"), str(row, "stream_error"));
+        }
+        const cJSON *peak = cJSON_GetObjectItemCaseSensitive(row, "memory_peak_bytes");
+        if (cJSON_IsNumber(peak)) {
+            char p[32], b[32] = "none";
+            loams_mem_format((uint64_t)peak->valuedouble, p, sizeof p);
+            if (num(row, "memory_budget_bytes") > 0) {
+                loams_size_format((uint64_t)num(row, "memory_budget_bytes"), b, sizeof b);
+            }
+            fprintf(out, "    memory: peak %s of the run (budget %s)\n", p, b);
         }
         if (str(row, "error")[0] != '\0') {
             if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "error_offset"))) {

@@ -263,6 +263,8 @@ static int build_worker(const loams_config *cfg, loams_datadir *dd, const loams_
         .task_slice_ms = cfg->task_slice_ms,
         .sched = {cfg->max_concurrent, cfg->max_per_namespace, cfg->default_weight, ns,
                   cfg->n_namespaces},
+        .memory_budget = {cfg->memory_budget_link, cfg->memory_budget_maintenance,
+                          cfg->memory_budget_gc},
     };
     loams_worker *w = NULL;
     rc = loams_worker_new(&o, &w, err, sizeof err);

@@ -20,10 +20,12 @@
 #include "abi/plugin_ctx.h"
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/mem_account.h"
 #include "catalog/link_catalog.h"
 #include "link/commit_cycle.h"
 #include "link/dead_letter.h"
 #include "link/link_gaps.h"
+#include "link/run_report.h"
 #include "stream/record.h"
 #include "run/scheduler.h"
 
@@ -143,6 +145,7 @@ static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, cons
     }
     loams_ctx_set_task(in->ctx, r->key, r->epoch);
     loams_ctx_set_cancel_flag(in->ctx, &r->cancel_flag);
+    loams_ctx_set_account(in->ctx, loams_task_memory(r->task));
     return 0;
 }
 
@@ -565,6 +568,15 @@ static void discard_staged(link_run *r)
     loams_commit_cycle_abort(r->cycle);
 }
 
+/* A commit's extra writes: the dead letters' marks and the run's report
+ * (run_report.h). */
+static int commit_extra(void *userdata, loams_gc_writes *ws, char *err, size_t errsize)
+{
+    link_run *r = userdata;
+    int rc = r->dlq != NULL ? loams_dead_letter_commit_writes(r->dlq, ws, err, errsize) : 0;
+    return rc != 0 ? rc : loams_run_report_commit_writes(r->task, &r->def.name, ws, err, errsize);
+}
+
 /* Commits what is staged.  Returns 0, LOAMS_EFENCED (zombie), LOAMS_ECONFLICT
  * (the caller resumes and carries on), or an error. */
 static int commit(link_run *r)
@@ -577,8 +589,7 @@ static int commit(link_run *r)
                                   .gaps = r->gaps.gaps,
                                   .n_gaps = r->gaps.n};
     int rc = loams_commit_cycle_commit(r->cycle, r->next, &counts,
-                                       r->dlq != NULL ? loams_dead_letter_commit_writes : NULL,
-                                       r->dlq, &r->cur, err, sizeof err);
+                                       commit_extra, r, &r->cur, err, sizeof err);
     if (rc != 0) {
         loams_task_set_error(r->task, "%s", err);
         memset(&r->cur, 0, sizeof r->cur); /* that work is redone */
@@ -586,13 +597,17 @@ static int commit(link_run *r)
     }
     r->cur.records = r->staged_records;
     r->cur.commits = 1;
-    char times[256];
+    if (loams_task_memory(r->task) != NULL) {
+        loams_mem_account_usage(loams_task_memory(r->task), NULL, &r->cur.memory_peak);
+    }
+    char times[256], peak[32];
     loams_link_stats_format(&r->cur, times, sizeof times);
+    loams_mem_format(r->cur.memory_peak, peak, sizeof peak);
     run_log(r, LOAMS_LOG_INFO,
             "committed %s: %" PRIu64 " records applied, %" PRIu64 " skipped, %" PRIu64
-            " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s)",
+            " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s; peak memory %s)",
             loams_commit_cycle_base(r->cycle)->ref, r->d_applied, r->d_skipped, r->d_dead,
-            r->cur.records, r->cur.bytes, times);
+            r->cur.records, r->cur.bytes, times, peak);
     if (r->env->on_commit != NULL) {
         r->env->on_commit(r->env->userdata, &r->def, &r->cur);
     }
@@ -617,8 +632,16 @@ static int maintain(link_run *r)
         return 0;
     }
     char err[1024];
+    /* Merges and compaction are held to the maintenance budget. */
+    loams_task_memory_class(r->task, LOAMS_MEM_MAINTENANCE);
     int rc = loams_commit_cycle_maintain(r->cycle, r->def.maintenance_interval_ms, r->next, err,
                                          sizeof err);
+    char over[512];
+    if (loams_task_memory(r->task) != NULL &&
+        loams_mem_account_refusal(loams_task_memory(r->task), over, sizeof over)) {
+        run_log(r, LOAMS_LOG_WARN, "maintenance: %s", over);
+    }
+    loams_task_memory_class(r->task, LOAMS_MEM_LINK);
     if (rc < 0 || rc > 1) {
         loams_task_set_error(r->task, "%s", err);
         return rc;
@@ -833,15 +856,20 @@ static int run_loop(link_run *r)
         discard_staged(r); /* not committed: redone by the next run */
     }
     if (r->total.commits > 0) {
-        char times[256];
+        char times[256], peak[32] = "?";
         loams_link_stats_format(&r->total, times, sizeof times);
         uint64_t cpu = r->total.read.cpu_ns + r->total.decode.cpu_ns + r->total.transform.cpu_ns +
                        r->total.write.cpu_ns + r->total.prepare.cpu_ns + r->total.commit.cpu_ns;
+        if (loams_task_memory(r->task) != NULL) {
+            uint64_t bytes;
+            loams_mem_account_usage(loams_task_memory(r->task), NULL, &bytes);
+            loams_mem_format(bytes, peak, sizeof peak);
+        }
         run_log(r, LOAMS_LOG_INFO,
                 "run ends: %" PRIu64 " records (%" PRIu64 " bytes) in %" PRIu64
-                " commits, %.0f records/s of CPU; %s",
+                " commits, %.0f records/s of CPU; %s; peak memory %s",
                 r->total.records, r->total.bytes, r->total.commits,
-                cpu > 0 ? (double)r->total.records * 1e9 / (double)cpu : 0.0, times);
+                cpu > 0 ? (double)r->total.records * 1e9 / (double)cpu : 0.0, times, peak);
     }
     return rc;
 }
@@ -877,6 +905,8 @@ static int run_setup(link_run *r)
         (rc = loams_batch_create(&r->out)) != 0 || (rc = loams_buf_create(&r->headers)) != 0) {
         return rc != 0 ? rc : -ENOMEM;
     }
+    loams_batch_set_account(r->in, loams_task_memory(r->task));
+    loams_batch_set_account(r->out, loams_task_memory(r->task));
     loams_stream_slice_init(&r->slice);
     if ((rc = instances_open(r)) != 0) {
         return rc;
@@ -913,7 +943,6 @@ static void run_teardown(link_run *r)
     free(r->spans);
     loams_dead_letter_free(r->dlq);
     loams_stream_close(r->stream);
-    loams_link_def_clear(&r->def);
 }
 
 int loams_link_run(loams_link_env *env, loams_task *t)
@@ -949,6 +978,20 @@ int loams_link_run(loams_link_env *env, loams_task *t)
         rc = run_loop(&r);
     }
     run_teardown(&r);
+    if (rc != 0 && rc != LOAMS_EFENCED && !loams_task_cancelled(t)) {
+        /* A failure after a refused charge is the memory budget's (the
+         * plugin only saw an allocation fail): the task fails with the
+         * message that names it, and system.links shows it until a later
+         * run commits. */
+        char msg[512];
+        if (loams_task_memory(t) != NULL &&
+            loams_mem_account_refusal(loams_task_memory(t), msg, sizeof msg)) {
+            loams_task_set_error(t, "%s", msg);
+            rc = LOAMS_ELIMIT;
+        }
+        loams_run_report_failure(t, &r.def.name, loams_task_error(t));
+    }
+    loams_link_def_clear(&r.def);
     return rc;
 }
 

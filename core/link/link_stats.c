@@ -38,6 +38,9 @@ void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add)
 {
     sum->records += add->records;
     sum->bytes += add->bytes;
+    if (add->memory_peak > sum->memory_peak) {
+        sum->memory_peak = add->memory_peak;
+    }
     sum->commits += add->commits;
     stage_add(&sum->read, &add->read);
     stage_add(&sum->decode, &add->decode);

@@ -28,13 +28,16 @@ typedef struct loams_link_stage_time {
  *   prepare    the target plugin's prepare() (finishing and writing files)
  *   commit     the fenced metastore transaction and committed()
  *   idle       waiting for records or for batch_interval (wall time)
- * records / bytes: source records and their key + value + header bytes. */
+ * records / bytes: source records and their key + value + header bytes.
+ * memory_peak: the most the run's memory account held up to the commit
+ * (bytes; base/mem_account.h). */
 typedef struct loams_link_stats {
     uint64_t records, bytes, commits;
     loams_link_stage_time read, decode, transform, write, prepare, commit, idle;
+    uint64_t memory_peak;
 } loams_link_stats;
 
-/* Adds every figure of `add` to `sum`. */
+/* Adds every figure of `add` to `sum` (memory_peak: the larger one). */
 void loams_link_stats_add(loams_link_stats *sum, const loams_link_stats *add);
 
 /* "cpu ms: read 12, decode 30, ...; idle 5 ms" into out[0..size). */

@@ -25,14 +25,15 @@ typedef enum key_type {
     KT_UINT,     /* uint32_t */
     KT_LOGLEVEL, /* loams_log_level */
     KT_NODE_ID,  /* char *, no blanks, 1..127 bytes */
-    KT_LISTEN    /* char *, HOST:PORT */
+    KT_LISTEN,   /* char *, HOST:PORT */
+    KT_SIZE      /* uint64_t bytes (units.h), 0 allowed */
 } key_type;
 
 typedef struct key_spec {
     const char *name;
     key_type type;
     size_t offset;
-    int64_t min, max; /* KT_DURATION (ms), KT_UINT */
+    int64_t min, max; /* KT_DURATION (ms), KT_UINT, KT_SIZE (bytes) */
 } key_spec;
 
 #define OFF(f) offsetof(loams_config, f)
@@ -53,6 +54,9 @@ static const key_spec keys[] = {
     {"retention_max_hold", KT_DURATION, OFF(retention_max_hold_ms), 0, 365LL * 86400000},
     {"gc_interval", KT_DURATION, OFF(gc_interval_ms), 100, 86400000},
     {"gc_grace", KT_DURATION, OFF(gc_grace_ms), 0, 30LL * 86400000},
+    {"memory_budget_link", KT_SIZE, OFF(memory_budget_link), 0, 1LL << 50},
+    {"memory_budget_maintenance", KT_SIZE, OFF(memory_budget_maintenance), 0, 1LL << 50},
+    {"memory_budget_gc", KT_SIZE, OFF(memory_budget_gc), 0, 1LL << 50},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -101,6 +105,9 @@ int loams_config_init(loams_config *c)
     c->retention_max_hold_ms = LOAMS_CONFIG_DEFAULT_RETENTION_MAX_HOLD_MS;
     c->gc_interval_ms = 60000;
     c->gc_grace_ms = 3600000;
+    c->memory_budget_link = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_LINK;
+    c->memory_budget_maintenance = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE;
+    c->memory_budget_gc = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC;
     char host[256];
     if (gethostname(host, sizeof host) != 0 || host[0] == '\0') {
         snprintf(host, sizeof host, "localhost");
@@ -484,6 +491,18 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
         *(loams_log_level *)(base + k->offset) = level;
         return 0;
     }
+    case KT_SIZE: {
+        uint64_t v;
+        if (parse_size(value, 0, &v) < 0 || v > (uint64_t)k->max) {
+            errf(err, errlen,
+                 "%s: key '%s': '%s' is not a size (write e.g. 512MiB, 2GiB or 1073741824; 0 = "
+                 "no budget)",
+                 where, key, value);
+            return -EINVAL;
+        }
+        *(uint64_t *)(base + k->offset) = v;
+        return 0;
+    }
     }
     return -EINVAL;
 }
@@ -779,6 +798,9 @@ void loams_config_dump(const loams_config *c, FILE *out)
     print_duration(out, "retention_max_hold", c->retention_max_hold_ms);
     print_duration(out, "gc_interval", c->gc_interval_ms);
     print_duration(out, "gc_grace", c->gc_grace_ms);
+    print_size(out, "memory_budget_link", c->memory_budget_link, "");
+    print_size(out, "memory_budget_maintenance", c->memory_budget_maintenance, "");
+    print_size(out, "memory_budget_gc", c->memory_budget_gc, "");
     for (size_t i = 0; i < c->n_namespaces; i++) {
         const loams_ns_setting *ns = &c->namespaces[i];
         if (ns->weight == 0 && ns->byte_rate == 0 && ns->byte_burst == 0) {

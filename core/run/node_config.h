@@ -71,11 +71,19 @@ typedef struct loams_config {
      * past their retention, for streams that set no retention_max_hold;
      * 0 = no hold (docs/OPERATIONS.md, "Retention and links") */
     int64_t retention_max_hold_ms;
-    int64_t gc_interval_ms; /* default 1 min: how often GC runs */
-    int64_t gc_grace_ms;    /* default 1 h: how long unreferenced files are kept */
+    int64_t gc_interval_ms;        /* default 1 min: how often GC runs */
+    int64_t gc_grace_ms;           /* default 1 h: how long unreferenced files are kept */
+    /* What one task run of each class may hold in memory through the host
+     * (its plugins and batches; 0 = no budget; docs/OPERATIONS.md). */
+    uint64_t memory_budget_link;        /* default 1 GiB: link apply */
+    uint64_t memory_budget_maintenance; /* default 2 GiB: merges, compaction, retention */
+    uint64_t memory_budget_gc;          /* default 256 MiB: garbage collection */
 } loams_config;
 
 #define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"
+#define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_LINK (UINT64_C(1) << 30)
+#define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE (UINT64_C(2) << 30)
+#define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC (UINT64_C(256) << 20)
 
 /* Fills *c with the defaults.  Errors: -ENOMEM (c is then empty, and
  * loams_config_free is still safe). */

@@ -23,6 +23,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "base/units.h"
 
 #define COMPONENT "worker"
 #define BACKOFF_MAX_MS 60000
@@ -68,6 +69,7 @@ struct loams_task {
     int cancel_reason; /* atomic, first reason wins */
     int yield_wanted;  /* atomic: the poll thread asks the run to yield */
     char errmsg[512];
+    loams_mem_account *memory; /* the run's, while it runs */
 
     int state;         /* under w->lock */
     int refs;          /* under w->lock: the list's + borrowed ones */
@@ -91,6 +93,7 @@ struct loams_worker {
     int64_t tick_ms;  /* renewer granularity */
     uint32_t max_concurrent;
     uint32_t max_per_ns;
+    uint64_t memory_budget[LOAMS_MEM_CLASSES];
     loams_sched *sched; /* under sched_lock (the poll thread, and runs charging bytes) */
     pthread_mutex_t sched_lock;
 
@@ -327,6 +330,11 @@ void loams_task_set_error(loams_task *t, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *loams_task_error(const loams_task *t)
+{
+    return t->errmsg;
+}
+
 void loams_task_add_bytes(loams_task *t, uint64_t bytes)
 {
     uint64_t total = __atomic_add_fetch(&t->bytes, bytes, __ATOMIC_RELAXED);
@@ -525,17 +533,87 @@ static void release_lease(loams_worker *w, loams_task *t, const char *why)
     pthread_mutex_unlock(&t->m);
 }
 
+/* ---- memory budgets ---- */
+
+static const loams_mem_budget budgets[LOAMS_MEM_CLASSES] = {
+    {"memory_budget_link", "link apply", "lower the link's batch_bytes", 0},
+    {"memory_budget_maintenance", "maintenance",
+     "make the target's merges smaller (max_merge_bytes, target_file_bytes)", 0},
+    {"memory_budget_gc", "garbage collection", NULL, 0},
+};
+
+loams_mem_class loams_mem_class_of(loams_task_priority prio)
+{
+    switch (prio) {
+    case LOAMS_PRIO_LINK_APPLY:
+    case LOAMS_PRIO_SEGMENTING: return LOAMS_MEM_LINK;
+    case LOAMS_PRIO_GC: return LOAMS_MEM_GC;
+    default: return LOAMS_MEM_MAINTENANCE;
+    }
+}
+
+static loams_mem_budget budget_of(const loams_worker *w, loams_mem_class c)
+{
+    loams_mem_budget b = budgets[c];
+    b.limit = w->memory_budget[c];
+    return b;
+}
+
+loams_mem_account *loams_task_memory(const loams_task *t)
+{
+    return t->memory;
+}
+
+void loams_task_memory_class(loams_task *t, loams_mem_class c)
+{
+    if (t->memory != NULL && c < LOAMS_MEM_CLASSES) {
+        loams_mem_budget b = budget_of(t->w, c);
+        loams_mem_account_set_budget(t->memory, &b);
+    }
+}
+
+/* "peak memory 12.3 MiB (budget memory_budget_link = 1GiB)" into out. */
+static void memory_text(const loams_task *t, char *out, size_t size)
+{
+    uint64_t peak, limit = loams_mem_account_limit(t->memory);
+    loams_mem_account_usage(t->memory, NULL, &peak);
+    char p[32], l[32];
+    loams_mem_format(peak, p, sizeof p);
+    loams_size_format(limit, l, sizeof l);
+    snprintf(out, size, "peak memory %s (%s = %s)", p, budgets[loams_mem_class_of(t->prio)].setting,
+             limit > 0 ? l : "none");
+}
+
 static void run_task(loams_worker *w, loams_task *t)
 {
     const loams_task_source *src = &w->sources[t->source];
-    int rc = loams_task_cancelled(t) ? LOAMS_ECANCELLED : src->run(src->userdata, t);
+    loams_mem_budget budget = budget_of(w, loams_mem_class_of(t->prio));
+    int rc = loams_mem_account_new(t->key, &budget, &t->memory);
+    if (rc != 0) {
+        t->memory = NULL;
+        loams_task_set_error(t, "out of memory starting the run");
+    } else if (loams_task_cancelled(t)) {
+        rc = LOAMS_ECANCELLED;
+    } else {
+        loams_mem_account *prev = loams_mem_account_set_current(t->memory);
+        rc = src->run(src->userdata, t);
+        loams_mem_account_set_current(prev);
+        /* A failure after a refused charge is the budget's: say which. */
+        if (rc != 0 && loams_mem_account_refusal(t->memory, t->errmsg, sizeof t->errmsg)) {
+            rc = LOAMS_ELIMIT;
+        }
+    }
+    char mem[160] = "";
+    if (t->memory != NULL) {
+        memory_text(t, mem, sizeof mem);
+    }
     int64_t took = mono_elapsed_ms(&t->started);
     release_lease(w, t, "");
     int reason = __atomic_load_n(&t->cancel_reason, __ATOMIC_ACQUIRE);
     if (rc == 0 && reason == CANCEL_NONE) {
         stat_inc(&w->n_finished);
         loams_log_task(LOAMS_LOG_INFO, COMPONENT, t->key, t->fence.epoch,
-                       "finished in %" PRId64 " ms", took);
+                       "finished in %" PRId64 " ms; %s", took, mem);
         pthread_mutex_lock(&w->lock);
         backoff_forget(w, t->key);
         if (loams_task_should_yield(t)) {
@@ -545,18 +623,20 @@ static void run_task(loams_worker *w, loams_task *t)
     } else if (reason != CANCEL_NONE) {
         stat_inc(&w->n_cancelled);
         loams_log_task(LOAMS_LOG_INFO, COMPONENT, t->key, t->fence.epoch,
-                       "cancelled after %" PRId64 " ms (%s); the run returned: %s", took,
+                       "cancelled after %" PRId64 " ms (%s); the run returned: %s; %s", took,
                        reason == CANCEL_STOP ? "node stopping" : "lease lost",
-                       rc == 0 ? "ok" : loams_strerror(rc));
+                       rc == 0 ? "ok" : loams_strerror(rc), mem);
     } else {
         stat_inc(&w->n_failed);
         pthread_mutex_lock(&w->lock);
         int64_t delay = backoff_fail(w, t->key, now_ms(w));
         pthread_mutex_unlock(&w->lock);
         loams_log_task(LOAMS_LOG_ERROR, COMPONENT, t->key, t->fence.epoch,
-                       "failed after %" PRId64 " ms: %s%s%s; retrying in %" PRId64 " ms", took,
-                       loams_strerror(rc), t->errmsg[0] ? ": " : "", t->errmsg, delay);
+                       "failed after %" PRId64 " ms: %s%s%s; retrying in %" PRId64 " ms; %s", took,
+                       loams_strerror(rc), t->errmsg[0] ? ": " : "", t->errmsg, delay, mem);
     }
+    loams_mem_account_unref(t->memory);
+    t->memory = NULL;
 }
 
 static void *pool_main(void *arg)
@@ -1113,6 +1193,7 @@ int loams_worker_new(const loams_worker_options *o, loams_worker **out, char *er
     w->max_concurrent =
         o->sched.max_concurrent ? o->sched.max_concurrent : LOAMS_SCHED_DEFAULT_MAX_CONCURRENT;
     w->max_per_ns = o->sched.max_per_namespace > 0 ? o->sched.max_per_namespace : 4;
+    memcpy(w->memory_budget, o->memory_budget, sizeof w->memory_budget);
     w->node_id = strdup(o->node_id);
     w->threads = calloc(w->max_concurrent, sizeof *w->threads);
     if (w->node_id == NULL || w->threads == NULL) {

@@ -18,6 +18,15 @@
  * rejected.  A run that fails is retried after a backoff that doubles from
  * the poll interval up to 60 s.
  *
+ * Memory: every run gets a memory account (base/mem_account.h) under the
+ * budget of its task class (loams_mem_class: link apply; merges and
+ * maintenance; GC), which the run charges its plugin contexts and batches
+ * to (loams_task_memory), and which is the thread's current account while
+ * the run runs (the object store's allocations go to it).  A run that
+ * fails after the account refused a charge fails with LOAMS_ELIMIT and the
+ * message that names the budget; the finished / failed line gives the
+ * run's peak memory.
+ *
  * Threads: loams_worker_* calls come from one controlling thread.  A
  * source's propose() is called on the worker's poll thread, one source at a
  * time; run() is called on a pool thread, concurrently for different keys
@@ -30,11 +39,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/mem_account.h"
 #include "meta/lease.h"
 #include "meta/metastore.h"
 #include "run/scheduler.h"
 
 #define LOAMS_TASK_NS_MAX 128
+
+/* ---- memory budgets ---- */
+
+/* The task classes that have a memory budget. */
+typedef enum loams_mem_class {
+    LOAMS_MEM_LINK = 0,        /* link apply (and segmenting) */
+    LOAMS_MEM_MAINTENANCE = 1, /* merges, compaction, hot builds, maintenance */
+    LOAMS_MEM_GC = 2,
+    LOAMS_MEM_CLASSES = 3
+} loams_mem_class;
+
+/* The class whose budget a priority class's runs are held to. */
+loams_mem_class loams_mem_class_of(loams_task_priority prio);
 
 /* ---- what a source proposes ---- */
 
@@ -101,6 +124,8 @@ int loams_task_txn(loams_task *t, const loams_meta_compare *compares, size_t ncm
 /* The message logged with a failed run's status. */
 void loams_task_set_error(loams_task *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The message set last ("" when none); valid until the next set_error. */
+const char *loams_task_error(const loams_task *t);
 
 /* Whether the worker asks the run to end soon and give its slot to a
  * waiting task: a run that never ends by itself (a link) checks it at a
@@ -119,6 +144,14 @@ void loams_task_add_bytes(loams_task *t, uint64_t bytes);
  * no faster than the cap.  0, or LOAMS_ECANCELLED when cancelled. */
 int loams_task_pace(loams_task *t);
 
+/* The run's memory account (borrowed: valid while the run; a holder that
+ * keeps it longer takes a reference).  Never NULL during a run. */
+loams_mem_account *loams_task_memory(const loams_task *t);
+
+/* Holds the run to class c's budget from now on (a link run's maintenance
+ * is merges and compaction), forgetting an earlier refusal. */
+void loams_task_memory_class(loams_task *t, loams_mem_class c);
+
 /* ---- the worker ---- */
 
 typedef struct loams_worker loams_worker;
@@ -133,6 +166,9 @@ typedef struct loams_worker_options {
                                  (loams_task_should_yield) when a task of its
                                  namespace waits for a slot the caps keep busy */
     loams_sched_config sched; /* limits, weights, byte-rate caps; copied */
+    /* Memory budget of each class in bytes (0 = none): what one run may
+     * hold at once through the host. */
+    uint64_t memory_budget[LOAMS_MEM_CLASSES];
 } loams_worker_options;
 
 /* Creates a stopped worker.  *out is the caller's (loams_worker_free).

@@ -141,11 +141,12 @@ row = lines[1].split()
 assert row[:9] == ["t.l", "running", "t.c", "7", "0", "0", "0", "0.0"] + row[8:9], row
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row[8]), row
 parts = {}
-for l in lines[2:]:
+assert re.fullmatch(r"    memory: peak [\d.]+ (B|KiB|MiB) of the run \(budget 1GiB\)", lines[-1]), lines
+for l in lines[2:-1]:
     m = re.fullmatch(r"    partition (\d+): applied (\d+) of (\d+)", l)
     assert m, l
     parts[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
 assert sorted(parts) == [0, 1], parts
 assert all(a == h for a, h in parts.values()) and sum(a for a, _ in parts.values()) == 7, parts
 PY
-ok "links table: t.l running, 7 applied, both partitions caught up, last commit shown"
+ok "links table: t.l running, 7 applied, both partitions caught up, last commit and peak memory shown"

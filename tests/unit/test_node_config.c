@@ -154,7 +154,8 @@ START_TEST(file_errors_name_file_line_and_key)
                      "node_id, listen, lease_ttl, poll_interval, stop_timeout, task_slice, "
                      "max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
-                     "retention_max_hold, gc_interval, gc_grace)");
+                     "retention_max_hold, gc_interval, gc_grace, memory_budget_link, "
+                     "memory_budget_maintenance, memory_budget_gc)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");
@@ -341,6 +342,32 @@ START_TEST(durations_and_sizes_use_the_shared_units)
 }
 END_TEST
 
+START_TEST(memory_budgets_per_task_class_from_file_env_and_defaults)
+{
+    loams_config c;
+    char err[512];
+    ck_assert_int_eq(loams_config_init(&c), 0);
+    ck_assert_uint_eq(c.memory_budget_link, UINT64_C(1) << 30);
+    ck_assert_uint_eq(c.memory_budget_maintenance, UINT64_C(2) << 30);
+    ck_assert_uint_eq(c.memory_budget_gc, UINT64_C(256) << 20);
+    const char *path = write_file("m.conf", "memory_budget_link = 64MiB\n"
+                                            "memory_budget_maintenance = 0\n");
+    ck_assert_int_eq(loams_config_load_file(&c, path, err, sizeof err), 0);
+    ck_assert_uint_eq(c.memory_budget_link, UINT64_C(64) << 20);
+    ck_assert_uint_eq(c.memory_budget_maintenance, 0); /* 0: no budget */
+    char *envp[] = {"LOAMS_MEMORY_BUDGET_GC=1.5MiB", "LOAMS_MEMORY_BUDGET_LINK=1GB", NULL};
+    ck_assert_int_eq(loams_config_load_env(&c, envp, err, sizeof err), 0);
+    ck_assert_uint_eq(c.memory_budget_gc, 3u << 19);
+    ck_assert_uint_eq(c.memory_budget_link, 1000000000u);
+    ck_assert_int_eq(loams_config_set(&c, "memory_budget_link", "lots", "t", err, sizeof err),
+                     -EINVAL);
+    ck_assert_str_eq(err, "t: key 'memory_budget_link': 'lots' is not a size (write e.g. 512MiB, "
+                          "2GiB or 1073741824; 0 = no budget)");
+    ck_assert_uint_eq(c.memory_budget_link, 1000000000u);
+    loams_config_free(&c);
+}
+END_TEST
+
 START_TEST(dump_reads_back_as_the_same_config)
 {
     loams_config a, b;
@@ -352,6 +379,8 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(loams_config_set(&a, "plugin_dirs", "/a:/b", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "lease_ttl", "1500ms", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "log_level", "warn", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "memory_budget_link", "48MiB", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "memory_budget_gc", "0", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.weight", "4", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.byte_rate", "3000", "t", err, sizeof err),
                      0);
@@ -372,6 +401,9 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_str_eq(b.node_id, a.node_id);
     ck_assert_int_eq(b.lease_ttl_ms, 1500);
     ck_assert_int_eq(b.log_level, LOAMS_LOG_WARN);
+    ck_assert_uint_eq(b.memory_budget_link, UINT64_C(48) << 20);
+    ck_assert_uint_eq(b.memory_budget_maintenance, a.memory_budget_maintenance);
+    ck_assert_uint_eq(b.memory_budget_gc, 0);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->weight, 4);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_rate, 3000);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_burst, 2u << 20);
@@ -393,6 +425,7 @@ int main(void)
     tcase_add_test(tc, env_errors_name_the_variable);
     tcase_add_test(tc, test_task_settings_are_refused_naming_the_test_binary);
     tcase_add_test(tc, durations_and_sizes_use_the_shared_units);
+    tcase_add_test(tc, memory_budgets_per_task_class_from_file_env_and_defaults);
     tcase_add_test(tc, dump_reads_back_as_the_same_config);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
