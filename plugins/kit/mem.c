@@ -95,3 +95,8 @@ char *loams_kit_mem_strndup(const loams_kit_mem *mem, const char *s, size_t len)
     }
     return copy;
 }
+
+char *loams_kit_mem_strdup(const loams_kit_mem *mem, const char *s)
+{
+    return loams_kit_mem_strndup(mem, s, strlen(s));
+}

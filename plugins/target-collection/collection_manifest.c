@@ -43,23 +43,27 @@ int loams__coll_type_indexed(int type)
     return type == LOAMS__CT_TEXT || type == LOAMS__CT_LIST;
 }
 
-static char *dup_or_null(const char *s, int *nomem)
+static char *dup_or_null(const loams_kit_mem *mem, const char *s, int *nomem)
 {
     if (s == NULL) {
         return NULL;
     }
-    char *d = strdup(s);
+    char *d = loams_kit_mem_strdup(mem, s);
     if (d == NULL) {
         *nomem = 1;
     }
     return d;
 }
 
-int loams__coll_manifest_new(const char *ns, const char *name, loams__coll_manifest **out,
-                             loams_kit_err *e)
+int loams__coll_manifest_new(const loams_kit_mem *mem, const char *ns, const char *name,
+                             loams__coll_manifest **out, loams_kit_err *e)
 {
-    loams__coll_manifest *m = calloc(1, sizeof *m);
-    if (m == NULL || (m->ns = strdup(ns)) == NULL || (m->name = strdup(name)) == NULL) {
+    loams__coll_manifest *m = loams_kit_mem_calloc(mem, 1, sizeof *m);
+    if (m != NULL) {
+        m->mem = mem;
+    }
+    if (m == NULL || (m->ns = loams_kit_mem_strdup(mem, ns)) == NULL ||
+        (m->name = loams_kit_mem_strdup(mem, name)) == NULL) {
         loams__coll_manifest_free(m);
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
@@ -67,14 +71,14 @@ int loams__coll_manifest_new(const char *ns, const char *name, loams__coll_manif
     return 0;
 }
 
-static void split_clear(loams__coll_split *s)
+static void split_clear(const loams_kit_mem *mem, loams__coll_split *s)
 {
-    free(s->key);
-    free(s->deletes);
+    loams_kit_mem_free(mem, s->key);
+    loams_kit_mem_free(mem, s->deletes);
     for (size_t i = 0; i < s->n_fields; i++) {
-        free(s->fields[i].name);
+        loams_kit_mem_free(mem, s->fields[i].name);
     }
-    free(s->fields);
+    loams_kit_mem_free(mem, s->fields);
     memset(s, 0, sizeof *s);
 }
 
@@ -83,45 +87,46 @@ void loams__coll_manifest_free(loams__coll_manifest *m)
     if (m == NULL) {
         return;
     }
-    free(m->ns);
-    free(m->name);
-    free(m->parent);
-    free(m->link);
+    loams_kit_mem_free(m->mem, m->ns);
+    loams_kit_mem_free(m->mem, m->name);
+    loams_kit_mem_free(m->mem, m->parent);
+    loams_kit_mem_free(m->mem, m->link);
     for (size_t i = 0; i < m->n_fields; i++) {
-        free(m->fields[i].name);
+        loams_kit_mem_free(m->mem, m->fields[i].name);
     }
-    free(m->fields);
+    loams_kit_mem_free(m->mem, m->fields);
     for (size_t i = 0; i < m->n_splits; i++) {
-        split_clear(&m->splits[i]);
+        split_clear(m->mem, &m->splits[i]);
     }
-    free(m->splits);
-    free(m->applied);
+    loams_kit_mem_free(m->mem, m->splits);
+    loams_kit_mem_free(m->mem, m->applied);
     for (size_t i = 0; i < m->n_dropped; i++) {
-        free(m->dropped[i]);
+        loams_kit_mem_free(m->mem, m->dropped[i]);
     }
-    free(m->dropped);
-    free(m);
+    loams_kit_mem_free(m->mem, m->dropped);
+    loams_kit_mem_free(m->mem, m);
 }
 
-static int split_copy(loams__coll_split *dst, const loams__coll_split *src)
+static int split_copy(const loams_kit_mem *mem, loams__coll_split *dst,
+                      const loams__coll_split *src)
 {
     int nomem = 0;
     *dst = *src;
-    dst->key = dup_or_null(src->key, &nomem);
-    dst->deletes = dup_or_null(src->deletes, &nomem);
-    dst->fields = calloc(src->n_fields ? src->n_fields : 1, sizeof *dst->fields);
+    dst->key = dup_or_null(mem, src->key, &nomem);
+    dst->deletes = dup_or_null(mem, src->deletes, &nomem);
+    dst->fields = loams_kit_mem_calloc(mem, src->n_fields ? src->n_fields : 1, sizeof *dst->fields);
     dst->n_fields = 0;
     if (dst->fields == NULL) {
         nomem = 1;
     } else {
         for (size_t i = 0; i < src->n_fields; i++) {
             dst->fields[i] = src->fields[i];
-            dst->fields[i].name = dup_or_null(src->fields[i].name, &nomem);
+            dst->fields[i].name = dup_or_null(mem, src->fields[i].name, &nomem);
             dst->n_fields++;
         }
     }
     if (nomem) {
-        split_clear(dst);
+        split_clear(mem, dst);
         return -ENOMEM;
     }
     return 0;
@@ -130,12 +135,12 @@ static int split_copy(loams__coll_split *dst, const loams__coll_split *src)
 int loams__coll_manifest_add_split(loams__coll_manifest *m, const loams__coll_split *s,
                                    loams_kit_err *e)
 {
-    loams__coll_split *p = realloc(m->splits, (m->n_splits + 1) * sizeof *p);
+    loams__coll_split *p = loams_kit_mem_realloc(m->mem, m->splits, (m->n_splits + 1) * sizeof *p);
     if (p == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->splits = p;
-    if (split_copy(&m->splits[m->n_splits], s) != 0) {
+    if (split_copy(m->mem, &m->splits[m->n_splits], s) != 0) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->n_splits++;
@@ -147,7 +152,7 @@ void loams__coll_manifest_remove_split(loams__coll_manifest *m, size_t i)
     if (i >= m->n_splits) {
         return;
     }
-    split_clear(&m->splits[i]);
+    split_clear(m->mem, &m->splits[i]);
     memmove(&m->splits[i], &m->splits[i + 1], (m->n_splits - i - 1) * sizeof *m->splits);
     m->n_splits--;
 }
@@ -162,13 +167,14 @@ loams__coll_fstats *loams__coll_split_fstats(loams__coll_split *s, const char *n
     return NULL;
 }
 
-int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams_kit_err *e)
+int loams__coll_split_set_deletes(loams__coll_manifest *m, loams__coll_split *s, const char *key,
+                                  loams_kit_err *e)
 {
     char *d = NULL;
-    if (key != NULL && (d = strdup(key)) == NULL) {
+    if (key != NULL && (d = loams_kit_mem_strdup(m->mem, key)) == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
-    free(s->deletes);
+    loams_kit_mem_free(m->mem, s->deletes);
     s->deletes = d;
     return 0;
 }
@@ -184,7 +190,8 @@ int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition,
         m->applied[i].next = next;
         return 0;
     }
-    loams__coll_applied *p = realloc(m->applied, (m->n_applied + 1) * sizeof *p);
+    loams__coll_applied *p =
+        loams_kit_mem_realloc(m->mem, m->applied, (m->n_applied + 1) * sizeof *p);
     if (p == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
@@ -198,44 +205,44 @@ int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition,
 
 int loams__coll_manifest_add_dropped(loams__coll_manifest *m, const char *key, loams_kit_err *e)
 {
-    char **p = realloc(m->dropped, (m->n_dropped + 1) * sizeof *p);
+    char **p = loams_kit_mem_realloc(m->mem, m->dropped, (m->n_dropped + 1) * sizeof *p);
     if (p == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->dropped = p;
-    if ((p[m->n_dropped] = strdup(key)) == NULL) {
+    if ((p[m->n_dropped] = loams_kit_mem_strdup(m->mem, key)) == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
     m->n_dropped++;
     return 0;
 }
 
-static int set_str(char **dst, const char *src, loams_kit_err *e)
+static int set_str(const loams_kit_mem *mem, char **dst, const char *src, loams_kit_err *e)
 {
     char *d = NULL;
-    if (src != NULL && (d = strdup(src)) == NULL) {
+    if (src != NULL && (d = loams_kit_mem_strdup(mem, src)) == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
     }
-    free(*dst);
+    loams_kit_mem_free(mem, *dst);
     *dst = d;
     return 0;
 }
 
 int loams__coll_manifest_set_parent(loams__coll_manifest *m, const char *parent, loams_kit_err *e)
 {
-    return set_str(&m->parent, parent, e);
+    return set_str(m->mem, &m->parent, parent, e);
 }
 
 int loams__coll_manifest_set_link(loams__coll_manifest *m, const char *link, loams_kit_err *e)
 {
-    return set_str(&m->link, link, e);
+    return set_str(m->mem, &m->link, link, e);
 }
 
 int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manifest **out,
                                loams_kit_err *e)
 {
     loams__coll_manifest *c;
-    int rc = loams__coll_manifest_new(m->ns, m->name, &c, e);
+    int rc = loams__coll_manifest_new(m->mem, m->ns, m->name, &c, e);
     if (rc != 0) {
         return rc;
     }
@@ -243,27 +250,27 @@ int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manife
     c->seq = m->seq;
     c->created_us = m->created_us;
     c->epoch = m->epoch;
-    c->parent = dup_or_null(m->parent, &nomem);
-    c->link = dup_or_null(m->link, &nomem);
+    c->parent = dup_or_null(c->mem, m->parent, &nomem);
+    c->link = dup_or_null(c->mem, m->link, &nomem);
     if (m->n_fields > 0) {
-        c->fields = calloc(m->n_fields, sizeof *c->fields);
+        c->fields = loams_kit_mem_calloc(c->mem, m->n_fields, sizeof *c->fields);
         if (c->fields == NULL) {
             nomem = 1;
         } else {
             for (size_t i = 0; i < m->n_fields; i++) {
                 c->fields[i] = m->fields[i];
-                c->fields[i].name = dup_or_null(m->fields[i].name, &nomem);
+                c->fields[i].name = dup_or_null(c->mem, m->fields[i].name, &nomem);
                 c->n_fields++;
             }
         }
     }
     if (!nomem && m->n_splits > 0) {
-        c->splits = calloc(m->n_splits, sizeof *c->splits);
+        c->splits = loams_kit_mem_calloc(c->mem, m->n_splits, sizeof *c->splits);
         if (c->splits == NULL) {
             nomem = 1;
         }
         for (size_t i = 0; !nomem && i < m->n_splits; i++) {
-            if (split_copy(&c->splits[i], &m->splits[i]) != 0) {
+            if (split_copy(c->mem, &c->splits[i], &m->splits[i]) != 0) {
                 nomem = 1;
             } else {
                 c->n_splits++;
@@ -271,7 +278,7 @@ int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manife
         }
     }
     if (!nomem && m->n_applied > 0) {
-        c->applied = malloc(m->n_applied * sizeof *c->applied);
+        c->applied = loams_kit_mem_alloc(c->mem, m->n_applied * sizeof *c->applied);
         if (c->applied == NULL) {
             nomem = 1;
         } else {
@@ -340,12 +347,12 @@ int loams__coll_manifest_map(loams__coll_manifest *m, const char *name, int type
                                  m->ns, m->name, name, type_desc(f->type, f->dim, a, sizeof a),
                                  type_desc(type, dim, b, sizeof b), loams__coll_type_name(f->type));
     }
-    loams__coll_field *p = realloc(m->fields, (m->n_fields + 1) * sizeof *p);
+    loams__coll_field *p = loams_kit_mem_realloc(m->mem, m->fields, (m->n_fields + 1) * sizeof *p);
     if (p == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for the mapping");
     }
     m->fields = p;
-    if ((p[m->n_fields].name = strdup(name)) == NULL) {
+    if ((p[m->n_fields].name = loams_kit_mem_strdup(m->mem, name)) == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for the mapping");
     }
     p[m->n_fields].type = type;
@@ -510,8 +517,8 @@ static int get_str(const cJSON *obj, const char *name, int nullable, const char 
     return 0;
 }
 
-int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
-                               loams__coll_manifest **out, loams_kit_err *e)
+int loams__coll_manifest_parse(const loams_kit_mem *mem, const char *json, size_t len,
+                               const char *key, loams__coll_manifest **out, loams_kit_err *e)
 {
     *out = NULL;
     int rc = 0;
@@ -543,7 +550,7 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
               "is missing or has the wrong type";
         goto bad;
     }
-    if ((rc = loams__coll_manifest_new(ns, name, &m, e)) != 0) {
+    if ((rc = loams__coll_manifest_new(mem, ns, name, &m, e)) != 0) {
         goto out;
     }
     m->seq = (uint64_t)seq;
@@ -611,7 +618,7 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
         sp.created_us = screated;
         sp.deletes = (char *)sdel;
         size_t nf = (size_t)cJSON_GetArraySize(fo);
-        sp.fields = calloc(nf ? nf : 1, sizeof *sp.fields);
+        sp.fields = loams_kit_mem_calloc(mem, nf ? nf : 1, sizeof *sp.fields);
         if (sp.fields == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory parsing manifest %s", key);
             goto out;
@@ -630,7 +637,7 @@ int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
             sp.n_fields++;
         }
         rc = loams__coll_manifest_add_split(m, &sp, e);
-        free(sp.fields);
+        loams_kit_mem_free(mem, sp.fields);
         sp.fields = NULL;
         if (rc != 0) {
             goto out;
@@ -669,7 +676,7 @@ bad:
                            "collection at an older manifest",
                            key, why);
 out:
-    free(sp.fields);
+    loams_kit_mem_free(mem, sp.fields);
     loams__coll_manifest_free(m);
     cJSON_Delete(root);
     return rc;

@@ -22,7 +22,8 @@
  *
  * Ownership: a loams__coll_manifest and everything in it belong to its
  * creator; free it with loams__coll_manifest_free().  Strings passed in are
- * copied.  Not thread-safe.
+ * copied.  Everything a manifest holds (dropped keys included) is
+ * allocated from its `mem`.  Not thread-safe.
  */
 #ifndef LOAMS_COLLECTION_MANIFEST_H
 #define LOAMS_COLLECTION_MANIFEST_H
@@ -87,6 +88,7 @@ typedef struct loams__coll_applied {
 } loams__coll_applied;
 
 typedef struct loams__coll_manifest {
+    const loams_kit_mem *mem; /* everything in the manifest (NULL: libc) */
     char *ns;
     char *name;
     uint64_t seq; /* 0 = no commit yet */
@@ -104,18 +106,21 @@ typedef struct loams__coll_manifest {
     size_t n_dropped;
 } loams__coll_manifest;
 
-/* An empty collection (seq 0, no fields, splits or offsets).  -ENOMEM. */
-int loams__coll_manifest_new(const char *ns, const char *name, loams__coll_manifest **out,
-                             loams_kit_err *e);
-/* A deep copy.  -ENOMEM. */
+/* An empty collection (seq 0, no fields, splits or offsets) whose
+ * memory, and that of everything added to it, comes from mem (NULL: libc;
+ * it must outlive the manifest).  -ENOMEM. */
+int loams__coll_manifest_new(const loams_kit_mem *mem, const char *ns, const char *name,
+                             loams__coll_manifest **out, loams_kit_err *e);
+/* A deep copy, from m's allocator.  -ENOMEM. */
 int loams__coll_manifest_clone(const loams__coll_manifest *m, loams__coll_manifest **out,
                                loams_kit_err *e);
 void loams__coll_manifest_free(loams__coll_manifest *m);
 
-/* Parses a manifest object; `key` names it in messages.  LOAMS_ECORRUPT
- * with the reason (not JSON, missing member, bad type), -ENOMEM. */
-int loams__coll_manifest_parse(const char *json, size_t len, const char *key,
-                               loams__coll_manifest **out, loams_kit_err *e);
+/* Parses a manifest object into a manifest allocated from mem (as _new);
+ * `key` names it in messages.  LOAMS_ECORRUPT with the reason (not JSON,
+ * missing member, bad type), -ENOMEM. */
+int loams__coll_manifest_parse(const loams_kit_mem *mem, const char *json, size_t len,
+                               const char *key, loams__coll_manifest **out, loams_kit_err *e);
 /* Appends the JSON text of m to out (no NUL).  -ENOMEM. */
 int loams__coll_manifest_encode(const loams__coll_manifest *m, loams_kit_buf *out,
                                 loams_kit_err *e);
@@ -139,8 +144,10 @@ int loams__coll_manifest_add_split(loams__coll_manifest *m, const loams__coll_sp
 void loams__coll_manifest_remove_split(loams__coll_manifest *m, size_t i);
 /* The stats entry of field name in split s, or NULL. */
 loams__coll_fstats *loams__coll_split_fstats(loams__coll_split *s, const char *name);
-/* Replaces s->deletes with a copy of key (NULL clears).  -ENOMEM. */
-int loams__coll_split_set_deletes(loams__coll_split *s, const char *key, loams_kit_err *e);
+/* Replaces s->deletes (s: a split of m) with a copy of key (NULL
+ * clears).  -ENOMEM. */
+int loams__coll_split_set_deletes(loams__coll_manifest *m, loams__coll_split *s, const char *key,
+                                  loams_kit_err *e);
 
 /* Sets the applied offset of a partition (inserting it in order). -ENOMEM. */
 int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition, int64_t next,

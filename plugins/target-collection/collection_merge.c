@@ -25,7 +25,7 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
 {
     const loams__coll_manifest *m = v->m;
     int rc = 0;
-    out_field *of = calloc(m->n_fields ? m->n_fields : 1, sizeof *of);
+    out_field *of = loams_kit_mem_calloc(m->mem, m->n_fields ? m->n_fields : 1, sizeof *of);
     size_t n_of = 0;
     cJSON *doc = NULL;
     if (of == NULL) {
@@ -130,6 +130,6 @@ int loams__coll_merge(const loams__coll_view *v, const size_t *which, size_t n,
     }
 out:
     cJSON_Delete(doc);
-    free(of);
+    loams_kit_mem_free(m->mem, of);
     return rc;
 }

@@ -23,14 +23,14 @@ void loams__coll_request_free(loams__coll_request *r)
     if (r == NULL) {
         return;
     }
-    free(r->q);
+    loams_kit_mem_free(r->mem, r->q);
     for (size_t i = 0; i < r->n_fields; i++) {
-        free(r->fields[i]);
+        loams_kit_mem_free(r->mem, r->fields[i]);
     }
-    free(r->fields);
-    free(r->vector);
-    free(r->field);
-    free(r);
+    loams_kit_mem_free(r->mem, r->fields);
+    loams_kit_mem_free(r->mem, r->vector);
+    loams_kit_mem_free(r->mem, r->field);
+    loams_kit_mem_free(r->mem, r);
 }
 
 static int bad(loams_kit_err *e, const char *fmt, const char *member)
@@ -53,17 +53,18 @@ static int given_before(const cJSON *root, const cJSON *it)
     return 0;
 }
 
-int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
-                              loams_kit_err *e)
+int loams__coll_request_parse(const loams_kit_mem *mem, const char *json, size_t len,
+                              loams__coll_request **out, loams_kit_err *e)
 {
     *out = NULL;
     int rc = 0;
-    loams__coll_request *r = calloc(1, sizeof *r);
+    loams__coll_request *r = loams_kit_mem_calloc(mem, 1, sizeof *r);
     cJSON *root = cJSON_ParseWithLength(json, len);
     if (r == NULL) {
         cJSON_Delete(root);
         return loams_kit_err_set(e, -ENOMEM, "out of memory parsing a search request");
     }
+    r->mem = mem;
     r->k = LOAMS__QUERY_DEFAULT_K;
     r->metric = LOAMS__METRIC_COSINE;
     r->limit = LOAMS__SCAN_DEFAULT_LIMIT;
@@ -134,7 +135,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                 rc = bad(e, "\"%s\" must be a string", name);
                 goto out;
             }
-            if ((r->q = strdup(it->valuestring)) == NULL) {
+            if ((r->q = loams_kit_mem_strdup(mem, it->valuestring)) == NULL) {
                 goto nomem;
             }
         } else if (strcmp(name, "k") == 0) {
@@ -150,7 +151,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                 goto out;
             }
             size_t n = (size_t)cJSON_GetArraySize(it);
-            if ((r->fields = calloc(n, sizeof *r->fields)) == NULL) {
+            if ((r->fields = loams_kit_mem_calloc(mem, n, sizeof *r->fields)) == NULL) {
                 goto nomem;
             }
             const cJSON *f;
@@ -160,7 +161,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                     rc = bad(e, "\"%s\" must hold only strings", name);
                     goto out;
                 }
-                if ((r->fields[r->n_fields] = strdup(f->valuestring)) == NULL) {
+                if ((r->fields[r->n_fields] = loams_kit_mem_strdup(mem, f->valuestring)) == NULL) {
                     goto nomem;
                 }
                 r->n_fields++;
@@ -171,7 +172,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                 rc = bad(e, "\"%s\" must be a non-empty array of numbers", name);
                 goto out;
             }
-            if ((r->vector = malloc(n * sizeof *r->vector)) == NULL) {
+            if ((r->vector = loams_kit_mem_alloc(mem, n * sizeof *r->vector)) == NULL) {
                 goto nomem;
             }
             const cJSON *x;
@@ -190,7 +191,7 @@ int loams__coll_request_parse(const char *json, size_t len, loams__coll_request 
                 rc = bad(e, "\"%s\" must be a string", name);
                 goto out;
             }
-            if ((r->field = strdup(it->valuestring)) == NULL) {
+            if ((r->field = loams_kit_mem_strdup(mem, it->valuestring)) == NULL) {
                 goto nomem;
             }
         } else if (strcmp(name, "metric") == 0) {
@@ -351,9 +352,9 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     int64_t t0 = now_us();
     size_t ns = m->n_splits;
     int rc = 0;
-    loams__search_hit *hits = malloc(req->k * sizeof *hits);
-    loams__search_split_stats *stats = calloc(ns ? ns : 1, sizeof *stats);
-    uint64_t *read0 = calloc(ns ? ns : 1, sizeof *read0);
+    loams__search_hit *hits = loams_kit_mem_alloc(v->m->mem, req->k * sizeof *hits);
+    loams__search_split_stats *stats = loams_kit_mem_calloc(v->m->mem, ns ? ns : 1, sizeof *stats);
+    uint64_t *read0 = loams_kit_mem_calloc(v->m->mem, ns ? ns : 1, sizeof *read0);
     size_t n_hits = 0;
     if (hits == NULL || stats == NULL || read0 == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory running a search");
@@ -417,8 +418,8 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
 fail:
     out->len = start;
 out:
-    free(hits);
-    free(stats);
-    free(read0);
+    loams_kit_mem_free(v->m->mem, hits);
+    loams_kit_mem_free(v->m->mem, stats);
+    loams_kit_mem_free(v->m->mem, read0);
     return rc;
 }

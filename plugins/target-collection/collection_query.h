@@ -47,7 +47,8 @@
 #define LOAMS__SCAN_DEFAULT_LIMIT 1000
 
 typedef struct loams__coll_request {
-    int scan; /* a scan request: only limit, after_split/after_doc */
+    const loams_kit_mem *mem; /* the request's memory (NULL: libc) */
+    int scan;                 /* a scan request: only limit, after_split/after_doc */
     size_t limit;
     size_t after_split, after_doc;
     char *q; /* NULL for a vector query */
@@ -60,10 +61,11 @@ typedef struct loams__coll_request {
     int metric;  /* loams__metric */
 } loams__coll_request;
 
-/* Parses a request.  LOAMS_EINPUT with a message that names the member
- * and what is expected; -ENOMEM.  Free with loams__coll_request_free(). */
-int loams__coll_request_parse(const char *json, size_t len, loams__coll_request **out,
-                              loams_kit_err *e);
+/* Parses a request into memory from mem (NULL: libc; it must outlive the
+ * request).  LOAMS_EINPUT with a message that names the member and what is
+ * expected; -ENOMEM.  Free with loams__coll_request_free(). */
+int loams__coll_request_parse(const loams_kit_mem *mem, const char *json, size_t len,
+                              loams__coll_request **out, loams_kit_err *e);
 void loams__coll_request_free(loams__coll_request *r);
 
 /* Runs req (a search or a scan) on the view (ref: the manifest key shown

@@ -134,8 +134,8 @@ typedef struct term {
     size_t len;
 } term;
 
-static int collect_terms(const char *q, size_t q_len, const loams__tok_opts *tok, term **out,
-                         size_t *n_out, loams_kit_err *e)
+static int collect_terms(const loams_kit_mem *mem, const char *q, size_t q_len,
+                         const loams__tok_opts *tok, term **out, size_t *n_out, loams_kit_err *e)
 {
     term *terms = NULL;
     size_t n = 0, cap = 0;
@@ -153,13 +153,13 @@ static int collect_terms(const char *q, size_t q_len, const loams__tok_opts *tok
         }
         if (n == cap) {
             cap = cap ? cap * 2 : 8;
-            term *p = realloc(terms, cap * sizeof *p);
+            term *p = loams_kit_mem_realloc(mem, terms, cap * sizeof *p);
             if (p == NULL) {
                 goto nomem;
             }
             terms = p;
         }
-        if ((terms[n].text = malloc(tl + 1)) == NULL) {
+        if ((terms[n].text = loams_kit_mem_alloc(mem, tl + 1)) == NULL) {
             goto nomem;
         }
         memcpy(terms[n].text, t, tl);
@@ -172,9 +172,9 @@ static int collect_terms(const char *q, size_t q_len, const loams__tok_opts *tok
     return 0;
 nomem:
     for (size_t i = 0; i < n; i++) {
-        free(terms[i].text);
+        loams_kit_mem_free(mem, terms[i].text);
     }
-    free(terms);
+    loams_kit_mem_free(mem, terms);
     return loams_kit_err_set(e, -ENOMEM, "out of memory analyzing the query");
 }
 
@@ -225,7 +225,7 @@ int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_l
         memset(stats, 0, ns * sizeof *stats);
     }
     /* the fields to search */
-    names = calloc(m->n_fields + n_fields + 1, sizeof *names);
+    names = loams_kit_mem_calloc(m->mem, m->n_fields + n_fields + 1, sizeof *names);
     if (names == NULL) {
         goto nomem;
     }
@@ -251,18 +251,21 @@ int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_l
             }
         }
     }
-    if ((rc = collect_terms(q, q_len, tok, &terms, &n_terms, e)) != 0) {
+    if ((rc = collect_terms(m->mem, q, q_len, tok, &terms, &n_terms, e)) != 0) {
         goto out;
     }
     if (n_terms == 0 || n_names == 0 || ns == 0 || k == 0) {
         goto out;
     }
-    acc = calloc(ns, sizeof *acc);
-    touched = calloc(ns, sizeof *touched);
-    n_touched = calloc(ns, sizeof *n_touched);
-    post = calloc(ns, sizeof *post);
+    acc = loams_kit_mem_calloc(m->mem, ns, sizeof *acc);
+    touched = loams_kit_mem_calloc(m->mem, ns, sizeof *touched);
+    n_touched = loams_kit_mem_calloc(m->mem, ns, sizeof *n_touched);
+    post = loams_kit_mem_calloc(m->mem, ns, sizeof *post);
     if (acc == NULL || touched == NULL || n_touched == NULL || post == NULL) {
         goto nomem;
+    }
+    for (size_t s = 0; s < ns; s++) {
+        post[s].mem = m->mem;
     }
     for (size_t fi = 0; fi < n_names; fi++) {
         const char *fname = names[fi];
@@ -315,8 +318,8 @@ int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_l
                 }
                 uint32_t docs = loams__split_reader_docs(v->readers[s]);
                 if (acc[s] == NULL) {
-                    acc[s] = calloc(docs ? docs : 1, sizeof **acc);
-                    touched[s] = malloc((docs ? docs : 1) * sizeof **touched);
+                    acc[s] = loams_kit_mem_calloc(m->mem, docs ? docs : 1, sizeof **acc);
+                    touched[s] = loams_kit_mem_alloc(m->mem, (docs ? docs : 1) * sizeof **touched);
                     if (acc[s] == NULL || touched[s] == NULL) {
                         goto nomem;
                     }
@@ -357,26 +360,26 @@ nomem:
 out:
     if (terms != NULL) {
         for (size_t i = 0; i < n_terms; i++) {
-            free(terms[i].text);
+            loams_kit_mem_free(m->mem, terms[i].text);
         }
-        free(terms);
+        loams_kit_mem_free(m->mem, terms);
     }
     for (size_t s = 0; s < ns; s++) {
         if (acc != NULL) {
-            free(acc[s]);
+            loams_kit_mem_free(m->mem, acc[s]);
         }
         if (touched != NULL) {
-            free(touched[s]);
+            loams_kit_mem_free(m->mem, touched[s]);
         }
         if (post != NULL) {
             loams__postings_free(&post[s]);
         }
     }
-    free(acc);
-    free(touched);
-    free(n_touched);
-    free(post);
-    free(names);
+    loams_kit_mem_free(m->mem, acc);
+    loams_kit_mem_free(m->mem, touched);
+    loams_kit_mem_free(m->mem, n_touched);
+    loams_kit_mem_free(m->mem, post);
+    loams_kit_mem_free(m->mem, names);
     return rc;
 }
 

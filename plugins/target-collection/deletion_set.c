@@ -19,15 +19,17 @@ static size_t bitmap_bytes(uint32_t docs)
     return ((size_t)docs + 7) / 8;
 }
 
-int loams__delset_new(uint32_t docs, loams__delset **out, loams_kit_err *e)
+int loams__delset_new(const loams_kit_mem *mem, uint32_t docs, loams__delset **out,
+                      loams_kit_err *e)
 {
-    loams__delset *d = calloc(1, sizeof *d);
-    unsigned char *bits = calloc(bitmap_bytes(docs) + 1, 1);
+    loams__delset *d = loams_kit_mem_calloc(mem, 1, sizeof *d);
+    unsigned char *bits = loams_kit_mem_calloc(mem, bitmap_bytes(docs) + 1, 1);
     if (d == NULL || bits == NULL) {
-        free(d);
-        free(bits);
+        loams_kit_mem_free(mem, d);
+        loams_kit_mem_free(mem, bits);
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a deletion set");
     }
+    d->mem = mem;
     d->docs = docs;
     d->bits = bits;
     *out = d;
@@ -36,7 +38,7 @@ int loams__delset_new(uint32_t docs, loams__delset **out, loams_kit_err *e)
 
 int loams__delset_clone(const loams__delset *src, loams__delset **out, loams_kit_err *e)
 {
-    int rc = loams__delset_new(src->docs, out, e);
+    int rc = loams__delset_new(src->mem, src->docs, out, e);
     if (rc == 0) {
         memcpy((*out)->bits, src->bits, bitmap_bytes(src->docs));
         (*out)->deleted = src->deleted;
@@ -47,8 +49,8 @@ int loams__delset_clone(const loams__delset *src, loams__delset **out, loams_kit
 void loams__delset_free(loams__delset *d)
 {
     if (d != NULL) {
-        free(d->bits);
-        free(d);
+        loams_kit_mem_free(d->mem, d->bits);
+        loams_kit_mem_free(d->mem, d);
     }
 }
 
@@ -82,8 +84,9 @@ int loams__delset_encode(const loams__delset *d, loams_kit_buf *out)
     return loams_kit_buf_append_le32(out, loams_kit_crc32c(0, out->data + start, out->len - start));
 }
 
-int loams__delset_decode(const void *data, size_t len, uint32_t expect_docs, const char *name,
-                         loams__delset **out, loams_kit_err *e)
+int loams__delset_decode(const loams_kit_mem *mem, const void *data, size_t len,
+                         uint32_t expect_docs, const char *name, loams__delset **out,
+                         loams_kit_err *e)
 {
     const unsigned char *p = data;
     *out = NULL;
@@ -106,7 +109,7 @@ int loams__delset_decode(const void *data, size_t len, uint32_t expect_docs, con
                                  name, version, docs, expect_docs, len);
     }
     loams__delset *d;
-    int rc = loams__delset_new(docs, &d, e);
+    int rc = loams__delset_new(mem, docs, &d, e);
     if (rc != 0) {
         return rc;
     }

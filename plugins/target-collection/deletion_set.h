@@ -25,14 +25,17 @@
 #include "loams/kit/err.h"
 
 typedef struct loams__delset {
+    const loams_kit_mem *mem; /* what the set is allocated from (NULL: libc) */
     uint32_t docs;
     uint32_t deleted;
     unsigned char *bits;
 } loams__delset;
 
-/* A set for a split of `docs` documents with none deleted.  -ENOMEM. */
-int loams__delset_new(uint32_t docs, loams__delset **out, loams_kit_err *e);
-/* A copy of src.  -ENOMEM. */
+/* A set for a split of `docs` documents with none deleted, allocated from
+ * mem (NULL: libc; it must outlive the set).  -ENOMEM. */
+int loams__delset_new(const loams_kit_mem *mem, uint32_t docs, loams__delset **out,
+                      loams_kit_err *e);
+/* A copy of src, from src's allocator.  -ENOMEM. */
 int loams__delset_clone(const loams__delset *src, loams__delset **out, loams_kit_err *e);
 void loams__delset_free(loams__delset *d);
 
@@ -51,9 +54,10 @@ int loams__delset_add(loams__delset *d, uint32_t doc);
 int loams__delset_encode(const loams__delset *d, loams_kit_buf *out);
 
 /* Parses an object (name is used in messages) for a split of
- * `expect_docs` documents.  LOAMS_ECORRUPT (bad magic, checksum, counts),
- * -ENOMEM. */
-int loams__delset_decode(const void *data, size_t len, uint32_t expect_docs, const char *name,
-                         loams__delset **out, loams_kit_err *e);
+ * `expect_docs` documents into a set allocated from mem (as _new).
+ * LOAMS_ECORRUPT (bad magic, checksum, counts), -ENOMEM. */
+int loams__delset_decode(const loams_kit_mem *mem, const void *data, size_t len,
+                         uint32_t expect_docs, const char *name, loams__delset **out,
+                         loams_kit_err *e);
 
 #endif

@@ -8,6 +8,7 @@
 #define WORDS 8 /* 32-bit words per block: 256 bits */
 
 struct loams__pk_filter {
+    const loams_kit_mem *mem;
     size_t n_blocks;
     uint32_t *words; /* n_blocks * WORDS */
 };
@@ -16,22 +17,23 @@ struct loams__pk_filter {
 static const uint32_t salt[WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
                                      0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
 
-loams__pk_filter *loams__pk_filter_new(size_t n)
+loams__pk_filter *loams__pk_filter_new(const loams_kit_mem *mem, size_t n)
 {
     /* 10 bits per key, at least one block */
     size_t blocks = n / (WORDS * 32 / 10) + 1;
     if (blocks > SIZE_MAX / (WORDS * sizeof(uint32_t))) {
         return NULL;
     }
-    loams__pk_filter *f = malloc(sizeof *f);
+    loams__pk_filter *f = loams_kit_mem_alloc(mem, sizeof *f);
     if (f == NULL) {
         return NULL;
     }
-    f->words = calloc(blocks * WORDS, sizeof *f->words);
+    f->words = loams_kit_mem_calloc(mem, blocks * WORDS, sizeof *f->words);
     if (f->words == NULL) {
-        free(f);
+        loams_kit_mem_free(mem, f);
         return NULL;
     }
+    f->mem = mem;
     f->n_blocks = blocks;
     return f;
 }
@@ -72,7 +74,7 @@ size_t loams__pk_filter_bytes(const loams__pk_filter *f)
 void loams__pk_filter_free(loams__pk_filter *f)
 {
     if (f != NULL) {
-        free(f->words);
-        free(f);
+        loams_kit_mem_free(f->mem, f->words);
+        loams_kit_mem_free(f->mem, f);
     }
 }

@@ -19,10 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loams/kit/mem.h"
+
 typedef struct loams__pk_filter loams__pk_filter;
 
-/* An empty filter sized for n keys (n may be 0).  NULL on out of memory. */
-loams__pk_filter *loams__pk_filter_new(size_t n);
+/* An empty filter sized for n keys (n may be 0), allocated from mem
+ * (NULL: libc; it must outlive the filter).  NULL on out of memory. */
+loams__pk_filter *loams__pk_filter_new(const loams_kit_mem *mem, size_t n);
 
 /* Adds one loams_kit_key_hash value. */
 void loams__pk_filter_add(loams__pk_filter *f, uint64_t hash);

@@ -71,6 +71,7 @@ typedef struct stored_block {
 } stored_block;
 
 struct loams__split_reader {
+    const loams_kit_mem *mem; /* every part loaded */
     loams__split_read_fn read;
     void *ud;
     uint64_t size;
@@ -149,18 +150,18 @@ static int load_section(loams__split_reader *r, const dirent *d, unsigned char *
     if (d->len > SIZE_MAX - 1) {
         return corrupt(r, e, "a section is larger than memory");
     }
-    unsigned char *p = malloc((size_t)d->len + 1);
+    unsigned char *p = loams_kit_mem_alloc(r->mem, (size_t)d->len + 1);
     if (p == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory reading section %s of split %s",
                                  kind_name(d->kind), r->name);
     }
     int rc = rd(r, d->off, d->len, p, e);
     if (rc != 0) {
-        free(p);
+        loams_kit_mem_free(r->mem, p);
         return rc;
     }
     if (!CRC_MATCHES(loams_kit_crc32c(0, p, (size_t)d->len), d->crc)) {
-        free(p);
+        loams_kit_mem_free(r->mem, p);
         char what[96];
         snprintf(what, sizeof what, "section %s (field %d) fails its checksum", kind_name(d->kind),
                  d->field == LOAMS__SEC_NO_FIELD ? -1 : (int)d->field);
@@ -226,7 +227,7 @@ static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e
         goto out;
     }
     size_t n = (size_t)cJSON_GetArraySize(fields);
-    r->fields = calloc(n ? n : 1, sizeof *r->fields);
+    r->fields = loams_kit_mem_calloc(r->mem, n ? n : 1, sizeof *r->fields);
     if (r->fields == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", r->name);
         goto out;
@@ -245,7 +246,7 @@ static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e
             rc = corrupt(r, e, "a META field lacks name, kind or docs (0..the split's docs)");
             goto out;
         }
-        rf->name = strdup(name->valuestring);
+        rf->name = loams_kit_mem_strdup(r->mem, name->valuestring);
         if (rf->name == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", r->name);
             goto out;
@@ -283,17 +284,21 @@ out:
     return rc;
 }
 
-int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size, const char *name,
-                             loams__split_reader **out, loams_kit_err *e)
+int loams__split_reader_open(const loams_kit_mem *mem, loams__split_read_fn read, void *ud,
+                             uint64_t size, const char *name, loams__split_reader **out,
+                             loams_kit_err *e)
 {
     *out = NULL;
     int rc = 0;
     unsigned char *tail = NULL;
     unsigned char *dirbuf = NULL;
     unsigned char *meta = NULL;
-    loams__split_reader *r = calloc(1, sizeof *r);
-    if (r == NULL || (r->name = strdup(name)) == NULL) {
-        free(r);
+    loams__split_reader *r = loams_kit_mem_calloc(mem, 1, sizeof *r);
+    if (r != NULL) {
+        r->mem = mem;
+    }
+    if (r == NULL || (r->name = loams_kit_mem_strdup(mem, name)) == NULL) {
+        loams_kit_mem_free(mem, r);
         return loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
     }
     r->read = read;
@@ -306,7 +311,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     }
     uint64_t tail_len = size < TAIL_BYTES ? size : TAIL_BYTES;
     uint64_t tail_off = size - tail_len;
-    tail = malloc(tail_len);
+    tail = loams_kit_mem_alloc(r->mem, tail_len);
     if (tail == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
         goto fail;
@@ -335,7 +340,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
     if (dir_off >= tail_off) {
         dp = tail + (dir_off - tail_off);
     } else {
-        if ((dirbuf = malloc(dir_len)) == NULL) {
+        if ((dirbuf = loams_kit_mem_alloc(r->mem, dir_len)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
             goto fail;
         }
@@ -353,7 +358,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         rc = corrupt(r, e, "the directory's entry count does not match its length");
         goto fail;
     }
-    r->dir = calloc(r->n_dir ? r->n_dir : 1, sizeof *r->dir);
+    r->dir = loams_kit_mem_calloc(r->mem, r->n_dir ? r->n_dir : 1, sizeof *r->dir);
     if (r->dir == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
         goto fail;
@@ -382,7 +387,7 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
             rc = corrupt(r, e, "section META fails its checksum");
             goto fail;
         }
-        if ((meta = malloc((size_t)md->len + 1)) == NULL) {
+        if ((meta = loams_kit_mem_alloc(r->mem, (size_t)md->len + 1)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening split %s", name);
             goto fail;
         }
@@ -434,15 +439,15 @@ int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size,
         rc = corrupt(r, e, "PK_INDEX does not have one entry per document");
         goto fail;
     }
-    free(tail);
-    free(dirbuf);
-    free(meta);
+    loams_kit_mem_free(r->mem, tail);
+    loams_kit_mem_free(r->mem, dirbuf);
+    loams_kit_mem_free(r->mem, meta);
     *out = r;
     return 0;
 fail:
-    free(tail);
-    free(dirbuf);
-    free(meta);
+    loams_kit_mem_free(r->mem, tail);
+    loams_kit_mem_free(r->mem, dirbuf);
+    loams_kit_mem_free(r->mem, meta);
     loams__split_reader_close(r);
     return rc;
 }
@@ -454,23 +459,23 @@ void loams__split_reader_close(loams__split_reader *r)
     }
     for (size_t i = 0; i < r->n_fields; i++) {
         rfield *f = &r->fields[i];
-        free(f->name);
-        free(f->doclen_raw);
-        free(f->doclen);
-        free(f->index_raw);
-        free(f->blocks);
-        free(f->vec_raw);
+        loams_kit_mem_free(r->mem, f->name);
+        loams_kit_mem_free(r->mem, f->doclen_raw);
+        loams_kit_mem_free(r->mem, f->doclen);
+        loams_kit_mem_free(r->mem, f->index_raw);
+        loams_kit_mem_free(r->mem, f->blocks);
+        loams_kit_mem_free(r->mem, f->vec_raw);
     }
-    free(r->fields);
-    free(r->dir);
-    free(r->pk_raw);
-    free(r->pkidx_raw);
-    free(r->sidx_raw);
-    free(r->sblocks);
-    free(r->block_raw);
-    free(r->zbuf);
-    free(r->name);
-    free(r);
+    loams_kit_mem_free(r->mem, r->fields);
+    loams_kit_mem_free(r->mem, r->dir);
+    loams_kit_mem_free(r->mem, r->pk_raw);
+    loams_kit_mem_free(r->mem, r->pkidx_raw);
+    loams_kit_mem_free(r->mem, r->sidx_raw);
+    loams_kit_mem_free(r->mem, r->sblocks);
+    loams_kit_mem_free(r->mem, r->block_raw);
+    loams_kit_mem_free(r->mem, r->zbuf);
+    loams_kit_mem_free(r->mem, r->name);
+    loams_kit_mem_free(r->mem, r);
 }
 
 const char *loams__split_reader_name(const loams__split_reader *r)
@@ -542,7 +547,7 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams_kit_err *e)
         rc = corrupt(r, e, "a dictionary index's block count does not fit its length");
         goto fail;
     }
-    f->blocks = calloc(n ? n : 1, sizeof *f->blocks);
+    f->blocks = loams_kit_mem_calloc(r->mem, n ? n : 1, sizeof *f->blocks);
     if (f->blocks == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
         goto fail;
@@ -574,9 +579,9 @@ static int load_dict_index(loams__split_reader *r, rfield *f, loams_kit_err *e)
     return 0;
 fail:
     /* not loaded: the next lookup tries again (and must not leak this) */
-    free(f->index_raw);
+    loams_kit_mem_free(r->mem, f->index_raw);
     f->index_raw = NULL;
-    free(f->blocks);
+    loams_kit_mem_free(r->mem, f->blocks);
     f->blocks = NULL;
     return rc;
 }
@@ -602,12 +607,12 @@ static int decode_postings(loams__split_reader *r, const unsigned char *p, size_
         while (cap < df) {
             cap *= 2;
         }
-        uint32_t *d = realloc(out->docs, cap * sizeof *d);
+        uint32_t *d = loams_kit_mem_realloc(out->mem, out->docs, cap * sizeof *d);
         if (d == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
         }
         out->docs = d;
-        uint32_t *t = realloc(out->tfs, cap * sizeof *t);
+        uint32_t *t = loams_kit_mem_realloc(out->mem, out->tfs, cap * sizeof *t);
         if (t == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
         }
@@ -668,7 +673,7 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
         return 0;
     }
     const dict_block *b = &f->blocks[lo - 1];
-    unsigned char *blk = malloc(b->len ? b->len : 1);
+    unsigned char *blk = loams_kit_mem_alloc(r->mem, b->len ? b->len : 1);
     unsigned char *post = NULL;
     if (blk == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
@@ -708,7 +713,7 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
             rc = corrupt(r, e, "a term's postings lie outside the postings section");
             goto out;
         }
-        if ((post = malloc(plen ? plen : 1)) == NULL) {
+        if ((post = loams_kit_mem_alloc(r->mem, plen ? plen : 1)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
             goto out;
         }
@@ -723,8 +728,8 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
         goto out;
     }
 out:
-    free(blk);
-    free(post);
+    loams_kit_mem_free(r->mem, blk);
+    loams_kit_mem_free(r->mem, post);
     return rc;
 }
 
@@ -744,14 +749,15 @@ int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint
         if (rc != 0) {
             return rc;
         }
-        f->doclen = malloc(((size_t)r->n_docs ? r->n_docs : 1) * sizeof *f->doclen);
+        f->doclen =
+            loams_kit_mem_alloc(r->mem, ((size_t)r->n_docs ? r->n_docs : 1) * sizeof *f->doclen);
         if (f->doclen == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory reading doc lengths");
         }
         for (uint32_t d = 0; d < r->n_docs; d++) {
             f->doclen[d] = loams_kit_le32_get(f->doclen_raw + 4 * (size_t)d);
         }
-        free(f->doclen_raw);
+        loams_kit_mem_free(r->mem, f->doclen_raw);
         f->doclen_raw = NULL;
     }
     *lens = f->doclen;
@@ -773,7 +779,7 @@ static int load_pk(loams__split_reader *r, loams_kit_err *e)
     uint64_t len = r->pk_sec->len;
     uint64_t need = 4 + ((uint64_t)r->n_docs + 1) * 4;
     if (len < need || loams_kit_le32_get(raw) != r->n_docs) {
-        free(raw);
+        loams_kit_mem_free(r->mem, raw);
         return corrupt(r, e, "the PK section does not match the document count");
     }
     const unsigned char *offs = raw + 4;
@@ -782,7 +788,7 @@ static int load_pk(loams__split_reader *r, loams_kit_err *e)
     for (uint32_t i = 0; i <= r->n_docs; i++) {
         uint32_t o = loams_kit_le32_get(offs + 4 * (size_t)i);
         if (o < prev || o > blob_len || (i == 0 && o != 0)) {
-            free(raw);
+            loams_kit_mem_free(r->mem, raw);
             return corrupt(r, e, "the PK offsets are out of order");
         }
         prev = o;
@@ -881,7 +887,7 @@ static int load_stored_index(loams__split_reader *r, loams_kit_err *e)
         rc = corrupt(r, e, "STORED_INDEX does not match its length or codec");
         goto fail;
     }
-    r->sblocks = calloc(n ? n : 1, sizeof *r->sblocks);
+    r->sblocks = loams_kit_mem_calloc(r->mem, n ? n : 1, sizeof *r->sblocks);
     if (r->sblocks == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
         goto fail;
@@ -913,9 +919,9 @@ static int load_stored_index(loams__split_reader *r, loams_kit_err *e)
 fail:
     /* not loaded: the next call tries again (a half-filled index must not
      * pass for a loaded one, nor the raw section leak) */
-    free(r->sidx_raw);
+    loams_kit_mem_free(r->mem, r->sidx_raw);
     r->sidx_raw = NULL;
-    free(r->sblocks);
+    loams_kit_mem_free(r->mem, r->sblocks);
     r->sblocks = NULL;
     return rc;
 }
@@ -933,7 +939,7 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams_kit_err *e)
     unsigned char *raw = NULL, *src;
     if (r->codec == LOAMS__CODEC_ZSTD) {
         if (b->len > r->zbuf_cap) {
-            unsigned char *z = realloc(r->zbuf, b->len);
+            unsigned char *z = loams_kit_mem_realloc(r->mem, r->zbuf, b->len);
             if (z == NULL) {
                 return loams_kit_err_set(e, -ENOMEM, "out of memory reading a document block");
             }
@@ -943,28 +949,29 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams_kit_err *e)
         src = r->zbuf;
     } else if (b->len != b->raw_len) {
         return corrupt(r, e, "an uncompressed document block's sizes differ");
-    } else if ((src = raw = malloc(b->raw_len)) == NULL) { /* raw_len = len: within the file */
+    } else if ((src = raw = loams_kit_mem_alloc(r->mem, b->raw_len)) ==
+               NULL) { /* raw_len = len: within the file */
         return loams_kit_err_set(e, -ENOMEM, "out of memory reading a document block");
     }
     int rc = rd(r, r->sblk_sec->off + b->off, b->len, src, e);
     if (rc != 0) {
-        free(raw);
+        loams_kit_mem_free(r->mem, raw);
         return rc;
     }
     if (!CRC_MATCHES(loams_kit_crc32c(0, src, b->len), b->crc)) {
-        free(raw);
+        loams_kit_mem_free(r->mem, raw);
         return corrupt(r, e, "a document block fails its checksum");
     }
     if (r->codec == LOAMS__CODEC_ZSTD) {
         if (ZSTD_getFrameContentSize(src, b->len) != (unsigned long long)b->raw_len) {
             return corrupt(r, e, "a document block's size differs from its zstd frame's");
         }
-        if ((raw = malloc(b->raw_len)) == NULL) {
+        if ((raw = loams_kit_mem_alloc(r->mem, b->raw_len)) == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory reading a document block");
         }
         size_t z = ZSTD_decompress(raw, b->raw_len, src, b->len);
         if (ZSTD_isError(z) || z != b->raw_len) {
-            free(raw);
+            loams_kit_mem_free(r->mem, raw);
             return corrupt(r, e, "a document block does not decompress");
         }
     }
@@ -976,12 +983,12 @@ static int load_block(loams__split_reader *r, uint32_t bi, loams_kit_err *e)
     for (uint32_t i = 0; i <= b->docs; i++) {
         uint32_t o = loams_kit_le32_get(offs + 4 * (size_t)i);
         if (o < prev || (i == 0 && o != 0) || (i == b->docs && o != b->raw_len - tail)) {
-            free(raw);
+            loams_kit_mem_free(r->mem, raw);
             return corrupt(r, e, "a document block's offsets are out of order");
         }
         prev = o;
     }
-    free(r->block_raw);
+    loams_kit_mem_free(r->mem, r->block_raw);
     r->block_raw = raw;
     r->block_raw_len = b->raw_len;
     r->cached_block = (long)bi;
@@ -1042,7 +1049,7 @@ int loams__split_reader_vectors(loams__split_reader *r, uint32_t fid, const floa
         if (len < 8 || loams_kit_le32_get(raw) != f->info.dim ||
             loams_kit_le32_get(raw + 4) != r->n_docs ||
             len != 8 + pres + pad + (uint64_t)r->n_docs * f->info.dim * sizeof(float)) {
-            free(raw);
+            loams_kit_mem_free(r->mem, raw);
             return corrupt(r, e, "a VECTORS section does not match its field");
         }
         f->vec_raw = raw;
@@ -1077,15 +1084,15 @@ int loams__split_reader_verify(loams__split_reader *r, loams_kit_err *e)
         if ((rc = load_section(r, &r->dir[i], &p, e)) != 0) {
             return rc;
         }
-        free(p);
+        loams_kit_mem_free(r->mem, p);
     }
     return 0;
 }
 
 void loams__postings_free(loams__postings *p)
 {
-    free(p->docs);
-    free(p->tfs);
+    loams_kit_mem_free(p->mem, p->docs);
+    loams_kit_mem_free(p->mem, p->tfs);
     p->docs = NULL;
     p->tfs = NULL;
     p->n = 0;

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "loams/kit/err.h"
+#include "loams/kit/mem.h"
 #include "split_writer.h"
 
 /* Reads bytes [off, off + len) of the split into dst (exactly len bytes).
@@ -47,15 +48,18 @@ typedef struct loams__postings {
     uint32_t *tfs;
     size_t n;
     size_t cap;
+    const loams_kit_mem *mem; /* the arrays' allocator: NULL (zeroed) is libc */
 } loams__postings;
 
 void loams__postings_free(loams__postings *p);
 
 /* Opens the split of `size` bytes read through read(ud).  `name` (copied)
- * names it in messages.  read/ud must stay valid until close.
+ * names it in messages.  read/ud must stay valid until close; so must mem
+ * (NULL: libc), which every part the reader loads is allocated from.
  * Errors: LOAMS_ECORRUPT (bad footer, directory, META), -ENOMEM, read's. */
-int loams__split_reader_open(loams__split_read_fn read, void *ud, uint64_t size, const char *name,
-                             loams__split_reader **out, loams_kit_err *e);
+int loams__split_reader_open(const loams_kit_mem *mem, loams__split_read_fn read, void *ud,
+                             uint64_t size, const char *name, loams__split_reader **out,
+                             loams_kit_err *e);
 
 void loams__split_reader_close(loams__split_reader *r);
 

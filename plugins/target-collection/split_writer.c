@@ -10,12 +10,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include <loams/status.h>
 
 #include "loams/kit/buf.h"
 #include "loams/kit/crc32c.h"
+#include "loams/kit/zstd_mem.h"
 #include "split_format.h"
 
 typedef struct term_entry {
@@ -68,6 +68,7 @@ typedef struct dirent {
 
 struct loams__split_writer {
     loams__split_writer_opts o;
+    const loams_kit_mem *mem; /* o.mem: every allocation of the writer */
     loams__split_sink_fn sink;
     void *ud;
     uint64_t pos;     /* bytes sent to the sink */
@@ -116,6 +117,7 @@ void loams__split_writer_opts_default(loams__split_writer_opts *o)
     o->tok.min_bytes = LOAMS__TOK_DEFAULT_MIN;
     o->tok.max_bytes = LOAMS__TOK_DEFAULT_MAX;
     o->created_us = 0;
+    o->mem = NULL;
 }
 
 static int emit(loams__split_writer *w, const void *p, size_t n, loams_kit_err *e)
@@ -143,7 +145,7 @@ static int section_end(loams__split_writer *w, uint32_t kind, uint32_t fid, loam
 {
     if (w->n_dir == w->cap_dir) {
         size_t cap = w->cap_dir ? w->cap_dir * 2 : 32;
-        dirent *d = realloc(w->dir, cap * sizeof *d);
+        dirent *d = loams_kit_mem_realloc(w->mem, w->dir, cap * sizeof *d);
         if (d == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory for the split directory");
         }
@@ -176,17 +178,23 @@ int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink
                                  "(need 1 <= min <= max <= %d)",
                                  o->tok.min_bytes, o->tok.max_bytes, LOAMS__TOK_MAX_LIMIT);
     }
-    loams__split_writer *w = calloc(1, sizeof *w);
+    loams__split_writer *w = loams_kit_mem_calloc(o->mem, 1, sizeof *w);
     if (w == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for a split writer");
     }
     w->o = *o;
+    w->mem = o->mem;
+    loams_kit_buf_init(&w->pk_blob, w->mem);
+    loams_kit_buf_init(&w->block, w->mem);
+    loams_kit_buf_init(&w->block_offs, w->mem);
+    loams_kit_buf_init(&w->zbuf, w->mem);
+    loams_kit_buf_init(&w->stored_index, w->mem);
     w->sink = sink;
     w->ud = ud;
     if (o->codec == LOAMS__CODEC_ZSTD) {
-        w->zctx = ZSTD_createCCtx();
+        w->zctx = loams_kit_zstd_cctx(w->mem);
         if (w->zctx == NULL) {
-            free(w);
+            loams_kit_mem_free(w->mem, w);
             return loams_kit_err_set(e, -ENOMEM, "out of memory for a zstd context");
         }
         /* Levels up to 1 use zstd's "fast" strategy; on document text its
@@ -200,7 +208,7 @@ int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink
         }
         if (ZSTD_isError(zr)) {
             ZSTD_freeCCtx(w->zctx);
-            free(w);
+            loams_kit_mem_free(w->mem, w);
             return loams_kit_err_set(e, -EINVAL, "split writer: zstd level %d: %s", o->zstd_level,
                                      ZSTD_getErrorName(zr));
         }
@@ -221,7 +229,7 @@ int loams__split_writer_new(const loams__split_writer_opts *o, loams__split_sink
 
 /* ---- fields ---- */
 
-static int grow_doclen(field *f, size_t need)
+static int grow_doclen(const loams_kit_mem *mem, field *f, size_t need)
 {
     if (need <= f->cap_doclen) {
         return 0;
@@ -230,7 +238,7 @@ static int grow_doclen(field *f, size_t need)
     while (cap < need) {
         cap *= 2;
     }
-    uint32_t *p = realloc(f->doclen, cap * sizeof *p);
+    uint32_t *p = loams_kit_mem_realloc(mem, f->doclen, cap * sizeof *p);
     if (p == NULL) {
         return -ENOMEM;
     }
@@ -265,7 +273,7 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
     }
     if (w->n_fields == w->cap_fields) {
         size_t cap = w->cap_fields ? w->cap_fields * 2 : 8;
-        field *p = realloc(w->fields, cap * sizeof *p);
+        field *p = loams_kit_mem_realloc(w->mem, w->fields, cap * sizeof *p);
         if (p == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory for field '%s'", name);
         }
@@ -274,7 +282,10 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
     }
     field *f = &w->fields[w->n_fields];
     memset(f, 0, sizeof *f);
-    f->name = strdup(name);
+    loams_kit_buf_init(&f->arena, w->mem);
+    loams_kit_buf_init(&f->vec, w->mem);
+    loams_kit_buf_init(&f->present, w->mem);
+    f->name = loams_kit_mem_strdup(w->mem, name);
     if (f->name == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory for field '%s'", name);
     }
@@ -283,10 +294,10 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
     int rc = 0;
     if (kind == LOAMS__FIELD_TEXT) {
         f->slot_mask = 1023;
-        f->slots = calloc(f->slot_mask + 1, sizeof *f->slots);
+        f->slots = loams_kit_mem_calloc(w->mem, f->slot_mask + 1, sizeof *f->slots);
         if (f->slots == NULL) {
             rc = -ENOMEM;
-        } else if ((rc = grow_doclen(f, w->n_docs + 1)) == 0) {
+        } else if ((rc = grow_doclen(w->mem, f, w->n_docs + 1)) == 0) {
             memset(f->doclen, 0, w->n_docs * sizeof *f->doclen);
         }
     } else {
@@ -304,9 +315,9 @@ int loams__split_writer_field(loams__split_writer *w, const char *name, int kind
         }
     }
     if (rc != 0) {
-        free(f->name);
-        free(f->slots);
-        free(f->doclen);
+        loams_kit_mem_free(w->mem, f->name);
+        loams_kit_mem_free(w->mem, f->slots);
+        loams_kit_mem_free(w->mem, f->doclen);
         loams_kit_buf_free(&f->vec);
         loams_kit_buf_free(&f->present);
         return loams_kit_err_set(e, -ENOMEM, "out of memory for field '%s'", name);
@@ -335,12 +346,12 @@ int loams__split_writer_begin_doc(loams__split_writer *w, const char *pk, size_t
     }
     if ((size_t)w->n_docs + 2 > w->cap_pk) {
         size_t cap = w->cap_pk ? w->cap_pk * 2 : 1024;
-        uint32_t *po = realloc(w->pk_off, cap * sizeof *po);
+        uint32_t *po = loams_kit_mem_realloc(w->mem, w->pk_off, cap * sizeof *po);
         if (po == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory for the _pk table");
         }
         w->pk_off = po;
-        uint64_t *ph = realloc(w->pk_hash, cap * sizeof *ph);
+        uint64_t *ph = loams_kit_mem_realloc(w->mem, w->pk_hash, cap * sizeof *ph);
         if (ph == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory for the _pk table");
         }
@@ -365,10 +376,10 @@ int loams__split_writer_begin_doc(loams__split_writer *w, const char *pk, size_t
     return 0;
 }
 
-static int table_grow(field *f)
+static int table_grow(const loams_kit_mem *mem, field *f)
 {
     size_t n = (f->slot_mask + 1) * 2;
-    uint32_t *slots = calloc(n, sizeof *slots);
+    uint32_t *slots = loams_kit_mem_calloc(mem, n, sizeof *slots);
     if (slots == NULL) {
         return -ENOMEM;
     }
@@ -380,7 +391,7 @@ static int table_grow(field *f)
         }
         slots[s] = (uint32_t)i + 1;
     }
-    free(f->slots);
+    loams_kit_mem_free(mem, f->slots);
     f->slots = slots;
     f->slot_mask = mask;
     return 0;
@@ -506,7 +517,8 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
  * hash (in memory only: the dictionary is written sorted by term bytes)
  * mixes the length in, so two different terms never share a head and a
  * length. */
-static term_entry *term_lookup(field *f, const char *t, size_t len, const unsigned char *limit)
+static term_entry *term_lookup(const loams_kit_mem *mem, field *f, const char *t, size_t len,
+                               const unsigned char *limit)
 {
     const unsigned char *u = (const unsigned char *)t;
     uint64_t head[2];
@@ -534,7 +546,7 @@ static term_entry *term_lookup(field *f, const char *t, size_t len, const unsign
     }
     if (f->n_terms == f->cap_terms) {
         size_t cap = f->cap_terms ? f->cap_terms * 2 : 1024;
-        term_entry *p = realloc(f->terms, cap * sizeof *p);
+        term_entry *p = loams_kit_mem_realloc(mem, f->terms, cap * sizeof *p);
         if (p == NULL) {
             return NULL;
         }
@@ -553,7 +565,7 @@ static term_entry *term_lookup(field *f, const char *t, size_t len, const unsign
     te->term_off = off;
     te->term_len = (uint32_t)len;
     f->slots[s] = (uint32_t)++f->n_terms;
-    if (f->n_terms * 2 > f->slot_mask + 1 && table_grow(f) != 0) {
+    if (f->n_terms * 2 > f->slot_mask + 1 && table_grow(mem, f) != 0) {
         f->n_terms--; /* keep the table consistent: forget the new term */
         f->arena.len = off;
         size_t s2 = h & f->slot_mask;
@@ -586,7 +598,7 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
          * read 16 bytes at a time up to the text's end */
         const unsigned char *limit =
             t >= text && t < text_end ? (const unsigned char *)text_end : NULL;
-        term_entry *te = term_lookup(f, t, tl, limit);
+        term_entry *te = term_lookup(w->mem, f, t, tl, limit);
         if (te == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory for the term dictionary of '%s'",
                                      f->name);
@@ -598,7 +610,7 @@ static int add_text(loams__split_writer *w, uint32_t fid, const char *text, size
         }
         if (w->n_touch == w->cap_touch) {
             size_t cap = w->cap_touch ? w->cap_touch * 2 : 256;
-            touched *p = realloc(w->touch, cap * sizeof *p);
+            touched *p = loams_kit_mem_realloc(w->mem, w->touch, cap * sizeof *p);
             if (p == NULL) {
                 return loams_kit_err_set(e, -ENOMEM, "out of memory indexing a document");
             }
@@ -638,14 +650,14 @@ int loams__split_writer_add_vector(loams__split_writer *w, uint32_t fid, const f
     return 0;
 }
 
-static int post_append(term_entry *te, uint32_t doc, uint32_t tf)
+static int post_append(const loams_kit_mem *mem, term_entry *te, uint32_t doc, uint32_t tf)
 {
     if (te->post_cap - te->post_len < 20) {
         uint32_t cap = te->post_cap ? te->post_cap * 2 : 24;
         if (te->post_cap > UINT32_MAX / 2) {
             return -ENOMEM;
         }
-        unsigned char *p = realloc(te->post, cap);
+        unsigned char *p = loams_kit_mem_realloc(mem, te->post, cap);
         if (p == NULL) {
             return -ENOMEM;
         }
@@ -730,14 +742,14 @@ static int end_doc(loams__split_writer *w, const char *json, size_t len, loams_k
     for (size_t i = 0; i < w->n_touch; i++) {
         field *f = &w->fields[w->touch[i].fid];
         term_entry *te = &f->terms[w->touch[i].entry];
-        if (post_append(te, doc, te->cur_tf) != 0) {
+        if (post_append(w->mem, te, doc, te->cur_tf) != 0) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory for the postings of '%s'", f->name);
         }
     }
     for (size_t i = 0; i < w->n_fields; i++) {
         field *f = &w->fields[i];
         if (f->kind == LOAMS__FIELD_TEXT) {
-            if (grow_doclen(f, (size_t)doc + 1) != 0) {
+            if (grow_doclen(w->mem, f, (size_t)doc + 1) != 0) {
                 return loams_kit_err_set(e, -ENOMEM, "out of memory for doc lengths");
             }
             f->doclen[doc] = f->cur_len;
@@ -920,14 +932,14 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams_kit_err
     uint32_t *order = NULL;
     uint64_t *post_off = NULL;
     uint32_t *post_crc = NULL;
-    loams_kit_buf blocks = LOAMS_KIT_BUF_INIT;
-    loams_kit_buf index = LOAMS_KIT_BUF_INIT;
-    loams_kit_buf lens = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf blocks = LOAMS_KIT_BUF_INIT_MEM(w->mem);
+    loams_kit_buf index = LOAMS_KIT_BUF_INIT_MEM(w->mem);
+    loams_kit_buf lens = LOAMS_KIT_BUF_INIT_MEM(w->mem);
 
     size_t n = f->n_terms;
-    order = malloc((n ? n : 1) * sizeof *order);
-    post_off = malloc((n ? n : 1) * sizeof *post_off);
-    post_crc = malloc((n ? n : 1) * sizeof *post_crc);
+    order = loams_kit_mem_alloc(w->mem, (n ? n : 1) * sizeof *order);
+    post_off = loams_kit_mem_alloc(w->mem, (n ? n : 1) * sizeof *post_off);
+    post_crc = loams_kit_mem_alloc(w->mem, (n ? n : 1) * sizeof *post_crc);
     if (order == NULL || post_off == NULL || post_crc == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory sorting the terms of '%s'", f->name);
         goto out;
@@ -949,7 +961,7 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams_kit_err
             goto out;
         }
         off += te->post_len;
-        free(te->post);
+        loams_kit_mem_free(w->mem, te->post);
         te->post = NULL;
         te->post_cap = 0;
     }
@@ -1013,9 +1025,9 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams_kit_err
 nomem:
     rc = loams_kit_err_set(e, -ENOMEM, "out of memory writing the dictionary of '%s'", f->name);
 out:
-    free(order);
-    free(post_off);
-    free(post_crc);
+    loams_kit_mem_free(w->mem, order);
+    loams_kit_mem_free(w->mem, post_off);
+    loams_kit_mem_free(w->mem, post_crc);
     loams_kit_buf_free(&blocks);
     loams_kit_buf_free(&index);
     loams_kit_buf_free(&lens);
@@ -1042,19 +1054,20 @@ static int finish_vector_field(loams__split_writer *w, uint32_t fid, loams_kit_e
 
 /* Sorts (hash, doc) pairs by hash, keeping doc order within a hash (LSD
  * radix, 16 bits a pass, stable): the PK_INDEX order.  -ENOMEM. */
-static int sort_pk(const uint64_t *hash, size_t n, uint64_t **sorted_hash, uint32_t **sorted_doc)
+static int sort_pk(const loams_kit_mem *mem, const uint64_t *hash, size_t n, uint64_t **sorted_hash,
+                   uint32_t **sorted_doc)
 {
-    uint64_t *h = malloc((n ? n : 1) * sizeof *h);
-    uint64_t *h2 = malloc((n ? n : 1) * sizeof *h2);
-    uint32_t *d = malloc((n ? n : 1) * sizeof *d);
-    uint32_t *d2 = malloc((n ? n : 1) * sizeof *d2);
-    size_t *count = malloc(65536 * sizeof *count);
+    uint64_t *h = loams_kit_mem_alloc(mem, (n ? n : 1) * sizeof *h);
+    uint64_t *h2 = loams_kit_mem_alloc(mem, (n ? n : 1) * sizeof *h2);
+    uint32_t *d = loams_kit_mem_alloc(mem, (n ? n : 1) * sizeof *d);
+    uint32_t *d2 = loams_kit_mem_alloc(mem, (n ? n : 1) * sizeof *d2);
+    size_t *count = loams_kit_mem_alloc(mem, 65536 * sizeof *count);
     if (h == NULL || h2 == NULL || d == NULL || d2 == NULL || count == NULL) {
-        free(h);
-        free(h2);
-        free(d);
-        free(d2);
-        free(count);
+        loams_kit_mem_free(mem, h);
+        loams_kit_mem_free(mem, h2);
+        loams_kit_mem_free(mem, d);
+        loams_kit_mem_free(mem, d2);
+        loams_kit_mem_free(mem, count);
         return -ENOMEM;
     }
     if (n > 0) {
@@ -1086,9 +1099,9 @@ static int sort_pk(const uint64_t *hash, size_t n, uint64_t **sorted_hash, uint3
         d = d2;
         d2 = td;
     }
-    free(h2);
-    free(d2);
-    free(count);
+    loams_kit_mem_free(mem, h2);
+    loams_kit_mem_free(mem, d2);
+    loams_kit_mem_free(mem, count);
     *sorted_hash = h;
     *sorted_doc = d;
     return 0;
@@ -1097,7 +1110,7 @@ static int sort_pk(const uint64_t *hash, size_t n, uint64_t **sorted_hash, uint3
 static int finish_pk(loams__split_writer *w, loams_kit_err *e)
 {
     int rc = 0;
-    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT_MEM(w->mem);
     size_t n = w->n_docs;
     /* PK: u32 n, u32 offsets[n + 1], blob */
     if (loams_kit_buf_reserve(&b, 4 + (n + 1) * 4) != 0) {
@@ -1114,7 +1127,7 @@ static int finish_pk(loams__split_writer *w, loams_kit_err *e)
         goto out;
     }
     /* PK_INDEX: (hash, doc) sorted; kept for loams__split_writer_pk_index */
-    if (sort_pk(w->pk_hash, n, &w->sorted_hash, &w->sorted_doc) != 0) {
+    if (sort_pk(w->mem, w->pk_hash, n, &w->sorted_hash, &w->sorted_doc) != 0) {
         goto nomem;
     }
     b.len = 0;
@@ -1227,7 +1240,7 @@ int loams__split_writer_finish(loams__split_writer *w, uint64_t *bytes, loams_ki
         return rc;
     }
     /* directory */
-    loams_kit_buf d = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf d = LOAMS_KIT_BUF_INIT_MEM(w->mem);
     if (loams_kit_buf_reserve(&d, 4 + w->n_dir * LOAMS__SPLIT_DIRENT_BYTES) != 0) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory writing the split directory");
     }
@@ -1273,28 +1286,28 @@ void loams__split_writer_free(loams__split_writer *w)
     for (size_t i = 0; i < w->n_fields; i++) {
         field *f = &w->fields[i];
         for (size_t t = 0; t < f->n_terms; t++) {
-            free(f->terms[t].post);
+            loams_kit_mem_free(w->mem, f->terms[t].post);
         }
-        free(f->name);
-        free(f->terms);
-        free(f->slots);
-        free(f->doclen);
+        loams_kit_mem_free(w->mem, f->name);
+        loams_kit_mem_free(w->mem, f->terms);
+        loams_kit_mem_free(w->mem, f->slots);
+        loams_kit_mem_free(w->mem, f->doclen);
         loams_kit_buf_free(&f->arena);
         loams_kit_buf_free(&f->vec);
         loams_kit_buf_free(&f->present);
     }
-    free(w->fields);
-    free(w->touch);
-    free(w->pk_off);
-    free(w->pk_hash);
-    free(w->sorted_hash);
-    free(w->sorted_doc);
-    free(w->dir);
+    loams_kit_mem_free(w->mem, w->fields);
+    loams_kit_mem_free(w->mem, w->touch);
+    loams_kit_mem_free(w->mem, w->pk_off);
+    loams_kit_mem_free(w->mem, w->pk_hash);
+    loams_kit_mem_free(w->mem, w->sorted_hash);
+    loams_kit_mem_free(w->mem, w->sorted_doc);
+    loams_kit_mem_free(w->mem, w->dir);
     loams_kit_buf_free(&w->pk_blob);
     loams_kit_buf_free(&w->block);
     loams_kit_buf_free(&w->block_offs);
     loams_kit_buf_free(&w->zbuf);
     loams_kit_buf_free(&w->stored_index);
     ZSTD_freeCCtx(w->zctx);
-    free(w);
+    loams_kit_mem_free(w->mem, w);
 }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "loams/kit/err.h"
+#include "loams/kit/mem.h"
 #include "tokenize.h"
 
 typedef enum loams__field_kind {
@@ -44,10 +45,13 @@ typedef struct loams__split_writer_opts {
     size_t block_bytes; /* stored-document block target (raw bytes), e.g. 65536 */
     loams__tok_opts tok;
     int64_t created_us; /* recorded in META */
+    /* Every allocation of the writer (its index, blocks, zstd context);
+     * NULL: libc.  Must outlive the writer. */
+    const loams_kit_mem *mem;
 } loams__split_writer_opts;
 
 /* Fills o with the defaults: zstd level 1, 64 KiB blocks, default token
- * limits, created_us 0. */
+ * limits, created_us 0, the libc allocator. */
 void loams__split_writer_opts_default(loams__split_writer_opts *o);
 
 typedef struct loams__split_writer loams__split_writer;

@@ -105,6 +105,10 @@ typedef struct cached {
 
 typedef struct coll {
     loams_ctx *ctx;
+    /* Every allocation of the state goes through the host, counted for
+     * the task (loams/kit/mem.h): mem is &hm.mem. */
+    loams_kit_host_mem hm;
+    const loams_kit_mem *mem;
     loams_store *store;
     char *ns, *name, *link;
     uint64_t epoch;
@@ -237,7 +241,7 @@ static int split_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit
 static int man_create(void *ud, void **out, loams_kit_err *e)
 {
     coll *c = ud;
-    return loams__coll_manifest_new(c->ns, c->name, (loams__coll_manifest **)out, e);
+    return loams__coll_manifest_new(c->mem, c->ns, c->name, (loams__coll_manifest **)out, e);
 }
 
 static int man_parse(void *ud, const void *data, size_t len, const char *ref, void **out,
@@ -245,7 +249,7 @@ static int man_parse(void *ud, const void *data, size_t len, const char *ref, vo
 {
     coll *c = ud;
     loams__coll_manifest *m;
-    int rc = loams__coll_manifest_parse(data, len, ref, &m, e);
+    int rc = loams__coll_manifest_parse(c->mem, data, len, ref, &m, e);
     if (rc != 0) {
         return rc;
     }
@@ -303,9 +307,9 @@ static void cached_free(cached *k)
     loams__split_reader_close(k->r);
     loams__delset_free(k->del);
     loams__pk_filter_free(k->pkf);
-    free(k->del_key);
-    free(k->key);
-    free(k);
+    loams_kit_mem_free(k->owner->mem, k->del_key);
+    loams_kit_mem_free(k->owner->mem, k->key);
+    loams_kit_mem_free(k->owner->mem, k);
 }
 
 /* The cache entry of split `key` of `size` bytes, created (without a
@@ -318,14 +322,14 @@ static int cache_entry(coll *c, const char *key, uint64_t size, cached **out)
             return 0;
         }
     }
-    cached **p = realloc(c->cache, (c->n_cache + 1) * sizeof *p);
+    cached **p = loams_kit_mem_realloc(c->mem, c->cache, (c->n_cache + 1) * sizeof *p);
     if (p == NULL) {
         return loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
     }
     c->cache = p;
-    cached *k = calloc(1, sizeof *k);
-    if (k == NULL || (k->key = strdup(key)) == NULL) {
-        free(k);
+    cached *k = loams_kit_mem_calloc(c->mem, 1, sizeof *k);
+    if (k == NULL || (k->key = loams_kit_mem_strdup(c->mem, key)) == NULL) {
+        loams_kit_mem_free(c->mem, k);
         return loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening split %s", key);
     }
     k->owner = c;
@@ -346,7 +350,7 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
     }
     k->used = ++c->clock;
     if (k->r == NULL) {
-        rc = loams__split_reader_open(split_read, k, k->size, k->key, &k->r, &c->err);
+        rc = loams__split_reader_open(c->mem, split_read, k, k->size, k->key, &k->r, &c->err);
         if (rc != 0) {
             return rc;
         }
@@ -362,7 +366,7 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
     if (!same) {
         loams__delset_free(k->del);
         k->del = NULL;
-        free(k->del_key);
+        loams_kit_mem_free(c->mem, k->del_key);
         k->del_key = NULL;
         if (s->deletes != NULL) {
             const void *data;
@@ -370,7 +374,7 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
             loams__delset *d;
             rc = get_object(c, s->deletes, 0, 0, &data, &len, &c->err);
             if (rc == 0) {
-                rc = loams__delset_decode(data, len, s->docs, s->deletes, &d, &c->err);
+                rc = loams__delset_decode(c->mem, data, len, s->docs, s->deletes, &d, &c->err);
             }
             if (rc != 0) {
                 return rc;
@@ -382,7 +386,7 @@ static int split_open(coll *c, const loams__coll_split *s, cached **out)
                                          "says %u",
                                          s->deletes, d->docs - d->deleted, s->live);
             }
-            if ((k->del_key = strdup(s->deletes)) == NULL) {
+            if ((k->del_key = loams_kit_mem_strdup(c->mem, s->deletes)) == NULL) {
                 loams__delset_free(d);
                 return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
             }
@@ -426,11 +430,11 @@ typedef struct view {
     cached **entries; /* the cache entries of the readers */
 } view;
 
-static void view_free(view *vw)
+static void view_free(coll *c, view *vw)
 {
-    free(vw->readers);
-    free(vw->dels);
-    free(vw->entries);
+    loams_kit_mem_free(c->mem, vw->readers);
+    loams_kit_mem_free(c->mem, vw->dels);
+    loams_kit_mem_free(c->mem, vw->entries);
     memset(vw, 0, sizeof *vw);
 }
 
@@ -438,18 +442,18 @@ static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
 {
     memset(vw, 0, sizeof *vw);
     size_t n = m->n_splits;
-    vw->readers = calloc(n ? n : 1, sizeof *vw->readers);
-    vw->dels = calloc(n ? n : 1, sizeof *vw->dels);
-    vw->entries = calloc(n ? n : 1, sizeof *vw->entries);
+    vw->readers = loams_kit_mem_calloc(c->mem, n ? n : 1, sizeof *vw->readers);
+    vw->dels = loams_kit_mem_calloc(c->mem, n ? n : 1, sizeof *vw->dels);
+    vw->entries = loams_kit_mem_calloc(c->mem, n ? n : 1, sizeof *vw->entries);
     if (vw->readers == NULL || vw->dels == NULL || vw->entries == NULL) {
-        view_free(vw);
+        view_free(c, vw);
         return loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening splits");
     }
     for (size_t i = 0; i < n; i++) {
         cached *k = NULL;
         int rc = split_open(c, &m->splits[i], &k);
         if (rc != 0) {
-            view_free(vw);
+            view_free(c, vw);
             return rc;
         }
         vw->readers[i] = k->r;
@@ -471,11 +475,11 @@ static void staging_clear(coll *c)
     drop_writer(c);
     loams__coll_manifest_free(c->work);
     c->work = NULL;
-    free(c->tombs);
+    loams_kit_mem_free(c->mem, c->tombs);
     c->tombs = NULL;
     c->n_tombs = c->cap_tombs = 0;
     loams_kit_buf_free(&c->tomb_arena);
-    free(c->dead);
+    loams_kit_mem_free(c->mem, c->dead);
     c->dead = NULL;
     c->n_dead = c->cap_dead = 0;
 }
@@ -484,7 +488,7 @@ static int dead_push(coll *c, uint32_t doc)
 {
     if (c->n_dead == c->cap_dead) {
         size_t cap = c->cap_dead ? c->cap_dead * 2 : 64;
-        uint32_t *p = realloc(c->dead, cap * sizeof *p);
+        uint32_t *p = loams_kit_mem_realloc(c->mem, c->dead, cap * sizeof *p);
         if (p == NULL) {
             return loams_kit_err_set(&c->err, -ENOMEM, "out of memory staging documents");
         }
@@ -501,7 +505,7 @@ static int stage_tomb(coll *c, const char *pk, size_t len)
 {
     if (c->n_tombs == c->cap_tombs) {
         size_t cap = c->cap_tombs ? c->cap_tombs * 2 : 64;
-        tomb *p = realloc(c->tombs, cap * sizeof *p);
+        tomb *p = loams_kit_mem_realloc(c->mem, c->tombs, cap * sizeof *p);
         if (p == NULL) {
             return loams_kit_err_set(&c->err, -ENOMEM, "out of memory staging deletes");
         }
@@ -563,6 +567,7 @@ static int ensure_writer(coll *c)
     }
     loams__split_writer_opts wo = c->o.w;
     wo.created_us = wall_us();
+    wo.mem = c->mem;
     rc = loams__split_writer_new(&wo, split_sink, c, &c->w, &c->err);
     if (rc != 0) {
         host->store_writer_abort(c->sw);
@@ -695,10 +700,13 @@ static int do_write(coll *c, loams_batch *b)
     size_t ncols = host->batch_columns(b);
     long pk_col = host->batch_column_find(b, "_pk");
     long del_col = host->batch_column_find(b, "_deleted");
-    colinfo *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+    colinfo *cols = loams_kit_mem_calloc(c->mem, ncols ? ncols : 1, sizeof *cols);
     size_t n = 0;
     if (cols == NULL) {
         return loams_kit_err_set(&c->err, -ENOMEM, "out of memory writing a batch");
+    }
+    for (size_t col = 0; col < ncols; col++) {
+        loams_kit_buf_init(&cols[col].key, c->mem);
     }
     for (size_t col = 0; col < ncols; col++) {
         if ((long)col == pk_col || (long)col == del_col) {
@@ -863,7 +871,7 @@ out:
     for (size_t i = 0; i < n; i++) {
         loams_kit_buf_free(&cols[i].key);
     }
-    free(cols);
+    loams_kit_mem_free(c->mem, cols);
     return rc;
 }
 
@@ -882,7 +890,7 @@ static int delete_doc(coll *c, loams__coll_manifest *m, size_t si, touched_split
     int rc;
     if (ts[si].del == NULL) {
         rc = base_del ? loams__delset_clone(base_del, &ts[si].del, &c->err)
-                      : loams__delset_new(m->splits[si].docs, &ts[si].del, &c->err);
+                      : loams__delset_new(c->mem, m->splits[si].docs, &ts[si].del, &c->err);
         if (rc != 0) {
             return rc;
         }
@@ -978,12 +986,12 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
     int rc = 0;
     uint32_t docs = loams__split_writer_docs(c->w);
     loams__delset *del = NULL;
-    loams_kit_buf enc = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf enc = LOAMS_KIT_BUF_INIT_MEM(c->mem);
     char del_key[KEY_MAX];
     loams__coll_split s;
     memset(&s, 0, sizeof s);
     size_t nf = loams__split_writer_fields(c->w);
-    s.fields = calloc(nf ? nf : 1, sizeof *s.fields);
+    s.fields = loams_kit_mem_calloc(c->mem, nf ? nf : 1, sizeof *s.fields);
     if (s.fields == NULL) {
         return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
     }
@@ -1017,7 +1025,7 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
         goto out;
     }
     if (c->n_dead > 0) {
-        if ((rc = loams__delset_new(docs, &del, &c->err)) != 0) {
+        if ((rc = loams__delset_new(c->mem, docs, &del, &c->err)) != 0) {
             goto out;
         }
         for (size_t d = 0; d < c->n_dead; d++) {
@@ -1043,7 +1051,7 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
     const uint32_t *D;
     size_t n;
     if (*added && pkf != NULL && loams__split_writer_pk_index(c->w, &H, &D, &n) == 0 &&
-        (*pkf = loams__pk_filter_new(n)) != NULL) {
+        (*pkf = loams__pk_filter_new(c->mem, n)) != NULL) {
         for (size_t i = 0; i < n; i++) {
             loams__pk_filter_add(*pkf, H[i]);
         }
@@ -1051,7 +1059,7 @@ static int add_new_split(coll *c, loams__coll_manifest *m, loams_keylist *writte
 out:
     loams__delset_free(del);
     loams_kit_buf_free(&enc);
-    free(s.fields);
+    loams_kit_mem_free(c->mem, s.fields);
     if (rc == 0) {
         drop_writer(c);
     }
@@ -1073,7 +1081,7 @@ static int split_filter(coll *c, cached *k, const loams__pk_filter **out)
 {
     if (k->pkf == NULL) {
         uint32_t n = loams__split_reader_docs(k->r);
-        loams__pk_filter *f = loams__pk_filter_new(n);
+        loams__pk_filter *f = loams__pk_filter_new(c->mem, n);
         if (f == NULL) {
             return loams_kit_err_set(&c->err, -ENOMEM, "out of memory for the _pk filter of %s",
                                      k->key);
@@ -1165,7 +1173,7 @@ static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_sp
         }
         size_t run = (i2 - i) + (j2 - j);
         if (run > sizeof small) {
-            grouped = calloc(run, 1);
+            grouped = loams_kit_mem_calloc(c->mem, run, 1);
             if (grouped == NULL) {
                 return loams_kit_err_set(&c->err, -ENOMEM, "out of memory resolving _pk values");
             }
@@ -1226,7 +1234,7 @@ static int resolve_staged(coll *c, loams__coll_manifest *m, view *vw, touched_sp
             }
         }
         if (grouped != small) {
-            free(grouped);
+            loams_kit_mem_free(c->mem, grouped);
             grouped = small;
         }
         if (rc != 0) {
@@ -1247,8 +1255,8 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     }
     loams__coll_manifest *m = c->work;
     size_t n_base = m->n_splits;
-    touched_split *ts = calloc(n_base ? n_base : 1, sizeof *ts);
-    loams_kit_buf enc = LOAMS_KIT_BUF_INIT;
+    touched_split *ts = loams_kit_mem_calloc(c->mem, n_base ? n_base : 1, sizeof *ts);
+    loams_kit_buf enc = LOAMS_KIT_BUF_INIT_MEM(c->mem);
     view vw;
     memset(&vw, 0, sizeof vw);
     uint64_t superseded = 0;
@@ -1260,7 +1268,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
     m->created_us = wall_us();
     m->epoch = c->epoch;
     for (size_t i = 0; i < m->n_dropped; i++) {
-        free(m->dropped[i]);
+        loams_kit_mem_free(c->mem, m->dropped[i]);
     }
     m->n_dropped = 0;
     c->n_dead = 0;
@@ -1308,7 +1316,7 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
             goto out;
         }
         if ((rc = put_object(c, key, &enc, written)) != 0 ||
-            (rc = loams__coll_split_set_deletes(sp, key, &c->err)) != 0) {
+            (rc = loams__coll_split_set_deletes(m, sp, key, &c->err)) != 0) {
             goto out;
         }
     }
@@ -1324,10 +1332,11 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
         goto out;
     }
     loams__pk_filter_free(c->pending_pkf);
-    free(c->pending_pkf_key);
+    loams_kit_mem_free(c->mem, c->pending_pkf_key);
     c->pending_pkf = NULL;
     c->pending_pkf_key = NULL;
-    if (new_pkf != NULL && added && (c->pending_pkf_key = strdup(c->split_key)) != NULL) {
+    if (new_pkf != NULL && added &&
+        (c->pending_pkf_key = loams_kit_mem_strdup(c->mem, c->split_key)) != NULL) {
         c->pending_pkf = new_pkf; /* else a later commit builds it from the split */
         c->pending_pkf_size = c->split_bytes;
         new_pkf = NULL;
@@ -1342,8 +1351,8 @@ out:
     for (size_t s = 0; s < n_base; s++) {
         loams__delset_free(ts[s].del);
     }
-    free(ts);
-    view_free(&vw);
+    loams_kit_mem_free(c->mem, ts);
+    view_free(c, &vw);
     loams_kit_buf_free(&enc);
     if (rc == 0) {
         /* the staging went into the pending commit */
@@ -1380,7 +1389,7 @@ static int cancel_cb(void *ud)
  * whose deleted share reached merge_deletes_pct.  0 picked: nothing to do. */
 static size_t pick_merge(coll *c, const loams__coll_manifest *m, size_t *which)
 {
-    cand *cs = calloc(m->n_splits ? m->n_splits : 1, sizeof *cs);
+    cand *cs = loams_kit_mem_calloc(c->mem, m->n_splits ? m->n_splits : 1, sizeof *cs);
     size_t n_small = 0, n = 0;
     if (cs == NULL) {
         return 0;
@@ -1417,7 +1426,7 @@ static size_t pick_merge(coll *c, const loams__coll_manifest *m, size_t *which)
             total += s->bytes;
         }
     }
-    free(cs);
+    loams_kit_mem_free(c->mem, cs);
     if (n == 1 && m->splits[which[0]].live == m->splits[which[0]].docs) {
         return 0; /* rewriting one clean split gains nothing */
     }
@@ -1447,7 +1456,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     if (rc != 0) {
         return rc;
     }
-    size_t *which = calloc(m->n_splits ? m->n_splits : 1, sizeof *which);
+    size_t *which = loams_kit_mem_calloc(c->mem, m->n_splits ? m->n_splits : 1, sizeof *which);
     if (which == NULL) {
         return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
     }
@@ -1478,6 +1487,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     }
     loams__split_writer_opts wo = c->o.w;
     wo.created_us = wall_us();
+    wo.mem = c->mem;
     if ((rc = loams__split_writer_new(&wo, split_sink, c, &w, &c->err)) != 0) {
         goto out;
     }
@@ -1492,7 +1502,7 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
     nm->seq = m->seq + 1;
     nm->created_us = wall_us();
     for (size_t i = 0; i < nm->n_dropped; i++) {
-        free(nm->dropped[i]);
+        loams_kit_mem_free(c->mem, nm->dropped[i]);
     }
     nm->n_dropped = 0;
     if ((rc = loams__coll_manifest_set_parent(nm, ref, &c->err)) != 0) {
@@ -1543,8 +1553,8 @@ out:
     }
     loams__split_writer_free(w);
     loams__coll_manifest_free(nm);
-    view_free(&vw);
-    free(which);
+    view_free(c, &vw);
+    loams_kit_mem_free(c->mem, which);
     cache_trim(c);
     return rc;
 }
@@ -1561,21 +1571,26 @@ static int coll_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store 
                              "without '/'");
         return -EINVAL;
     }
-    coll *c = calloc(1, sizeof *c);
+    coll *c = host->calloc(ctx, 1, sizeof *c);
     if (c == NULL) {
         host->set_error(ctx, "out of memory opening a collection");
         return -ENOMEM;
     }
     c->ctx = ctx;
+    loams_kit_host_mem_init(&c->hm, host, ctx);
+    c->mem = &c->hm.mem;
+    loams_kit_buf_init(&c->tomb_arena, c->mem);
+    loams_kit_buf_init(&c->doc, c->mem);
     c->store = store;
     c->epoch = spec->epoch;
     int rc = -ENOMEM;
     loams_kit_err_set(&c->err, rc, "out of memory opening collection %s.%s", spec->ns, spec->name);
-    if ((c->ns = strdup(spec->ns)) == NULL || (c->name = strdup(spec->name)) == NULL ||
-        (spec->link != NULL && (c->link = strdup(spec->link)) == NULL)) {
+    if ((c->ns = loams_kit_mem_strdup(c->mem, spec->ns)) == NULL ||
+        (c->name = loams_kit_mem_strdup(c->mem, spec->name)) == NULL ||
+        (spec->link != NULL && (c->link = loams_kit_mem_strdup(c->mem, spec->link)) == NULL)) {
         goto fail;
     }
-    if ((rc = loams_kit_chain_init(&c->chain, host, ctx, store, &chain_ops, c, NULL, "collection",
+    if ((rc = loams_kit_chain_init(&c->chain, host, ctx, store, &chain_ops, c, c->mem, "collection",
                                    c->ns, c->name, &c->err)) != 0 ||
         (rc = load_options(c)) != 0) {
         goto fail;
@@ -1585,10 +1600,10 @@ static int coll_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store 
 fail:
     host->set_error(ctx, "%s", c->err.msg);
     loams_kit_chain_fini(&c->chain);
-    free(c->ns);
-    free(c->name);
-    free(c->link);
-    free(c);
+    loams_kit_mem_free(c->mem, c->ns);
+    loams_kit_mem_free(c->mem, c->name);
+    loams_kit_mem_free(c->mem, c->link);
+    host->free(ctx, c);
     return rc;
 }
 
@@ -1601,16 +1616,16 @@ static void coll_close(void *state)
     staging_clear(c);
     loams_kit_chain_fini(&c->chain);
     loams__pk_filter_free(c->pending_pkf);
-    free(c->pending_pkf_key);
+    loams_kit_mem_free(c->mem, c->pending_pkf_key);
     for (size_t i = 0; i < c->n_cache; i++) {
         cached_free(c->cache[i]);
     }
-    free(c->cache);
+    loams_kit_mem_free(c->mem, c->cache);
     loams_kit_buf_free(&c->doc);
-    free(c->ns);
-    free(c->name);
-    free(c->link);
-    free(c);
+    loams_kit_mem_free(c->mem, c->ns);
+    loams_kit_mem_free(c->mem, c->name);
+    loams_kit_mem_free(c->mem, c->link);
+    host->free(c->ctx, c);
 }
 
 static void forget_pending(coll *c)
@@ -1618,7 +1633,7 @@ static void forget_pending(coll *c)
     loams_kit_chain_abort(&c->chain);
     loams__pk_filter_free(c->pending_pkf);
     c->pending_pkf = NULL;
-    free(c->pending_pkf_key);
+    loams_kit_mem_free(c->mem, c->pending_pkf_key);
     c->pending_pkf_key = NULL;
 }
 
@@ -1664,7 +1679,7 @@ static void coll_committed(void *state, const char *ref)
     }
     loams__pk_filter_free(c->pending_pkf);
     c->pending_pkf = NULL;
-    free(c->pending_pkf_key);
+    loams_kit_mem_free(c->mem, c->pending_pkf_key);
     c->pending_pkf_key = NULL;
 }
 
@@ -1679,11 +1694,11 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
 {
     coll *c = state;
     loams__coll_request *req = NULL;
-    loams_kit_buf ans = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf ans = LOAMS_KIT_BUF_INIT_MEM(c->mem);
     view vw;
     memset(&vw, 0, sizeof vw);
     const loams__coll_manifest *m;
-    int rc = loams__coll_request_parse(request, strlen(request), &req, &c->err);
+    int rc = loams__coll_request_parse(c->mem, request, strlen(request), &req, &c->err);
     if (rc == 0) {
         rc = manifest_for(c, ref, &m);
     }
@@ -1696,7 +1711,7 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
     if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
         rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory answering a search");
     }
-    view_free(&vw);
+    view_free(c, &vw);
     loams_kit_buf_free(&ans);
     loams__coll_request_free(req);
     cache_trim(c);

@@ -18,6 +18,7 @@ typedef struct entry {
 } entry;
 
 struct loams__gkeymap {
+    const loams_kit_mem *mem;
     uint32_t *slots; /* entry index + 1; 0 = empty */
     size_t n_slots;  /* power of two */
     entry *entries;
@@ -25,15 +26,17 @@ struct loams__gkeymap {
     loams_kit_buf arena;
 };
 
-int loams__gkeymap_new(loams__gkeymap **out)
+int loams__gkeymap_new(const loams_kit_mem *mem, loams__gkeymap **out)
 {
-    loams__gkeymap *m = calloc(1, sizeof *m);
+    loams__gkeymap *m = loams_kit_mem_calloc(mem, 1, sizeof *m);
     if (m == NULL) {
         return -ENOMEM;
     }
+    m->mem = mem;
+    loams_kit_buf_init(&m->arena, mem);
     m->n_slots = 64;
-    if ((m->slots = calloc(m->n_slots, sizeof *m->slots)) == NULL) {
-        free(m);
+    if ((m->slots = loams_kit_mem_calloc(mem, m->n_slots, sizeof *m->slots)) == NULL) {
+        loams_kit_mem_free(mem, m);
         return -ENOMEM;
     }
     *out = m;
@@ -45,10 +48,10 @@ void loams__gkeymap_free(loams__gkeymap *m)
     if (m == NULL) {
         return;
     }
-    free(m->slots);
-    free(m->entries);
+    loams_kit_mem_free(m->mem, m->slots);
+    loams_kit_mem_free(m->mem, m->entries);
     loams_kit_buf_free(&m->arena);
-    free(m);
+    loams_kit_mem_free(m->mem, m);
 }
 
 void loams__gkeymap_clear(loams__gkeymap *m)
@@ -61,7 +64,7 @@ void loams__gkeymap_clear(loams__gkeymap *m)
 static int grow(loams__gkeymap *m)
 {
     size_t ns = m->n_slots * 2;
-    uint32_t *s = calloc(ns, sizeof *s);
+    uint32_t *s = loams_kit_mem_calloc(m->mem, ns, sizeof *s);
     if (s == NULL) {
         return -ENOMEM;
     }
@@ -72,7 +75,7 @@ static int grow(loams__gkeymap *m)
         }
         s[j] = (uint32_t)(i + 1);
     }
-    free(m->slots);
+    loams_kit_mem_free(m->mem, m->slots);
     m->slots = s;
     m->n_slots = ns;
     return 0;
@@ -119,7 +122,7 @@ int loams__gkeymap_put(loams__gkeymap *m, const void *key, size_t len, uint32_t 
     }
     if (m->n == m->cap) {
         size_t nc = m->cap ? m->cap * 2 : 64;
-        entry *e = realloc(m->entries, nc * sizeof *e);
+        entry *e = loams_kit_mem_realloc(m->mem, m->entries, nc * sizeof *e);
         if (e == NULL) {
             return -ENOMEM;
         }

@@ -13,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loams/kit/mem.h"
+
 typedef struct loams__gkeymap loams__gkeymap;
 
-/* A new empty map.  -ENOMEM. */
-int loams__gkeymap_new(loams__gkeymap **out);
+/* A new empty map whose memory comes from mem (NULL: libc; it must
+ * outlive the map).  -ENOMEM. */
+int loams__gkeymap_new(const loams_kit_mem *mem, loams__gkeymap **out);
 /* Frees the map.  m may be NULL. */
 void loams__gkeymap_free(loams__gkeymap *m);
 /* Forgets every key, keeping the memory. */

@@ -18,23 +18,28 @@ static int nomem(loams_kit_err *e)
     return loams_kit_err_set(e, -ENOMEM, "out of memory building a graph manifest");
 }
 
-static char *dup_or_null(const char *s, int *bad)
+static char *dup_or_null(const loams_kit_mem *mem, const char *s, int *bad)
 {
     if (s == NULL) {
         return NULL;
     }
-    char *d = strdup(s);
+    char *d = loams_kit_mem_strdup(mem, s);
     if (d == NULL) {
         *bad = 1;
     }
     return d;
 }
 
-int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out, loams_kit_err *e)
+int loams__gmanifest_new(const loams_kit_mem *mem, const char *ns, const char *name,
+                         loams__gmanifest **out, loams_kit_err *e)
 {
     *out = NULL;
-    loams__gmanifest *m = calloc(1, sizeof *m);
-    if (m == NULL || (m->ns = strdup(ns)) == NULL || (m->name = strdup(name)) == NULL) {
+    loams__gmanifest *m = loams_kit_mem_calloc(mem, 1, sizeof *m);
+    if (m != NULL) {
+        m->mem = mem;
+    }
+    if (m == NULL || (m->ns = loams_kit_mem_strdup(mem, ns)) == NULL ||
+        (m->name = loams_kit_mem_strdup(mem, name)) == NULL) {
         loams__gmanifest_free(m);
         return nomem(e);
     }
@@ -47,24 +52,24 @@ void loams__gmanifest_free(loams__gmanifest *m)
     if (m == NULL) {
         return;
     }
-    free(m->ns);
-    free(m->name);
-    free(m->parent);
-    free(m->link);
+    loams_kit_mem_free(m->mem, m->ns);
+    loams_kit_mem_free(m->mem, m->name);
+    loams_kit_mem_free(m->mem, m->parent);
+    loams_kit_mem_free(m->mem, m->link);
     for (size_t i = 0; i < m->n_segs; i++) {
-        free(m->segs[i].key);
+        loams_kit_mem_free(m->mem, m->segs[i].key);
     }
-    free(m->segs);
-    free(m->applied);
+    loams_kit_mem_free(m->mem, m->segs);
+    loams_kit_mem_free(m->mem, m->applied);
     loams__gmanifest_clear_dropped(m);
-    free(m->dropped);
-    free(m);
+    loams_kit_mem_free(m->mem, m->dropped);
+    loams_kit_mem_free(m->mem, m);
 }
 
 void loams__gmanifest_clear_dropped(loams__gmanifest *m)
 {
     for (size_t i = 0; i < m->n_dropped; i++) {
-        free(m->dropped[i]);
+        loams_kit_mem_free(m->mem, m->dropped[i]);
     }
     m->n_dropped = 0;
 }
@@ -72,7 +77,7 @@ void loams__gmanifest_clear_dropped(loams__gmanifest *m)
 int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams_kit_err *e)
 {
     loams__gmanifest *c;
-    int rc = loams__gmanifest_new(m->ns, m->name, &c, e);
+    int rc = loams__gmanifest_new(m->mem, m->ns, m->name, &c, e);
     if (rc != 0) {
         return rc;
     }
@@ -80,8 +85,8 @@ int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, lo
     c->seq = m->seq;
     c->created_us = m->created_us;
     c->epoch = m->epoch;
-    c->parent = dup_or_null(m->parent, &bad);
-    c->link = dup_or_null(m->link, &bad);
+    c->parent = dup_or_null(c->mem, m->parent, &bad);
+    c->link = dup_or_null(c->mem, m->link, &bad);
     for (size_t i = 0; i < m->n_segs && !bad; i++) {
         const loams__gmanifest_seg *s = &m->segs[i];
         bad = loams__gmanifest_add_segment(c, s->key, s->seq, &s->stats, s->created_us, e) != 0;
@@ -100,36 +105,36 @@ int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, lo
     return 0;
 }
 
-static int set_str(char **dst, const char *s, loams_kit_err *e)
+static int set_str(const loams_kit_mem *mem, char **dst, const char *s, loams_kit_err *e)
 {
     char *d = NULL;
-    if (s != NULL && (d = strdup(s)) == NULL) {
+    if (s != NULL && (d = loams_kit_mem_strdup(mem, s)) == NULL) {
         return nomem(e);
     }
-    free(*dst);
+    loams_kit_mem_free(mem, *dst);
     *dst = d;
     return 0;
 }
 
 int loams__gmanifest_set_parent(loams__gmanifest *m, const char *parent, loams_kit_err *e)
 {
-    return set_str(&m->parent, parent, e);
+    return set_str(m->mem, &m->parent, parent, e);
 }
 
 int loams__gmanifest_set_link(loams__gmanifest *m, const char *link, loams_kit_err *e)
 {
-    return set_str(&m->link, link, e);
+    return set_str(m->mem, &m->link, link, e);
 }
 
 int loams__gmanifest_add_segment(loams__gmanifest *m, const char *key, uint64_t seq,
                                  const loams__gseg_stats *st, int64_t created_us, loams_kit_err *e)
 {
-    loams__gmanifest_seg *s = realloc(m->segs, (m->n_segs + 1) * sizeof *s);
+    loams__gmanifest_seg *s = loams_kit_mem_realloc(m->mem, m->segs, (m->n_segs + 1) * sizeof *s);
     if (s == NULL) {
         return nomem(e);
     }
     m->segs = s;
-    char *k = strdup(key);
+    char *k = loams_kit_mem_strdup(m->mem, key);
     if (k == NULL) {
         return nomem(e);
     }
@@ -145,18 +150,18 @@ int loams__gmanifest_replace_segments(loams__gmanifest *m, size_t first, size_t 
         return loams_kit_err_set(e, -EINVAL, "no segments to replace");
     }
     char *k = NULL;
-    if (key != NULL && (k = strdup(key)) == NULL) {
+    if (key != NULL && (k = loams_kit_mem_strdup(m->mem, key)) == NULL) {
         return nomem(e);
     }
     for (size_t i = first; i < first + n; i++) {
         int rc = loams__gmanifest_add_dropped(m, m->segs[i].key, e);
         if (rc != 0) {
-            free(k);
+            loams_kit_mem_free(m->mem, k);
             return rc;
         }
     }
     for (size_t i = first; i < first + n; i++) {
-        free(m->segs[i].key);
+        loams_kit_mem_free(m->mem, m->segs[i].key);
     }
     size_t keep = k != NULL;
     if (keep) {
@@ -178,7 +183,8 @@ int loams__gmanifest_set_applied(loams__gmanifest *m, int32_t partition, int64_t
         m->applied[i].next = next;
         return 0;
     }
-    loams__gmanifest_applied *a = realloc(m->applied, (m->n_applied + 1) * sizeof *a);
+    loams__gmanifest_applied *a =
+        loams_kit_mem_realloc(m->mem, m->applied, (m->n_applied + 1) * sizeof *a);
     if (a == NULL) {
         return nomem(e);
     }
@@ -191,12 +197,12 @@ int loams__gmanifest_set_applied(loams__gmanifest *m, int32_t partition, int64_t
 
 int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams_kit_err *e)
 {
-    char **d = realloc(m->dropped, (m->n_dropped + 1) * sizeof *d);
+    char **d = loams_kit_mem_realloc(m->mem, m->dropped, (m->n_dropped + 1) * sizeof *d);
     if (d == NULL) {
         return nomem(e);
     }
     m->dropped = d;
-    if ((d[m->n_dropped] = strdup(key)) == NULL) {
+    if ((d[m->n_dropped] = loams_kit_mem_strdup(m->mem, key)) == NULL) {
         return nomem(e);
     }
     m->n_dropped++;
@@ -315,8 +321,8 @@ static const char *get_str(const cJSON *o, const char *name)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams__gmanifest **out,
-                           loams_kit_err *e)
+int loams__gmanifest_parse(const loams_kit_mem *mem, const void *data, size_t len, const char *ref,
+                           loams__gmanifest **out, loams_kit_err *e)
 {
     *out = NULL;
     loams__gmanifest *m = NULL;
@@ -348,7 +354,7 @@ int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams_
         rc = bad_member(ref, "it names no namespace or graph", e);
         goto out;
     }
-    if ((rc = loams__gmanifest_new(ns, name, &m, e)) != 0) {
+    if ((rc = loams__gmanifest_new(mem, ns, name, &m, e)) != 0) {
         goto out;
     }
     const cJSON *parent = cJSON_GetObjectItemCaseSensitive(o, "parent");

@@ -30,6 +30,7 @@ typedef struct loams__gmanifest_applied {
 } loams__gmanifest_applied;
 
 typedef struct loams__gmanifest {
+    const loams_kit_mem *mem; /* everything the manifest holds (NULL: libc) */
     char *ns, *name;
     uint64_t seq;
     char *parent; /* NULL for the first commit */
@@ -44,18 +45,20 @@ typedef struct loams__gmanifest {
     size_t n_dropped;
 } loams__gmanifest;
 
-/* An empty manifest (seq 0) of graph ns.name.  -ENOMEM. */
-int loams__gmanifest_new(const char *ns, const char *name, loams__gmanifest **out,
-                         loams_kit_err *e);
+/* An empty manifest (seq 0) of graph ns.name whose memory comes from mem
+ * (NULL: libc; it must outlive the manifest).  -ENOMEM. */
+int loams__gmanifest_new(const loams_kit_mem *mem, const char *ns, const char *name,
+                         loams__gmanifest **out, loams_kit_err *e);
 void loams__gmanifest_free(loams__gmanifest *m);
-/* A deep copy.  -ENOMEM. */
+/* A deep copy, from m's allocator.  -ENOMEM. */
 int loams__gmanifest_clone(const loams__gmanifest *m, loams__gmanifest **out, loams_kit_err *e);
 
-/* Parses a manifest read from object `ref` (named in messages).
+/* Parses a manifest read from object `ref` (named in messages) into a
+ * manifest allocated from mem (as _new).
  * Errors: LOAMS_ECORRUPT (not a graph manifest, a missing or wrong member),
  * LOAMS_EUNSUPPORTED (a newer version), -ENOMEM. */
-int loams__gmanifest_parse(const void *data, size_t len, const char *ref, loams__gmanifest **out,
-                           loams_kit_err *e);
+int loams__gmanifest_parse(const loams_kit_mem *mem, const void *data, size_t len, const char *ref,
+                           loams__gmanifest **out, loams_kit_err *e);
 /* Appends the JSON form.  -ENOMEM. */
 int loams__gmanifest_encode(const loams__gmanifest *m, loams_kit_buf *out, loams_kit_err *e);
 

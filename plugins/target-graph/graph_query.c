@@ -19,6 +19,7 @@
 typedef enum op { OP_NODE, OP_NEIGHBORS, OP_PATH, OP_KHOP, OP_SCAN } op;
 
 struct loams__gquery {
+    const loams_kit_mem *mem;
     op op;
     char *id;
     size_t id_len;
@@ -41,13 +42,13 @@ void loams__gquery_free(loams__gquery *q)
     if (q == NULL) {
         return;
     }
-    free(q->id);
-    free(q->to);
-    free(q->type);
+    loams_kit_mem_free(q->mem, q->id);
+    loams_kit_mem_free(q->mem, q->to);
+    loams_kit_mem_free(q->mem, q->type);
     for (int i = 0; i < 3; i++) {
-        free(q->after[i]);
+        loams_kit_mem_free(q->mem, q->after[i]);
     }
-    free(q);
+    loams_kit_mem_free(q->mem, q);
 }
 
 static int bad(loams_kit_err *e, const char *fmt, const char *a)
@@ -58,8 +59,8 @@ static int bad(loams_kit_err *e, const char *fmt, const char *a)
 }
 
 /* A string or integer id member; required when req. */
-static int get_id(const cJSON *o, const char *name, int req, char **out, size_t *len,
-                  loams_kit_err *e)
+static int get_id(const loams_kit_mem *mem, const cJSON *o, const char *name, int req, char **out,
+                  size_t *len, loams_kit_err *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     char num[32];
@@ -81,7 +82,7 @@ static int get_id(const cJSON *o, const char *name, int req, char **out, size_t 
     if (n == 0 || n > LOAMS__GRAPH_ID_MAX) {
         return bad(e, "'%s' must be 1 to 1024 bytes", name);
     }
-    if ((*out = strdup(s)) == NULL) {
+    if ((*out = loams_kit_mem_strdup(mem, s)) == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory");
     }
     *len = n;
@@ -107,16 +108,18 @@ static int get_long(const cJSON *o, const char *name, long min, long max, long d
     return 0;
 }
 
-int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams_kit_err *e)
+int loams__gquery_parse(const loams_kit_mem *mem, const char *text, size_t len, loams__gquery **out,
+                        loams_kit_err *e)
 {
     *out = NULL;
     cJSON *o = cJSON_ParseWithLength(text, len);
-    loams__gquery *q = calloc(1, sizeof *q);
+    loams__gquery *q = loams_kit_mem_calloc(mem, 1, sizeof *q);
     int rc;
     if (q == NULL) {
         cJSON_Delete(o);
         return loams_kit_err_set(e, -ENOMEM, "out of memory");
     }
+    q->mem = mem;
     if (o == NULL || !cJSON_IsObject(o)) {
         rc = loams_kit_err_set(e, LOAMS_EINPUT, "graph query: the request is not a JSON object");
         goto out;
@@ -180,7 +183,7 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
             rc = bad(e, "%s", "'type' must be a non-empty string (an edge type)");
             goto out;
         }
-        if ((q->type = strdup(type->valuestring)) == NULL) {
+        if ((q->type = loams_kit_mem_strdup(mem, type->valuestring)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory");
             goto out;
         }
@@ -190,15 +193,15 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
         goto out;
     }
     switch (q->op) {
-    case OP_NODE: rc = get_id(o, "id", 1, &q->id, &q->id_len, e); break;
+    case OP_NODE: rc = get_id(q->mem, o, "id", 1, &q->id, &q->id_len, e); break;
     case OP_NEIGHBORS:
-        if ((rc = get_id(o, "id", 1, &q->id, &q->id_len, e)) == 0) {
+        if ((rc = get_id(q->mem, o, "id", 1, &q->id, &q->id_len, e)) == 0) {
             rc = get_long(o, "limit", 1, 1000000, 10000, &q->limit, e);
         }
         break;
     case OP_PATH:
-        if ((rc = get_id(o, "from", 1, &q->id, &q->id_len, e)) == 0 &&
-            (rc = get_id(o, "to", 1, &q->to, &q->to_len, e)) == 0) {
+        if ((rc = get_id(q->mem, o, "from", 1, &q->id, &q->id_len, e)) == 0 &&
+            (rc = get_id(q->mem, o, "to", 1, &q->to, &q->to_len, e)) == 0) {
             rc = get_long(o, "max_depth", 1, 64, 6, &q->depth, e);
         }
         break;
@@ -207,7 +210,7 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
             rc = bad(e, "%s", "'depth' is required (1 to 64)");
             break;
         }
-        if ((rc = get_id(o, "id", 1, &q->id, &q->id_len, e)) == 0 &&
+        if ((rc = get_id(q->mem, o, "id", 1, &q->id, &q->id_len, e)) == 0 &&
             (rc = get_long(o, "depth", 1, 64, 1, &q->depth, e)) == 0) {
             rc = get_long(o, "limit", 1, 1000000, 1000, &q->limit, e);
         }
@@ -237,7 +240,7 @@ int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams
             const cJSON *s = cJSON_GetArrayItem(after, i);
             if (!cJSON_IsString(s)) {
                 rc = bad(e, "%s", "'after' must hold strings");
-            } else if ((q->after[i] = strdup(s->valuestring)) == NULL) {
+            } else if ((q->after[i] = loams_kit_mem_strdup(mem, s->valuestring)) == NULL) {
                 rc = loams_kit_err_set(e, -ENOMEM, "out of memory");
             } else {
                 q->after_len[i] = strlen(s->valuestring);
@@ -327,7 +330,7 @@ static int tail(loams_kit_buf *b, int64_t t0)
 static int run_node(const loams__gview *v, const loams__gquery *q, loams_kit_buf *b,
                     loams_kit_err *e)
 {
-    loams_kit_buf arena = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf arena = LOAMS_KIT_BUF_INIT_MEM(v->mem);
     loams__gnode n;
     int found;
     int rc = loams__gview_node(v, q->id, q->id_len, &arena, &n, &found, e);
@@ -404,7 +407,7 @@ static int run_neighbors(const loams__gview *v, const loams__gquery *q, loams_ki
                          loams_kit_err *e)
 {
     loams__gedges l;
-    if (loams__gedges_init(&l) != 0) {
+    if (loams__gedges_init(v->mem, &l) != 0) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory");
     }
     int rc = loams__gview_neighbors(v, q->id, q->id_len, q->dirs, q->type, q->type_len, 1, &l, e);
@@ -443,6 +446,7 @@ out:
 /* ---- breadth-first search ---- */
 
 typedef struct bfs {
+    const loams_kit_mem *mem;
     loams__gkeymap *seen; /* node id -> index in discovery order */
     uint32_t *parent;     /* UINT32_MAX for the start */
     uint32_t *depth;
@@ -458,11 +462,11 @@ typedef struct bfs {
 static void bfs_free(bfs *s)
 {
     loams__gkeymap_free(s->seen);
-    free(s->parent);
-    free(s->depth);
-    free(s->type_off);
-    free(s->type_len);
-    free(s->dir);
+    loams_kit_mem_free(s->mem, s->parent);
+    loams_kit_mem_free(s->mem, s->depth);
+    loams_kit_mem_free(s->mem, s->type_off);
+    loams_kit_mem_free(s->mem, s->type_len);
+    loams_kit_mem_free(s->mem, s->dir);
     loams_kit_buf_free(&s->types);
     loams_kit_buf_free(&s->cur);
     loams__gedges_free(&s->l);
@@ -477,23 +481,23 @@ static int bfs_reserve(bfs *s, size_t n)
     while (nc < n) {
         nc *= 2;
     }
-    uint32_t *p = realloc(s->parent, nc * sizeof *p);
+    uint32_t *p = loams_kit_mem_realloc(s->mem, s->parent, nc * sizeof *p);
     if (p) {
         s->parent = p;
     }
-    uint32_t *d = realloc(s->depth, nc * sizeof *d);
+    uint32_t *d = loams_kit_mem_realloc(s->mem, s->depth, nc * sizeof *d);
     if (d) {
         s->depth = d;
     }
-    size_t *to = realloc(s->type_off, nc * sizeof *to);
+    size_t *to = loams_kit_mem_realloc(s->mem, s->type_off, nc * sizeof *to);
     if (to) {
         s->type_off = to;
     }
-    size_t *tl = realloc(s->type_len, nc * sizeof *tl);
+    size_t *tl = loams_kit_mem_realloc(s->mem, s->type_len, nc * sizeof *tl);
     if (tl) {
         s->type_len = tl;
     }
-    unsigned char *dr = realloc(s->dir, nc);
+    unsigned char *dr = loams_kit_mem_realloc(s->mem, s->dir, nc);
     if (dr) {
         s->dir = dr;
     }
@@ -512,7 +516,10 @@ static int bfs_run(const loams__gview *v, const loams__gquery *q, bfs *s, const 
     uint32_t idx;
     int found, rc;
     *hit = -1;
-    if (loams__gkeymap_new(&s->seen) != 0 || loams__gedges_init(&s->l) != 0 ||
+    s->mem = v->mem;
+    loams_kit_buf_init(&s->types, v->mem);
+    loams_kit_buf_init(&s->cur, v->mem);
+    if (loams__gkeymap_new(v->mem, &s->seen) != 0 || loams__gedges_init(v->mem, &s->l) != 0 ||
         loams__gkeymap_put(s->seen, q->id, q->id_len, &idx, &found) != 0 || bfs_reserve(s, 1)) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory in a graph traversal");
     }
@@ -613,7 +620,7 @@ static int run_path(const loams__gview *v, const loams__gquery *q, loams_kit_buf
         goto out;
     }
     size_t n = s.depth[hit] + 1;
-    if ((chain = malloc(n * sizeof *chain)) == NULL) {
+    if ((chain = loams_kit_mem_alloc(v->mem, n * sizeof *chain)) == NULL) {
         goto nomem;
     }
     uint32_t at = (uint32_t)hit;
@@ -646,7 +653,7 @@ static int run_path(const loams__gview *v, const loams__gquery *q, loams_kit_buf
 nomem:
     rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
-    free(chain);
+    loams_kit_mem_free(v->mem, chain);
     bfs_free(&s);
     return rc;
 }
@@ -677,7 +684,7 @@ static int run_khop(const loams__gview *v, const loams__gquery *q, loams_kit_buf
         goto out;
     }
     size_t total = loams__gkeymap_count(s.seen) - 1;
-    if ((order = malloc((total ? total : 1) * sizeof *order)) == NULL) {
+    if ((order = loams_kit_mem_alloc(v->mem, (total ? total : 1) * sizeof *order)) == NULL) {
         goto nomem;
     }
     for (size_t i = 0; i < total; i++) {
@@ -707,7 +714,7 @@ static int run_khop(const loams__gview *v, const loams__gquery *q, loams_kit_buf
 nomem:
     rc = loams_kit_err_set(e, -ENOMEM, "out of memory answering a graph query");
 out:
-    free(order);
+    loams_kit_mem_free(v->mem, order);
     bfs_free(&s);
     return rc;
 }
@@ -718,9 +725,10 @@ static int run_scan(const loams__gview *v, const loams__gquery *q, loams_kit_buf
                     loams_kit_err *e)
 {
     loams__gmerge *m = NULL;
-    loams_kit_buf last = LOAMS_KIT_BUF_INIT; /* the last key shown, as JSON list items */
+    loams_kit_buf last =
+        LOAMS_KIT_BUF_INIT_MEM(v->mem); /* the last key shown, as JSON list items */
     loams__gtable t = q->edges ? LOAMS__GT_OUT : LOAMS__GT_NODES;
-    int rc = loams__gmerge_open(v->segs, v->n, t, q->has_after ? q->after[0] : NULL,
+    int rc = loams__gmerge_open(v->mem, v->segs, v->n, t, q->has_after ? q->after[0] : NULL,
                                 q->has_after ? q->after_len[0] : 0, &m, e);
     if (rc != 0) {
         return rc;

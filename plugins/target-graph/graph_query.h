@@ -30,9 +30,11 @@
 
 typedef struct loams__gquery loams__gquery;
 
-/* Parses a request.  LOAMS_EINPUT with a message that names the member and
- * what is allowed; -ENOMEM. */
-int loams__gquery_parse(const char *text, size_t len, loams__gquery **out, loams_kit_err *e);
+/* Parses a request into memory from mem (NULL: libc; it must outlive the
+ * request).  LOAMS_EINPUT with a message that names the member and what is
+ * allowed; -ENOMEM. */
+int loams__gquery_parse(const loams_kit_mem *mem, const char *text, size_t len, loams__gquery **out,
+                        loams_kit_err *e);
 void loams__gquery_free(loams__gquery *q);
 
 /* Answers q over v; `graph` ("ns.name") and `ref` (the manifest key) are

@@ -68,15 +68,17 @@ int loams__gview_node(const loams__gview *v, const char *id, size_t len, loams_k
 
 /* ---- neighbors ---- */
 
-int loams__gedges_init(loams__gedges *l)
+int loams__gedges_init(const loams_kit_mem *mem, loams__gedges *l)
 {
     memset(l, 0, sizeof *l);
-    return loams__gkeymap_new(&l->seen);
+    l->mem = mem;
+    loams_kit_buf_init(&l->arena, mem);
+    return loams__gkeymap_new(mem, &l->seen);
 }
 
 void loams__gedges_free(loams__gedges *l)
 {
-    free(l->v);
+    loams_kit_mem_free(l->mem, l->v);
     loams_kit_buf_free(&l->arena);
     loams__gkeymap_free(l->seen);
     memset(l, 0, sizeof *l);
@@ -117,7 +119,7 @@ static int nb_visit(void *ud, const loams__grec *rec)
     loams__gedges *l = c->l;
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 64;
-        loams__gedge *nv = realloc(l->v, nc * sizeof *nv);
+        loams__gedge *nv = loams_kit_mem_realloc(l->mem, l->v, nc * sizeof *nv);
         if (nv == NULL) {
             return -ENOMEM;
         }
@@ -172,6 +174,7 @@ int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, un
     out->arena.len = 0;
     loams__gkeymap_clear(out->seen);
     nb_ctx c = {.l = out, .type = type, .type_len = type_len, .with_props = with_props};
+    loams_kit_buf_init(&c.key, out->mem);
     int rc = 0;
     static const unsigned dir_of[2] = {LOAMS__GDIR_OUT, LOAMS__GDIR_IN};
     static const loams__gtable table_of[2] = {LOAMS__GT_OUT, LOAMS__GT_IN};
@@ -209,6 +212,7 @@ typedef struct input {
 } input;
 
 struct loams__gmerge {
+    const loams_kit_mem *mem;
     loams__gtable table;
     input *in;
     size_t n;
@@ -222,8 +226,8 @@ void loams__gmerge_free(loams__gmerge *m)
     for (size_t i = 0; i < m->n; i++) {
         loams__gseg_cursor_free(m->in[i].c);
     }
-    free(m->in);
-    free(m);
+    loams_kit_mem_free(m->mem, m->in);
+    loams_kit_mem_free(m->mem, m);
 }
 
 static int pull(input *in, loams_kit_err *e)
@@ -238,15 +242,17 @@ static int pull(input *in, loams_kit_err *e)
     return 0;
 }
 
-int loams__gmerge_open(loams__gseg_reader *const *segs, size_t n, loams__gtable table,
-                       const char *from, size_t from_len, loams__gmerge **out, loams_kit_err *e)
+int loams__gmerge_open(const loams_kit_mem *mem, loams__gseg_reader *const *segs, size_t n,
+                       loams__gtable table, const char *from, size_t from_len, loams__gmerge **out,
+                       loams_kit_err *e)
 {
     *out = NULL;
-    loams__gmerge *m = calloc(1, sizeof *m);
-    if (m == NULL || (m->in = calloc(n ? n : 1, sizeof *m->in)) == NULL) {
-        free(m);
+    loams__gmerge *m = loams_kit_mem_calloc(mem, 1, sizeof *m);
+    if (m == NULL || (m->in = loams_kit_mem_calloc(mem, n ? n : 1, sizeof *m->in)) == NULL) {
+        loams_kit_mem_free(mem, m);
         return loams_kit_err_set(e, -ENOMEM, "out of memory merging graph segments");
     }
+    m->mem = mem;
     m->table = table;
     m->n = n;
     for (size_t i = 0; i < n; i++) {

@@ -31,6 +31,7 @@
 typedef struct loams__gview {
     loams__gseg_reader *const *segs; /* oldest first */
     size_t n;
+    const loams_kit_mem *mem; /* what queries over the view allocate (NULL: libc) */
 } loams__gview;
 
 /* A node found by loams__gview_node: offsets into the caller's arena. */
@@ -60,14 +61,16 @@ typedef struct loams__gedge {
 
 /* A reusable neighbors answer. */
 typedef struct loams__gedges {
+    const loams_kit_mem *mem; /* the list's memory (loams__gedges_init) */
     loams__gedge *v;
     size_t n, cap;
     loams_kit_buf arena;
     loams__gkeymap *seen; /* (dir, type, other) versions seen */
 } loams__gedges;
 
-/* Creates an empty list.  -ENOMEM. */
-int loams__gedges_init(loams__gedges *l);
+/* Creates an empty list whose memory comes from mem (NULL: libc; it must
+ * outlive the list).  -ENOMEM. */
+int loams__gedges_init(const loams_kit_mem *mem, loams__gedges *l);
 void loams__gedges_free(loams__gedges *l);
 
 /* The live edges of node `id` in directions `dirs`, of type `type` (NULL:
@@ -82,9 +85,11 @@ int loams__gview_neighbors(const loams__gview *v, const char *id, size_t len, un
 typedef struct loams__gmerge loams__gmerge;
 
 /* Opens a merge cursor over segs[0..n) (oldest first) for `table`, from
- * the first key whose k1 >= from (NULL: the start).  -ENOMEM, readers'. */
-int loams__gmerge_open(loams__gseg_reader *const *segs, size_t n, loams__gtable table,
-                       const char *from, size_t from_len, loams__gmerge **out, loams_kit_err *e);
+ * the first key whose k1 >= from (NULL: the start), allocated from mem
+ * (NULL: libc; it must outlive the cursor).  -ENOMEM, readers'. */
+int loams__gmerge_open(const loams_kit_mem *mem, loams__gseg_reader *const *segs, size_t n,
+                       loams__gtable table, const char *from, size_t from_len, loams__gmerge **out,
+                       loams_kit_err *e);
 
 /* The next key's newest version (tombstones included: check the flags);
  * pointers valid until the next call; *done = 1 at the end. */

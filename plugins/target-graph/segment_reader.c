@@ -46,6 +46,7 @@ typedef struct cache_slot {
 } cache_slot;
 
 struct loams__gseg_reader {
+    const loams_kit_mem *mem; /* everything the reader loads */
     char *name;
     uint64_t size;
     loams__gseg_read_fn read;
@@ -102,7 +103,7 @@ static int parse_index(loams__gseg_reader *r, table_index *t, const unsigned cha
     if (t->n > len / 21) {
         return corrupt(r, e, "a block index counts more blocks than it holds");
     }
-    t->blocks = calloc(t->n ? t->n : 1, sizeof *t->blocks);
+    t->blocks = loams_kit_mem_calloc(r->mem, t->n ? t->n : 1, sizeof *t->blocks);
     if (t->blocks == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", r->name);
     }
@@ -165,14 +166,18 @@ static int parse_meta(loams__gseg_reader *r, const unsigned char *p, size_t len,
     return rc;
 }
 
-int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn read, void *ud,
-                            size_t cache_blocks, loams__gseg_reader **out, loams_kit_err *e)
+int loams__gseg_reader_open(const loams_kit_mem *mem, const char *name, uint64_t size,
+                            loams__gseg_read_fn read, void *ud, size_t cache_blocks,
+                            loams__gseg_reader **out, loams_kit_err *e)
 {
     *out = NULL;
     unsigned char *dir = NULL, *sec = NULL;
-    loams__gseg_reader *r = calloc(1, sizeof *r);
-    if (r == NULL || (r->name = strdup(name)) == NULL) {
-        free(r);
+    loams__gseg_reader *r = loams_kit_mem_calloc(mem, 1, sizeof *r);
+    if (r != NULL) {
+        r->mem = mem;
+    }
+    if (r == NULL || (r->name = loams_kit_mem_strdup(mem, name)) == NULL) {
+        loams_kit_mem_free(mem, r);
         return loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
     }
     r->size = size;
@@ -210,7 +215,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
         rc = corrupt(r, e, "its footer points outside the object");
         goto fail;
     }
-    if ((dir = malloc(dlen)) == NULL) {
+    if ((dir = loams_kit_mem_alloc(mem, dlen)) == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
         goto fail;
     }
@@ -260,7 +265,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
             rc = corrupt(r, e, "a block index is implausibly large");
             goto fail;
         }
-        if ((sec = malloc(len[ik] ? len[ik] : 1)) == NULL) {
+        if ((sec = loams_kit_mem_alloc(mem, len[ik] ? len[ik] : 1)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
             goto fail;
         }
@@ -284,7 +289,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
             rc = corrupt(r, e, "a Bloom filter has an implausible size");
             goto fail;
         }
-        if ((ti->bloom = malloc(len[bk])) == NULL) {
+        if ((ti->bloom = loams_kit_mem_alloc(mem, len[bk])) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
             goto fail;
         }
@@ -326,7 +331,7 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
         goto fail;
     }
     if (cache_blocks > 0) {
-        if ((r->slots = calloc(cache_blocks, sizeof *r->slots)) == NULL) {
+        if ((r->slots = loams_kit_mem_calloc(mem, cache_blocks, sizeof *r->slots)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory opening graph segment %s", name);
             goto fail;
         }
@@ -335,12 +340,12 @@ int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn
             r->slots[i].table = -1;
         }
     }
-    free(dir);
+    loams_kit_mem_free(mem, dir);
     *out = r;
     return 0;
 fail:
-    free(dir);
-    free(sec);
+    loams_kit_mem_free(mem, dir);
+    loams_kit_mem_free(mem, sec);
     loams__gseg_reader_free(r);
     return rc;
 }
@@ -351,17 +356,17 @@ void loams__gseg_reader_free(loams__gseg_reader *r)
         return;
     }
     for (int t = 0; t < LOAMS__GT_COUNT; t++) {
-        free(r->t[t].raw);
-        free(r->t[t].blocks);
-        free(r->t[t].bloom);
+        loams_kit_mem_free(r->mem, r->t[t].raw);
+        loams_kit_mem_free(r->mem, r->t[t].blocks);
+        loams_kit_mem_free(r->mem, r->t[t].bloom);
     }
     for (size_t i = 0; i < r->n_slots; i++) {
-        free(r->slots[i].data);
+        loams_kit_mem_free(r->mem, r->slots[i].data);
     }
-    free(r->slots);
-    free(r->scratch);
-    free(r->name);
-    free(r);
+    loams_kit_mem_free(r->mem, r->slots);
+    loams_kit_mem_free(r->mem, r->scratch);
+    loams_kit_mem_free(r->mem, r->name);
+    loams_kit_mem_free(r->mem, r);
 }
 
 void loams__gseg_reader_stats(const loams__gseg_reader *r, loams__gseg_stats *out)
@@ -399,7 +404,7 @@ static int load_block(loams__gseg_reader *r, int t, uint32_t b, unsigned char **
 {
     const block_ref *br = &r->t[t].blocks[b];
     if (*cap < br->length) {
-        unsigned char *p = realloc(*buf, br->length);
+        unsigned char *p = loams_kit_mem_realloc(r->mem, *buf, br->length);
         if (p == NULL) {
             return loams_kit_err_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
         }
@@ -536,15 +541,15 @@ int loams__gseg_cursor_open(loams__gseg_reader *r, loams__gtable table, const ch
                             size_t from_len, loams__gseg_cursor **out, loams_kit_err *e)
 {
     *out = NULL;
-    loams__gseg_cursor *c = calloc(1, sizeof *c);
+    loams__gseg_cursor *c = loams_kit_mem_calloc(r->mem, 1, sizeof *c);
     if (c == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
     }
     c->r = r;
     c->table = table;
     if (from != NULL) {
-        if ((c->from_copy = malloc(from_len ? from_len : 1)) == NULL) {
-            free(c);
+        if ((c->from_copy = loams_kit_mem_alloc(r->mem, from_len ? from_len : 1)) == NULL) {
+            loams_kit_mem_free(r->mem, c);
             return loams_kit_err_set(e, -ENOMEM, "out of memory reading graph segment %s", r->name);
         }
         if (from_len) {
@@ -603,7 +608,7 @@ void loams__gseg_cursor_free(loams__gseg_cursor *c)
     if (c == NULL) {
         return;
     }
-    free(c->data);
-    free(c->from_copy);
-    free(c);
+    loams_kit_mem_free(c->r->mem, c->data);
+    loams_kit_mem_free(c->r->mem, c->from_copy);
+    loams_kit_mem_free(c->r->mem, c);
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "loams/kit/err.h"
+#include "loams/kit/mem.h"
 #include "graph_format.h"
 #include "segment_writer.h"
 
@@ -32,10 +33,12 @@ typedef struct loams__gseg_reader loams__gseg_reader;
 typedef struct loams__gseg_cursor loams__gseg_cursor;
 
 /* Opens segment `name` (used in messages; copied) of `size` bytes.
- * read/ud stay the caller's and must outlive the reader.
+ * read/ud stay the caller's and must outlive the reader; so does mem
+ * (NULL: libc), which the reader and its cursors allocate from.
  * Errors: LOAMS_ECORRUPT, -ENOMEM, the read function's errors. */
-int loams__gseg_reader_open(const char *name, uint64_t size, loams__gseg_read_fn read, void *ud,
-                            size_t cache_blocks, loams__gseg_reader **out, loams_kit_err *e);
+int loams__gseg_reader_open(const loams_kit_mem *mem, const char *name, uint64_t size,
+                            loams__gseg_read_fn read, void *ud, size_t cache_blocks,
+                            loams__gseg_reader **out, loams_kit_err *e);
 
 void loams__gseg_reader_free(loams__gseg_reader *r);
 

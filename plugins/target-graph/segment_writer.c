@@ -28,6 +28,7 @@ typedef struct table_state {
 } table_state;
 
 struct loams__gseg_writer {
+    const loams_kit_mem *mem; /* every allocation of the writer */
     loams__gseg_sink sink;
     void *ud;
     size_t block_bytes;
@@ -71,14 +72,21 @@ static int emit(loams__gseg_writer *w, const void *data, size_t len, loams_kit_e
     return 0;
 }
 
-int loams__gseg_writer_open(loams__gseg_sink sink, void *ud, size_t block_bytes,
-                            loams__gseg_writer **out, loams_kit_err *e)
+int loams__gseg_writer_open(const loams_kit_mem *mem, loams__gseg_sink sink, void *ud,
+                            size_t block_bytes, loams__gseg_writer **out, loams_kit_err *e)
 {
     *out = NULL;
-    loams__gseg_writer *w = calloc(1, sizeof *w);
+    loams__gseg_writer *w = loams_kit_mem_calloc(mem, 1, sizeof *w);
     if (w == NULL) {
         return loams_kit_err_set(e, -ENOMEM, "out of memory starting a graph segment");
     }
+    w->mem = mem;
+    for (int i = 0; i < LOAMS__GT_COUNT; i++) {
+        loams_kit_buf_init(&w->t[i].index, mem);
+    }
+    loams_kit_buf_init(&w->block, mem);
+    loams_kit_buf_init(&w->first_key, mem);
+    loams_kit_buf_init(&w->last, mem);
     w->sink = sink;
     w->ud = ud;
     w->block_bytes = block_bytes < 256 ? 256 : block_bytes;
@@ -195,7 +203,7 @@ int loams__gseg_writer_add(loams__gseg_writer *w, loams__gtable table, const loa
         table_state *t = &w->t[table];
         if (t->n_hashes == t->cap_hashes) {
             size_t nc = t->cap_hashes ? t->cap_hashes * 2 : 1024;
-            uint64_t *h = realloc(t->hashes, nc * sizeof *h);
+            uint64_t *h = loams_kit_mem_realloc(w->mem, t->hashes, nc * sizeof *h);
             if (h == NULL) {
                 return loams_kit_err_set(e, -ENOMEM, "out of memory writing a graph segment");
             }
@@ -274,7 +282,7 @@ static int dirent(loams_kit_buf *dir, uint32_t kind, uint64_t off, uint64_t len,
 int loams__gseg_writer_finish(loams__gseg_writer *w, int64_t created_us, loams__gseg_stats *stats,
                               loams_kit_err *e)
 {
-    loams_kit_buf sec = LOAMS_KIT_BUF_INIT, dir = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf sec = LOAMS_KIT_BUF_INIT_MEM(w->mem), dir = LOAMS_KIT_BUF_INIT_MEM(w->mem);
     int rc;
     if (w->failed) {
         return loams_kit_err_set(e, -EIO, "the graph segment writer failed before");
@@ -394,10 +402,10 @@ void loams__gseg_writer_free(loams__gseg_writer *w)
     }
     for (int i = 0; i < LOAMS__GT_COUNT; i++) {
         loams_kit_buf_free(&w->t[i].index);
-        free(w->t[i].hashes);
+        loams_kit_mem_free(w->mem, w->t[i].hashes);
     }
     loams_kit_buf_free(&w->block);
     loams_kit_buf_free(&w->first_key);
     loams_kit_buf_free(&w->last);
-    free(w);
+    loams_kit_mem_free(w->mem, w);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "loams/kit/err.h"
+#include "loams/kit/mem.h"
 #include "graph_format.h"
 
 /* Receives the segment's bytes in order.  Returns 0 or a status with the
@@ -34,9 +35,10 @@ typedef struct loams__gseg_stats {
 
 /* Starts a segment: writes the header to the sink.  block_bytes is the
  * target size of a block (a record larger than it gets a block of its own).
- * Errors: -ENOMEM, the sink's errors. */
-int loams__gseg_writer_open(loams__gseg_sink sink, void *ud, size_t block_bytes,
-                            loams__gseg_writer **out, loams_kit_err *e);
+ * Every allocation of the writer comes from mem (NULL: libc; it must
+ * outlive the writer).  Errors: -ENOMEM, the sink's errors. */
+int loams__gseg_writer_open(const loams_kit_mem *mem, loams__gseg_sink sink, void *ud,
+                            size_t block_bytes, loams__gseg_writer **out, loams_kit_err *e);
 
 /* Adds a record to `table`.  Tables are written in order NODES, OUT, IN
  * (a table may be empty), and records of a table in strictly increasing key

@@ -85,6 +85,10 @@ typedef struct cached {
 
 typedef struct graph {
     loams_ctx *ctx;
+    /* Every allocation of the state goes through the host, counted for
+     * the task (loams/kit/mem.h): mem is &hm.mem. */
+    loams_kit_host_mem hm;
+    const loams_kit_mem *mem;
     loams_store *store;
     char *ns, *name, *link;
     char full[2 * 64 + 2]; /* "ns.name" */
@@ -192,7 +196,7 @@ static int seg_read(void *ud, uint64_t off, uint64_t len, void *dst, loams_kit_e
 static int man_create(void *ud, void **out, loams_kit_err *e)
 {
     graph *g = ud;
-    return loams__gmanifest_new(g->ns, g->name, (loams__gmanifest **)out, e);
+    return loams__gmanifest_new(g->mem, g->ns, g->name, (loams__gmanifest **)out, e);
 }
 
 static int man_parse(void *ud, const void *data, size_t len, const char *ref, void **out,
@@ -200,7 +204,7 @@ static int man_parse(void *ud, const void *data, size_t len, const char *ref, vo
 {
     graph *g = ud;
     loams__gmanifest *m;
-    int rc = loams__gmanifest_parse(data, len, ref, &m, e);
+    int rc = loams__gmanifest_parse(g->mem, data, len, ref, &m, e);
     if (rc != 0) {
         return rc;
     }
@@ -254,8 +258,8 @@ static void cached_free(cached *k)
 {
     if (k != NULL) {
         loams__gseg_reader_free(k->r);
-        free(k->key);
-        free(k);
+        loams_kit_mem_free(k->owner->mem, k->key);
+        loams_kit_mem_free(k->owner->mem, k);
     }
 }
 
@@ -268,20 +272,20 @@ static int seg_open(graph *g, const loams__gmanifest_seg *s, loams__gseg_reader 
             return 0;
         }
     }
-    cached **nc = realloc(g->cache, (g->n_cache + 1) * sizeof *nc);
+    cached **nc = loams_kit_mem_realloc(g->mem, g->cache, (g->n_cache + 1) * sizeof *nc);
     if (nc == NULL) {
         return loams_kit_err_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
     }
     g->cache = nc;
-    cached *k = calloc(1, sizeof *k);
-    if (k == NULL || (k->key = strdup(s->key)) == NULL) {
-        free(k);
+    cached *k = loams_kit_mem_calloc(g->mem, 1, sizeof *k);
+    if (k == NULL || (k->key = loams_kit_mem_strdup(g->mem, s->key)) == NULL) {
+        loams_kit_mem_free(g->mem, k);
         return loams_kit_err_set(&g->err, -ENOMEM, "out of memory opening a graph segment");
     }
     k->owner = g;
     k->size = s->stats.bytes;
-    int rc = loams__gseg_reader_open(s->key, s->stats.bytes, seg_read, k, (size_t)g->o.cache_blocks,
-                                     &k->r, &g->err);
+    int rc = loams__gseg_reader_open(g->mem, s->key, s->stats.bytes, seg_read, k,
+                                     (size_t)g->o.cache_blocks, &k->r, &g->err);
     if (rc != 0) {
         cached_free(k);
         return rc;
@@ -312,14 +316,14 @@ static void cache_trim(graph *g)
 /* Readers of segments [0, n) of m (oldest first) into a new array. */
 static int view_open(graph *g, const loams__gmanifest *m, size_t n, loams__gseg_reader ***out)
 {
-    loams__gseg_reader **r = calloc(n ? n : 1, sizeof *r);
+    loams__gseg_reader **r = loams_kit_mem_calloc(g->mem, n ? n : 1, sizeof *r);
     if (r == NULL) {
         return loams_kit_err_set(&g->err, -ENOMEM, "out of memory opening a graph");
     }
     for (size_t i = 0; i < n; i++) {
         int rc = seg_open(g, &m->segs[i], &r[i]);
         if (rc != 0) {
-            free(r);
+            loams_kit_mem_free(g->mem, r);
             return rc;
         }
     }
@@ -515,7 +519,7 @@ static int row_props(graph *g, loams_batch *b, size_t row, const cols *c, char *
     return 0;
 }
 
-static int stage_grow(staged **v, size_t *cap, size_t need)
+static int stage_grow(const loams_kit_mem *mem, staged **v, size_t *cap, size_t need)
 {
     if (need <= *cap) {
         return 0;
@@ -524,7 +528,7 @@ static int stage_grow(staged **v, size_t *cap, size_t need)
     while (nc < need) {
         nc *= 2;
     }
-    staged *p = realloc(*v, nc * sizeof *p);
+    staged *p = loams_kit_mem_realloc(mem, *v, nc * sizeof *p);
     if (p == NULL) {
         return -ENOMEM;
     }
@@ -562,7 +566,7 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
             }
         }
         if ((rc = loams__gkeymap_put(g->nodes, id, len, &idx, &found)) != 0 ||
-            stage_grow(&g->nv, &g->nv_cap, (size_t)idx + 1) != 0) {
+            stage_grow(g->mem, &g->nv, &g->nv_cap, (size_t)idx + 1) != 0) {
             return -ENOMEM;
         }
     } else {
@@ -583,7 +587,7 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
             return -ENOMEM;
         }
         if ((rc = loams__gkeymap_put(g->edges, g->key.data, g->key.len, &idx, &found)) != 0 ||
-            stage_grow(&g->ev, &g->ev_cap, (size_t)idx + 1) != 0) {
+            stage_grow(g->mem, &g->ev, &g->ev_cap, (size_t)idx + 1) != 0) {
             return -ENOMEM;
         }
     }
@@ -622,7 +626,7 @@ static int do_write(graph *g, loams_batch *b)
         .deleted = host->batch_column_find(b, "_deleted"),
     };
     int rc = 0;
-    if ((c.props = calloc(ncols ? ncols : 1, sizeof *c.props)) == NULL) {
+    if ((c.props = loams_kit_mem_calloc(g->mem, ncols ? ncols : 1, sizeof *c.props)) == NULL) {
         return loams_kit_err_set(&g->err, -ENOMEM, "out of memory staging graph rows");
     }
     for (size_t i = 0; i < ncols; i++) {
@@ -633,15 +637,15 @@ static int do_write(graph *g, loams_batch *b)
         }
     }
     if (rows > g->kind_cap) {
-        unsigned char *k = realloc(g->kind, rows);
+        unsigned char *k = loams_kit_mem_realloc(g->mem, g->kind, rows);
         if (k != NULL) {
             g->kind = k;
         }
-        size_t *po = realloc(g->poff, rows * sizeof *po);
+        size_t *po = loams_kit_mem_realloc(g->mem, g->poff, rows * sizeof *po);
         if (po != NULL) {
             g->poff = po;
         }
-        size_t *pl = realloc(g->plen, rows * sizeof *pl);
+        size_t *pl = loams_kit_mem_realloc(g->mem, g->plen, rows * sizeof *pl);
         if (pl != NULL) {
             g->plen = pl;
         }
@@ -711,7 +715,7 @@ static int do_write(graph *g, loams_batch *b)
         }
     }
 out:
-    free(c.props);
+    loams_kit_mem_free(g->mem, c.props);
     return rc;
 }
 
@@ -787,7 +791,8 @@ static int seg_begin(graph *g, const char *key, loams_keylist *written, sink_ctx
         return loams_kit_err_set(&g->err, rc, "graph %s: cannot create segment %s (%s)", g->full,
                                  key, strerror(rc < 0 && rc > -4096 ? -rc : EIO));
     }
-    if ((rc = loams__gseg_writer_open(store_sink, s, (size_t)g->o.block_size, w, &g->err)) != 0) {
+    if ((rc = loams__gseg_writer_open(g->mem, store_sink, s, (size_t)g->o.block_size, w,
+                                      &g->err)) != 0) {
         host->store_writer_abort(s->w);
         s->w = NULL;
     }
@@ -818,7 +823,7 @@ static int seg_end(graph *g, sink_ctx *s, loams__gseg_writer *w, int rc, loams__
 static int write_staged(graph *g, const char *key, loams_keylist *written, loams__gseg_stats *st)
 {
     size_t nn = loams__gkeymap_count(g->nodes), ne = loams__gkeymap_count(g->edges);
-    uint32_t *order = malloc((nn > ne ? nn : ne) * sizeof *order + 1);
+    uint32_t *order = loams_kit_mem_alloc(g->mem, (nn > ne ? nn : ne) * sizeof *order + 1);
     sink_ctx s = {0};
     loams__gseg_writer *w = NULL;
     if (order == NULL) {
@@ -826,7 +831,7 @@ static int write_staged(graph *g, const char *key, loams_keylist *written, loams
     }
     int rc = seg_begin(g, key, written, &s, &w);
     if (rc != 0) {
-        free(order);
+        loams_kit_mem_free(g->mem, order);
         return rc;
     }
     const char *a = (const char *)g->arena.data;
@@ -872,7 +877,7 @@ static int write_staged(graph *g, const char *key, loams_keylist *written, loams
             rc = loams__gseg_writer_add(w, pass == 0 ? LOAMS__GT_OUT : LOAMS__GT_IN, &r, &g->err);
         }
     }
-    free(order);
+    loams_kit_mem_free(g->mem, order);
     return seg_end(g, &s, w, rc, st);
 }
 
@@ -938,9 +943,9 @@ static int do_query(graph *g, const char *ref, const char *request, loams_buf *o
 {
     loams__gquery *q = NULL;
     loams__gseg_reader **segs = NULL;
-    loams_kit_buf ans = LOAMS_KIT_BUF_INIT;
+    loams_kit_buf ans = LOAMS_KIT_BUF_INIT_MEM(g->mem);
     const loams__gmanifest *m;
-    int rc = loams__gquery_parse(request, strlen(request), &q, &g->err);
+    int rc = loams__gquery_parse(g->mem, request, strlen(request), &q, &g->err);
     if (rc == 0) {
         rc = manifest_for(g, ref, &m);
     }
@@ -948,13 +953,13 @@ static int do_query(graph *g, const char *ref, const char *request, loams_buf *o
         rc = view_open(g, m, m->n_segs, &segs);
     }
     if (rc == 0) {
-        loams__gview v = {segs, m->n_segs};
+        loams__gview v = {segs, m->n_segs, g->mem};
         rc = loams__gquery_run(&v, g->full, ref, q, &ans, &g->err);
     }
     if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
         rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory answering a graph query");
     }
-    free(segs);
+    loams_kit_mem_free(g->mem, segs);
     loams_kit_buf_free(&ans);
     loams__gquery_free(q);
     cache_trim(g);
@@ -974,12 +979,13 @@ static int compact(graph *g, const loams__gmanifest *m, size_t k, const char *ke
         return rc;
     }
     if ((rc = seg_begin(g, key, written, &s, &w)) != 0) {
-        free(segs);
+        loams_kit_mem_free(g->mem, segs);
         return rc;
     }
     for (int t = 0; t < LOAMS__GT_COUNT && rc == 0; t++) {
         loams__gmerge *mg = NULL;
-        if ((rc = loams__gmerge_open(segs, k, (loams__gtable)t, NULL, 0, &mg, &g->err)) != 0) {
+        if ((rc = loams__gmerge_open(g->mem, segs, k, (loams__gtable)t, NULL, 0, &mg, &g->err)) !=
+            0) {
             break;
         }
         for (uint64_t n = 0; rc == 0; n++) {
@@ -998,7 +1004,7 @@ static int compact(graph *g, const loams__gmanifest *m, size_t k, const char *ke
         }
         loams__gmerge_free(mg);
     }
-    free(segs);
+    loams_kit_mem_free(g->mem, segs);
     return seg_end(g, &s, w, rc, st);
 }
 
@@ -1083,25 +1089,32 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
                              "characters, no '/')");
         return -EINVAL;
     }
-    graph *g = calloc(1, sizeof *g);
+    graph *g = host->calloc(ctx, 1, sizeof *g);
     if (g == NULL) {
         host->set_error(ctx, "out of memory opening a graph");
         return -ENOMEM;
     }
     g->ctx = ctx;
+    loams_kit_host_mem_init(&g->hm, host, ctx);
+    g->mem = &g->hm.mem;
+    loams_kit_buf_init(&g->arena, g->mem);
+    loams_kit_buf_init(&g->props, g->mem);
+    loams_kit_buf_init(&g->key, g->mem);
+    loams_kit_buf_init(&g->bprops, g->mem);
     g->store = store;
     g->epoch = spec->epoch;
     snprintf(g->full, sizeof g->full, "%s.%s", spec->ns, spec->name);
     int rc = -ENOMEM;
     loams_kit_err_set(&g->err, rc, "out of memory opening graph %s", g->full);
-    if ((g->ns = strdup(spec->ns)) == NULL || (g->name = strdup(spec->name)) == NULL ||
-        (spec->link != NULL && (g->link = strdup(spec->link)) == NULL) ||
-        loams__gkeymap_new(&g->nodes) != 0 || loams__gkeymap_new(&g->edges) != 0 ||
-        loams__gkeymap_new(&g->failed) != 0) {
+    if ((g->ns = loams_kit_mem_strdup(g->mem, spec->ns)) == NULL ||
+        (g->name = loams_kit_mem_strdup(g->mem, spec->name)) == NULL ||
+        (spec->link != NULL && (g->link = loams_kit_mem_strdup(g->mem, spec->link)) == NULL) ||
+        loams__gkeymap_new(g->mem, &g->nodes) != 0 || loams__gkeymap_new(g->mem, &g->edges) != 0 ||
+        loams__gkeymap_new(g->mem, &g->failed) != 0) {
         goto fail;
     }
-    if ((rc = loams_kit_chain_init(&g->chain, host, ctx, store, &chain_ops, g, NULL, "graph", g->ns,
-                                   g->name, &g->err)) != 0 ||
+    if ((rc = loams_kit_chain_init(&g->chain, host, ctx, store, &chain_ops, g, g->mem, "graph",
+                                   g->ns, g->name, &g->err)) != 0 ||
         (rc = load_options(g)) != 0) {
         goto fail;
     }
@@ -1123,11 +1136,11 @@ static void graph_close(void *state)
     loams__gkeymap_free(g->nodes);
     loams__gkeymap_free(g->edges);
     loams__gkeymap_free(g->failed);
-    free(g->nv);
-    free(g->ev);
-    free(g->kind);
-    free(g->poff);
-    free(g->plen);
+    loams_kit_mem_free(g->mem, g->nv);
+    loams_kit_mem_free(g->mem, g->ev);
+    loams_kit_mem_free(g->mem, g->kind);
+    loams_kit_mem_free(g->mem, g->poff);
+    loams_kit_mem_free(g->mem, g->plen);
     loams_kit_buf_free(&g->bprops);
     loams_kit_buf_free(&g->arena);
     loams_kit_buf_free(&g->props);
@@ -1135,11 +1148,11 @@ static void graph_close(void *state)
     for (size_t i = 0; i < g->n_cache; i++) {
         cached_free(g->cache[i]);
     }
-    free(g->cache);
-    free(g->ns);
-    free(g->name);
-    free(g->link);
-    free(g);
+    loams_kit_mem_free(g->mem, g->cache);
+    loams_kit_mem_free(g->mem, g->ns);
+    loams_kit_mem_free(g->mem, g->name);
+    loams_kit_mem_free(g->mem, g->link);
+    host->free(g->ctx, g);
 }
 
 static int graph_resume(void *state, const char *ref, loams_offsets *applied)

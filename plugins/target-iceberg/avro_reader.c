@@ -34,7 +34,8 @@ typedef struct chunk {
 } chunk;
 
 struct loams__avro_file {
-    uint8_t *data; /* the file */
+    const loams_kit_mem *mem; /* everything the file holds */
+    uint8_t *data;            /* the file */
     size_t len;
     uint8_t *plain; /* decompressed blocks, concatenated */
     size_t plain_len;
@@ -73,7 +74,7 @@ static int set_err(loams__avro_file *f, const char *fmt, ...)
 
 static loams__avro_node *node_new(loams__avro_file *f, loams__avro_kind k)
 {
-    loams__avro_node *n = calloc(1, sizeof *n);
+    loams__avro_node *n = loams_kit_mem_calloc(f->mem, 1, sizeof *n);
     if (n != NULL) {
         n->kind = k;
         n->next_alloc = f->nodes;
@@ -106,10 +107,10 @@ static int register_name(loams__avro_file *f, loams__avro_node *n, const cJSON *
     if (!cJSON_IsString(nm)) {
         return set_err(f, "Avro schema: a named type has no name");
     }
-    if ((n->name = strdup(nm->valuestring)) == NULL) {
+    if ((n->name = loams_kit_mem_strdup(f->mem, nm->valuestring)) == NULL) {
         return -ENOMEM;
     }
-    loams__avro_node **g = realloc(f->named, (f->n_named + 1) * sizeof *g);
+    loams__avro_node **g = loams_kit_mem_realloc(f->mem, f->named, (f->n_named + 1) * sizeof *g);
     if (g == NULL) {
         return -ENOMEM;
     }
@@ -123,8 +124,8 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
 static int parse_names(loams__avro_file *f, loams__avro_node *n, size_t count)
 {
     n->n = count;
-    if (count > 0 && ((n->names = calloc(count, sizeof *n->names)) == NULL ||
-                      (n->sub = calloc(count, sizeof *n->sub)) == NULL)) {
+    if (count > 0 && ((n->names = loams_kit_mem_calloc(f->mem, count, sizeof *n->names)) == NULL ||
+                      (n->sub = loams_kit_mem_calloc(f->mem, count, sizeof *n->sub)) == NULL)) {
         return -ENOMEM;
     }
     return 0;
@@ -152,7 +153,8 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
     if (cJSON_IsArray(j)) {
         loams__avro_node *n = node_new(f, LOAMS__AV_UNION);
         size_t count = (size_t)cJSON_GetArraySize(j);
-        if (n == NULL || (count > 0 && (n->sub = calloc(count, sizeof *n->sub)) == NULL)) {
+        if (n == NULL ||
+            (count > 0 && (n->sub = loams_kit_mem_calloc(f->mem, count, sizeof *n->sub)) == NULL)) {
             return -ENOMEM;
         }
         n->n = count;
@@ -200,7 +202,7 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
             if (!cJSON_IsString(fn) || ft == NULL) {
                 return set_err(f, "Avro schema: a field of record %s has no name or type", n->name);
             }
-            if ((n->names[i] = strdup(fn->valuestring)) == NULL) {
+            if ((n->names[i] = loams_kit_mem_strdup(f->mem, fn->valuestring)) == NULL) {
                 return -ENOMEM;
             }
             if ((rc = parse_node(f, ft, depth + 1, &n->sub[i])) != 0) {
@@ -221,7 +223,8 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
         const cJSON *s;
         cJSON_ArrayForEach(s, syms)
         {
-            if (!cJSON_IsString(s) || (n->names[i++] = strdup(s->valuestring)) == NULL) {
+            if (!cJSON_IsString(s) ||
+                (n->names[i++] = loams_kit_mem_strdup(f->mem, s->valuestring)) == NULL) {
                 return cJSON_IsString(s) ? -ENOMEM : set_err(f, "Avro schema: bad enum symbol");
             }
         }
@@ -245,7 +248,7 @@ static int parse_node(loams__avro_file *f, const cJSON *j, int depth, loams__avr
             return set_err(f, "Avro schema: %s without %s", ts, arr ? "items" : "values");
         }
         if ((n = node_new(f, arr ? LOAMS__AV_ARRAY : LOAMS__AV_MAP)) == NULL ||
-            (n->sub = calloc(1, sizeof *n->sub)) == NULL) {
+            (n->sub = loams_kit_mem_calloc(f->mem, 1, sizeof *n->sub)) == NULL) {
             return -ENOMEM;
         }
         n->n = 1;
@@ -312,7 +315,7 @@ static loams__avro_value *values_alloc(loams__avro_file *f, size_t n)
     chunk *c = f->chunks;
     if (c == NULL || c->cap - c->used < n) {
         size_t cap = n > 1024 ? n : 1024;
-        chunk *nc = malloc(sizeof *nc + cap * sizeof nc->v[0]);
+        chunk *nc = loams_kit_mem_alloc(f->mem, sizeof *nc + cap * sizeof nc->v[0]);
         if (nc == NULL) {
             return NULL;
         }
@@ -555,19 +558,19 @@ static int read_header(loams__avro_file *f, cursor *c, const uint8_t **sync, int
                 return rc;
             }
             size_t m = f->n_meta + 1;
-            const uint8_t **nk = realloc(f->meta_k, m * sizeof *nk);
+            const uint8_t **nk = loams_kit_mem_realloc(f->mem, f->meta_k, m * sizeof *nk);
             if (nk != NULL) {
                 f->meta_k = nk;
             }
-            const uint8_t **nv = realloc(f->meta_v, m * sizeof *nv);
+            const uint8_t **nv = loams_kit_mem_realloc(f->mem, f->meta_v, m * sizeof *nv);
             if (nv != NULL) {
                 f->meta_v = nv;
             }
-            size_t *nkl = realloc(f->meta_kl, m * sizeof *nkl);
+            size_t *nkl = loams_kit_mem_realloc(f->mem, f->meta_kl, m * sizeof *nkl);
             if (nkl != NULL) {
                 f->meta_kl = nkl;
             }
-            size_t *nvl = realloc(f->meta_vl, m * sizeof *nvl);
+            size_t *nvl = loams_kit_mem_realloc(f->mem, f->meta_vl, m * sizeof *nvl);
             if (nvl != NULL) {
                 f->meta_vl = nvl;
             }
@@ -597,7 +600,7 @@ static int read_header(loams__avro_file *f, cursor *c, const uint8_t **sync, int
     } else {
         return set_err(f, "Avro codec '%.*s' is not supported (null, deflate)", (int)cl, codec);
     }
-    if ((f->schema_json = malloc(sl + 1)) == NULL) {
+    if ((f->schema_json = loams_kit_mem_alloc(f->mem, sl + 1)) == NULL) {
         return -ENOMEM;
     }
     memcpy(f->schema_json, schema, sl);
@@ -611,24 +614,25 @@ static int read_header(loams__avro_file *f, cursor *c, const uint8_t **sync, int
     return rc;
 }
 
-int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, char *err,
-                          size_t errlen)
+int loams__avro_file_read(const loams_kit_mem *mem, const void *data, size_t len,
+                          loams__avro_file **out, char *err, size_t errlen)
 {
     *out = NULL;
-    loams__avro_file *f = calloc(1, sizeof *f);
+    loams__avro_file *f = loams_kit_mem_calloc(mem, 1, sizeof *f);
     if (f == NULL) {
         return -ENOMEM;
     }
+    f->mem = mem;
     f->err = err;
     f->errlen = errlen;
     if (err != NULL && errlen > 0) {
         err[0] = '\0';
     }
-    loams_kit_buf plain = {0};
+    loams_kit_buf plain = LOAMS_KIT_BUF_INIT_MEM(mem);
     /* block offsets into plain: decoded after every block is in place */
     size_t *bstart = NULL, *bcount = NULL, nb = 0;
     int rc = -ENOMEM;
-    if ((f->data = malloc(len > 0 ? len : 1)) == NULL) {
+    if ((f->data = loams_kit_mem_alloc(mem, len > 0 ? len : 1)) == NULL) {
         goto out;
     }
     memcpy(f->data, data, len);
@@ -658,11 +662,11 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
             rc = set_err(f, "Avro block %zu: the sync marker does not match the header's", nb);
             goto out;
         }
-        size_t *ns = realloc(bstart, (nb + 1) * sizeof *ns);
+        size_t *ns = loams_kit_mem_realloc(mem, bstart, (nb + 1) * sizeof *ns);
         if (ns != NULL) {
             bstart = ns;
         }
-        size_t *nc = realloc(bcount, (nb + 1) * sizeof *nc);
+        size_t *nc = loams_kit_mem_realloc(mem, bcount, (nb + 1) * sizeof *nc);
         if (nc != NULL) {
             bcount = nc;
         }
@@ -695,7 +699,8 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
         goto out;
     }
     f->values_left -= (size_t)total;
-    if (total > 0 && (f->objs = calloc((size_t)total, sizeof *f->objs)) == NULL) {
+    if (total > 0 &&
+        (f->objs = loams_kit_mem_calloc(mem, (size_t)total, sizeof *f->objs)) == NULL) {
         rc = -ENOMEM;
         goto out;
     }
@@ -717,8 +722,8 @@ int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, 
     }
     rc = 0;
 out:
-    free(bstart);
-    free(bcount);
+    loams_kit_mem_free(mem, bstart);
+    loams_kit_mem_free(mem, bcount);
     loams_kit_buf_free(&plain);
     f->err = NULL;
     if (rc != 0) {
@@ -742,29 +747,29 @@ void loams__avro_file_free(loams__avro_file *f)
         f->nodes = n->next_alloc;
         if (n->names != NULL) {
             for (size_t i = 0; i < n->n; i++) {
-                free(n->names[i]);
+                loams_kit_mem_free(f->mem, n->names[i]);
             }
         }
-        free(n->names);
-        free(n->sub);
-        free(n->name);
-        free(n);
+        loams_kit_mem_free(f->mem, n->names);
+        loams_kit_mem_free(f->mem, n->sub);
+        loams_kit_mem_free(f->mem, n->name);
+        loams_kit_mem_free(f->mem, n);
     }
     while (f->chunks != NULL) {
         chunk *c = f->chunks;
         f->chunks = c->next;
-        free(c);
+        loams_kit_mem_free(f->mem, c);
     }
-    free(f->named);
-    free(f->meta_k);
-    free(f->meta_v);
-    free(f->meta_kl);
-    free(f->meta_vl);
-    free(f->objs);
-    free(f->schema_json);
-    free(f->plain);
-    free(f->data);
-    free(f);
+    loams_kit_mem_free(f->mem, f->named);
+    loams_kit_mem_free(f->mem, f->meta_k);
+    loams_kit_mem_free(f->mem, f->meta_v);
+    loams_kit_mem_free(f->mem, f->meta_kl);
+    loams_kit_mem_free(f->mem, f->meta_vl);
+    loams_kit_mem_free(f->mem, f->objs);
+    loams_kit_mem_free(f->mem, f->schema_json);
+    loams_kit_mem_free(f->mem, f->plain);
+    loams_kit_mem_free(f->mem, f->data);
+    loams_kit_mem_free(f->mem, f);
 }
 
 const char *loams__avro_file_meta(const loams__avro_file *f, const char *key, size_t *len)

@@ -67,10 +67,11 @@ typedef struct loams__avro_value {
 
 typedef struct loams__avro_file loams__avro_file;
 
-/* Decodes the whole container in data[0..len) (copied).  Message of a
- * failure into err[0..errlen). */
-int loams__avro_file_read(const void *data, size_t len, loams__avro_file **out, char *err,
-                          size_t errlen);
+/* Decodes the whole container in data[0..len) (copied) into memory from
+ * mem (NULL: libc; it must outlive the file).  Message of a failure into
+ * err[0..errlen). */
+int loams__avro_file_read(const loams_kit_mem *mem, const void *data, size_t len,
+                          loams__avro_file **out, char *err, size_t errlen);
 void loams__avro_file_free(loams__avro_file *f);
 
 /* A header metadata value (not NUL-terminated) and its length, or NULL. */

@@ -39,6 +39,7 @@
 /* ---- a set of object keys (sorted on demand) ---- */
 
 typedef struct keyset {
+    const loams_kit_mem *mem; /* set before the first ks_add */
     char **k;
     size_t n, cap;
     int sorted;
@@ -48,14 +49,14 @@ static int ks_add(keyset *s, const char *key)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
-        char **g = realloc(s->k, cap * sizeof *g);
+        char **g = loams_kit_mem_realloc(s->mem, s->k, cap * sizeof *g);
         if (g == NULL) {
             return -ENOMEM;
         }
         s->k = g;
         s->cap = cap;
     }
-    if ((s->k[s->n] = strdup(key)) == NULL) {
+    if ((s->k[s->n] = loams_kit_mem_strdup(s->mem, key)) == NULL) {
         return -ENOMEM;
     }
     s->n++;
@@ -79,7 +80,7 @@ static void ks_sort(keyset *s)
     size_t w = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (w > 0 && strcmp(s->k[w - 1], s->k[i]) == 0) {
-            free(s->k[i]);
+            loams_kit_mem_free(s->mem, s->k[i]);
             continue;
         }
         s->k[w++] = s->k[i];
@@ -97,10 +98,12 @@ static int ks_has(keyset *s, const char *key)
 static void ks_free(keyset *s)
 {
     for (size_t i = 0; i < s->n; i++) {
-        free(s->k[i]);
+        loams_kit_mem_free(s->mem, s->k[i]);
     }
-    free(s->k);
+    loams_kit_mem_free(s->mem, s->k);
+    const loams_kit_mem *mem = s->mem;
     memset(s, 0, sizeof *s);
+    s->mem = mem;
 }
 
 /* What a group of snapshots reaches. */
@@ -233,7 +236,7 @@ static int copy_row(void *ud, const loams__pqr_value *in)
 /* Rewrites files[pick[0..npick)] into t->files; checks the row count. */
 static int rewrite(ice *t, const loams__ice_files *fs, const size_t *pick, size_t npick)
 {
-    copy_ctx c = {t, calloc(t->work.n + 1, sizeof(loams__pq_value)), 0};
+    copy_ctx c = {t, loams_kit_mem_calloc(t->mem, t->work.n + 1, sizeof(loams__pq_value)), 0};
     if (c.row == NULL) {
         return loams__ice_fail(t, -ENOMEM, "out of memory");
     }
@@ -247,7 +250,7 @@ static int rewrite(ice *t, const loams__ice_files *fs, const size_t *pick, size_
     if (rc == 0) {
         rc = loams__ice_file_finish(t);
     }
-    free(c.row);
+    loams_kit_mem_free(t->mem, c.row);
     if (rc == 0 && c.rows != want) {
         rc = loams__ice_fail(t, LOAMS_ECORRUPT,
                              "table %s.%s: compaction read %" PRIu64 " rows from %zu files "
@@ -348,10 +351,10 @@ static int write_meta_only(ice *t, cJSON *meta, const char **ref, loams_keylist 
     if (rc != 0) {
         return rc;
     }
-    free(t->pending_ref);
+    loams_kit_mem_free(t->mem, t->pending_ref);
     cJSON_Delete(t->pending_meta);
     t->pending_meta = NULL;
-    if ((t->pending_ref = strdup(key)) == NULL) {
+    if ((t->pending_ref = loams_kit_mem_strdup(t->mem, key)) == NULL) {
         return loams__ice_fail(t, -ENOMEM, "out of memory");
     }
     *ref = t->pending_ref;
@@ -375,6 +378,8 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
     reach kept, gone;
     memset(&kept, 0, sizeof kept);
     memset(&gone, 0, sizeof gone);
+    kept.lists.mem = kept.manifests.mem = kept.data.mem = t->mem;
+    gone.lists.mem = gone.manifests.mem = gone.data.mem = t->mem;
     snap_ref *snaps = NULL;
     size_t *pick = NULL;
     loams__ice_entry *ents = NULL;
@@ -395,7 +400,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
         goto out;
     }
     size_t npick = 0;
-    if (fs.nfiles > 0 && (pick = calloc(fs.nfiles, sizeof *pick)) == NULL) {
+    if (fs.nfiles > 0 && (pick = loams_kit_mem_calloc(t->mem, fs.nfiles, sizeof *pick)) == NULL) {
         rc = loams__ice_fail(t, -ENOMEM, "out of memory");
         goto out;
     }
@@ -410,7 +415,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
      * and the current one */
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(t->base_meta, "snapshots");
     size_t ns = (size_t)cJSON_GetArraySize(arr);
-    if ((snaps = calloc(ns + 1, sizeof *snaps)) == NULL) {
+    if ((snaps = loams_kit_mem_calloc(t->mem, ns + 1, sizeof *snaps)) == NULL) {
         rc = loams__ice_fail(t, -ENOMEM, "out of memory");
         goto out;
     }
@@ -452,8 +457,8 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
         }
         /* entries: ADDED new files, DELETED rewritten ones, EXISTING the rest */
         size_t nent = t->nfiles + fs.nfiles;
-        if ((ents = calloc(nent, sizeof *ents)) == NULL ||
-            (encoded = calloc(fs.nfiles, sizeof *encoded)) == NULL) {
+        if ((ents = loams_kit_mem_calloc(t->mem, nent, sizeof *ents)) == NULL ||
+            (encoded = loams_kit_mem_calloc(t->mem, fs.nfiles, sizeof *encoded)) == NULL) {
             rc = loams__ice_fail(t, -ENOMEM, "out of memory");
             goto out;
         }
@@ -478,6 +483,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
             int deleted = p < npick && pick[p] == i;
             p += deleted;
             loams_kit_buf *b = &encoded[nenc++];
+            loams_kit_buf_init(b, t->mem);
             rc = deleted ? loams__ice_data_file_encode_minimal(b, f->path, (uint64_t)f->records,
                                                                (uint64_t)f->bytes)
                          : loams__avro_encode(f->data_file, b);
@@ -567,10 +573,10 @@ out:
     for (size_t i = 0; i < nenc; i++) {
         loams_kit_buf_free(&encoded[i]);
     }
-    free(encoded);
-    free(ents);
-    free(pick);
-    free(snaps);
+    loams_kit_mem_free(t->mem, encoded);
+    loams_kit_mem_free(t->mem, ents);
+    loams_kit_mem_free(t->mem, pick);
+    loams_kit_mem_free(t->mem, snaps);
     cJSON_Delete(trimmed);
     reach_free(&kept);
     reach_free(&gone);

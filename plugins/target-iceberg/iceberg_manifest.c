@@ -139,12 +139,12 @@ int loams__ice_data_file_encode_minimal(loams_kit_buf *b, const char *uri, uint6
     return e ? -ENOMEM : 0;
 }
 
-int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t schema_id,
-                              int codec, const loams__ice_entry *entries, size_t n,
-                              uint64_t *length, char *err, size_t errlen)
+int loams__ice_manifest_write(const loams_kit_mem *mem, loams__sink sink, const char *schema_json,
+                              int32_t schema_id, int codec, const loams__ice_entry *entries,
+                              size_t n, uint64_t *length, char *err, size_t errlen)
 {
     char *entry_schema = NULL;
-    int rc = loams__iceberg_manifest_entry_schema(LOAMS__ICEBERG_UNPARTITIONED_FIELDS, NULL,
+    int rc = loams__iceberg_manifest_entry_schema(LOAMS__ICEBERG_UNPARTITIONED_FIELDS, mem,
                                                   &entry_schema);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory writing a manifest");
@@ -164,6 +164,7 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
     loams__avro_options_init(&o);
     o.schema_json = entry_schema;
     o.codec = (loams__avro_codec)codec;
+    o.mem = mem;
     o.metadata = meta;
     o.nmetadata = sizeof meta / sizeof meta[0];
     loams__avro_writer *w = NULL;
@@ -198,12 +199,12 @@ int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t
         snprintf(err, errlen, "writing a manifest: %s", loams__avro_writer_error(w));
     }
     loams__avro_writer_free(w);
-    free(entry_schema);
+    loams_kit_mem_free(mem, entry_schema);
     return rc;
 }
 
-int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_t parent_id,
-                                   int64_t sequence, int codec,
+int loams__ice_manifest_list_write(const loams_kit_mem *mem, loams__sink sink, int64_t snapshot_id,
+                                   int64_t parent_id, int64_t sequence, int codec,
                                    const loams__ice_manifest_file *fresh, size_t nfresh,
                                    const loams__avro_value *const *carried, size_t ncarried,
                                    char *err, size_t errlen)
@@ -222,6 +223,7 @@ int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_
     loams__avro_options_init(&o);
     o.schema_json = loams__iceberg_manifest_file_schema;
     o.codec = (loams__avro_codec)codec;
+    o.mem = mem;
     o.metadata = meta;
     o.nmetadata = parent_id >= 0 ? 4 : 3;
     loams__avro_writer *w = NULL;

@@ -54,10 +54,11 @@ typedef struct loams__ice_entry {
 } loams__ice_entry;
 
 /* Writes a manifest of entries[0..n) to sink with codec (a
- * loams__avro_codec); *length gets its size. */
-int loams__ice_manifest_write(loams__sink sink, const char *schema_json, int32_t schema_id,
-                              int codec, const loams__ice_entry *entries, size_t n,
-                              uint64_t *length, char *err, size_t errlen);
+ * loams__avro_codec); *length gets its size.  The writer's memory comes
+ * from mem (NULL: libc), as that of the list below. */
+int loams__ice_manifest_write(const loams_kit_mem *mem, loams__sink sink, const char *schema_json,
+                              int32_t schema_id, int codec, const loams__ice_entry *entries,
+                              size_t n, uint64_t *length, char *err, size_t errlen);
 
 /* A manifest_file record of the new snapshot's own manifest. */
 typedef struct loams__ice_manifest_file {
@@ -72,8 +73,8 @@ typedef struct loams__ice_manifest_file {
 
 /* Writes a manifest list: fresh[0..nfresh) then carried[0..ncarried)
  * (values decoded from an earlier list). */
-int loams__ice_manifest_list_write(loams__sink sink, int64_t snapshot_id, int64_t parent_id,
-                                   int64_t sequence, int codec,
+int loams__ice_manifest_list_write(const loams_kit_mem *mem, loams__sink sink, int64_t snapshot_id,
+                                   int64_t parent_id, int64_t sequence, int codec,
                                    const loams__ice_manifest_file *fresh, size_t nfresh,
                                    const loams__avro_value *const *carried, size_t ncarried,
                                    char *err, size_t errlen);

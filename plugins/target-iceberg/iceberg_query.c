@@ -31,23 +31,23 @@
 void loams__ice_files_free(loams__ice_files *f)
 {
     for (size_t i = 0; i < f->nfiles; i++) {
-        free(f->files[i].path);
+        loams_kit_mem_free(f->mem, f->files[i].path);
     }
-    free(f->files);
+    loams_kit_mem_free(f->mem, f->files);
     for (size_t i = 0; i < f->nmanifests; i++) {
         loams__avro_file_free(f->manifests[i]);
     }
-    free(f->manifests);
+    loams_kit_mem_free(f->mem, f->manifests);
     loams__avro_file_free(f->list);
     memset(f, 0, sizeof *f);
 }
 
-static char *str_of(const loams__avro_value *v)
+static char *str_of(const loams_kit_mem *mem, const loams__avro_value *v)
 {
     if (v == NULL || v->kind != LOAMS__AV_STRING) {
         return NULL;
     }
-    char *s = malloc(v->len + 1);
+    char *s = loams_kit_mem_alloc(mem, v->len + 1);
     if (s != NULL) {
         memcpy(s, v->p, v->len);
         s[v->len] = '\0';
@@ -58,17 +58,19 @@ static char *str_of(const loams__avro_value *v)
 int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
 {
     memset(out, 0, sizeof *out);
+    out->mem = t->mem;
     int rc = loams__ice_load_list(t, snap, &out->list);
     if (rc != 0 || out->list == NULL) {
         return rc;
     }
     size_t nm = loams__avro_file_count(out->list);
-    if (nm > 0 && (out->manifests = calloc(nm, sizeof *out->manifests)) == NULL) {
+    if (nm > 0 &&
+        (out->manifests = loams_kit_mem_calloc(t->mem, nm, sizeof *out->manifests)) == NULL) {
         return loams__ice_fail(t, -ENOMEM, "out of memory");
     }
     for (size_t m = 0; m < nm; m++) {
         const loams__avro_value *mf = loams__avro_file_object(out->list, m);
-        char *path = str_of(loams__avro_field(mf, "manifest_path"));
+        char *path = str_of(t->mem, loams__avro_field(mf, "manifest_path"));
         int64_t mseq = loams__avro_field_long(mf, "sequence_number", 0);
         if (path == NULL) {
             loams__ice_files_free(out);
@@ -78,7 +80,7 @@ int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
                                    t->ns, t->name);
         }
         rc = loams__ice_load_avro(t, path, &out->manifests[m]);
-        free(path);
+        loams_kit_mem_free(t->mem, path);
         if (rc != 0) {
             loams__ice_files_free(out);
             return rc;
@@ -86,7 +88,8 @@ int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
         out->nmanifests = m + 1;
         const loams__avro_file *man = out->manifests[m];
         size_t ne = loams__avro_file_count(man);
-        loams__ice_file *g = realloc(out->files, (out->nfiles + ne + 1) * sizeof *g);
+        loams__ice_file *g =
+            loams_kit_mem_realloc(t->mem, out->files, (out->nfiles + ne + 1) * sizeof *g);
         if (g == NULL) {
             loams__ice_files_free(out);
             return loams__ice_fail(t, -ENOMEM, "out of memory");
@@ -107,7 +110,7 @@ int loams__ice_snapshot_files(ice *t, const cJSON *snap, loams__ice_files *out)
                                        "read",
                                        t->ns, t->name);
             }
-            if ((f->path = str_of(loams__avro_field(df, "file_path"))) == NULL) {
+            if ((f->path = str_of(t->mem, loams__avro_field(df, "file_path"))) == NULL) {
                 loams__ice_files_free(out);
                 return loams__ice_fail(t, LOAMS_ECORRUPT,
                                        "table %s.%s: a manifest entry has no "
@@ -173,11 +176,11 @@ int loams__ice_read_file(ice *t, const char *uri, const loams__ice_schema *schem
     }
     loams__pqr *r = NULL;
     e[0] = '\0';
-    if ((rc = loams__pqr_open(data, len, &r, e, sizeof e)) != 0) {
+    if ((rc = loams__pqr_open(t->mem, data, len, &r, e, sizeof e)) != 0) {
         return loams__ice_fail(t, rc, "table %s.%s: %s: %s", t->ns, t->name, key, e);
     }
-    read_ctx c = {schema, calloc(schema->n + 1, sizeof(long)),
-                  calloc(schema->n + 1, sizeof(loams__pqr_value)), fn, ud};
+    read_ctx c = {schema, loams_kit_mem_calloc(t->mem, schema->n + 1, sizeof(long)),
+                  loams_kit_mem_calloc(t->mem, schema->n + 1, sizeof(loams__pqr_value)), fn, ud};
     if (c.map == NULL || c.row == NULL) {
         rc = loams__ice_fail(t, -ENOMEM, "out of memory");
         goto out;
@@ -198,8 +201,8 @@ int loams__ice_read_file(ice *t, const char *uri, const loams__ice_schema *schem
         }
     }
 out:
-    free(c.map);
-    free(c.row);
+    loams_kit_mem_free(t->mem, c.map);
+    loams_kit_mem_free(t->mem, c.row);
     loams__pqr_free(r);
     return rc;
 }
@@ -269,7 +272,8 @@ static int describe(ice *t, const char *ref, cJSON *ans)
 }
 
 /* A cell of a scan, converted to the current field's type. */
-static cJSON *cell_json(const loams__ice_field *f, const loams__pqr_value *v)
+static cJSON *cell_json(const loams_kit_mem *mem, const loams__ice_field *f,
+                        const loams__pqr_value *v)
 {
     if (v->is_null) {
         return cJSON_CreateNull();
@@ -311,19 +315,19 @@ static cJSON *cell_json(const loams__ice_field *f, const loams__pqr_value *v)
     case LOAMS__PQ_FLOAT: return cJSON_CreateNumber(v->u.f32);
     case LOAMS__PQ_DOUBLE: return cJSON_CreateNumber(v->u.f64);
     case LOAMS__PQ_STRING: {
-        char *s = malloc(v->u.bin.len + 1);
+        char *s = loams_kit_mem_alloc(mem, v->u.bin.len + 1);
         if (s == NULL) {
             return NULL;
         }
         memcpy(s, v->u.bin.ptr, v->u.bin.len);
         s[v->u.bin.len] = '\0';
         cJSON *j = cJSON_CreateString(s);
-        free(s);
+        loams_kit_mem_free(mem, s);
         return j;
     }
     case LOAMS__PQ_BINARY: {
         static const char hx[] = "0123456789abcdef";
-        char *s = malloc(2 * v->u.bin.len + 1);
+        char *s = loams_kit_mem_alloc(mem, 2 * v->u.bin.len + 1);
         if (s == NULL) {
             return NULL;
         }
@@ -334,7 +338,7 @@ static cJSON *cell_json(const loams__ice_field *f, const loams__pqr_value *v)
         }
         s[2 * v->u.bin.len] = '\0';
         cJSON *j = cJSON_CreateString(s);
-        free(s);
+        loams_kit_mem_free(mem, s);
         return j;
     }
     case LOAMS__PQ_FLOAT_LIST: {
@@ -366,7 +370,7 @@ static int scan_row(void *ud, const loams__pqr_value *row)
         return -ENOMEM;
     }
     for (size_t i = 0; i < s->t->base_schema.n; i++) {
-        cJSON *c = cell_json(&s->t->base_schema.fields[i], &row[i]);
+        cJSON *c = cell_json(s->t->mem, &s->t->base_schema.fields[i], &row[i]);
         if (c == NULL || !cJSON_AddItemToArray(r, c)) {
             cJSON_Delete(c);
             return -ENOMEM;

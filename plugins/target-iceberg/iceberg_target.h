@@ -38,6 +38,12 @@ typedef struct loams__ice_staged {
 
 typedef struct ice {
     loams_ctx *ctx;
+    /* Every allocation of the state (its Parquet writer and readers, Avro
+     * files, staging) goes through the host, counted for the task
+     * (loams/kit/mem.h): mem is &hm.mem.  Schemas and cJSON trees (small:
+     * names and metadata) stay on the C library. */
+    loams_kit_host_mem hm;
+    const loams_kit_mem *mem;
     loams_store *store;
     char *ns, *name, *link;
     uint64_t epoch;
@@ -131,6 +137,7 @@ typedef struct loams__ice_file {
 } loams__ice_file;
 
 typedef struct loams__ice_files {
+    const loams_kit_mem *mem;     /* the state's: everything below */
     loams__avro_file *list;       /* NULL when the snapshot is NULL */
     loams__avro_file **manifests; /* one per manifest_file record of list */
     size_t nmanifests;

@@ -29,6 +29,7 @@ typedef struct pcol {
 } pcol;
 
 struct loams__pqr {
+    const loams_kit_mem *mem; /* everything the reader allocates */
     const uint8_t *data;
     size_t len;
     pcol *cols;
@@ -166,7 +167,7 @@ static int map_columns(loams__pqr *r, selem *el, uint32_t nel)
                     nel);
     }
     size_t ncols = (size_t)el[0].nchildren;
-    if ((r->cols = calloc(ncols, sizeof *r->cols)) == NULL) {
+    if ((r->cols = loams_kit_mem_calloc(r->mem, ncols, sizeof *r->cols)) == NULL) {
         return -ENOMEM;
     }
     uint32_t i = 1;
@@ -179,7 +180,7 @@ static int map_columns(loams__pqr *r, selem *el, uint32_t nel)
         if (e->name == NULL) {
             return fail(r, "Parquet schema element %u (column %zu) has no name", i, c);
         }
-        if ((pc->pub.name = malloc(e->name_len + 1)) == NULL) {
+        if ((pc->pub.name = loams_kit_mem_alloc(r->mem, e->name_len + 1)) == NULL) {
             return -ENOMEM;
         }
         r->ncols = c + 1;
@@ -234,13 +235,15 @@ static int map_columns(loams__pqr *r, selem *el, uint32_t nel)
     return 0;
 }
 
-int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, size_t errlen)
+int loams__pqr_open(const loams_kit_mem *mem, const void *data, size_t len, loams__pqr **out,
+                    char *err, size_t errlen)
 {
     *out = NULL;
-    loams__pqr *r = calloc(1, sizeof *r);
+    loams__pqr *r = loams_kit_mem_calloc(mem, 1, sizeof *r);
     if (r == NULL) {
         return -ENOMEM;
     }
+    r->mem = mem;
     r->data = data;
     r->len = len;
     r->err = err;
@@ -274,7 +277,7 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
             if ((rc = loams__thrift_read_list_begin(&t, &et, &n)) != 0) {
                 break;
             }
-            if (n > 100000 || (el = calloc(n + 1, sizeof *el)) == NULL) {
+            if (n > 100000 || (el = loams_kit_mem_calloc(mem, n + 1, sizeof *el)) == NULL) {
                 rc = n > 100000 ? fail(r, "Parquet schema has %u elements", n) : -ENOMEM;
                 break;
             }
@@ -295,8 +298,10 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
                 break;
             }
             r->ngroups = n;
-            if (n > 0 && ((r->group_rows = calloc(n, sizeof *r->group_rows)) == NULL ||
-                          (r->chunks = calloc((size_t)n * r->ncols, sizeof *r->chunks)) == NULL)) {
+            if (n > 0 &&
+                ((r->group_rows = loams_kit_mem_calloc(mem, n, sizeof *r->group_rows)) == NULL ||
+                 (r->chunks = loams_kit_mem_calloc(mem, (size_t)n * r->ncols, sizeof *r->chunks)) ==
+                     NULL)) {
                 rc = -ENOMEM;
                 break;
             }
@@ -328,7 +333,7 @@ int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, s
                   (long long)r->num_rows, (long long)sum);
     }
 out:
-    free(el);
+    loams_kit_mem_free(mem, el);
     if (rc != 0) {
         if (rc == -ENOMEM && err != NULL && errlen > 0) {
             snprintf(err, errlen, "out of memory reading a Parquet footer");
@@ -346,12 +351,12 @@ void loams__pqr_free(loams__pqr *r)
         return;
     }
     for (size_t i = 0; i < r->ncols; i++) {
-        free(r->cols[i].pub.name);
+        loams_kit_mem_free(r->mem, r->cols[i].pub.name);
     }
-    free(r->cols);
-    free(r->group_rows);
-    free(r->chunks);
-    free(r);
+    loams_kit_mem_free(r->mem, r->cols);
+    loams_kit_mem_free(r->mem, r->group_rows);
+    loams_kit_mem_free(r->mem, r->chunks);
+    loams_kit_mem_free(r->mem, r);
 }
 
 size_t loams__pqr_ncolumns(const loams__pqr *r)
@@ -425,12 +430,12 @@ static int decompress(loams__pqr *r, int32_t codec, const uint8_t *in, size_t n,
         *out = in;
         return 0;
     }
-    uint8_t **pg = realloc(cd->pages, (cd->npages + 1) * sizeof *pg);
+    uint8_t **pg = loams_kit_mem_realloc(r->mem, cd->pages, (cd->npages + 1) * sizeof *pg);
     if (pg == NULL) {
         return -ENOMEM;
     }
     cd->pages = pg;
-    uint8_t *dst = malloc(usize + 1);
+    uint8_t *dst = loams_kit_mem_alloc(r->mem, usize + 1);
     if (dst == NULL) {
         return -ENOMEM;
     }
@@ -525,7 +530,7 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
         return fail(r, "column '%s': a row group of %zu rows is more than this reader holds (%u)",
                     pc->pub.name, nrows, MAX_GROUP_ROWS);
     }
-    if ((cd->v = calloc(nrows > 0 ? nrows : 1, sizeof *cd->v)) == NULL) {
+    if ((cd->v = loams_kit_mem_calloc(r->mem, nrows > 0 ? nrows : 1, sizeof *cd->v)) == NULL) {
         return -ENOMEM;
     }
     int64_t start = cm->dict_off >= 0 && cm->dict_off < cm->data_off ? cm->dict_off : cm->data_off;
@@ -560,8 +565,9 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
         p += csize;
         size_t blen = (size_t)usize;
         if (type == 2) { /* dictionary page */
-            free(dict);
-            if ((dict = calloc(nv > 0 ? (size_t)nv : 1, sizeof *dict)) == NULL) {
+            loams_kit_mem_free(r->mem, dict);
+            if ((dict = loams_kit_mem_calloc(r->mem, nv > 0 ? (size_t)nv : 1, sizeof *dict)) ==
+                NULL) {
                 rc = -ENOMEM;
                 break;
             }
@@ -583,11 +589,11 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
                       pc->pub.name, n);
             break;
         }
-        uint32_t *g = realloc(defs, (n + 1) * sizeof *g);
+        uint32_t *g = loams_kit_mem_realloc(r->mem, defs, (n + 1) * sizeof *g);
         if (g != NULL) {
             defs = g;
         }
-        uint32_t *h = g != NULL ? realloc(reps, (n + 1) * sizeof *h) : NULL;
+        uint32_t *h = g != NULL ? loams_kit_mem_realloc(r->mem, reps, (n + 1) * sizeof *h) : NULL;
         if (h != NULL) {
             reps = h;
         }
@@ -625,7 +631,7 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
         for (size_t i = 0; i < n; i++) {
             nvals += defs[i] == (uint32_t)pc->max_def;
         }
-        loams__pqr_value *nvp = realloc(vals, (nvals + 1) * sizeof *nvp);
+        loams__pqr_value *nvp = loams_kit_mem_realloc(r->mem, vals, (nvals + 1) * sizeof *nvp);
         if (nvp == NULL) {
             rc = -ENOMEM;
             break;
@@ -642,7 +648,7 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
                 rc = fail(r, "column '%s': a dictionary page is missing", pc->pub.name);
                 break;
             }
-            uint32_t *ni = realloc(idx, (nvals + 1) * sizeof *ni);
+            uint32_t *ni = loams_kit_mem_realloc(r->mem, idx, (nvals + 1) * sizeof *ni);
             if (ni == NULL) {
                 rc = -ENOMEM;
                 break;
@@ -689,7 +695,7 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
                     rc = fail(r, "column '%s' has more lists than rows", pc->pub.name);
                     break;
                 }
-                size_t *ls = realloc(list_start, (row + 2) * sizeof *ls);
+                size_t *ls = loams_kit_mem_realloc(r->mem, list_start, (row + 2) * sizeof *ls);
                 if (ls == NULL) {
                     rc = -ENOMEM;
                     break;
@@ -703,7 +709,7 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
             if (defs[i] == (uint32_t)pc->max_def) {
                 if (cd->nfloats == cap_floats) {
                     size_t cap = cap_floats ? 2 * cap_floats : 256;
-                    float *nf = realloc(cd->floats, cap * sizeof *nf);
+                    float *nf = loams_kit_mem_realloc(r->mem, cd->floats, cap * sizeof *nf);
                     if (nf == NULL) {
                         rc = -ENOMEM;
                         break;
@@ -725,23 +731,23 @@ static int read_chunk(loams__pqr *r, const pcol *pc, const chunk_meta *cm, size_
             cd->v[i].u.list.n = e - list_start[i];
         }
     }
-    free(list_start);
-    free(dict);
-    free(defs);
-    free(reps);
-    free(idx);
-    free(vals);
+    loams_kit_mem_free(r->mem, list_start);
+    loams_kit_mem_free(r->mem, dict);
+    loams_kit_mem_free(r->mem, defs);
+    loams_kit_mem_free(r->mem, reps);
+    loams_kit_mem_free(r->mem, idx);
+    loams_kit_mem_free(r->mem, vals);
     return rc;
 }
 
-static void coldata_free(coldata *cd)
+static void coldata_free(const loams_kit_mem *mem, coldata *cd)
 {
-    free(cd->v);
-    free(cd->floats);
+    loams_kit_mem_free(mem, cd->v);
+    loams_kit_mem_free(mem, cd->floats);
     for (size_t i = 0; i < cd->npages; i++) {
-        free(cd->pages[i]);
+        loams_kit_mem_free(mem, cd->pages[i]);
     }
-    free(cd->pages);
+    loams_kit_mem_free(mem, cd->pages);
     memset(cd, 0, sizeof *cd);
 }
 
@@ -749,8 +755,8 @@ int loams__pqr_read(loams__pqr *r, loams__pqr_row_fn fn, void *ud, char *err, si
 {
     r->err = err;
     r->errlen = errlen;
-    coldata *cds = calloc(r->ncols, sizeof *cds);
-    loams__pqr_value *row = calloc(r->ncols, sizeof *row);
+    coldata *cds = loams_kit_mem_calloc(r->mem, r->ncols, sizeof *cds);
+    loams__pqr_value *row = loams_kit_mem_calloc(r->mem, r->ncols, sizeof *row);
     int rc = 0;
     if (cds == NULL || row == NULL) {
         rc = -ENOMEM;
@@ -767,11 +773,11 @@ int loams__pqr_read(loams__pqr *r, loams__pqr_row_fn fn, void *ud, char *err, si
             rc = fn(ud, row);
         }
         for (size_t c = 0; c < r->ncols; c++) {
-            coldata_free(&cds[c]);
+            coldata_free(r->mem, &cds[c]);
         }
     }
-    free(cds);
-    free(row);
+    loams_kit_mem_free(r->mem, cds);
+    loams_kit_mem_free(r->mem, row);
     if (rc == -ENOMEM && err != NULL && errlen > 0) {
         snprintf(err, errlen, "out of memory reading a Parquet file");
     }

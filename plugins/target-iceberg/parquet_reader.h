@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loams/kit/mem.h"
+
 #include "parquet_writer.h"
 
 typedef struct loams__pqr_value {
@@ -51,8 +53,11 @@ typedef struct loams__pqr_column {
 
 typedef struct loams__pqr loams__pqr;
 
-/* Parses the footer of data[0..len).  Message of a failure to err. */
-int loams__pqr_open(const void *data, size_t len, loams__pqr **out, char *err, size_t errlen);
+/* Parses the footer of data[0..len).  The reader and what it reads are
+ * allocated from mem (NULL: libc; it must outlive the reader).  Message
+ * of a failure to err. */
+int loams__pqr_open(const loams_kit_mem *mem, const void *data, size_t len, loams__pqr **out,
+                    char *err, size_t errlen);
 void loams__pqr_free(loams__pqr *r);
 
 size_t loams__pqr_ncolumns(const loams__pqr *r);

@@ -18,11 +18,11 @@
 #include <string.h>
 
 #include <snappy-c.h>
-#include <zstd.h>
 
 #include <loams/status.h>
 
 #include "loams/kit/utf8.h"
+#include "loams/kit/zstd_mem.h"
 #include "parquet_encoding.h"
 #include "thrift_compact.h"
 
@@ -1676,7 +1676,7 @@ int loams__pq_writer_open(const loams__pq_column_def *cols, size_t ncols,
         goto fail;
     }
     w->opt.created_by = w->created_by;
-    if (opt->codec == LOAMS__PQ_CODEC_ZSTD && !(w->zstd = ZSTD_createCCtx())) {
+    if (opt->codec == LOAMS__PQ_CODEC_ZSTD && !(w->zstd = loams_kit_zstd_cctx(mem))) {
         goto fail;
     }
     if (!(w->cols = loams_kit_mem_calloc(mem, ncols, sizeof(*w->cols)))) {

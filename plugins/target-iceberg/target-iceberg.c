@@ -275,7 +275,7 @@ int loams__ice_load_avro(ice *t, const char *uri, loams__avro_file **out)
         (rc = loams__ice_get(t, key, &data, &len)) != 0) {
         return rc;
     }
-    if ((rc = loams__avro_file_read(data, len, out, e, sizeof e)) != 0) {
+    if ((rc = loams__avro_file_read(t->mem, data, len, out, e, sizeof e)) != 0) {
         return loams__ice_fail(t, rc, "table %s.%s: %s: %s", t->ns, t->name, key, e);
     }
     return 0;
@@ -322,7 +322,7 @@ int loams__ice_file_open(ice *t)
     if ((rc = loams__ice_schema_copy(&t->file_schema, &t->work)) != 0) {
         return loams__ice_fail(t, rc, "out of memory");
     }
-    loams__pq_column_def *cols = calloc(t->work.n, sizeof *cols);
+    loams__pq_column_def *cols = loams_kit_mem_calloc(t->mem, t->work.n, sizeof *cols);
     if (cols == NULL) {
         return loams__ice_fail(t, -ENOMEM, "out of memory");
     }
@@ -333,12 +333,12 @@ int loams__ice_file_open(ice *t)
     }
     if ((rc = loams__ice_key(t, t->cur_key, sizeof t->cur_key, "data/%s-%05u.parquet", t->token,
                              ++t->file_seq)) != 0) {
-        free(cols);
+        loams_kit_mem_free(t->mem, cols);
         return rc;
     }
     rc = host->store_writer_open(t->store, t->cur_key, &t->sw);
     if (rc != 0) {
-        free(cols);
+        loams_kit_mem_free(t->mem, cols);
         t->sw = NULL;
         return loams__ice_fail(t, rc, "table %s.%s: creating '%s' failed: %s", t->ns, t->name,
                                t->cur_key, errtext(rc));
@@ -348,12 +348,13 @@ int loams__ice_file_open(ice *t)
     char *stext = sj != NULL ? cJSON_PrintUnformatted(sj) : NULL;
     cJSON_Delete(sj);
     if (stext == NULL) {
-        free(cols);
+        loams_kit_mem_free(t->mem, cols);
         return loams__ice_fail(t, -ENOMEM, "out of memory");
     }
     loams__pq_kv kv = {"iceberg.schema", stext};
     loams__pq_options o;
     loams__pq_options_init(&o);
+    o.mem = t->mem;
     o.codec = t->codec;
     o.zstd_level = t->zstd_level;
     o.row_group_bytes =
@@ -363,7 +364,7 @@ int loams__ice_file_open(ice *t)
     char e[512];
     rc = loams__pq_writer_open(cols, t->work.n, &o, (loams__sink){sink_write, t}, &t->pw, e,
                                sizeof e);
-    free(cols);
+    loams_kit_mem_free(t->mem, cols);
     cJSON_free(stext);
     if (rc != 0) {
         t->pw = NULL;
@@ -398,7 +399,7 @@ int loams__ice_file_finish(ice *t)
     }
     if (t->nfiles == t->cap_files) {
         size_t cap = t->cap_files ? 2 * t->cap_files : 4;
-        loams__ice_staged *g = realloc(t->files, cap * sizeof *g);
+        loams__ice_staged *g = loams_kit_mem_realloc(t->mem, t->files, cap * sizeof *g);
         if (g == NULL) {
             file_drop(t);
             return loams__ice_fail(t, -ENOMEM, "out of memory");
@@ -409,6 +410,7 @@ int loams__ice_file_finish(ice *t)
     const loams__pq_file_stats *st = loams__pq_writer_stats(t->pw);
     loams__ice_staged *f = &t->files[t->nfiles];
     memset(f, 0, sizeof *f);
+    loams_kit_buf_init(&f->df, t->mem);
     char uri[LOAMS__ICE_URI_MAX];
     if ((rc = loams__ice_uri(t, t->cur_key, uri, sizeof uri)) != 0 ||
         (rc = loams__ice_data_file_encode(&f->df, uri, st)) != 0) {
@@ -669,9 +671,10 @@ static int do_write(ice *t, loams_batch *b)
     }
     size_t n = t->work.n;
     if (n > t->cap_row) {
-        loams__pq_value *row = realloc(t->row, WRITE_SLICE * n * sizeof *row);
-        long *map = row != NULL ? realloc(t->colmap, n * sizeof *map) : NULL;
-        const loams_value **cells = map != NULL ? realloc(t->cells, n * sizeof *cells) : NULL;
+        loams__pq_value *row = loams_kit_mem_realloc(t->mem, t->row, WRITE_SLICE * n * sizeof *row);
+        long *map = row != NULL ? loams_kit_mem_realloc(t->mem, t->colmap, n * sizeof *map) : NULL;
+        const loams_value **cells =
+            map != NULL ? loams_kit_mem_realloc(t->mem, t->cells, n * sizeof *cells) : NULL;
         if (row != NULL) {
             t->row = row;
         }
@@ -730,7 +733,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
 {
     char uuid[37], key[LOAMS__ICE_KEY_MAX], uri[LOAMS__ICE_URI_MAX], list_uri[LOAMS__ICE_URI_MAX];
     char prev_uri[LOAMS__ICE_URI_MAX], e[512];
-    loams_kit_buf buf = {0};
+    loams_kit_buf buf = LOAMS_KIT_BUF_INIT_MEM(t->mem);
     cJSON *meta = NULL;
     char *text = NULL;
     int rc;
@@ -757,7 +760,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
     loams__ice_manifest_file fresh[1];
     size_t nfresh = 0;
     if (in->nentries > 0) {
-        loams__ice_entry *ents = calloc(in->nentries, sizeof *ents);
+        loams__ice_entry *ents = loams_kit_mem_calloc(t->mem, in->nentries, sizeof *ents);
         if (ents == NULL) {
             rc = loams__ice_fail(t, -ENOMEM, "out of memory");
             goto out;
@@ -786,8 +789,8 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
         loams__ice_uuid(uuid);
         uint64_t mlen = 0;
         rc = stext == NULL ? -ENOMEM
-                           : loams__ice_manifest_write((loams__sink){avro_sink, &buf}, stext,
-                                                       hs.schema_id, t->manifest_codec, ents,
+                           : loams__ice_manifest_write(t->mem, (loams__sink){avro_sink, &buf},
+                                                       stext, hs.schema_id, t->manifest_codec, ents,
                                                        in->nentries, &mlen, e, sizeof e);
         cJSON_free(stext);
         int64_t min_seq = sn.sequence;
@@ -799,7 +802,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
             fresh[0].existing_files += ents[i].status == LOAMS__ICE_EXISTING;
             fresh[0].deleted_files += ents[i].status == LOAMS__ICE_DELETED;
         }
-        free(ents);
+        loams_kit_mem_free(t->mem, ents);
         if (rc != 0) {
             rc = loams__ice_fail(t, rc, "table %s.%s: %s", t->ns, t->name,
                                  rc == -ENOMEM ? "out of memory" : e);
@@ -825,7 +828,7 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
     const cJSON *parent = loams__ice_current_snapshot(meta);
     loams__ice_uuid(uuid);
     rc = loams__ice_manifest_list_write(
-        (loams__sink){avro_sink, &buf}, sn.id,
+        t->mem, (loams__sink){avro_sink, &buf}, sn.id,
         parent != NULL ? loams__ice_long(parent, "snapshot-id", -1) : -1, sn.sequence,
         t->manifest_codec, fresh, nfresh, in->carried, in->ncarried, e, sizeof e);
     if (rc != 0) {
@@ -856,9 +859,9 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
         (rc = loams__ice_put(t, key, text, strlen(text), written)) != 0) {
         goto out;
     }
-    free(t->pending_ref);
+    loams_kit_mem_free(t->mem, t->pending_ref);
     cJSON_Delete(t->pending_meta);
-    t->pending_ref = strdup(key);
+    t->pending_ref = loams_kit_mem_strdup(t->mem, key);
     t->pending_meta = meta;
     meta = NULL;
     if (t->pending_ref == NULL) {
@@ -926,8 +929,10 @@ static int do_prepare(ice *t, const loams_offsets *applied, const char **ref,
         return rc;
     }
     size_t ncar = list != NULL ? loams__avro_file_count(list) : 0;
-    const loams__avro_value **car = ncar > 0 ? calloc(ncar, sizeof *car) : NULL;
-    loams__ice_entry *ents = t->nfiles > 0 ? calloc(t->nfiles, sizeof *ents) : NULL;
+    const loams__avro_value **car =
+        ncar > 0 ? loams_kit_mem_calloc(t->mem, ncar, sizeof *car) : NULL;
+    loams__ice_entry *ents =
+        t->nfiles > 0 ? loams_kit_mem_calloc(t->mem, t->nfiles, sizeof *ents) : NULL;
     char *aj = offsets_json(applied);
     if ((ncar > 0 && car == NULL) || (t->nfiles > 0 && ents == NULL) || aj == NULL) {
         rc = loams__ice_fail(t, -ENOMEM, "out of memory");
@@ -957,9 +962,9 @@ static int do_prepare(ice *t, const loams_offsets *applied, const char **ref,
     in.ncarried = ncar;
     rc = loams__ice_commit_snapshot(t, &in, ref, written);
 out:
-    free(aj);
-    free(ents);
-    free(car);
+    cJSON_free(aj);
+    loams_kit_mem_free(t->mem, ents);
+    loams_kit_mem_free(t->mem, car);
     loams__avro_file_free(list);
     return rc;
 }
@@ -981,18 +986,21 @@ static int ice_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *
         host->set_error(ctx, "target-iceberg: a table needs a namespace and a name without '/'");
         return -EINVAL;
     }
-    ice *t = calloc(1, sizeof *t);
+    ice *t = host->calloc(ctx, 1, sizeof *t);
     if (t == NULL) {
         host->set_error(ctx, "out of memory opening a table");
         return -ENOMEM;
     }
     t->ctx = ctx;
+    loams_kit_host_mem_init(&t->hm, host, ctx);
+    t->mem = &t->hm.mem;
     t->store = store;
     t->epoch = spec->epoch;
     int rc = -ENOMEM;
     snprintf(t->err, sizeof t->err, "out of memory opening table %s.%s", spec->ns, spec->name);
-    if ((t->ns = strdup(spec->ns)) == NULL || (t->name = strdup(spec->name)) == NULL ||
-        (spec->link != NULL && (t->link = strdup(spec->link)) == NULL) ||
+    if ((t->ns = loams_kit_mem_strdup(t->mem, spec->ns)) == NULL ||
+        (t->name = loams_kit_mem_strdup(t->mem, spec->name)) == NULL ||
+        (spec->link != NULL && (t->link = loams_kit_mem_strdup(t->mem, spec->link)) == NULL) ||
         host->buf_create(&t->rbuf) != 0) {
         goto fail;
     }
@@ -1011,10 +1019,10 @@ fail:
     host->buf_free(t->rbuf);
     loams__ice_schema_clear(&t->declared);
     loams__ice_schema_clear(&t->base_schema);
-    free(t->ns);
-    free(t->name);
-    free(t->link);
-    free(t);
+    loams_kit_mem_free(t->mem, t->ns);
+    loams_kit_mem_free(t->mem, t->name);
+    loams_kit_mem_free(t->mem, t->link);
+    host->free(ctx, t);
     return rc;
 }
 
@@ -1022,7 +1030,7 @@ static void forget_pending(ice *t)
 {
     cJSON_Delete(t->pending_meta);
     t->pending_meta = NULL;
-    free(t->pending_ref);
+    loams_kit_mem_free(t->mem, t->pending_ref);
     t->pending_ref = NULL;
 }
 
@@ -1035,19 +1043,19 @@ static void ice_close(void *state)
     loams__ice_staging_clear(t);
     forget_pending(t);
     cJSON_Delete(t->base_meta);
-    free(t->base_ref);
+    loams_kit_mem_free(t->mem, t->base_ref);
     loams__ice_schema_clear(&t->work);
     loams__ice_schema_clear(&t->base_schema);
     loams__ice_schema_clear(&t->declared);
-    free(t->files);
-    free(t->row);
-    free(t->colmap);
-    free(t->cells);
+    loams_kit_mem_free(t->mem, t->files);
+    loams_kit_mem_free(t->mem, t->row);
+    loams_kit_mem_free(t->mem, t->colmap);
+    loams_kit_mem_free(t->mem, t->cells);
     host->buf_free(t->rbuf);
-    free(t->ns);
-    free(t->name);
-    free(t->link);
-    free(t);
+    loams_kit_mem_free(t->mem, t->ns);
+    loams_kit_mem_free(t->mem, t->name);
+    loams_kit_mem_free(t->mem, t->link);
+    host->free(t->ctx, t);
 }
 
 /* Makes (meta, ref) the base: schema, last id. Takes both. */
@@ -1070,11 +1078,11 @@ static int set_base(ice *t, cJSON *meta, char *ref)
     }
     if (rc != 0) {
         cJSON_Delete(meta);
-        free(ref);
+        loams_kit_mem_free(t->mem, ref);
         return rc;
     }
     cJSON_Delete(t->base_meta);
-    free(t->base_ref);
+    loams_kit_mem_free(t->mem, t->base_ref);
     loams__ice_schema_clear(&t->base_schema);
     t->base_meta = meta;
     t->base_ref = ref;
@@ -1092,11 +1100,11 @@ int loams__ice_use_ref(ice *t, const char *ref)
         return 0;
     }
     cJSON *meta = NULL;
-    char *r = strdup(ref);
+    char *r = loams_kit_mem_strdup(t->mem, ref);
     int rc = r == NULL ? loams__ice_fail(t, -ENOMEM, "out of memory")
                        : loams__ice_load_meta(t, ref, &meta);
     if (rc != 0) {
-        free(r);
+        loams_kit_mem_free(t->mem, r);
         return rc;
     }
     return set_base(t, meta, r);
@@ -1152,9 +1160,9 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
     cJSON *meta = NULL;
     char *r = NULL;
     int rc = 0;
-    if (ref != NULL &&
-        ((r = strdup(ref)) == NULL || (rc = loams__ice_load_meta(t, ref, &meta)) != 0)) {
-        free(r);
+    if (ref != NULL && ((r = loams_kit_mem_strdup(t->mem, ref)) == NULL ||
+                        (rc = loams__ice_load_meta(t, ref, &meta)) != 0)) {
+        loams_kit_mem_free(t->mem, r);
         return report(t, rc != 0 ? rc : loams__ice_fail(t, -ENOMEM, "out of memory"));
     }
     if ((rc = set_base(t, meta, r)) != 0) {

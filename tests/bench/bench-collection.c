@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 
     /* ---- search ---- */
     loams__coll_manifest *m;
-    loams__coll_manifest_new("bench", "tickets", &m, &err);
+    loams__coll_manifest_new(NULL, "bench", "tickets", &m, &err);
     const char *names[] = {"subject", "body", "priority", "tags", "customer"};
     for (size_t i = 0; i < 5; i++) {
         loams__coll_manifest_map(m, names[i], LOAMS__CT_TEXT, 0, &err);
@@ -286,8 +286,8 @@ int main(int argc, char **argv)
     double t1 = now();
     for (size_t s = 0; s < n_splits; s++) {
         files[s].fd = open(paths[s], O_RDONLY);
-        if (loams__split_reader_open(file_read, &files[s], sizes[s], paths[s], &readers[s], &err) !=
-            0) {
+        if (loams__split_reader_open(NULL, file_read, &files[s], sizes[s], paths[s], &readers[s],
+                                     &err) != 0) {
             die("open", err.msg);
         }
         loams__coll_fstats fst[5];

@@ -56,7 +56,7 @@ static void rewrite(const loams__avro_file *f)
         abort();
     }
     loams__avro_file *g = NULL;
-    if (loams__avro_file_read(file.data, file.len, &g, err, sizeof err) != 0 ||
+    if (loams__avro_file_read(NULL, file.data, file.len, &g, err, sizeof err) != 0 ||
         loams__avro_file_count(g) != n) {
         fprintf(stderr, "a rewritten container does not read back: %s\n", err);
         abort();
@@ -82,7 +82,7 @@ static void read_any(const uint8_t *data, size_t size)
 {
     loams__avro_file *f = NULL;
     char err[512] = "";
-    int rc = loams__avro_file_read(data, size, &f, err, sizeof err);
+    int rc = loams__avro_file_read(NULL, data, size, &f, err, sizeof err);
     if (rc != 0) {
         if ((rc != LOAMS_ECORRUPT && rc != -ENOMEM) || err[0] == '\0' || f != NULL) {
             abort();
@@ -316,7 +316,7 @@ static void round_trip(const uint8_t *data, size_t size)
         abort();
     }
     loams__avro_file *f = NULL;
-    if (loams__avro_file_read(file.data, file.len, &f, err, sizeof err) != 0) {
+    if (loams__avro_file_read(NULL, file.data, file.len, &f, err, sizeof err) != 0) {
         fprintf(stderr, "a written file does not read: %s (schema %s)\n", err, g.json);
         abort();
     }

@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     loams__coll_request *r = NULL, *back = NULL;
     loams_kit_err e;
     e.msg[0] = '\0';
-    int rc = loams__coll_request_parse((const char *)data, size, &r, &e);
+    int rc = loams__coll_request_parse(NULL, (const char *)data, size, &r, &e);
     if (rc != 0) {
         if ((rc != LOAMS_EINPUT && rc != -ENOMEM) || e.msg[0] == '\0' || r != NULL) {
             abort();
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     char *json = to_json(r);
-    rc = loams__coll_request_parse(json, strlen(json), &back, &e);
+    rc = loams__coll_request_parse(NULL, json, strlen(json), &back, &e);
     if (rc != 0 || !same(r, back)) {
         fprintf(stderr, "the request written back as %s parses differently (rc %d: %s)\n", json, rc,
                 rc ? e.msg : "");

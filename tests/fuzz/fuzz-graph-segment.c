@@ -52,14 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     loams_kit_err e;
     loams__gquery *q = NULL;
-    int rc = loams__gquery_parse((const char *)data, size, &q, &e);
+    int rc = loams__gquery_parse(NULL, (const char *)data, size, &q, &e);
     if (rc != 0 && rc != LOAMS_EINPUT) {
         abort();
     }
     loams__gquery_free(q);
     mem m = {data, size};
     loams__gseg_reader *r = NULL;
-    rc = loams__gseg_reader_open("fuzz", size, mem_read, &m, 4, &r, &e);
+    rc = loams__gseg_reader_open(NULL, "fuzz", size, mem_read, &m, 4, &r, &e);
     if (rc != 0) {
         if (rc != LOAMS_ECORRUPT && rc != LOAMS_EUNSUPPORTED) {
             abort();

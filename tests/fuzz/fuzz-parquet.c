@@ -45,7 +45,7 @@ static void read_any(const uint8_t *data, size_t size)
 {
     loams__pqr *r = NULL;
     char err[512] = "";
-    int rc = loams__pqr_open(data, size, &r, err, sizeof err);
+    int rc = loams__pqr_open(NULL, data, size, &r, err, sizeof err);
     if (rc == 0) {
         int64_t rows = 0;
         err[0] = '\0';
@@ -228,7 +228,7 @@ static void round_trip(const uint8_t *data, size_t size)
         abort();
     }
     loams__pqr *r = NULL;
-    if (loams__pqr_open(file.data, file.len, &r, err, sizeof err) != 0) {
+    if (loams__pqr_open(NULL, file.data, file.len, &r, err, sizeof err) != 0) {
         fprintf(stderr, "a written file does not open: %s\n", err);
         abort();
     }

@@ -156,7 +156,7 @@ static void read_any(const uint8_t *data, size_t size)
     loams__split_reader *r = NULL;
     loams_kit_err e;
     e.msg[0] = '\0';
-    int rc = loams__split_reader_open(mem_read, &m, size, "fuzz", &r, &e);
+    int rc = loams__split_reader_open(NULL, mem_read, &m, size, "fuzz", &r, &e);
     if (rc != 0) {
         allowed(rc, &e, "open");
         return;
@@ -376,7 +376,7 @@ static void round_trip(const uint8_t *data, size_t size)
     }
     mem m = {out.p, out.n};
     loams__split_reader *r = NULL;
-    if (loams__split_reader_open(mem_read, &m, out.n, "written", &r, &e) != 0) {
+    if (loams__split_reader_open(NULL, mem_read, &m, out.n, "written", &r, &e) != 0) {
         fprintf(stderr, "a written split does not open: %s\n", e.msg);
         abort();
     }

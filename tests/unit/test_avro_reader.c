@@ -41,7 +41,7 @@ static void write_file(loams_kit_buf *out, const char *schema, const void *datum
 
 static int read_file(const loams_kit_buf *b, loams__avro_file **f, char *err, size_t errlen)
 {
-    return loams__avro_file_read(b->data, b->len, f, err, errlen);
+    return loams__avro_file_read(NULL, b->data, b->len, f, err, errlen);
 }
 
 START_TEST(objects_that_encode_in_no_bytes_are_read)

@@ -19,7 +19,7 @@ static loams_kit_err err;
 static loams__coll_manifest *sample(void)
 {
     loams__coll_manifest *m;
-    ck_assert_int_eq(loams__coll_manifest_new("default", "tickets", &m, &err), 0);
+    ck_assert_int_eq(loams__coll_manifest_new(NULL, "default", "tickets", &m, &err), 0);
     m->seq = 7;
     m->created_us = 1732900000123456;
     m->epoch = 3;
@@ -46,8 +46,8 @@ START_TEST(a_manifest_survives_encode_and_parse)
     loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__coll_manifest_encode(m, &b, &err), 0);
     loams__coll_manifest *p;
-    ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(loams__coll_manifest_parse(NULL, (const char *)b.data, b.len, "k", &p, &err) == 0,
+                  "%s", err.msg);
     ck_assert_str_eq(p->ns, "default");
     ck_assert_str_eq(p->name, "tickets");
     ck_assert_uint_eq(p->seq, 7);
@@ -135,8 +135,8 @@ START_TEST(a_float_value_widens_an_int_field_and_ints_fit_a_float_field)
     loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__coll_manifest_encode(m, &b, &err), 0);
     loams__coll_manifest *p = NULL;
-    ck_assert_msg(loams__coll_manifest_parse((const char *)b.data, b.len, "k", &p, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(loams__coll_manifest_parse(NULL, (const char *)b.data, b.len, "k", &p, &err) == 0,
+                  "%s", err.msg);
     ck_assert_int_eq(loams__coll_manifest_field(p, "n")->type, LOAMS__CT_FLOAT);
     loams_kit_buf_free(&b);
     loams__coll_manifest_free(p);
@@ -148,7 +148,7 @@ static void expect_corrupt(const char *json, const char *why)
 {
     loams__coll_manifest *p = NULL;
     ck_assert_int_eq(
-        loams__coll_manifest_parse(json, strlen(json), "ns/c/manifest/x.json", &p, &err),
+        loams__coll_manifest_parse(NULL, json, strlen(json), "ns/c/manifest/x.json", &p, &err),
         LOAMS_ECORRUPT);
     ck_assert_ptr_null(p);
     ck_assert_ptr_nonnull(strstr(err.msg, "ns/c/manifest/x.json"));
@@ -188,7 +188,7 @@ START_TEST(damaged_manifests_are_refused_with_the_reason)
     /* and the minimal valid one parses */
     snprintf(buf, sizeof buf, "%s\"mapping\":[],\"splits\":[],\"applied\":[]}", head);
     loams__coll_manifest *p;
-    ck_assert_int_eq(loams__coll_manifest_parse(buf, strlen(buf), "k", &p, &err), 0);
+    ck_assert_int_eq(loams__coll_manifest_parse(NULL, buf, strlen(buf), "k", &p, &err), 0);
     loams__coll_manifest_free(p);
 }
 END_TEST
@@ -219,7 +219,7 @@ END_TEST
 START_TEST(deletion_sets_round_trip_and_detect_damage)
 {
     loams__delset *d;
-    ck_assert_int_eq(loams__delset_new(13, &d, &err), 0);
+    ck_assert_int_eq(loams__delset_new(NULL, 13, &d, &err), 0);
     ck_assert_int_eq(loams__delset_add(d, 0), 1);
     ck_assert_int_eq(loams__delset_add(d, 12), 1);
     ck_assert_int_eq(loams__delset_add(d, 12), 0);
@@ -230,17 +230,19 @@ START_TEST(deletion_sets_round_trip_and_detect_damage)
     loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__delset_encode(d, &b), 0);
     loams__delset *p;
-    ck_assert_int_eq(loams__delset_decode(b.data, b.len, 13, "x", &p, &err), 0);
+    ck_assert_int_eq(loams__delset_decode(NULL, b.data, b.len, 13, "x", &p, &err), 0);
     ck_assert_uint_eq(p->deleted, 2);
     ck_assert(loams__delset_has(p, 0) && loams__delset_has(p, 12) && !loams__delset_has(p, 5));
     loams__delset_free(p);
-    ck_assert_int_eq(loams__delset_decode(b.data, b.len, 14, "x", &p, &err), LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__delset_decode(NULL, b.data, b.len, 14, "x", &p, &err), LOAMS_ECORRUPT);
     for (size_t i = 0; i < b.len; i++) {
         b.data[i] ^= 0x10;
-        ck_assert_int_eq(loams__delset_decode(b.data, b.len, 13, "x", &p, &err), LOAMS_ECORRUPT);
+        ck_assert_int_eq(loams__delset_decode(NULL, b.data, b.len, 13, "x", &p, &err),
+                         LOAMS_ECORRUPT);
         b.data[i] ^= 0x10;
     }
-    ck_assert_int_eq(loams__delset_decode(b.data, b.len - 1, 13, "x", &p, &err), LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__delset_decode(NULL, b.data, b.len - 1, 13, "x", &p, &err),
+                     LOAMS_ECORRUPT);
     loams__delset *c;
     ck_assert_int_eq(loams__delset_clone(d, &c, &err), 0);
     loams__delset_add(c, 5);

@@ -44,7 +44,7 @@ typedef struct tcoll {
 static void tcoll_init(tcoll *t)
 {
     memset(t, 0, sizeof *t);
-    ck_assert_int_eq(loams__coll_manifest_new("ns", "c", &t->m, &err), 0);
+    ck_assert_int_eq(loams__coll_manifest_new(NULL, "ns", "c", &t->m, &err), 0);
     loams__coll_manifest_map(t->m, "subject", LOAMS__CT_TEXT, 0, &err);
     loams__coll_manifest_map(t->m, "body", LOAMS__CT_TEXT, 0, &err);
     loams__coll_manifest_map(t->m, "vec", LOAMS__CT_VECTOR, 3, &err);
@@ -65,7 +65,7 @@ static void tcoll_free(tcoll *t)
 static void tcoll_register(tcoll *t, const char *key)
 {
     size_t i = t->n;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &t->bytes[i], t->bytes[i].len, key,
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &t->bytes[i], t->bytes[i].len, key,
                                               &t->readers[i], &err),
                      0);
     loams__split_reader *r = t->readers[i];
@@ -131,7 +131,7 @@ static void tcoll_delete(tcoll *t, size_t s, uint32_t doc)
 {
     loams__coll_split *sp = &t->m->splits[s];
     if (t->dels[s] == NULL) {
-        ck_assert_int_eq(loams__delset_new(sp->docs, &t->dels[s], &err), 0);
+        ck_assert_int_eq(loams__delset_new(NULL, sp->docs, &t->dels[s], &err), 0);
     }
     ck_assert_int_eq(loams__delset_add(t->dels[s], doc), 1);
     sp->live--;
@@ -466,7 +466,7 @@ END_TEST
 static void bad_request(const char *json, const char *why)
 {
     loams__coll_request *r = NULL;
-    ck_assert_int_eq(loams__coll_request_parse(json, strlen(json), &r, &err), LOAMS_EINPUT);
+    ck_assert_int_eq(loams__coll_request_parse(NULL, json, strlen(json), &r, &err), LOAMS_EINPUT);
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(err.msg, why) != NULL, "%s", err.msg);
 }
@@ -475,13 +475,13 @@ START_TEST(requests_parse_and_bad_ones_explain_themselves)
 {
     loams__coll_request *r;
     const char *ok = "{\"q\":\"printer jam\",\"k\":3,\"fields\":[\"subject\"]}";
-    ck_assert_int_eq(loams__coll_request_parse(ok, strlen(ok), &r, &err), 0);
+    ck_assert_int_eq(loams__coll_request_parse(NULL, ok, strlen(ok), &r, &err), 0);
     ck_assert_str_eq(r->q, "printer jam");
     ck_assert_uint_eq(r->k, 3);
     ck_assert_uint_eq(r->n_fields, 1);
     loams__coll_request_free(r);
     const char *vec = "{\"vector\":[1,2.5,-3],\"field\":\"v\",\"metric\":\"l2\"}";
-    ck_assert_int_eq(loams__coll_request_parse(vec, strlen(vec), &r, &err), 0);
+    ck_assert_int_eq(loams__coll_request_parse(NULL, vec, strlen(vec), &r, &err), 0);
     ck_assert_uint_eq(r->dim, 3);
     ck_assert(r->vector[1] == 2.5f);
     ck_assert_int_eq(r->metric, LOAMS__METRIC_L2);
@@ -518,7 +518,7 @@ START_TEST(the_answer_is_json_with_hits_docs_and_splits)
     loams__coll_view v = tcoll_view(&t);
     loams__coll_request *r;
     const char *q = "{\"q\":\"printer\",\"k\":2}";
-    ck_assert_int_eq(loams__coll_request_parse(q, strlen(q), &r, &err), 0);
+    ck_assert_int_eq(loams__coll_request_parse(NULL, q, strlen(q), &r, &err), 0);
     loams_kit_buf out = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__coll_query_run(&v, "ns/c/manifest/m.json", r, NULL, &out, &err), 0);
     cJSON *a = cJSON_ParseWithLength((const char *)out.data, out.len);
@@ -568,7 +568,7 @@ START_TEST(a_scan_pages_through_every_live_document_once)
             snprintf(req, sizeof req, "{\"scan\":true,\"limit\":2}");
         }
         loams__coll_request *r;
-        ck_assert_int_eq(loams__coll_request_parse(req, strlen(req), &r, &err), 0);
+        ck_assert_int_eq(loams__coll_request_parse(NULL, req, strlen(req), &r, &err), 0);
         ck_assert(r->scan);
         loams_kit_buf out = LOAMS_KIT_BUF_INIT;
         ck_assert_int_eq(loams__coll_query_run(&v, NULL, r, NULL, &out, &err), 0);

@@ -17,7 +17,7 @@ static void refused(const char *json, const char *why)
     loams__gquery *q = NULL;
     loams_kit_err e;
     e.msg[0] = '\0';
-    ck_assert_int_eq(loams__gquery_parse(json, strlen(json), &q, &e), LOAMS_EINPUT);
+    ck_assert_int_eq(loams__gquery_parse(NULL, json, strlen(json), &q, &e), LOAMS_EINPUT);
     ck_assert_ptr_null(q);
     ck_assert_msg(strstr(e.msg, why) != NULL, "%s", e.msg);
 }
@@ -27,7 +27,8 @@ static void parses(const char *json)
     loams__gquery *q = NULL;
     loams_kit_err e;
     e.msg[0] = '\0';
-    ck_assert_msg(loams__gquery_parse(json, strlen(json), &q, &e) == 0, "%s: %s", json, e.msg);
+    ck_assert_msg(loams__gquery_parse(NULL, json, strlen(json), &q, &e) == 0, "%s: %s", json,
+                  e.msg);
     ck_assert_ptr_nonnull(q);
     loams__gquery_free(q);
 }

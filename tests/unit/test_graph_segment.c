@@ -75,7 +75,7 @@ static void build(mem_obj *o, int nodes, int fan, size_t block)
     loams__gseg_writer *w;
     loams_kit_err e;
     memset(o, 0, sizeof *o);
-    ck_assert_int_eq(loams__gseg_writer_open(mem_sink, &o->b, block, &w, &e), 0);
+    ck_assert_int_eq(loams__gseg_writer_open(NULL, mem_sink, &o->b, block, &w, &e), 0);
     char id[32], other[32];
     for (int i = 0; i < nodes; i++) {
         snprintf(id, sizeof id, "n%03d", i);
@@ -124,7 +124,7 @@ START_TEST(a_segment_reads_back_by_lookup_and_cursor)
     build(&o, 500, 300, 512);
     loams__gseg_reader *r;
     loams_kit_err e;
-    ck_assert_msg(loams__gseg_reader_open("mem", o.b.len, mem_read, &o, 8, &r, &e) == 0, "%s",
+    ck_assert_msg(loams__gseg_reader_open(NULL, "mem", o.b.len, mem_read, &o, 8, &r, &e) == 0, "%s",
                   e.msg);
     static collect c;
     memset(&c, 0, sizeof c);
@@ -200,7 +200,7 @@ START_TEST(the_writer_refuses_out_of_order_keys_and_bad_ids)
     loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     loams__gseg_writer *w;
     loams_kit_err e;
-    ck_assert_int_eq(loams__gseg_writer_open(mem_sink, &b, 4096, &w, &e), 0);
+    ck_assert_int_eq(loams__gseg_writer_open(NULL, mem_sink, &b, 4096, &w, &e), 0);
     loams__grec r = node("b", NULL, NULL, 0);
     ck_assert_int_eq(loams__gseg_writer_add(w, LOAMS__GT_NODES, &r, &e), 0);
     r = node("a", NULL, NULL, 0);
@@ -227,7 +227,7 @@ START_TEST(damaged_segments_are_reported_as_corrupt)
     loams_kit_err e;
     /* a flipped byte in the first block: open works, the lookup fails */
     o.b.data[20] ^= 0x40;
-    ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len, mem_read, &o, 0, &r, &e), 0);
+    ck_assert_int_eq(loams__gseg_reader_open(NULL, "seg-x", o.b.len, mem_read, &o, 0, &r, &e), 0);
     collect *c = calloc(1, sizeof *c);
     ck_assert_int_eq(loams__gseg_lookup(r, LOAMS__GT_NODES, "n000", 4, collect_visit, c, &e),
                      LOAMS_ECORRUPT);
@@ -237,18 +237,19 @@ START_TEST(damaged_segments_are_reported_as_corrupt)
     o.b.data[20] ^= 0x40;
     /* a damaged footer, a damaged index, a truncated object */
     o.b.data[o.b.len - 30] ^= 1;
-    ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len, mem_read, &o, 0, &r, &e),
+    ck_assert_int_eq(loams__gseg_reader_open(NULL, "seg-x", o.b.len, mem_read, &o, 0, &r, &e),
                      LOAMS_ECORRUPT);
     ck_assert_msg(strstr(e.msg, "footer") != NULL, "%s", e.msg);
     o.b.data[o.b.len - 30] ^= 1;
     o.b.data[o.b.len - 200] ^= 1;
-    ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len, mem_read, &o, 0, &r, &e),
+    ck_assert_int_eq(loams__gseg_reader_open(NULL, "seg-x", o.b.len, mem_read, &o, 0, &r, &e),
                      LOAMS_ECORRUPT);
     o.b.data[o.b.len - 200] ^= 1;
-    ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len - 1, mem_read, &o, 0, &r, &e),
+    ck_assert_int_eq(loams__gseg_reader_open(NULL, "seg-x", o.b.len - 1, mem_read, &o, 0, &r, &e),
                      LOAMS_ECORRUPT);
-    ck_assert_int_eq(loams__gseg_reader_open("seg-x", 10, mem_read, &o, 0, &r, &e), LOAMS_ECORRUPT);
-    ck_assert_int_eq(loams__gseg_reader_open("seg-x", o.b.len, mem_read, &o, 0, &r, &e), 0);
+    ck_assert_int_eq(loams__gseg_reader_open(NULL, "seg-x", 10, mem_read, &o, 0, &r, &e),
+                     LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__gseg_reader_open(NULL, "seg-x", o.b.len, mem_read, &o, 0, &r, &e), 0);
     loams__gseg_reader_free(r);
     free(c);
     loams_kit_buf_free(&o.b);
@@ -262,7 +263,7 @@ static void build_nodes(mem_obj *o, const char *const *recs, size_t n)
     loams__gseg_writer *w;
     loams_kit_err e;
     memset(o, 0, sizeof *o);
-    ck_assert_int_eq(loams__gseg_writer_open(mem_sink, &o->b, 256, &w, &e), 0);
+    ck_assert_int_eq(loams__gseg_writer_open(NULL, mem_sink, &o->b, 256, &w, &e), 0);
     for (size_t i = 0; i < n; i++) {
         char id[32];
         const char *eq = strchr(recs[i], '=');
@@ -288,11 +289,11 @@ START_TEST(the_view_shows_the_newest_version_of_each_key)
     loams__gseg_reader *r[3];
     loams_kit_err e;
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(loams__gseg_reader_open("m", o[i].b.len, mem_read, &o[i], 4, &r[i], &e),
-                         0);
+        ck_assert_int_eq(
+            loams__gseg_reader_open(NULL, "m", o[i].b.len, mem_read, &o[i], 4, &r[i], &e), 0);
     }
     loams__gmerge *m;
-    ck_assert_int_eq(loams__gmerge_open(r, 3, LOAMS__GT_NODES, NULL, 0, &m, &e), 0);
+    ck_assert_int_eq(loams__gmerge_open(NULL, r, 3, LOAMS__GT_NODES, NULL, 0, &m, &e), 0);
     char text[256] = "";
     size_t n = 0;
     for (;;) {
@@ -308,7 +309,7 @@ START_TEST(the_view_shows_the_newest_version_of_each_key)
     }
     ck_assert_str_eq(text, "a! b=2 c=3 d=1 e=2 f=3 ");
     loams__gmerge_free(m);
-    loams__gview v = {r, 3};
+    loams__gview v = {r, 3, NULL};
     loams_kit_buf arena = LOAMS_KIT_BUF_INIT;
     loams__gnode nd;
     int found;
@@ -319,7 +320,7 @@ START_TEST(the_view_shows_the_newest_version_of_each_key)
     ck_assert_int_eq(memcmp(arena.data + nd.label_off, "3", 1), 0);
     ck_assert_int_eq(loams__gview_node(&v, "d", 1, &arena, &nd, &found, &e), 0);
     ck_assert_int_eq(found, 1);
-    loams__gview v2 = {r, 2}; /* without the newest: c is deleted */
+    loams__gview v2 = {r, 2, NULL}; /* without the newest: c is deleted */
     ck_assert_int_eq(loams__gview_node(&v2, "c", 1, &arena, &nd, &found, &e), 0);
     ck_assert_int_eq(found, 0);
     loams_kit_buf_free(&arena);
@@ -333,7 +334,7 @@ END_TEST
 START_TEST(the_keymap_interns_many_keys)
 {
     loams__gkeymap *m;
-    ck_assert_int_eq(loams__gkeymap_new(&m), 0);
+    ck_assert_int_eq(loams__gkeymap_new(NULL, &m), 0);
     char k[32];
     for (int i = 0; i < 100000; i++) {
         uint32_t idx;
@@ -365,7 +366,7 @@ START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
 {
     loams__gmanifest *m, *p;
     loams_kit_err e;
-    ck_assert_int_eq(loams__gmanifest_new("ns", "g", &m, &e), 0);
+    ck_assert_int_eq(loams__gmanifest_new(NULL, "ns", "g", &m, &e), 0);
     m->seq = 3;
     m->epoch = 2;
     m->created_us = 123;
@@ -379,7 +380,7 @@ START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
     ck_assert_int_eq(loams__gmanifest_set_applied(m, 1, 55, &e), 0);
     loams_kit_buf b = LOAMS_KIT_BUF_INIT;
     ck_assert_int_eq(loams__gmanifest_encode(m, &b, &e), 0);
-    ck_assert_int_eq(loams__gmanifest_parse(b.data, b.len, "ref", &p, &e), 0);
+    ck_assert_int_eq(loams__gmanifest_parse(NULL, b.data, b.len, "ref", &p, &e), 0);
     ck_assert_str_eq(p->parent, "ns/g/manifest/2.json");
     ck_assert_uint_eq(p->n_segs, 3);
     ck_assert_str_eq(p->segs[2].key, "s3");
@@ -397,10 +398,11 @@ START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
     loams__gmanifest_free(p);
     /* not a graph manifest */
     const char *coll = "{\"format\":\"loams-collection\",\"version\":1}";
-    ck_assert_int_eq(loams__gmanifest_parse(coll, strlen(coll), "ref", &p, &e), LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__gmanifest_parse(NULL, coll, strlen(coll), "ref", &p, &e),
+                     LOAMS_ECORRUPT);
     ck_assert_msg(strstr(e.msg, "not a graph manifest") != NULL, "%s", e.msg);
     const char *newer = "{\"format\":\"loams-graph\",\"version\":2}";
-    ck_assert_int_eq(loams__gmanifest_parse(newer, strlen(newer), "ref", &p, &e),
+    ck_assert_int_eq(loams__gmanifest_parse(NULL, newer, strlen(newer), "ref", &p, &e),
                      LOAMS_EUNSUPPORTED);
     loams_kit_buf_free(&b);
     loams__gmanifest_free(m);

@@ -70,7 +70,8 @@ static void refused(const footer *f, const char *why)
     build(&file, f);
     loams__pqr *r = NULL;
     char err[256] = "";
-    ck_assert_int_eq(loams__pqr_open(file.data, file.len, &r, err, sizeof err), LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__pqr_open(NULL, file.data, file.len, &r, err, sizeof err),
+                     LOAMS_ECORRUPT);
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(err, why) != NULL, "%s", err);
     loams_kit_buf_free(&file);
@@ -83,7 +84,7 @@ START_TEST(a_well_formed_empty_footer_opens)
     build(&file, &f);
     loams__pqr *r = NULL;
     char err[256] = "";
-    ck_assert_int_eq(loams__pqr_open(file.data, file.len, &r, err, sizeof err), 0);
+    ck_assert_int_eq(loams__pqr_open(NULL, file.data, file.len, &r, err, sizeof err), 0);
     ck_assert_uint_eq(loams__pqr_ncolumns(r), 1);
     ck_assert_str_eq(loams__pqr_column_at(r, 0)->name, "a");
     ck_assert_int_eq(loams__pqr_num_rows(r), 0);
@@ -165,7 +166,8 @@ START_TEST(a_repeated_schema_is_corrupt)
     ck_assert_int_eq(loams_kit_buf_append(&file, "PAR1", 4), 0);
     loams__pqr *r = NULL;
     char err[256] = "";
-    ck_assert_int_eq(loams__pqr_open(file.data, file.len, &r, err, sizeof err), LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__pqr_open(NULL, file.data, file.len, &r, err, sizeof err),
+                     LOAMS_ECORRUPT);
     ck_assert_msg(strstr(err, "repeats its schema") != NULL, "%s", err);
     loams_kit_buf_free(&meta);
     loams_kit_buf_free(&one);

@@ -23,7 +23,7 @@ START_TEST(every_added_key_may_be_present)
     static const size_t sizes[] = {0, 1, 7, 1000, 150000};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
-        loams__pk_filter *f = loams__pk_filter_new(n);
+        loams__pk_filter *f = loams__pk_filter_new(NULL, n);
         ck_assert_ptr_nonnull(f);
         for (size_t i = 0; i < n; i++) {
             loams__pk_filter_add(f, ticket_hash(i));
@@ -42,7 +42,7 @@ END_TEST
 START_TEST(other_keys_are_ruled_out_but_about_one_percent)
 {
     enum { N = 100000 };
-    loams__pk_filter *f = loams__pk_filter_new(N);
+    loams__pk_filter *f = loams__pk_filter_new(NULL, N);
     ck_assert_ptr_nonnull(f);
     for (size_t i = 0; i < N; i++) {
         loams__pk_filter_add(f, ticket_hash(i));
@@ -56,7 +56,7 @@ START_TEST(other_keys_are_ruled_out_but_about_one_percent)
     ck_assert_msg(fp > 0, "no false positive at all: the filter cannot be 10 bits per key");
     loams__pk_filter_free(f);
     /* an empty filter says no to everything */
-    f = loams__pk_filter_new(0);
+    f = loams__pk_filter_new(NULL, 0);
     ck_assert_ptr_nonnull(f);
     for (size_t i = 0; i < 1000; i++) {
         ck_assert_int_eq(loams__pk_filter_maybe(f, ticket_hash(i)), 0);

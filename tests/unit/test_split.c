@@ -71,9 +71,9 @@ static void build_small(built *b, int codec)
     ck_assert_int_eq(loams__split_writer_finish(w, &size, &err), 0);
     ck_assert_uint_eq(size, b->bytes.len);
     loams__split_writer_free(w);
-    ck_assert_msg(
-        loams__split_reader_open(mem_read, &b->bytes, b->bytes.len, "small", &b->r, &err) == 0,
-        "%s", err.msg);
+    ck_assert_msg(loams__split_reader_open(NULL, mem_read, &b->bytes, b->bytes.len, "small", &b->r,
+                                           &err) == 0,
+                  "%s", err.msg);
 }
 
 static void check_small(int codec)
@@ -178,7 +178,7 @@ START_TEST(empty_split_opens_and_has_no_postings)
     ck_assert_int_eq(loams__split_writer_finish(w, &size, &err), 0);
     loams__split_writer_free(w);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "e", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "e", &r, &err), 0);
     ck_assert_uint_eq(loams__split_reader_docs(r), 0);
     uint32_t doc;
     size_t cur = 0;
@@ -245,7 +245,8 @@ START_TEST(every_term_and_document_of_a_large_split_is_found)
     const uint32_t n = 5000;
     build_many(&bytes, n, LOAMS__CODEC_ZSTD);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "many", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "many", &r, &err),
+                     0);
     loams__postings p = {0};
     for (uint32_t i = 0; i < n; i += 7) {
         char t[16];
@@ -306,7 +307,8 @@ START_TEST(every_copy_of_a_repeated_pk_is_found_in_doc_order)
     }
     loams__split_writer_free(w);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "rep", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "rep", &r, &err),
+                     0);
     size_t cur = 0;
     uint32_t found[5];
     size_t nf = 0;
@@ -325,7 +327,8 @@ START_TEST(a_term_lookup_reads_a_small_part_of_the_split)
     loams_kit_buf bytes = LOAMS_KIT_BUF_INIT;
     build_many(&bytes, 20000, LOAMS__CODEC_NONE);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "big", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "big", &r, &err),
+                     0);
     loams__postings p = {0};
     ck_assert_int_eq(loams__split_reader_postings(r, 0, "w12345", 6, &p, &err), 0);
     ck_assert_uint_eq(p.n, 1);
@@ -347,7 +350,7 @@ START_TEST(a_flipped_byte_anywhere_is_reported_as_corrupt)
     for (size_t i = 0; i < bytes.len; i += 37) {
         bytes.data[i] ^= 0x40;
         loams__split_reader *r = NULL;
-        int rc = loams__split_reader_open(mem_read, &bytes, bytes.len, "flip", &r, &err);
+        int rc = loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "flip", &r, &err);
         if (rc == 0) {
             rc = loams__split_reader_verify(r, &err);
             loams__split_reader_close(r);
@@ -365,7 +368,7 @@ START_TEST(a_corrupt_postings_list_fails_the_lookup)
     loams_kit_buf bytes = LOAMS_KIT_BUF_INIT;
     build_many(&bytes, 300, LOAMS__CODEC_ZSTD);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "p", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "p", &r, &err), 0);
     /* find where the "common" postings live by reading it, then damage it */
     loams__postings p = {0};
     ck_assert_int_eq(loams__split_reader_postings(r, 0, "common", 6, &p, &err), 0);
@@ -375,7 +378,7 @@ START_TEST(a_corrupt_postings_list_fails_the_lookup)
     int seen = 0;
     for (size_t i = 16; i < bytes.len - 32 && !seen; i += 5) {
         bytes.data[i] ^= 1;
-        if (loams__split_reader_open(mem_read, &bytes, bytes.len, "p", &r, &err) == 0) {
+        if (loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "p", &r, &err) == 0) {
             int rc = loams__split_reader_postings(r, 0, "common", 6, &p, &err);
             if (rc != 0) {
                 ck_assert_int_eq(rc, LOAMS_ECORRUPT);
@@ -441,7 +444,8 @@ START_TEST(a_corrupt_index_fails_every_lookup_and_is_not_kept)
     loams_kit_le32_put(si + 8 + 4, 0); /* block 0 holds no documents */
     reseal(&bytes);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "bad", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "bad", &r, &err),
+                     0);
     loams__postings p = {0};
     const char *json;
     size_t n;
@@ -468,7 +472,8 @@ START_TEST(a_stored_block_size_its_frame_does_not_declare_is_corrupt)
     loams_kit_le32_put(si + 8 + 20, 0xC0000000u); /* block 0's raw length */
     reseal(&bytes);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len, "big", &r, &err), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "big", &r, &err),
+                     0);
     const char *json;
     size_t n;
     ck_assert_int_eq(loams__split_reader_doc(r, 0, &json, &n, &err), LOAMS_ECORRUPT);
@@ -485,15 +490,16 @@ START_TEST(truncated_and_foreign_objects_are_refused)
     loams_kit_buf bytes = LOAMS_KIT_BUF_INIT;
     build_many(&bytes, 50, LOAMS__CODEC_ZSTD);
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, bytes.len - 1, "cut", &r, &err),
-                     LOAMS_ECORRUPT);
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &bytes, 20, "tiny", &r, &err),
+    ck_assert_int_eq(
+        loams__split_reader_open(NULL, mem_read, &bytes, bytes.len - 1, "cut", &r, &err),
+        LOAMS_ECORRUPT);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &bytes, 20, "tiny", &r, &err),
                      LOAMS_ECORRUPT);
     loams_kit_buf junk = LOAMS_KIT_BUF_INIT;
     for (int i = 0; i < 1000; i++) {
         loams_kit_buf_append(&junk, "junk", 4);
     }
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &junk, junk.len, "junk", &r, &err),
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &junk, junk.len, "junk", &r, &err),
                      LOAMS_ECORRUPT);
     ck_assert_ptr_nonnull(strstr(err.msg, "footer magic"));
     loams_kit_buf_free(&junk);

@@ -61,7 +61,7 @@ START_TEST(a_term_is_one_entry_whatever_its_length_and_path)
     loams__split_writer_free(w);
 
     loams__split_reader *r;
-    ck_assert_int_eq(loams__split_reader_open(mem_read, &out, out.len, "t", &r, &e), 0);
+    ck_assert_int_eq(loams__split_reader_open(NULL, mem_read, &out, out.len, "t", &r, &e), 0);
     loams__postings p = {0};
     for (size_t len = 1; len <= MAXLEN; len++) {
         char word[MAXLEN + 1];

@@ -449,7 +449,8 @@ static loams__avro_file *read_avro_uri(const char *uri, const char *want_codec)
     ck_assert_ptr_nonnull(d);
     loams__avro_file *f;
     char err[256];
-    ck_assert_msg(loams__avro_file_read(d, len, &f, err, sizeof err) == 0, "%s: %s", uri, err);
+    ck_assert_msg(loams__avro_file_read(NULL, d, len, &f, err, sizeof err) == 0, "%s: %s", uri,
+                  err);
     free(d);
     size_t cl;
     const char *codec = loams__avro_file_meta(f, "avro.codec", &cl);

@@ -34,6 +34,11 @@ typedef struct loams_kit_buf {
     {                                                                                              \
         NULL, 0, 0, NULL                                                                           \
     }
+/* An empty buffer that allocates through mem (an initializer). */
+#define LOAMS_KIT_BUF_INIT_MEM(mem)                                                                \
+    {                                                                                              \
+        NULL, 0, 0, (mem)                                                                          \
+    }
 
 /* An empty buffer that allocates through mem (NULL: libc); mem must
  * outlive the buffer. */

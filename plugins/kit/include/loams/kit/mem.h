@@ -50,5 +50,7 @@ void *loams_kit_mem_realloc(const loams_kit_mem *mem, void *p, size_t n);
 void loams_kit_mem_free(const loams_kit_mem *mem, void *p);
 /* A NUL-terminated copy of s[0..len); NULL on failure. */
 char *loams_kit_mem_strndup(const loams_kit_mem *mem, const char *s, size_t len);
+/* A copy of the C string s; NULL on failure. */
+char *loams_kit_mem_strdup(const loams_kit_mem *mem, const char *s);
 
 #endif
