@@ -39,7 +39,10 @@
  *     CPU seconds of the run threads and records/s and MB/s of it;
  *   - the peak RSS (VmHWM, reset before each run) when the applied count
  *     passes each fifth of the stream, and at the end, so one run shows
- *     whether memory follows the batch or the stream;
+ *     whether memory follows the batch or the stream; and the peak of
+ *     each task's memory account (what its plugins and batches took
+ *     through the host, under the default memory_budget_link) next to how
+ *     much VmHWM grew during the run;
  *   - the reference: for a collection the sqlite3 shell importing the TSV
  *     into an FTS5 table (pk UNINDEXED, subject, body); for a table DuckDB
  *     (npm @duckdb/node-api, tests/integration/duckdb-env.sh installs it)
@@ -94,6 +97,7 @@
 #include "abi/offsets.h"
 #include "catalog/objname.h"
 #include "stream/streamlog.h"
+#include "run/node_config.h"
 #include "run/worker.h"
 
 #include "ticket_gen.h"
@@ -409,15 +413,30 @@ typedef struct watch {
     uint64_t target;
     long hwm_kb[5]; /* VmHWM when records passed (i+1)/5 of target */
     uint64_t hwm_at[5];
+    /* the peak memory account of each link (loams_link_stats.memory_peak) */
+    char links[16][2 * LOAMS_IDENT_MAX + 2];
+    uint64_t link_peak[16];
+    size_t nlinks;
 } watch;
 
 static void on_commit(void *userdata, const loams_link_def *def, const loams_link_stats *s)
 {
-    (void)def;
     watch *w = userdata;
     pthread_mutex_lock(&w->mu);
     uint64_t before = w->sum.records;
     loams_link_stats_add(&w->sum, s);
+    char name[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(name, sizeof name, "%s.%s", def->name.ns, def->name.name);
+    size_t l = 0;
+    while (l < w->nlinks && strcmp(w->links[l], name) != 0) {
+        l++;
+    }
+    if (l == w->nlinks && l < 16) {
+        snprintf(w->links[w->nlinks++], sizeof w->links[0], "%s", name);
+    }
+    if (l < 16 && s->memory_peak > w->link_peak[l]) {
+        w->link_peak[l] = s->memory_peak;
+    }
     for (int i = 0; i < 5; i++) {
         uint64_t mark = w->target * (uint64_t)(i + 1) / 5;
         if (before < mark && w->sum.records >= mark) {
@@ -591,6 +610,9 @@ static int apply(const options *o, unsigned ntasks, const char *data_dir, const 
     wo.meta = node->dd->meta;
     wo.node_id = "bench";
     wo.poll_interval_ms = 20;
+    wo.memory_budget[LOAMS_MEM_LINK] = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_LINK;
+    wo.memory_budget[LOAMS_MEM_MAINTENANCE] = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE;
+    wo.memory_budget[LOAMS_MEM_GC] = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC;
     loams_worker *worker;
     if (loams_worker_new(&wo, &worker, err, sizeof err) != 0) {
         fprintf(stderr, "bench-link-apply: %s\n", err);
@@ -726,6 +748,17 @@ static int apply(const options *o, unsigned ntasks, const char *data_dir, const 
     printf("  (VmRSS now %ld kB, of which anonymous %ld kB; %ld minor page faults during the "
            "run)\n",
            status_kb("VmRSS"), status_kb("RssAnon"), ru1.ru_minflt - ru0.ru_minflt);
+    uint64_t accounted = 0;
+    printf("memory through the host (peak of each task's account):");
+    for (size_t l = 0; l < w.nlinks; l++) {
+        printf(" %s %llu kB%s", w.links[l], (unsigned long long)(w.link_peak[l] / 1024),
+               l + 1 < w.nlinks ? "," : "");
+        accounted += w.link_peak[l];
+    }
+    long grew = res->peak_kb - rss_before;
+    printf("\n  together %llu kB against %ld kB of VmHWM growth during the run (%.0f%%)\n",
+           (unsigned long long)(accounted / 1024), grew,
+           grew > 0 ? 100.0 * (double)(accounted / 1024) / (double)grew : 0.0);
     pthread_mutex_destroy(&w.mu);
     loams_node_close(node);
     return 0;
