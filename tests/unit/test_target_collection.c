@@ -24,6 +24,7 @@
 #include "abi/plugin_ctx.h"
 #include "plugin_loader.h"
 #include "abi/store.h"
+#include "base/mem_account.h"
 
 static const loams_plugin_descriptor *coll_desc;
 static const loams_target_vtable *vt;
@@ -1013,6 +1014,100 @@ START_TEST(bad_options_are_refused_at_open)
 }
 END_TEST
 
+/* One run of the target under a memory account: open, resume from base,
+ * write rows that upsert the base's documents (so prepare searches its
+ * split), prepare, abort, close.  Returns the first failure's status (0:
+ * every call went through).  The context must hold nothing once closed. */
+static int run_under(loams_mem_account *a, const char *base)
+{
+    static const row upserts[] = {
+        {"t-1", "Printer jam, again", "Still jamming", 0, "hardware", v1, 4},
+        {"t-4", "Laptop slow", "Takes minutes to boot", 0, "hardware", v2, 5},
+    };
+    loams_ctx *ctx;
+    char err[512];
+    ck_assert_int_eq(loams_ctx_create(coll_desc, NULL, 0, &ctx, err, sizeof err), 0);
+    loams_ctx_set_account(ctx, a);
+    loams_target_spec spec = {sizeof spec, 0, "default", "tickets", "default.l", 2};
+    void *state = NULL;
+    int rc = vt->open(ctx, &spec, store, &state);
+    if (rc == 0) {
+        loams_offsets *o;
+        loams_keylist *written;
+        ck_assert_int_eq(loams_offsets_create(&o), 0);
+        ck_assert_int_eq(loams_keylist_create(&written), 0);
+        rc = vt->resume(state, base, o);
+        if (rc == 0) {
+            loams_batch *b = make_batch(upserts, 2, 3);
+            rc = vt->write(state, b);
+            loams_batch_free(b);
+        }
+        const char *ref;
+        loams_offsets_set(o, 0, 5);
+        if (rc == 0 && (rc = vt->prepare(state, o, &ref, written)) == 0) {
+            vt->abort(state);
+        }
+        vt->close(state);
+        loams_keylist_free(written);
+        loams_offsets_free(o);
+    }
+    uint64_t held;
+    loams_ctx_memory(ctx, &held, NULL);
+    ck_assert_uint_eq(held, 0);
+    loams_ctx_free(ctx);
+    return rc;
+}
+
+/* Every allocation of the state goes through the host: under budgets from
+ * far too small to enough, the call that passes the budget fails (the
+ * account names the plugin), and closing the state gives back every byte
+ * it was charged - the refusal, wherever it fell, leaked nothing. */
+START_TEST(a_budget_refusal_anywhere_fails_the_call_and_close_gives_every_byte_back)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    write_rows(&t, first_rows, 3, 0);
+    tgt_commit(&t, 3, NULL);
+    char base[sizeof t.ref];
+    snprintf(base, sizeof base, "%s", t.ref);
+    tgt_close(&t);
+
+    loams_mem_account *a;
+    ck_assert_int_eq(loams_mem_account_new("link/default/l/0-0", NULL, &a), 0);
+    ck_assert_int_eq(run_under(a, base), 0);
+    uint64_t in_use, peak;
+    loams_mem_account_usage(a, &in_use, &peak);
+    loams_mem_account_unref(a);
+    ck_assert_uint_eq(in_use, 0);
+    /* the state's memory (split writer, its zstd context, manifests,
+     * readers) is counted */
+    ck_assert_uint_gt(peak, 64 * 1024);
+
+    int refused = 0;
+    uint64_t step = peak / 60 + 1;
+    for (uint64_t limit = 1024; limit <= peak; limit += step) {
+        loams_mem_budget b = {"memory_budget_link", "link apply", NULL, limit};
+        ck_assert_int_eq(loams_mem_account_new("link/default/l/0-0", &b, &a), 0);
+        int rc = run_under(a, base);
+        char msg[512];
+        int said = loams_mem_account_refusal(a, msg, sizeof msg);
+        loams_mem_account_usage(a, &in_use, NULL);
+        loams_mem_account_unref(a);
+        ck_assert_uint_eq(in_use, 0);
+        if (rc != 0) {
+            refused++;
+            ck_assert_msg(said, "limit %llu: status %d without a refusal",
+                          (unsigned long long)limit, rc);
+            ck_assert_msg(strstr(msg, ": target-collection asked for ") != NULL ||
+                              strstr(msg, ": store-fs asked for ") != NULL,
+                          "%s", msg);
+        }
+    }
+    ck_assert_int_ge(refused, 40);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("target_collection");
@@ -1030,6 +1125,7 @@ int main(void)
     tcase_add_test(tc, random_upserts_and_deletes_match_a_fresh_index_of_the_survivors);
     tcase_add_test(tc, upserts_find_older_copies_in_every_split_through_the_filters);
     tcase_add_test(tc, bad_options_are_refused_at_open);
+    tcase_add_test(tc, a_budget_refusal_anywhere_fails_the_call_and_close_gives_every_byte_back);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -31,6 +31,7 @@
 #include "abi/plugin_ctx.h"
 #include "plugin_loader.h"
 #include "abi/store.h"
+#include "base/mem_account.h"
 
 static const loams_plugin_descriptor *desc;
 static const loams_target_vtable *vt;
@@ -277,6 +278,113 @@ START_TEST(maintain_compacts_small_files_into_a_replace_snapshot_keeping_offsets
     ck_assert_int_eq(tgt_resume(&t), 55);
     check_scan_ids(&t, 0, 55);
     tgt_close(&t);
+}
+END_TEST
+
+/* One run under a memory account: open, resume from base, write and
+ * prepare (then abort), and a maintenance of base (compaction reads its
+ * data files and manifests); close.  Returns the first failure's status.
+ * The context must hold nothing once closed. */
+static int run_under(loams_mem_account *a, const char *base)
+{
+    tgt t;
+    char err[512];
+    memset(&t, 0, sizeof t);
+    ck_assert_int_eq(loams_ctx_create(desc, NULL, 0, &t.ctx, err, sizeof err), 0);
+    loams_ctx_set_account(t.ctx, a);
+    loams_target_spec spec = {sizeof spec, 0, "ns", "t", "ns.l", 2};
+    int rc = vt->open(t.ctx, &spec, store, &t.state);
+    if (rc == 0) {
+        loams_offsets *o;
+        loams_keylist *w, *obs;
+        ck_assert_int_eq(loams_offsets_create(&o), 0);
+        ck_assert_int_eq(loams_keylist_create(&w), 0);
+        ck_assert_int_eq(loams_keylist_create(&obs), 0);
+        rc = vt->resume(t.state, base, o);
+        if (rc == 0) {
+            loams_batch *b;
+            ck_assert_int_eq(loams_batch_create(&b), 0);
+            size_t cid, cname, r;
+            ck_assert_int_eq(loams_batch_add_column(b, "id", &cid), 0);
+            ck_assert_int_eq(loams_batch_add_column(b, "name", &cname), 0);
+            for (int64_t i = 0; i < 200; i++) {
+                ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+                loams_batch_set_origin(b, r, 0, 50 + i);
+                loams_value v = {.type = LOAMS_T_INT64, .u.i = 50 + i};
+                ck_assert_int_eq(loams_batch_set(b, r, cid, &v), 0);
+                v = (loams_value){.type = LOAMS_T_STRING, .u.s = {"a name", 6}};
+                ck_assert_int_eq(loams_batch_set(b, r, cname, &v), 0);
+            }
+            rc = vt->write(t.state, b);
+            loams_batch_free(b);
+        }
+        const char *ref;
+        loams_offsets_set(o, 0, 250);
+        if (rc == 0 && (rc = vt->prepare(t.state, o, &ref, w)) == 0) {
+            vt->abort(t.state);
+        }
+        const char *nref = NULL;
+        if (rc == 0) {
+            rc = vt->maintain(t.state, base, &nref, w, obs);
+        }
+        vt->close(t.state);
+        loams_keylist_free(w);
+        loams_keylist_free(obs);
+        loams_offsets_free(o);
+    }
+    uint64_t held;
+    loams_ctx_memory(t.ctx, &held, NULL);
+    ck_assert_uint_eq(held, 0);
+    loams_ctx_free(t.ctx);
+    return rc;
+}
+
+/* Every allocation of the state goes through the host: under budgets from
+ * far too small to enough, the call that passes the budget fails (the
+ * account names the plugin), and closing the state gives back every byte
+ * it was charged - the refusal, wherever it fell (the Parquet writer, its
+ * zstd context, Avro manifests, compaction's readers), leaked nothing. */
+START_TEST(a_budget_refusal_anywhere_fails_the_call_and_close_gives_every_byte_back)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    for (int i = 0; i < 5; i++) {
+        write_ids(&t, i * 10, 10, 0);
+        tgt_commit(&t, (i + 1) * 10);
+    }
+    char base[sizeof t.ref];
+    snprintf(base, sizeof base, "%s", t.ref);
+    tgt_close(&t);
+
+    loams_mem_account *a;
+    ck_assert_int_eq(loams_mem_account_new("link/ns/l/0-0", NULL, &a), 0);
+    ck_assert_int_eq(run_under(a, base), 0);
+    uint64_t in_use, peak;
+    loams_mem_account_usage(a, &in_use, &peak);
+    loams_mem_account_unref(a);
+    ck_assert_uint_eq(in_use, 0);
+    ck_assert_uint_gt(peak, 256 * 1024); /* zstd contexts, pages, row groups */
+
+    int refused = 0;
+    uint64_t step = peak / 60 + 1;
+    for (uint64_t limit = 1024; limit <= peak; limit += step) {
+        loams_mem_budget b = {"memory_budget_link", "link apply", NULL, limit};
+        ck_assert_int_eq(loams_mem_account_new("link/ns/l/0-0", &b, &a), 0);
+        int rc = run_under(a, base);
+        char msg[512];
+        int said = loams_mem_account_refusal(a, msg, sizeof msg);
+        loams_mem_account_usage(a, &in_use, NULL);
+        loams_mem_account_unref(a);
+        ck_assert_uint_eq(in_use, 0);
+        if (rc != 0) {
+            refused++;
+            ck_assert_msg(said, "limit %llu: status %d without a refusal",
+                          (unsigned long long)limit, rc);
+            ck_assert_msg(strstr(msg, ": target-iceberg asked for ") != NULL, "%s", msg);
+        }
+    }
+    ck_assert_int_ge(refused, 40);
 }
 END_TEST
 
@@ -854,6 +962,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, maintain_compacts_small_files_into_a_replace_snapshot_keeping_offsets);
     tcase_add_test(tc, maintain_expires_snapshots_and_lists_unreferenced_files);
+    tcase_add_test(tc, a_budget_refusal_anywhere_fails_the_call_and_close_gives_every_byte_back);
     tcase_add_test(tc, maintain_expiry_only_keeps_the_current_snapshot);
     tcase_add_test(tc, maintain_compacts_across_a_schema_change);
     tcase_add_test(tc, declared_schema_widens_int_to_long_and_float_to_double);
