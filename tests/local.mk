@@ -282,6 +282,11 @@ check_PROGRAMS += tests/unit/test_link_gaps
 TESTS += tests/unit/test_link_gaps
 tests_unit_test_link_gaps_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_link_gaps_LDADD = $(LOAMS_UNIT_LDADD)
+# Dead letters exactly once: crashed runs, commits that cover less, zombies.
+check_PROGRAMS += tests/unit/test_dead_letter
+TESTS += tests/unit/test_dead_letter
+tests_unit_test_dead_letter_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_dead_letter_LDADD = $(LOAMS_UNIT_LDADD)
 
 # A link run against the small test plugins cycle-target and cycle-decoder
 # (tests/plugins/local.mk): the commit cycle alone, then whole runs.

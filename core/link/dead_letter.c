@@ -1,7 +1,8 @@
 /*
- * dead_letter.c - owns a link run's dead-letter stream handle, the DLQ
- * marks of its last commit, the set of dead letters already appended past
- * them and the dead letters of the current chunk (see dead_letter.h).
+ * dead_letter.c - owns a link run's dead-letter stream handle and its
+ * fence, the DLQ marks of its last commit, the dead letters already
+ * appended whose source records may come again, and the dead letters of
+ * the current chunk (the protocol is in dead_letter.h).
  */
 #include "link/dead_letter.h"
 
@@ -26,8 +27,14 @@ struct loams_dead_letters {
     char task_key[LOAMS_LEASE_KEY_MAX];
     uint64_t epoch;
 
-    loams_offsets *hwm; /* DLQ partition -> high-water mark at the last commit */
-    uint64_t *done;     /* sorted (partition << 44 | offset) of records done */
+    loams_offsets *marks; /* DLQ partition -> where the next resume scans from */
+    /* The dead letters found by the resume whose source records this run
+     * has not handled yet, sorted by source position. */
+    struct done_letter {
+        uint64_t src; /* source partition << 44 | source offset */
+        int32_t dlq_partition;
+        int64_t dlq_offset;
+    } * done;
     size_t n_done, cap_done;
 
     /* The dead letters of the current chunk. */
@@ -53,7 +60,7 @@ int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_o
 {
     *out = NULL;
     loams_dead_letters *d = calloc(1, sizeof *d);
-    if (d == NULL || loams_offsets_create(&d->hwm) != 0) {
+    if (d == NULL || loams_offsets_create(&d->marks) != 0) {
         free(d);
         snprintf(err, errsize, "out of memory");
         return -ENOMEM;
@@ -80,7 +87,7 @@ void loams_dead_letter_free(loams_dead_letters *d)
         return;
     }
     loams_stream_close(d->dlq);
-    loams_offsets_free(d->hwm);
+    loams_offsets_free(d->marks);
     free(d->done);
     free(d->recs);
     free(d->headers);
@@ -90,31 +97,51 @@ void loams_dead_letter_free(loams_dead_letters *d)
 
 /* ---- the dead letters already appended ---- */
 
-static int done_add(loams_dead_letters *d, int32_t partition, int64_t offset)
+static uint64_t src_key(int32_t partition, int64_t offset)
+{
+    return ((uint64_t)partition << 44) | (uint64_t)offset;
+}
+
+static int done_add(loams_dead_letters *d, int32_t partition, int64_t offset, int32_t dlq_partition,
+                    int64_t dlq_offset)
 {
     if (d->n_done == d->cap_done) {
         size_t cap = d->cap_done ? d->cap_done * 2 : 64;
-        uint64_t *grown = realloc(d->done, cap * sizeof *grown);
+        struct done_letter *grown = realloc(d->done, cap * sizeof *grown);
         if (grown == NULL) {
             return -ENOMEM;
         }
         d->done = grown;
         d->cap_done = cap;
     }
-    d->done[d->n_done++] = ((uint64_t)partition << 44) | (uint64_t)offset;
+    d->done[d->n_done++] =
+        (struct done_letter){src_key(partition, offset), dlq_partition, dlq_offset};
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_done(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    uint64_t x = ((const struct done_letter *)a)->src, y = ((const struct done_letter *)b)->src;
     return x < y ? -1 : x > y;
 }
 
 static int done_has(const loams_dead_letters *d, int32_t partition, int64_t offset)
 {
-    uint64_t k = ((uint64_t)partition << 44) | (uint64_t)offset;
-    return d->n_done > 0 && bsearch(&k, d->done, d->n_done, sizeof k, cmp_u64) != NULL;
+    struct done_letter k = {src_key(partition, offset), 0, 0};
+    return d->n_done > 0 && bsearch(&k, d->done, d->n_done, sizeof k, cmp_done) != NULL;
+}
+
+void loams_dead_letter_handled(loams_dead_letters *d, const loams_offsets *next)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < d->n_done; i++) {
+        int64_t upto = 0;
+        loams_offsets_get(next, (int32_t)(d->done[i].src >> 44), &upto);
+        if ((int64_t)(d->done[i].src & ((1ull << 44) - 1)) >= upto) {
+            d->done[kept++] = d->done[i];
+        }
+    }
+    d->n_done = kept;
 }
 
 static void linkstate_key(const loams_objname *link, char *out, size_t size)
@@ -137,64 +164,107 @@ static int header_get(const void *h, size_t len, const char *name, char *out, si
     return 0;
 }
 
-int loams_dead_letter_resume(loams_dead_letters *d, char *err, size_t errsize)
+/* Step 1: from now on, appends of older runs of the link are rejected. */
+static int claim(loams_dead_letters *d, char *err, size_t errsize)
 {
-    d->n_done = 0;
-    loams_offsets_clear(d->hwm);
+    loams_stream_fence f = {d->task_key, d->epoch};
+    loams_stream_err serr;
+    int rc = loams_stream_fence_claim(d->dlq, &f, &serr);
+    if (rc == LOAMS_EFENCED) {
+        snprintf(err, errsize, "the dead-letter stream was claimed by a newer run of the link: %s",
+                 serr.msg);
+    } else if (rc != 0) {
+        snprintf(err, errsize, "claiming the dead-letter stream: %s", serr.msg);
+    }
+    return rc;
+}
+
+/* Reads the marks of the last commit into d->marks (none: empty). */
+static int read_marks(loams_dead_letters *d, char *err, size_t errsize)
+{
+    loams_offsets_clear(d->marks);
     char key[300];
     linkstate_key(&d->link_name, key, sizeof key);
     loams_meta_kv kv;
     loams_meta_err merr;
     int rc = loams_meta_get(d->meta, key, strlen(key), &kv, &merr);
-    if (rc == 0) {
-        rc = loams_offsets_parse_json(d->hwm, kv.value, kv.value_len);
-        loams_meta_kv_free(&kv);
-        if (rc != 0) {
-            snprintf(err, errsize, "%s holds malformed DLQ marks", key);
-            return LOAMS_ECORRUPT;
-        }
-    } else if (rc != LOAMS_ENOTFOUND) {
+    if (rc == LOAMS_ENOTFOUND) {
+        return 0; /* the link never committed with a dead-letter stream */
+    }
+    if (rc != 0) {
         snprintf(err, errsize, "reading %s: %s", key, merr.msg);
         return rc;
     }
-    rc = 0; /* no marks yet: the link never committed a dead letter */
+    rc = loams_offsets_parse_json(d->marks, kv.value, kv.value_len);
+    loams_meta_kv_free(&kv);
+    if (rc != 0) {
+        snprintf(err, errsize, "%s holds malformed DLQ marks", key);
+        return LOAMS_ECORRUPT;
+    }
+    return 0;
+}
+
+/* Step 2 in DLQ partition q: this link's dead letters from the mark on
+ * whose records are not applied. */
+static int scan_partition(loams_dead_letters *d, int32_t q, const loams_offsets *applied,
+                          loams_stream_slice *s, char *err, size_t errsize)
+{
+    int64_t from = 0;
+    loams_offsets_get(d->marks, q, &from);
+    for (;;) {
+        loams_stream_err serr;
+        int rc = loams_stream_read(d->dlq, q, from, 10000, 0, s, &serr);
+        if (rc != 0) {
+            snprintf(err, errsize, "reading the dead-letter stream: %s", serr.msg);
+            return rc;
+        }
+        if (s->count == 0) {
+            return 0;
+        }
+        for (size_t i = 0; i < s->count; i++) {
+            const loams_stream_record *rec = &s->records[i];
+            char who[160], part[24], off[24];
+            if (!header_get(rec->headers, rec->headers_len, "loams.link", who, sizeof who) ||
+                strcmp(who, d->link) != 0 ||
+                !header_get(rec->headers, rec->headers_len, "loams.partition", part, sizeof part) ||
+                !header_get(rec->headers, rec->headers_len, "loams.offset", off, sizeof off)) {
+                continue;
+            }
+            int32_t p = (int32_t)atoi(part);
+            int64_t o = strtoll(off, NULL, 10), upto = 0;
+            loams_offsets_get(applied, p, &upto);
+            if (p < 0 || o < upto) {
+                continue; /* applied: its record never comes again */
+            }
+            if (done_add(d, p, o, q, rec->offset) != 0) {
+                snprintf(err, errsize, "out of memory");
+                return -ENOMEM;
+            }
+        }
+        from = s->next_offset;
+    }
+}
+
+int loams_dead_letter_resume(loams_dead_letters *d, const loams_offsets *applied, char *err,
+                             size_t errsize)
+{
+    d->n_done = 0;
+    int rc = claim(d, err, errsize);
+    if (rc == 0) {
+        rc = read_marks(d, err, errsize);
+    }
     const loams_stream_def *dd = loams_stream_definition(d->dlq);
     loams_stream_slice s;
     loams_stream_slice_init(&s);
-    for (uint32_t p = 0; p < dd->partitions && rc == 0; p++) {
-        int64_t from = 0;
-        loams_offsets_get(d->hwm, (int32_t)p, &from);
-        for (;;) {
-            loams_stream_err serr;
-            rc = loams_stream_read(d->dlq, (int32_t)p, from, 10000, 0, &s, &serr);
-            if (rc != 0) {
-                snprintf(err, errsize, "reading the dead-letter stream: %s", serr.msg);
-                break;
-            }
-            if (s.count == 0) {
-                break;
-            }
-            for (size_t i = 0; i < s.count && rc == 0; i++) {
-                const loams_stream_record *rec = &s.records[i];
-                char who[160], part[24], off[24];
-                if (header_get(rec->headers, rec->headers_len, "loams.link", who, sizeof who) &&
-                    strcmp(who, d->link) == 0 &&
-                    header_get(rec->headers, rec->headers_len, "loams.partition", part,
-                               sizeof part) &&
-                    header_get(rec->headers, rec->headers_len, "loams.offset", off, sizeof off)) {
-                    rc = done_add(d, (int32_t)atoi(part), strtoll(off, NULL, 10));
-                }
-            }
-            if (rc != 0) {
-                snprintf(err, errsize, "out of memory");
-            }
-            from = s.next_offset;
-        }
+    for (uint32_t q = 0; q < dd->partitions && rc == 0; q++) {
+        rc = scan_partition(d, (int32_t)q, applied, &s, err, errsize);
     }
     loams_stream_slice_free(&s);
     if (rc == 0 && d->n_done > 0) {
-        qsort(d->done, d->n_done, sizeof *d->done, cmp_u64);
-        dl_log(d, LOAMS_LOG_INFO, "%zu dead letters of an uncommitted run are already in the DLQ",
+        qsort(d->done, d->n_done, sizeof *d->done, cmp_done);
+        dl_log(d, LOAMS_LOG_INFO,
+               "%zu dead letters of an uncommitted run are already in the DLQ: their records "
+               "are not appended again",
                d->n_done);
     }
     return rc;
@@ -265,8 +335,15 @@ int loams_dead_letter_append(loams_dead_letters *d, char *err, size_t errsize)
     if (d->n == 0) {
         return 0;
     }
+    loams_stream_fence f = {d->task_key, d->epoch};
     loams_stream_err serr;
-    int rc = loams_stream_append(d->dlq, d->recs, d->n, NULL, &serr);
+    int rc = loams_stream_append_fenced(d->dlq, &f, d->recs, d->n, NULL, &serr);
+    if (rc == LOAMS_EFENCED) {
+        dl_log(d, LOAMS_LOG_WARN,
+               "dead-letter append of %zu record(s) rejected: a newer run of the link holds "
+               "its lease (%s); nothing was appended",
+               d->n, serr.msg);
+    }
     d->n = 0;
     if (rc != 0) {
         snprintf(err, errsize, "%s", serr.msg);
@@ -280,26 +357,33 @@ int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *e
 {
     loams_dead_letters *d = userdata;
     const loams_stream_def *dd = loams_stream_definition(d->dlq);
-    for (uint32_t p = 0; p < dd->partitions; p++) {
+    for (uint32_t q = 0; q < dd->partitions; q++) {
         loams_stream_partition_info info;
         loams_stream_err serr;
-        int rc = loams_stream_partition_state(d->dlq, (int32_t)p, &info, &serr);
+        int rc = loams_stream_partition_state(d->dlq, (int32_t)q, &info, &serr);
         if (rc != 0) {
             snprintf(err, errsize, "reading the dead-letter stream: %s", serr.msg);
             return rc;
         }
-        if (loams_offsets_set(d->hwm, (int32_t)p, info.high_offset) != 0) {
+        /* Never past a dead letter whose record may come again. */
+        int64_t mark = info.high_offset;
+        for (size_t i = 0; i < d->n_done; i++) {
+            if (d->done[i].dlq_partition == (int32_t)q && d->done[i].dlq_offset < mark) {
+                mark = d->done[i].dlq_offset;
+            }
+        }
+        if (loams_offsets_set(d->marks, (int32_t)q, mark) != 0) {
             snprintf(err, errsize, "out of memory");
             return -ENOMEM;
         }
     }
-    size_t n = loams_offsets_format_json(d->hwm, NULL, 0);
+    size_t n = loams_offsets_format_json(d->marks, NULL, 0);
     char *marks = malloc(n + 1);
     if (marks == NULL) {
         snprintf(err, errsize, "out of memory");
         return -ENOMEM;
     }
-    loams_offsets_format_json(d->hwm, marks, n + 1);
+    loams_offsets_format_json(d->marks, marks, n + 1);
     char key[300];
     linkstate_key(&d->link_name, key, sizeof key);
     int rc = loams_gc_writes_put(ws, key, marks);
@@ -308,9 +392,4 @@ int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *e
         snprintf(err, errsize, "out of memory");
     }
     return rc;
-}
-
-void loams_dead_letter_committed(loams_dead_letters *d)
-{
-    d->n_done = 0;
 }

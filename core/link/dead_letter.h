@@ -1,19 +1,49 @@
 /*
  * dead_letter.h - a link run's dead-letter stream (on_error =
- * dead_letter): the failed records it appends, exactly once.
+ * dead_letter): the failed records it appends, exactly once, fenced like
+ * the target's commit (DESIGN §9 step 6).
  *
  * Each dead letter is the failed source record (key, value, timestamp)
  * with four headers: loams.link ("ns.name"), loams.partition and
- * loams.offset (where the record came from) and loams.error (why).  The
+ * loams.offset (the source position it covers) and loams.error (why).  The
  * dead letters of one chunk go in one atomic append.
  *
- * Exactly once: every link commit records the DLQ's high-water marks under
- * "linkstate/<ns>/<name>" in the commit's fenced transaction
- * (loams_dead_letter_commit_writes, called by the commit cycle).  A resume
- * scans the DLQ past those marks for this link's records: they were
- * appended by a run whose commit did not happen, so their source records
- * come again and must not be appended again (loams_dead_letter_add skips
- * them).
+ * Exactly once, across crashes and zombies.  Two stores take part: the
+ * metastore (the lease fence, the target pointer with the applied offsets,
+ * the DLQ marks) and the stream log (the DLQ's records, and the epoch of
+ * each writer that appends under a fence, streamlog.h).  No transaction
+ * spans both, so the protocol orders them:
+ *
+ *   1. claim   at every resume, before anything is read: the run raises
+ *              its writer epoch in the DLQ (writer = its task key,
+ *              epoch = its lease epoch; loams_stream_fence_claim).  From
+ *              then on an append of an older holder of the lease (a
+ *              zombie) is rejected in the log's own append transaction.
+ *   2. scan    the run reads the DLQ from the marks of the last commit
+ *              to its end and remembers the source positions of this
+ *              link's dead letters whose records the commit did not apply
+ *              (offset >= its applied offset): dead letters of a run that
+ *              crashed or was fenced before committing them.  Every append
+ *              of an older holder is either in this scan (it landed before
+ *              the claim) or rejected (after it).
+ *   3. append  per chunk: the failed records not in the scan's set go in
+ *              one fenced append (loams_stream_append_fenced): all or none,
+ *              and none when a newer run has claimed.
+ *   4. commit  the link commit's fenced metastore transaction also writes
+ *              the marks "linkstate/<ns>/<name>" (DLQ partition -> offset)
+ *              where the next scan starts: the DLQ's end, or, in a DLQ
+ *              partition holding a dead letter from step 2 whose record
+ *              this commit does not apply yet (a commit may cover less than
+ *              what the crashed run read), that dead letter's offset.  The
+ *              marks never pass a dead letter whose record may come again.
+ *
+ * A crash between 3 and 4 leaves dead letters whose records are not
+ * applied: the next run finds them in step 2 and skips them (no
+ * duplicate), and they are in the DLQ (no loss).  A crash elsewhere writes
+ * nothing or everything.  A zombie's append is rejected at 3, its commit at
+ * 4 (meta/commit.h).  A record skipped because its dead letter is there
+ * counts as dead-lettered in the commit that applies its offset, so the
+ * link's counters stay exact.
  *
  * Ownership: the run owns its dead letters (loams_dead_letter_free); the
  * metastore and stream log are borrowed and outlive it.  Threads: the
@@ -26,6 +56,7 @@
 #include <stdint.h>
 
 #include "abi/batch.h"
+#include "abi/offsets.h"
 #include "catalog/objname.h"
 #include "gc/gc.h"
 #include "meta/metastore.h"
@@ -34,7 +65,8 @@
 typedef struct loams_dead_letters loams_dead_letters;
 
 /* Opens the dead-letter stream `dlq` of link `link` for the run of
- * task_key at epoch (for its log lines).  *out is the caller's.
+ * task_key at epoch (its fence in the DLQ, and its log lines).  *out is
+ * the caller's.
  * Errors: those of loams_stream_open (message in err), -ENOMEM. */
 int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_objname *link,
                            const loams_objname *dlq, const char *task_key, uint64_t epoch,
@@ -43,11 +75,15 @@ int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_o
 /* Closes the stream and frees everything.  NULL is fine. */
 void loams_dead_letter_free(loams_dead_letters *d);
 
-/* After a resume: reads the marks of the last commit and remembers the
- * source positions of this link's dead letters past them.
- * Errors: LOAMS_ECORRUPT (malformed marks), metastore and stream errors,
- * -ENOMEM; message in err. */
-int loams_dead_letter_resume(loams_dead_letters *d, char *err, size_t errsize);
+/* Steps 1 and 2 after a resume of the commit cycle: claims the DLQ, reads
+ * the marks of the last commit and remembers this link's dead letters past
+ * them whose source records are at or above `applied` (the offsets the
+ * resume gave).  Logs how many it found.
+ * Errors: LOAMS_EFENCED (a newer run of the link has claimed the DLQ: this
+ * run is a zombie and must end), LOAMS_ECORRUPT (malformed marks),
+ * metastore and stream errors, -ENOMEM; message in err. */
+int loams_dead_letter_resume(loams_dead_letters *d, const loams_offsets *applied, char *err,
+                             size_t errsize);
 
 /* Starts the dead letters of a chunk with room for n of them (the ones
  * started before and not appended are forgotten).  -ENOMEM. */
@@ -59,17 +95,22 @@ int loams_dead_letter_begin(loams_dead_letters *d, size_t n);
 void loams_dead_letter_add(loams_dead_letters *d, const loams_batch *in, size_t row,
                            const char *message);
 
-/* Appends the chunk's dead letters in one atomic append (none: nothing).
- * Errors: those of loams_stream_append; message in err. */
+/* Step 3: appends the chunk's dead letters in one fenced append (none:
+ * nothing).
+ * Errors: LOAMS_EFENCED (a newer run claimed the DLQ; nothing appended),
+ * those of loams_stream_append; message in err. */
 int loams_dead_letter_append(loams_dead_letters *d, char *err, size_t errsize);
 
-/* Appends to ws the put of the DLQ's high-water marks now, for the
- * transaction of a link commit (a loams_commit_extra_fn: userdata is the
- * loams_dead_letters).  Errors: stream errors, -ENOMEM; message in err. */
-int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *err, size_t errsize);
+/* The run has handled every source record below `next` (applied, or
+ * dead-lettered by this run or an earlier one): the dead letters found by
+ * the resume for those records can no longer come again in this run.
+ * Call it after each chunk, before the commit that applies `next`. */
+void loams_dead_letter_handled(loams_dead_letters *d, const loams_offsets *next);
 
-/* The commit succeeded: the dead letters of earlier runs are behind its
- * marks now. */
-void loams_dead_letter_committed(loams_dead_letters *d);
+/* Step 4: appends to ws the put of the DLQ marks, for the transaction of a
+ * link commit that applies what loams_dead_letter_handled was last given
+ * (a loams_commit_extra_fn: userdata is the loams_dead_letters).
+ * Errors: stream errors, -ENOMEM; message in err. */
+int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *err, size_t errsize);
 
 #endif

@@ -543,7 +543,7 @@ static int resumed(link_run *r)
         return 0;
     }
     char err[1024];
-    int rc = loams_dead_letter_resume(r->dlq, err, sizeof err);
+    int rc = loams_dead_letter_resume(r->dlq, r->next, err, sizeof err);
     if (rc != 0) {
         loams_task_set_error(r->task, "%s", err);
     }
@@ -617,9 +617,6 @@ static int commit(link_run *r)
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
     loams_link_gaps_reset(&r->gaps);
-    if (r->dlq != NULL) {
-        loams_dead_letter_committed(r->dlq);
-    }
     return 0;
 }
 
@@ -744,6 +741,9 @@ static int write_chunk(link_run *r, size_t nrecords)
                 return rc;
             }
         }
+    }
+    if (r->dlq != NULL) {
+        loams_dead_letter_handled(r->dlq, r->next);
     }
     r->d_applied += nrecords - failed;
     r->staged_records += nrecords;

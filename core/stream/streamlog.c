@@ -537,8 +537,10 @@ static int dropped(loams_stream *s, int status, loams_stream_err *err)
     return status;
 }
 
-int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, size_t n,
-                        loams_stream_pos *pos, loams_stream_err *err)
+/* loams_stream_append and loams_stream_append_fenced (fence may be NULL). */
+static int append(loams_stream *s, const loams_stream_fence *fence,
+                  const loams_stream_record_in *recs, size_t n, loams_stream_pos *pos,
+                  loams_stream_err *err)
 {
     loams_stream_err local;
     if (err == NULL) {
@@ -547,6 +549,20 @@ int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, siz
     if (s == NULL || (n > 0 && recs == NULL)) {
         return fail(err, -EINVAL, "loams_stream_append: s and recs are required");
     }
+    if (fence != NULL) {
+        size_t wlen = fence->writer != NULL ? strlen(fence->writer) : 0;
+        if (wlen == 0 || wlen > LOAMS_STREAM_WRITER_MAX || fence->epoch == 0) {
+            return fail(err, -EINVAL,
+                        "a fenced append needs a writer of 1 to %d bytes and an epoch above 0",
+                        LOAMS_STREAM_WRITER_MAX);
+        }
+        if (n == 0) {
+            return dropped(s,
+                           s->log->ops->append(s->log->be, s->def.id, s->def.partitions, NULL, NULL,
+                                               0, fence, NULL, err),
+                           err);
+        }
+    }
     if (n == 0) {
         return 0;
     }
@@ -554,8 +570,8 @@ int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, siz
         return fail(err, -EINVAL, "a batch of more than %" PRIu32 " records", UINT32_MAX);
     }
     uint32_t parts = s->def.partitions;
-    uint32_t one;
-    uint32_t *part = n == 1 ? &one : malloc(n * sizeof *part);
+    uint32_t one = 0;
+    uint32_t *part = n == 1 ? &one : calloc(n, sizeof *part);
     if (part == NULL) {
         return fail(err, -ENOMEM, "out of memory");
     }
@@ -595,13 +611,34 @@ int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, siz
             part[i] = (uint32_t)(atomic_fetch_add(&s->round_robin, 1) % parts);
         }
     }
-    status =
-        dropped(s, s->log->ops->append(s->log->be, s->def.id, parts, recs, part, n, pos, err), err);
+    status = dropped(
+        s, s->log->ops->append(s->log->be, s->def.id, parts, recs, part, n, fence, pos, err), err);
 out:
     if (part != &one) {
         free(part);
     }
     return status;
+}
+
+int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, size_t n,
+                        loams_stream_pos *pos, loams_stream_err *err)
+{
+    return append(s, NULL, recs, n, pos, err);
+}
+
+int loams_stream_append_fenced(loams_stream *s, const loams_stream_fence *f,
+                               const loams_stream_record_in *recs, size_t n, loams_stream_pos *pos,
+                               loams_stream_err *err)
+{
+    if (f == NULL) {
+        return fail(err, -EINVAL, "loams_stream_append_fenced: the fence is required");
+    }
+    return append(s, f, recs, n, pos, err);
+}
+
+int loams_stream_fence_claim(loams_stream *s, const loams_stream_fence *f, loams_stream_err *err)
+{
+    return loams_stream_append_fenced(s, f, NULL, 0, NULL, err);
 }
 
 void loams_stream_slice_init(loams_stream_slice *r)

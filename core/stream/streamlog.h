@@ -114,9 +114,9 @@ const char *loams_stream_max_hold_json(const loams_stream_def *def, char *buf, s
 int loams_stream_create(loams_streamlog *log, const loams_stream_def *def, int if_not_exists,
                         loams_stream_def *out, loams_stream_err *err);
 
-/* Drops stream `name` and deletes its records.  Handles still open on it
- * get LOAMS_ENOTFOUND from then on.  Errors: LOAMS_ENOTFOUND (unless
- * if_exists = 1, then 0). */
+/* Drops stream `name` and deletes its records and its writers' epochs.
+ * Handles still open on it get LOAMS_ENOTFOUND from then on.
+ * Errors: LOAMS_ENOTFOUND (unless if_exists = 1, then 0). */
 int loams_stream_drop(loams_streamlog *log, const loams_objname *name, int if_exists,
                       loams_stream_err *err);
 
@@ -180,6 +180,44 @@ typedef struct loams_stream_pos {
  * LOAMS_STREAM_MAX_RECORD_BYTES: the message gives its index), LOAMS_EFULL. */
 int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, size_t n,
                         loams_stream_pos *pos, loams_stream_err *err);
+
+/* ---- fenced appends (DESIGN §9 step 6) ----
+ *
+ * A writer that appends under a lease (a link run appending dead letters)
+ * names itself (its task key) and gives its lease epoch.  The log keeps,
+ * per stream, the newest epoch it has seen from each writer, in the
+ * records' own store, and checks it in the append's own transaction: an
+ * append or a claim whose epoch is older than the one stored is rejected
+ * with nothing written, whatever the metastore says meanwhile.  A new
+ * holder of the lease claims (raises the epoch) before it reads what its
+ * predecessors appended, so every append of an older holder either landed
+ * before that read or is rejected: a zombie can never append behind the
+ * back of the run that took its lease over.  (Kafka fences a producer the
+ * same way: a producer epoch bumped by the new instance and checked by the
+ * broker on every append.)  Epochs come from the lease (meta/lease.h) and
+ * never repeat for a task key, so the log needs no clock. */
+typedef struct loams_stream_fence {
+    const char *writer; /* 1..LOAMS_STREAM_WRITER_MAX bytes of text */
+    uint64_t epoch;     /* > 0 */
+} loams_stream_fence;
+
+#define LOAMS_STREAM_WRITER_MAX 480
+
+/* Claims the stream for writer f->writer at f->epoch: raises the writer's
+ * stored epoch to f->epoch (a first claim stores it), appending nothing.
+ * Claiming again at the same epoch is fine.
+ * Errors: LOAMS_EFENCED (the stream has seen a newer epoch of the writer:
+ * the message gives both), LOAMS_ENOTFOUND (dropped), -EINVAL (bad fence). */
+int loams_stream_fence_claim(loams_stream *s, const loams_stream_fence *f, loams_stream_err *err);
+
+/* loams_stream_append under fence f: the records land, and the writer's
+ * epoch is raised to f->epoch, in one transaction, only when the stream
+ * has not seen a newer epoch of the writer.  n = 0 claims (like
+ * loams_stream_fence_claim).  Errors: those of loams_stream_append;
+ * LOAMS_EFENCED (nothing appended; the message gives both epochs). */
+int loams_stream_append_fenced(loams_stream *s, const loams_stream_fence *f,
+                               const loams_stream_record_in *recs, size_t n, loams_stream_pos *pos,
+                               loams_stream_err *err);
 
 /* ---- read ---- */
 

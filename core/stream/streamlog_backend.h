@@ -29,7 +29,7 @@ typedef struct loams__logbe_ops {
      * LOAMS_ENOTFOUND when `id` was dropped (ids are never revived). */
     int (*ensure)(loams__logbe *be, uint64_t id, uint32_t partitions, loams_stream_err *err);
 
-    /* Drops stream `id` and its records; it stays known as dropped so that
+    /* Drops stream `id`, its records and its writers' epochs; it stays known as dropped so that
      * appends through stale handles fail.  Dropping a dropped or unknown id
      * is not an error. */
     int (*drop)(loams__logbe *be, uint64_t id, loams_stream_err *err);
@@ -39,10 +39,13 @@ typedef struct loams__logbe_ops {
 
     /* Appends recs[0..n) to stream `id`; part[i] is record i's partition
      * (already chosen and checked); pos gets each record's position.  One
-     * atomic transaction. */
+     * atomic transaction.  With a fence (may be NULL), the same transaction
+     * first checks and raises the writer's epoch (loams_stream_append_fenced):
+     * LOAMS_EFENCED, nothing written, when the stream has seen a newer one.
+     * n may be 0 with a fence (a claim: only the epoch is raised). */
     int (*append)(loams__logbe *be, uint64_t id, uint32_t partitions,
                   const loams_stream_record_in *recs, const uint32_t *part, size_t n,
-                  loams_stream_pos *pos, loams_stream_err *err);
+                  const loams_stream_fence *fence, loams_stream_pos *pos, loams_stream_err *err);
 
     /* See loams_stream_read (arguments already checked). */
     int (*read)(loams__logbe *be, uint64_t id, int32_t partition, int64_t from, size_t max_records,

@@ -8,6 +8,9 @@
  *   "streams"   id (u64 BE)      -> u32 partitions LE, u8 state (1 live, 2 dropped)
  *   "parts"     id BE, part BE   -> u64 next offset, u64 low offset,
  *                                   u64 stored bytes (all LE)
+ *   "writers"   id BE, writer    -> u64 epoch LE: the newest epoch of each
+ *                                   writer that appended under a fence
+ *                                   (loams_stream_append_fenced)
  *   "r:<id hex>:<partition>"     one per partition: offset (u64 BE) -> record
  *                                (encoding in streamlog_backend.h)
  *
@@ -73,7 +76,7 @@ typedef struct dbi_slot {
 
 struct loams__logbe {
     MDB_env *env;
-    MDB_dbi info, streams, parts;
+    MDB_dbi info, streams, parts, writers;
     char path[4096];
     uint64_t map_size;
     pthread_mutex_t dbi_lock; /* mdb_dbi_open, mdb_drop and the cache */
@@ -421,6 +424,76 @@ static int part_put(loams__logbe *be, MDB_txn *txn, uint64_t id, uint32_t part,
     return rc ? lmdb_fail(be, err, rc, "writing a partition's state") : 0;
 }
 
+/* The "writers" key of writer f of stream id: id BE, then the writer's
+ * bytes (at most LOAMS_STREAM_WRITER_MAX, checked by streamlog.c). */
+static size_t writer_key(uint8_t *k, uint64_t id, const loams_stream_fence *f)
+{
+    size_t len = strlen(f->writer);
+    be64(k, id);
+    memcpy(k + 8, f->writer, len);
+    return 8 + len;
+}
+
+/* The fence check of a fenced append, in its write transaction: rejects
+ * an epoch older than the writer's stored one, else stores f->epoch. */
+static int writer_fence(loams__logbe *be, MDB_txn *txn, uint64_t id, const loams_stream_fence *f,
+                        loams_stream_err *err)
+{
+    uint8_t k[8 + LOAMS_STREAM_WRITER_MAX];
+    MDB_val key = {writer_key(k, id, f), k}, val;
+    int rc = mdb_get(txn, be->writers, &key, &val);
+    if (rc == 0) {
+        if (val.mv_size != 8) {
+            return fail(err, LOAMS_ECORRUPT,
+                        "stream log %s: the epoch of writer '%s' of stream id %" PRIu64
+                        " is damaged",
+                        be->path, f->writer, id);
+        }
+        uint64_t held = get_le64(val.mv_data);
+        if (held > f->epoch) {
+            return fail(err, LOAMS_EFENCED,
+                        "writer '%s' at epoch %" PRIu64 " is fenced: the stream has seen its "
+                        "epoch %" PRIu64 " (a newer holder of the lease)",
+                        f->writer, f->epoch, held);
+        }
+        if (held == f->epoch) {
+            return 0;
+        }
+    } else if (rc != MDB_NOTFOUND) {
+        return lmdb_fail(be, err, rc, "reading a writer's epoch");
+    }
+    uint8_t v[8];
+    le64(v, f->epoch);
+    MDB_val nv = {8, v};
+    rc = mdb_put(txn, be->writers, &key, &nv, 0);
+    return rc ? lmdb_fail(be, err, rc, "writing a writer's epoch") : 0;
+}
+
+/* Deletes the writer epochs of stream id (in a drop's transaction). */
+static int writers_delete(loams__logbe *be, MDB_txn *txn, uint64_t id, loams_stream_err *err)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, be->writers, &c);
+    if (rc != 0) {
+        return lmdb_fail(be, err, rc, "dropping a stream's writers");
+    }
+    uint8_t k[8];
+    be64(k, id);
+    MDB_val key = {8, k}, val;
+    for (rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(c, &key, &val, MDB_NEXT)) {
+        if (key.mv_size < 8 || memcmp(key.mv_data, k, 8) != 0) {
+            break;
+        }
+        if ((rc = mdb_cursor_del(c, 0)) != 0) {
+            break;
+        }
+    }
+    mdb_cursor_close(c);
+    return rc != 0 && rc != MDB_NOTFOUND ? lmdb_fail(be, err, rc, "dropping a stream's writers")
+                                         : 0;
+}
+
 /* ---- open / close ---- */
 
 static int be_open(const char *data_dir, const loams_streamlog_options *opts, loams__logbe **out,
@@ -529,6 +602,9 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts, lo
         }
         if (rc == 0) {
             rc = mdb_dbi_open(txn, "parts", MDB_CREATE, &be->parts);
+        }
+        if (rc == 0) {
+            rc = mdb_dbi_open(txn, "writers", MDB_CREATE, &be->writers);
         }
         if (rc == 0) {
             rc = mdb_txn_commit(txn);
@@ -706,6 +782,10 @@ static int be_drop(loams__logbe *be, uint64_t id, loams_stream_err *err)
             goto out;
         }
     }
+    status = writers_delete(be, txn, id, err);
+    if (status != 0) {
+        goto out;
+    }
     uint8_t k[8], v[5];
     be64(k, id);
     v[0] = (uint8_t)partitions;
@@ -827,7 +907,7 @@ static void release_map(loams__logbe *be)
 
 static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
                      const loams_stream_record_in *recs, const uint32_t *part, size_t n,
-                     loams_stream_pos *pos, loams_stream_err *err)
+                     const loams_stream_fence *fence, loams_stream_pos *pos, loams_stream_err *err)
 {
     int status = 0, state = 0, rc;
     uint32_t have = 0;
@@ -841,7 +921,7 @@ static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
     /* Group the records by partition (counting sort, stable) and open the
      * partitions' databases before the write transaction starts. */
     start = calloc((size_t)partitions + 1, sizeof *start);
-    order = malloc(n * sizeof *order);
+    order = malloc((n > 0 ? n : 1) * sizeof *order);
     dbis = malloc((size_t)partitions * sizeof *dbis);
     if (start == NULL || order == NULL || dbis == NULL) {
         status = fail(err, -ENOMEM, "out of memory");
@@ -876,6 +956,9 @@ static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
     }
     if (have != partitions) {
         status = fail(err, -EINVAL, "the stream's partition count changed");
+        goto out;
+    }
+    if (fence != NULL && (status = writer_fence(be, txn, id, fence, err)) != 0) {
         goto out;
     }
     size_t begin = 0;

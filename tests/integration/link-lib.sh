@@ -103,3 +103,51 @@ wait_caught_up() { # wait_caught_up SECONDS
     [ "$t" -lt $(($1 * 2)) ] || die "links did not catch up within $1 s (lag $l)"
   done
 }
+
+# dlq_exact SOURCE DLQ LINK IS_BAD: the dead-letter stream DLQ holds one
+# dead letter of LINK for every record of stream SOURCE that failed, and
+# nothing else of LINK, checked record by record: by the (partition,
+# offset) of its loams.partition and loams.offset headers, with the
+# source record's key, value and timestamp.  IS_BAD is a Python
+# expression over r, a source record as `stream read --json` prints it
+# (is_json(text) is there to use).  Prints "BAD DEAD_LETTERS"; on a
+# difference prints the lost, duplicated and unexpected positions to
+# stderr and fails.
+dlq_exact() {
+  "$host" stream read "$1" --limit 1000000000 --json --data-dir "$data" >"$work/dlq-src.jsonl" ||
+    return 1
+  "$host" stream read "$2" --limit 1000000000 --json --data-dir "$data" >"$work/dlq-got.jsonl" ||
+    return 1
+  /usr/bin/python3 - "$work/dlq-src.jsonl" "$work/dlq-got.jsonl" "$3" "$4" <<'PY'
+import json, sys
+def is_json(text):
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
+link = sys.argv[3]
+is_bad = eval("lambda r: (" + sys.argv[4] + ")", {"json": json, "is_json": is_json})
+src = {(r["partition"], r["offset"]): r for r in map(json.loads, open(sys.argv[1]))}
+want = {pos for pos, r in src.items() if is_bad(r)}
+got = {}
+for d in map(json.loads, open(sys.argv[2])):
+    h = d.get("headers") or {}
+    if h.get("loams.link") != link:
+        continue
+    pos = (int(h["loams.partition"]), int(h["loams.offset"]))
+    got.setdefault(pos, []).append(d)
+dups = sorted(p for p, v in got.items() if len(v) > 1)
+lost = sorted(want - set(got))
+extra = sorted(set(got) - want)
+wrong = sorted(p for p, v in got.items() if p in src and any(
+    (d.get("key"), d.get("value"), d.get("timestamp")) !=
+    (src[p].get("key"), src[p].get("value"), src[p].get("timestamp")) for d in v))
+print(len(want), sum(len(v) for v in got.values()))
+if dups or lost or extra or wrong:
+    print("dead letters of %s: %d duplicated %s, %d lost %s, %d unexpected %s, %d differ %s" % (
+        link, len(dups), dups[:8], len(lost), lost[:8], len(extra), extra[:8], len(wrong),
+        wrong[:8]), file=sys.stderr)
+    sys.exit(1)
+PY
+}

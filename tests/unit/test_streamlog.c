@@ -1,5 +1,5 @@
 /* test_streamlog.c - the stream log: catalog, append, read, trim, drop,
- * orphans, several processes appending at once. */
+ * orphans, several processes appending at once, fenced appends. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -621,6 +621,82 @@ START_TEST(several_processes_append_at_once)
 }
 END_TEST
 
+/* The fence of DESIGN §9 step 6: a writer's epoch only grows, and an
+ * append (or claim) at an older epoch is rejected in the append's own
+ * transaction, with nothing written, even through the log reopened. */
+static uint64_t total_records(loams_stream *s)
+{
+    uint64_t n = 0;
+    for (uint32_t p = 0; p < loams_stream_definition(s)->partitions; p++) {
+        loams_stream_partition_info pi;
+        ck_assert_int_eq(loams_stream_partition_state(s, (int32_t)p, &pi, NULL), 0);
+        n += (uint64_t)pi.high_offset;
+    }
+    return n;
+}
+
+START_TEST(fenced_appends_of_an_older_epoch_are_rejected_with_nothing_written)
+{
+    loams_stream *s = create_open("dlq", 2);
+    loams_stream_record_in r[2] = {rec_kv("a", "1"), rec_kv("b", "2")};
+    loams_stream_fence old = {"link/t/l/0-3", 1}, cur = {"link/t/l/0-3", 2};
+    loams_stream_fence other = {"link/t/m/0-0", 1};
+    loams_stream_err e;
+    ck_assert_int_eq(loams_stream_append_fenced(s, &old, r, 2, NULL, &e), 0);
+    ck_assert_int_eq(loams_stream_fence_claim(s, &cur, &e), 0);
+    ck_assert_int_eq(loams_stream_append_fenced(s, &old, r, 2, NULL, &e), LOAMS_EFENCED);
+    ck_assert_str_eq(e.msg, "writer 'link/t/l/0-3' at epoch 1 is fenced: the stream has seen its "
+                            "epoch 2 (a newer holder of the lease)");
+    ck_assert_int_eq(loams_stream_fence_claim(s, &old, &e), LOAMS_EFENCED);
+    ck_assert_uint_eq(total_records(s), 2);
+    /* The holder appends and claims again at its epoch; other writers and
+     * unfenced appends are not concerned. */
+    loams_stream_pos pos[2];
+    ck_assert_int_eq(loams_stream_append_fenced(s, &cur, r, 2, pos, &e), 0);
+    ck_assert_int_eq(pos[0].offset + pos[1].offset, 2);
+    ck_assert_int_eq(loams_stream_fence_claim(s, &cur, &e), 0);
+    ck_assert_int_eq(loams_stream_append_fenced(s, &other, r, 1, NULL, &e), 0);
+    ck_assert_int_eq(loams_stream_append(s, r, 1, NULL, &e), 0);
+    ck_assert_uint_eq(total_records(s), 6);
+    /* The epochs live in the log's own store. */
+    loams_stream_close(s);
+    loams_streamlog_close(slog);
+    loams_streamlog_options lo = {.no_sync = 1, .map_size = 1ull << 30};
+    ck_assert_int_eq(loams_streamlog_open(dir, meta, &lo, &slog, NULL), 0);
+    loams_objname name = {"t", "dlq"};
+    ck_assert_int_eq(loams_stream_open(slog, &name, &s, &e), 0);
+    ck_assert_int_eq(loams_stream_append_fenced(s, &old, r, 1, NULL, &e), LOAMS_EFENCED);
+    ck_assert_int_eq(loams_stream_append_fenced(s, &cur, r, 1, NULL, &e), 0);
+    ck_assert_uint_eq(total_records(s), 7);
+    /* A malformed fence is refused. */
+    loams_stream_fence nameless = {"", 3}, zero = {"w", 0};
+    ck_assert_int_eq(loams_stream_append_fenced(s, &nameless, r, 1, NULL, &e), -EINVAL);
+    ck_assert_int_eq(loams_stream_fence_claim(s, &zero, &e), -EINVAL);
+    ck_assert_int_eq(loams_stream_append_fenced(s, NULL, r, 1, NULL, &e), -EINVAL);
+    loams_stream_close(s);
+}
+END_TEST
+
+/* A fenced append into a dropped stream fails like any append; a stream
+ * created again under the name starts with no writer epochs. */
+START_TEST(a_stream_created_again_has_no_writer_epochs)
+{
+    loams_stream *s = create_open("dlq", 1);
+    loams_stream_fence f9 = {"link/t/l/0-0", 9}, f1 = {"link/t/l/0-0", 1};
+    loams_stream_record_in r = rec_kv("a", "1");
+    loams_stream_err e;
+    ck_assert_int_eq(loams_stream_fence_claim(s, &f9, &e), 0);
+    loams_objname name = {"t", "dlq"};
+    ck_assert_int_eq(loams_stream_drop(slog, &name, 0, &e), 0);
+    ck_assert_int_eq(loams_stream_append_fenced(s, &f9, &r, 1, NULL, &e), LOAMS_ENOTFOUND);
+    ck_assert_int_eq(loams_stream_fence_claim(s, &f9, &e), LOAMS_ENOTFOUND);
+    loams_stream *s2 = create_open("dlq", 1);
+    ck_assert_int_eq(loams_stream_append_fenced(s2, &f1, &r, 1, NULL, &e), 0);
+    loams_stream_close(s);
+    loams_stream_close(s2);
+}
+END_TEST
+
 static Suite *streamlog_suite(void)
 {
     Suite *s = suite_create("streamlog");
@@ -644,6 +720,8 @@ static Suite *streamlog_suite(void)
     tcase_add_test(tc, a_foreign_file_in_the_log_dir_is_refused);
     tcase_add_test(tc, oversized_records_are_refused_with_their_index);
     tcase_add_test(tc, several_processes_append_at_once);
+    tcase_add_test(tc, fenced_appends_of_an_older_epoch_are_rejected_with_nothing_written);
+    tcase_add_test(tc, a_stream_created_again_has_no_writer_epochs);
     suite_add_tcase(s, tc);
     return s;
 }
