@@ -307,6 +307,10 @@ TESTS += tests/integration/link-exactly-once.sh tests/integration/link-zombie.sh
 	tests/integration/link-on-error.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
+# 50 SIGKILLs at random over collection, table and graph links with dead
+# letters, then every target and DLQ checked record by record (~80 s).
+TESTS += tests/integration/link-crash-soak.sh
+EXTRA_DIST += tests/integration/link-crash-soak.sh
 # GC of the files no commit references, after crashes and maintenance.
 TESTS += tests/integration/gc.sh
 EXTRA_DIST += tests/integration/gc.sh
