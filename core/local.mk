@@ -29,6 +29,7 @@ core_libloams_core_la_SOURCES += \
 	core/meta/metastore.c core/meta/metastore.h core/meta/metastore_backend.h \
 	core/meta/metastore_result.c \
 	core/meta/metastore_lmdb.c core/meta/lmdb_gate.c core/meta/lmdb_gate.h \
+	core/meta/lmdb_file.c core/meta/lmdb_file.h \
 	core/meta/lease.c core/meta/lease.h \
 	core/meta/commit.c core/meta/commit.h
 

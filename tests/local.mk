@@ -150,6 +150,11 @@ TESTS += tests/unit/test_lmdb_gate
 tests_unit_test_lmdb_gate_SOURCES = tests/unit/test_lmdb_gate.c
 tests_unit_test_lmdb_gate_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_lmdb_gate_LDADD = $(LOAMS_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_lmdb_file
+TESTS += tests/unit/test_lmdb_file
+tests_unit_test_lmdb_file_SOURCES = tests/unit/test_lmdb_file.c
+tests_unit_test_lmdb_file_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(LMDB_CFLAGS)
+tests_unit_test_lmdb_file_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CHECK_LIBS)
 
 # metastore shared by several processes (a client program + a script)
 check_PROGRAMS += tests/integration/meta-counter

@@ -51,8 +51,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "meta/lmdb_gate.h"
 #include "base/log.h"
+#include "meta/lmdb_file.h"
+#include "meta/lmdb_gate.h"
 #include "meta/metastore_backend.h"
 
 #define META_FILE "meta.mdb"
@@ -594,6 +595,15 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     int grc = loams__lmdb_gate_open(gate, &e->gate);
     if (grc != 0) {
         rc = map_error(e, gate, -grc, "open", err);
+        goto fail;
+    }
+    /* A file shorter than its meta pages say would be mapped as it is and
+     * kill the process with SIGBUS at the first missing page. */
+    loams__lmdb_file_info fi;
+    char ferr[sizeof err->msg];
+    rc = loams__lmdb_file_check(e->file, "the metastore", &fi, ferr, sizeof ferr);
+    if (rc != 0) {
+        rc = loams__meta_fail(err, rc, "%s", ferr);
         goto fail;
     }
     int mrc = mdb_env_create(&e->env);

@@ -44,6 +44,8 @@
  */
 #include "stream/streamlog_backend.h"
 
+#include "meta/lmdb_file.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <lmdb.h>
@@ -535,6 +537,15 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts, lo
             }
             be->map_size = v;
         }
+    }
+    /* A file shorter than its meta pages say would be mapped as it is and
+     * kill the process with SIGBUS at the first missing page. */
+    char file[sizeof be->path + 16];
+    snprintf(file, sizeof file, "%s/data.mdb", be->path);
+    loams__lmdb_file_info fi;
+    status = loams__lmdb_file_check(file, "the stream log", &fi, err->msg, sizeof err->msg);
+    if (status != 0) {
+        goto fail;
     }
     if ((rc = mdb_env_create(&be->env)) != 0 ||
         (rc = mdb_env_set_maxdbs(be->env, LOG_MAXDBS)) != 0 ||
