@@ -108,7 +108,7 @@ core_libloams_core_la_SOURCES += \
 	core/cli/datadir.c core/cli/datadir.h \
 	core/cli/target_query.c core/cli/target_query.h \
 	core/cli/cmd_serve.c core/cli/cmd_list_plugins.c core/cli/cmd_version.c \
-	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c \
+	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c core/cli/cmd_init.c \
 	core/cli/cmd_search.c core/cli/cmd_collection.c core/cli/cmd_graph.c \
 	core/cli/cmd_table.c
 core_loams_host_SOURCES += core/cli/cmd_sql.c core/cli/cmd_produce.c core/cli/cmd_stream.c

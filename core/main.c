@@ -13,6 +13,11 @@
 /* One row per command.  The description's first line is the summary; the
  * lines after it document the command's own options, one per line. */
 static const loams_cmd commands[] = {
+    {"init", "init --data-dir DIR",
+     "create a new data dir (metastore and stream log, with a new data dir id) in DIR,\n"
+     "which must be missing or empty; sql and serve also create one there, never\n"
+     "elsewhere (docs/OPERATIONS.md, \"Data dirs\")",
+     loams_cmd_init},
     {"sql", "sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\" | -f FILE.sql",
      "run statements: CREATE/DROP STREAM, CREATE/DROP/PAUSE/RESUME LINK,\n"
      "SELECT * FROM system.links | system.streams (see docs/LINKS.md)",

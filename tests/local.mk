@@ -155,6 +155,11 @@ TESTS += tests/unit/test_lmdb_file
 tests_unit_test_lmdb_file_SOURCES = tests/unit/test_lmdb_file.c
 tests_unit_test_lmdb_file_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(LMDB_CFLAGS)
 tests_unit_test_lmdb_file_LDADD = core/libloams-core.la $(LMDB_LIBS) $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_datadir
+TESTS += tests/unit/test_datadir
+tests_unit_test_datadir_SOURCES = tests/unit/test_datadir.c
+tests_unit_test_datadir_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_datadir_LDADD = $(LOAMS_UNIT_LDADD)
 
 # metastore shared by several processes (a client program + a script)
 check_PROGRAMS += tests/integration/meta-counter
@@ -319,6 +324,10 @@ EXTRA_DIST += tests/integration/link-crash-soak.sh
 # GC of the files no commit references, after crashes and maintenance.
 TESTS += tests/integration/gc.sh
 EXTRA_DIST += tests/integration/gc.sh
+# a data dir's parts: truncated, emptied, removed or foreign ones refused;
+# read commands that change nothing; init
+TESTS += tests/integration/datadir-guard.sh
+EXTRA_DIST += tests/integration/datadir-guard.sh
 # The man page names every command and option of --help.
 TESTS += tests/integration/man-page.sh
 EXTRA_DIST += tests/integration/man-page.sh

@@ -20,6 +20,7 @@ typedef struct loams_cmd {
 
 /* Subcommands of the stream log and the DDL (cmd_sql.c, cmd_produce.c,
  * cmd_stream.c). */
+int loams_cmd_init(int argc, char **argv);
 int loams_cmd_sql(int argc, char **argv);
 int loams_cmd_produce(int argc, char **argv);
 int loams_cmd_stream(int argc, char **argv);

@@ -36,7 +36,7 @@ int loams_cmd_links(int argc, char **argv)
     }
     char err[1024];
     loams_datadir *dd;
-    if (loams_datadir_open(dir, 0, &dd, err, sizeof err) != 0) {
+    if (loams_datadir_open(dir, LOAMS_DATADIR_READ_ONLY, &dd, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host links: %s\n", err);
         return 1;
     }

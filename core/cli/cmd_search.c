@@ -160,7 +160,8 @@ int loams_cmd_search(int argc, char **argv)
     }
     loams_registry_config rcfg;
     loams_cli_registry_config(&args, &rcfg);
-    loams_node_options nopts = {.data_dir = dir, .plugins = &rcfg};
+    loams_node_options nopts = {
+        .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
     if (loams_node_open(&nopts, &node, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;

@@ -338,7 +338,7 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
         status = fflush(stdout) == 0 ? 0 : 1;
         goto out;
     }
-    rc = loams_datadir_open(cfg.data_dir, 1, &dd, err, sizeof err);
+    rc = loams_datadir_open(cfg.data_dir, LOAMS_DATADIR_CREATE, &dd, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "%s: cannot open the data dir %s: %s\n", CMD, cfg.data_dir, err);
         goto out;
@@ -388,8 +388,10 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
         fprintf(stderr, "%s: cannot start the worker: %s\n", CMD, loams_strerror(rc));
         goto out;
     }
-    LOAMS_INFO(COMPONENT, "node %s serving data dir %s (pid %ld); stop with SIGTERM", cfg.node_id,
-               cfg.data_dir, (long)getpid());
+    LOAMS_INFO(COMPONENT,
+               "node %s serving data dir %s (data dir id %s%s, pid %ld); stop with "
+               "SIGTERM",
+               cfg.node_id, cfg.data_dir, dd->id, dd->created ? ", new" : "", (long)getpid());
     while (sigwait(&stop_signals, &sig) != 0) {
     }
     LOAMS_INFO(COMPONENT,

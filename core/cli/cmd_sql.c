@@ -139,7 +139,8 @@ int loams_cmd_sql(int argc, char **argv)
     }
     char err[4096];
     loams_datadir *dd = NULL;
-    status = loams_datadir_open(loams_datadir_choose(data_dir), 1, &dd, err, sizeof err);
+    status = loams_datadir_open(loams_datadir_choose(data_dir), LOAMS_DATADIR_CREATE, &dd, err,
+                                sizeof err);
     if (status != 0) {
         fprintf(stderr, "loams-host sql: %s\n", err);
         loams_ddl_script_free(script);

@@ -303,7 +303,8 @@ int loams_cmd_stream(int argc, char **argv)
         return 2;
     }
     loams_datadir *dd = NULL;
-    if (loams_datadir_open(loams_datadir_choose(data_dir), 0, &dd, msg, sizeof msg) != 0) {
+    if (loams_datadir_open(loams_datadir_choose(data_dir), LOAMS_DATADIR_READ_ONLY, &dd, msg,
+                           sizeof msg) != 0) {
         fprintf(stderr, "loams-host stream %s: %s\n", sub, msg);
         return 1;
     }

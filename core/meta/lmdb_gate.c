@@ -19,14 +19,14 @@ struct loams__lmdb_gate {
     pthread_mutex_t mu[2];
 };
 
-int loams__lmdb_gate_open(const char *path, loams__lmdb_gate **out)
+static int gate_open(const char *path, int flags, loams__lmdb_gate **out)
 {
     *out = NULL;
     loams__lmdb_gate *g = calloc(1, sizeof *g);
     if (g == NULL) {
         return -ENOMEM;
     }
-    g->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+    g->fd = open(path, O_RDWR | O_CLOEXEC | flags, 0660);
     if (g->fd < 0) {
         int en = errno;
         free(g);
@@ -36,6 +36,16 @@ int loams__lmdb_gate_open(const char *path, loams__lmdb_gate **out)
     pthread_mutex_init(&g->mu[1], NULL);
     *out = g;
     return 0;
+}
+
+int loams__lmdb_gate_open(const char *path, loams__lmdb_gate **out)
+{
+    return gate_open(path, O_CREAT, out);
+}
+
+int loams__lmdb_gate_open_existing(const char *path, loams__lmdb_gate **out)
+{
+    return gate_open(path, 0, out);
 }
 
 void loams__lmdb_gate_close(loams__lmdb_gate *g)

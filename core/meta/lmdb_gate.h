@@ -39,6 +39,10 @@ enum { LOAMS__LMDB_GATE_WRITE = 0, LOAMS__LMDB_GATE_READER_SLOT = 1 };
  * LMDB file name + "-gate".  *out is the caller's, freed by
  * loams__lmdb_gate_close.  Returns 0, -ENOMEM, or -errno of open(2). */
 int loams__lmdb_gate_open(const char *path, loams__lmdb_gate **out);
+/* Opens the gate file `path` only if it exists and this process may
+ * write it (a read-only open must create nothing).  Returns 0, -ENOMEM, or
+ * -errno of open(2) (-ENOENT, -EACCES, -EROFS, ...). */
+int loams__lmdb_gate_open_existing(const char *path, loams__lmdb_gate **out);
 /* Closes the gate (NULL is ignored); no thread may hold it. */
 void loams__lmdb_gate_close(loams__lmdb_gate *g);
 

@@ -65,25 +65,52 @@ typedef struct loams_meta_kv {
     uint64_t version;
 } loams_meta_kv;
 
+/* How a metastore is opened (loams_meta_options.mode). */
+typedef enum loams_meta_mode {
+    /* Creates the file when missing and initializes an empty one. */
+    LOAMS_META_CREATE = 0,
+    /* The store must exist: a missing or empty file (or one LMDB set up
+     * but that holds no table yet) is LOAMS_ENOTFOUND, and nothing is
+     * created. */
+    LOAMS_META_EXISTING = 1,
+    /* As EXISTING, and nothing is ever written or created in the
+     * directory: writes fail with -EROFS.  Works on a directory the
+     * process cannot write; see loams_meta_open. */
+    LOAMS_META_READ_ONLY = 2
+} loams_meta_mode;
+
 /* Options for opening a metastore. */
 typedef struct loams_meta_options {
-    size_t map_size; /* LMDB map size in bytes; 0 = default (1 GiB) */
-    size_t map_max;  /* the map grows automatically (doubling) up to this
-                        many bytes when it fills; 0 = default (64 GiB);
-                        set it to map_size to turn growth off */
-    int no_sync;     /* 1: don't fsync on commit (benchmarks, tests): a
-                        process crash loses nothing, a machine crash may
-                        lose the last commits */
+    size_t map_size;      /* LMDB map size in bytes; 0 = default (1 GiB) */
+    size_t map_max;       /* the map grows automatically (doubling) up to this
+                             many bytes when it fills; 0 = default (64 GiB);
+                             set it to map_size to turn growth off */
+    int no_sync;          /* 1: don't fsync on commit (benchmarks, tests): a
+                             process crash loses nothing, a machine crash may
+                             lose the last commits */
+    loams_meta_mode mode; /* 0: LOAMS_META_CREATE */
 } loams_meta_options;
 
-/* Opens (creating when missing) the metastore in `dir` (a directory; the
- * LMDB backend keeps meta.mdb, meta.mdb-lock and meta.mdb-gate there).  opts may be NULL.
+/* Opens (creating when missing, unless opts->mode says otherwise) the
+ * metastore in `dir` (a directory; the LMDB backend keeps meta.mdb,
+ * meta.mdb-lock and meta.mdb-gate there).  opts may be NULL.
  * *out is the caller's, freed by loams_meta_close.  Opening the same dir
  * twice in one process shares one environment (the options of the first
- * open apply while it stays open).
- * Errors: -ENOENT (dir missing), -ENOTDIR, -EACCES, LOAMS_ECORRUPT (foreign
- * or damaged file), LOAMS_EUNSUPPORTED (written by a newer format),
- * LOAMS_EFULL. */
+ * open apply while it stays open); a read-only and a writing open of one
+ * dir cannot be mixed in one process (-EBUSY).
+ * Before LMDB maps meta.mdb, the file is checked to hold every page its
+ * meta pages say is in use (lmdb_file.h): a truncated file is
+ * LOAMS_ECORRUPT with its size and the size expected, never a SIGBUS.
+ * Read-only (LOAMS_META_READ_ONLY): the process registers as a reader in
+ * meta.mdb-lock when that file exists and it can write it, so that a
+ * writer in another process never reuses the pages it reads; otherwise
+ * (a read-only file system, another owner) it reads without registering,
+ * which is safe while no other process writes.  meta.mdb-gate is used
+ * when it exists and is writable; nothing is created.
+ * Errors: -ENOENT (dir missing), -ENOTDIR, -EACCES, LOAMS_ENOTFOUND (no
+ * metastore in dir, modes EXISTING and READ_ONLY), LOAMS_ECORRUPT
+ * (foreign, truncated or damaged file), LOAMS_EUNSUPPORTED (written by a
+ * newer format), LOAMS_EFULL, -EBUSY. */
 int loams_meta_open(const char *dir, const loams_meta_options *opts, loams_meta **out,
                     loams_meta_err *err);
 /* Closes the handle (NULL is ignored).  No call may be running on it. */

@@ -40,6 +40,7 @@
  * open, before growing, and when the reader table is full.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <lmdb.h>
@@ -84,7 +85,9 @@ typedef struct lmdb_env {
     pthread_rwlock_t resize; /* shared: a transaction; exclusive: set_mapsize */
     size_t mapsize;          /* this process's map size; changed under resize */
     size_t map_max;
-    loams__lmdb_gate *gate;            /* <file>-gate; see the top of this file */
+    loams__lmdb_gate *gate;            /* <file>-gate (NULL: read-only without one) */
+    int read_only;                     /* LOAMS_META_READ_ONLY: never writes */
+    int no_lock;                       /* read-only without the lock file (MDB_NOLOCK) */
     pthread_mutex_t pool_mu;           /* guards read_pool */
     MDB_txn *read_pool[READ_POOL_MAX]; /* reset read transactions */
     int read_pool_len;
@@ -220,12 +223,14 @@ static int disk_looks_full(const lmdb_env *e, char *why, size_t size)
 
 static int gate_lock(lmdb_env *e, int which)
 {
-    return loams__lmdb_gate_lock(e->gate, which);
+    return e->gate != NULL ? loams__lmdb_gate_lock(e->gate, which) : 0;
 }
 
 static void gate_unlock(lmdb_env *e, int which)
 {
-    loams__lmdb_gate_unlock(e->gate, which);
+    if (e->gate != NULL) {
+        loams__lmdb_gate_unlock(e->gate, which);
+    }
 }
 
 /* Clears reader slots of dead processes (LMDB takes its reader mutex when
@@ -233,6 +238,9 @@ static void gate_unlock(lmdb_env *e, int which)
 static int clear_dead_readers(lmdb_env *e)
 {
     int dead = 0;
+    if (e->no_lock) {
+        return 0; /* no reader table */
+    }
     if (gate_lock(e, GATE_READER_SLOT) == 0) {
         mdb_reader_check(e->env, &dead);
         gate_unlock(e, GATE_READER_SLOT);
@@ -344,6 +352,12 @@ static int run_txn(lmdb_env *e, int write, const char *what, txn_body body, void
                    loams_meta_err *err)
 {
     int reader_checked = 0;
+    if (write && e->read_only) {
+        return loams__meta_fail(err, -EROFS,
+                                "metastore %s: %s: opened read-only (a command that only reads "
+                                "tried to write)",
+                                e->file, what);
+    }
     for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         pthread_rwlock_rdlock(&e->resize);
         size_t mapsize = e->mapsize;
@@ -428,12 +442,14 @@ static int write_meta_record(MDB_txn *txn, MDB_dbi dbi, const char *name, const 
     return mdb_put(txn, dbi, &k, &v, 0);
 }
 
-/* Checks (or, in an empty file, writes) the magic and format records and
- * opens both tables.  Runs in a write transaction so that two processes
- * opening a new dir at once initialize it once. */
+/* Checks (or, in an empty file opened with LOAMS_META_CREATE, writes) the
+ * magic and format records and opens both tables.  Runs in a write
+ * transaction so that two processes opening a new dir at once initialize
+ * it once (read-only: in a read transaction that is committed, which keeps
+ * the table handles).  arg: the loams_meta_mode. */
 static int setup_body(lmdb_env *e, MDB_txn *txn, void *arg, int *mrc, loams_meta_err *err)
 {
-    (void)arg;
+    loams_meta_mode mode = *(const loams_meta_mode *)arg;
     MDB_dbi main_dbi;
     *mrc = mdb_dbi_open(txn, NULL, 0, &main_dbi);
     if (*mrc != 0) {
@@ -459,6 +475,12 @@ static int setup_body(lmdb_env *e, MDB_txn *txn, void *arg, int *mrc, loams_meta
                                     "'%s' table; it holds %zu other entries): move the file "
                                     "away or choose another data directory",
                                     e->file, META_TABLE, st.ms_entries);
+        }
+        if (mode != LOAMS_META_CREATE) {
+            return loams__meta_fail(err, LOAMS_ENOTFOUND,
+                                    "metastore %s: the file holds no metastore yet (an LMDB file "
+                                    "with no table)",
+                                    e->file);
         }
         /* A new store. */
         unsigned char zero[8];
@@ -549,6 +571,31 @@ static void env_free(lmdb_env *e)
     free(e);
 }
 
+/* The setup of a read-only open: setup_body in a read transaction that is
+ * committed (a reset one would close the table handles it opened). */
+static int setup_read_only(lmdb_env *e, loams_meta_mode *mode, loams_meta_err *err)
+{
+    MDB_txn *txn = NULL;
+    int mrc = gate_lock(e, GATE_READER_SLOT);
+    if (mrc == 0) {
+        mrc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn);
+        gate_unlock(e, GATE_READER_SLOT);
+    }
+    int rc = 0;
+    if (mrc == 0) {
+        rc = setup_body(e, txn, mode, &mrc, err);
+        if (rc == 0 && mrc == 0) {
+            mrc = mdb_txn_commit(txn);
+        } else {
+            mdb_txn_abort(txn);
+        }
+    }
+    if (rc == 0 && mrc != 0) {
+        rc = map_error(e, NULL, mrc, "open", err);
+    }
+    return rc;
+}
+
 static int env_create(const char *dir, const struct stat *st, const loams_meta_options *opts,
                       lmdb_env **out, loams_meta_err *err)
 {
@@ -556,6 +603,8 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     if (e == NULL) {
         return loams__meta_fail(err, -ENOMEM, "metastore open %s: out of memory", dir);
     }
+    loams_meta_mode mode = opts != NULL ? opts->mode : LOAMS_META_CREATE;
+    e->read_only = mode == LOAMS_META_READ_ONLY;
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     /* Writer preference: growth must not starve behind a stream of
@@ -590,13 +639,6 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
                               "metastore open: data directory path too long: %s", dir);
         goto fail;
     }
-    char gate[PATH_MAX + 8];
-    snprintf(gate, sizeof gate, "%s%s", e->file, GATE_SUFFIX);
-    int grc = loams__lmdb_gate_open(gate, &e->gate);
-    if (grc != 0) {
-        rc = map_error(e, gate, -grc, "open", err);
-        goto fail;
-    }
     /* A file shorter than its meta pages say would be mapped as it is and
      * kill the process with SIGBUS at the first missing page. */
     loams__lmdb_file_info fi;
@@ -605,6 +647,34 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     if (rc != 0) {
         rc = loams__meta_fail(err, rc, "%s", ferr);
         goto fail;
+    }
+    if (mode != LOAMS_META_CREATE &&
+        (fi.state == LOAMS__LMDB_FILE_MISSING || fi.state == LOAMS__LMDB_FILE_EMPTY)) {
+        rc = loams__meta_fail(err, LOAMS_ENOTFOUND, "metastore %s: the file is %s", e->file,
+                              fi.state == LOAMS__LMDB_FILE_MISSING ? "missing" : "empty");
+        goto fail;
+    }
+    char gate[PATH_MAX + 8], lock[PATH_MAX + 8];
+    snprintf(gate, sizeof gate, "%s%s", e->file, GATE_SUFFIX);
+    snprintf(lock, sizeof lock, "%s-lock", e->file);
+    if (e->read_only) {
+        /* Nothing is created: the gate and LMDB's lock file are used when
+         * they exist and this process may write them. */
+        if (loams__lmdb_gate_open_existing(gate, &e->gate) != 0) {
+            e->gate = NULL;
+        }
+        int lfd = open(lock, O_RDWR | O_CLOEXEC);
+        if (lfd >= 0) {
+            close(lfd);
+        } else {
+            e->no_lock = 1;
+        }
+    } else {
+        int grc = loams__lmdb_gate_open(gate, &e->gate);
+        if (grc != 0) {
+            rc = map_error(e, gate, -grc, "open", err);
+            goto fail;
+        }
     }
     int mrc = mdb_env_create(&e->env);
     if (mrc != 0) {
@@ -622,6 +692,9 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
     if (opts != NULL && opts->no_sync) {
         flags |= MDB_NOSYNC;
     }
+    if (e->read_only) {
+        flags |= MDB_RDONLY | (e->no_lock ? MDB_NOLOCK : 0);
+    }
     mrc = mdb_env_open(e->env, e->file, flags, 0660);
     if (mrc != 0) {
         rc = map_error(e, NULL, mrc, "open", err);
@@ -634,7 +707,8 @@ static int env_create(const char *dir, const struct stat *st, const loams_meta_o
         goto fail;
     }
     e->mapsize = info.me_mapsize;
-    rc = run_txn(e, 1, "open", setup_body, NULL, err);
+    rc = e->read_only ? setup_read_only(e, &mode, err)
+                      : run_txn(e, 1, "open", setup_body, &mode, err);
     if (rc != 0) {
         goto fail;
     }
@@ -668,8 +742,16 @@ int loams__meta_lmdb_open(const char *dir, const loams_meta_options *opts, void 
     pid_t self = getpid();
     int rc = 0;
     pthread_mutex_lock(&registry_lock);
+    int read_only = opts != NULL && opts->mode == LOAMS_META_READ_ONLY;
     for (lmdb_env *e = registry; e != NULL; e = e->next) {
         if (e->dev == st.st_dev && e->ino == st.st_ino && e->pid == self) {
+            if (e->read_only != read_only) {
+                rc = loams__meta_fail(err, -EBUSY,
+                                      "metastore %s: already open %s in this process; LMDB "
+                                      "allows one environment per file and process",
+                                      e->file, e->read_only ? "read-only" : "for writing");
+                goto out;
+            }
             e->refs++;
             *impl = e;
             goto out;

@@ -15,7 +15,7 @@ int loams_node_open(const loams_node_options *o, loams_node **out, char *err, si
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    int rc = loams_datadir_open(o->data_dir, o->create, &n->dd, err, errlen);
+    int rc = loams_datadir_open(o->data_dir, o->flags, &n->dd, err, errlen);
     if (rc != 0) {
         goto fail;
     }
@@ -30,7 +30,9 @@ int loams_node_open(const loams_node_options *o, loams_node **out, char *err, si
         goto fail;
     }
     loams_registry_log_rejections(n->registry);
-    rc = loams_node_open_store(n->registry, n->dd->path, o->store, &n->store, err, errlen);
+    rc = loams_node_open_store_mode(n->registry, n->dd->path, o->store,
+                                    (o->flags & LOAMS_DATADIR_READ_ONLY) != 0, &n->store, err,
+                                    errlen);
     if (rc != 0) {
         goto fail;
     }
@@ -55,6 +57,12 @@ void loams_node_close(loams_node *n)
 int loams_node_open_store(const loams_registry *r, const char *data_dir, const char *name,
                           loams_store **out, char *err, size_t errlen)
 {
+    return loams_node_open_store_mode(r, data_dir, name, 0, out, err, errlen);
+}
+
+int loams_node_open_store_mode(const loams_registry *r, const char *data_dir, const char *name,
+                               int read_only, loams_store **out, char *err, size_t errlen)
+{
     const char *sname = name != NULL ? name : "store-fs";
     const loams_plugin *sp;
     if (loams_registry_find(r, LOAMS_KIND_STORE, sname, &sp) != 0 || sp->descriptor == NULL) {
@@ -66,6 +74,20 @@ int loams_node_open_store(const loams_registry *r, const char *data_dir, const c
     }
     char root[4096];
     snprintf(root, sizeof root, "%s/objects", data_dir);
-    loams_option_kv opt = {"root", root};
-    return loams_store_open(sp->descriptor, &opt, 1, out, err, errlen);
+    loams_option_kv opts[2] = {{"root", root}, {"read_only", "true"}};
+    if (read_only) {
+        int has = 0;
+        for (const loams_option_spec *o = sp->descriptor->options; o != NULL && o->name != NULL;
+             o++) {
+            has |= strcmp(o->name, "read_only") == 0;
+        }
+        if (!has) {
+            snprintf(err, errlen,
+                     "the object store plugin '%s' cannot be opened read-only (it has no "
+                     "read_only option)",
+                     sname);
+            return -EROFS;
+        }
+    }
+    return loams_store_open(sp->descriptor, opts, read_only ? 2 : 1, out, err, errlen);
 }

@@ -28,7 +28,9 @@ typedef struct loams_node {
 
 typedef struct loams_node_options {
     const char *data_dir;                 /* required */
-    int create;                           /* create the data dir when missing */
+    int flags;                            /* LOAMS_DATADIR_* (cli/datadir.h); with
+                                             LOAMS_DATADIR_READ_ONLY the object store
+                                             is opened read-only too */
     const loams_registry_config *plugins; /* NULL: the defaults */
     const char *store;                    /* store plugin name; NULL: "store-fs" */
 } loams_node_options;
@@ -41,6 +43,10 @@ int loams_node_open(const loams_node_options *o, loams_node **out, char *err, si
  * loaded. */
 int loams_node_open_store(const loams_registry *r, const char *data_dir, const char *name,
                           loams_store **out, char *err, size_t errlen);
+/* The same, read_only = 1: a store that reads only (store-fs's option
+ * read_only; a store plugin without that option is refused, -EROFS). */
+int loams_node_open_store_mode(const loams_registry *r, const char *data_dir, const char *name,
+                               int read_only, loams_store **out, char *err, size_t errlen);
 void loams_node_close(loams_node *n);
 
 #endif

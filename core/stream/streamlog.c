@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "stream/streamlog_backend.h"
 
@@ -204,6 +205,53 @@ static int catalog_get(loams_streamlog *log, const loams_objname *name, loams_st
     return status;
 }
 
+/* The next stream id the metastore's counter gives (1 when it gave none)
+ * and the counter's version (0 when missing). */
+static int seq_read(loams_streamlog *log, uint64_t *next, uint64_t *version, loams_stream_err *err)
+{
+    loams_meta_err me = {{0}};
+    loams_meta_kv seq;
+    *next = 1;
+    *version = 0;
+    int status = loams_meta_get(log->meta, SEQ_KEY, strlen(SEQ_KEY), &seq, &me);
+    if (status == LOAMS_ENOTFOUND) {
+        return 0;
+    }
+    if (status != 0) {
+        return meta_fail(err, status, &me, "reading the stream id counter");
+    }
+    char buf[32];
+    size_t n = seq.value_len < sizeof buf - 1 ? seq.value_len : sizeof buf - 1;
+    memcpy(buf, seq.value, n);
+    buf[n] = '\0';
+    char *end;
+    *next = strtoull(buf, &end, 10);
+    *version = seq.version;
+    loams_meta_kv_free(&seq);
+    if (*end != '\0' || *next == 0) {
+        return fail(err, LOAMS_ECORRUPT, "the metastore key " SEQ_KEY " is damaged (not a number)");
+    }
+    return 0;
+}
+
+/* Whether the log already knows stream `id` (live or dropped). */
+static int log_knows(loams_streamlog *log, uint64_t id, int *known, loams_stream_err *err)
+{
+    uint64_t *ids = NULL;
+    uint8_t *live = NULL;
+    size_t n = 0;
+    *known = 0;
+    int status = log->ops->stream_ids(log->be, &ids, &live, &n, err);
+    for (size_t i = 0; status == 0 && i < n; i++) {
+        if (ids[i] == id) {
+            *known = 1;
+        }
+    }
+    free(ids);
+    free(live);
+    return status;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -258,24 +306,28 @@ int loams_stream_create(loams_streamlog *log, const loams_stream_def *def, int i
      * process moved the counter meanwhile. */
     for (int attempt = 0; attempt < 1000; attempt++) {
         loams_meta_err me = {{0}};
-        loams_meta_kv seq;
         uint64_t seq_version = 0, next = 1;
-        status = loams_meta_get(log->meta, SEQ_KEY, strlen(SEQ_KEY), &seq, &me);
-        if (status == 0) {
-            char buf[32];
-            size_t n = seq.value_len < sizeof buf - 1 ? seq.value_len : sizeof buf - 1;
-            memcpy(buf, seq.value, n);
-            buf[n] = '\0';
-            char *end;
-            next = strtoull(buf, &end, 10);
-            seq_version = seq.version;
-            loams_meta_kv_free(&seq);
-            if (*end != '\0' || next == 0) {
-                return fail(err, LOAMS_ECORRUPT,
-                            "the metastore key " SEQ_KEY " is damaged (not a number)");
-            }
-        } else if (status != LOAMS_ENOTFOUND) {
-            return meta_fail(err, status, &me, "allocating a stream id");
+        status = seq_read(log, &next, &seq_version, err);
+        if (status != 0) {
+            free(json);
+            return status;
+        }
+        /* Ids are never reused: an id the counter is about to give that the
+         * log already holds means the metastore is not the log's (no
+         * process can have registered it: no catalog entry names it yet). */
+        int known = 0;
+        status = log_knows(log, next, &known, err);
+        if (status != 0) {
+            free(json);
+            return status;
+        }
+        if (known) {
+            free(json);
+            return fail(err, LOAMS_ECORRUPT,
+                        "stream %s.%s: the metastore would give it id %" PRIu64
+                        ", which the stream log already holds: the metastore and the log are "
+                        "not of one data dir (was meta.mdb replaced?); nothing was created",
+                        name.ns, name.name, next);
         }
         d.id = next;
         free(json);
@@ -787,8 +839,22 @@ int loams_streamlog_purge_orphans(loams_streamlog *log, size_t *purged, loams_st
         known[i] = defs[i].id;
     }
     qsort(known, ndefs, sizeof *known, cmp_u64);
+    /* Read after the backend ids: an id below it was allocated then. */
+    uint64_t next = 1, seq_version;
+    status = seq_read(log, &next, &seq_version, err);
+    if (status != 0) {
+        goto out;
+    }
     for (size_t i = 0; i < nids; i++) {
         if (bsearch(&ids[i], known, ndefs, sizeof *known, cmp_u64) != NULL) {
+            continue;
+        }
+        if (ids[i] >= next) {
+            LOAMS_WARN("streamlog",
+                       "stream id %" PRIu64 " is in the log but the metastore never gave it "
+                       "(it gave ids below %" PRIu64 "): not purged; the metastore is not "
+                       "this log's",
+                       ids[i], next);
             continue;
         }
         status = log->ops->drop(log->be, ids[i], err);
@@ -804,5 +870,103 @@ out:
     if (purged != NULL) {
         *purged = count;
     }
+    return status;
+}
+
+/* ---- the data dir's identity ---- */
+
+int loams_streamlog_datadir_id(loams_streamlog *log, char *out, size_t size, loams_stream_err *err)
+{
+    loams_stream_err local;
+    if (err == NULL) {
+        err = &local;
+    }
+    if (log == NULL || out == NULL || size == 0) {
+        return fail(err, -EINVAL, "loams_streamlog_datadir_id: log and out are required");
+    }
+    return log->ops->identity(log->be, out, size, err);
+}
+
+int loams_streamlog_set_datadir_id(loams_streamlog *log, const char *id, loams_stream_err *err)
+{
+    loams_stream_err local;
+    if (err == NULL) {
+        err = &local;
+    }
+    if (log == NULL || id == NULL || id[0] == '\0') {
+        return fail(err, -EINVAL, "loams_streamlog_set_datadir_id: log and id are required");
+    }
+    return log->ops->set_identity(log->be, id, err);
+}
+
+int loams_streamlog_check_catalog(loams_streamlog *log, loams_streamlog_census *c,
+                                  loams_stream_err *err)
+{
+    loams_stream_err local;
+    loams_streamlog_census lc;
+    if (err == NULL) {
+        err = &local;
+    }
+    if (c == NULL) {
+        c = &lc;
+    }
+    memset(c, 0, sizeof *c);
+    if (log == NULL) {
+        return fail(err, -EINVAL, "loams_streamlog_check_catalog: log is required");
+    }
+    uint64_t *ids = NULL;
+    uint8_t *live = NULL;
+    loams_stream_def *defs = NULL;
+    size_t nids = 0, ndefs = 0;
+    uint64_t next = 1, version;
+    int status = log->ops->stream_ids(log->be, &ids, &live, &nids, err);
+    if (status == 0) {
+        status = seq_read(log, &next, &version, err);
+    }
+    if (status == 0) {
+        status = loams_stream_list(log, &defs, &ndefs, err);
+    }
+    if (status != 0) {
+        goto out;
+    }
+    c->log_streams = nids;
+    c->allocated = next - 1;
+    c->catalog_streams = ndefs;
+    for (size_t i = 0; i < nids; i++) {
+        if (ids[i] > c->log_max_id) {
+            c->log_max_id = ids[i];
+        }
+    }
+    if (c->log_max_id > c->allocated) {
+        status =
+            fail(err, LOAMS_ECORRUPT,
+                 "the stream log holds stream id %" PRIu64 " but the metastore gave "
+                 "%s%" PRIu64 ": the metastore is not the one the log was written with "
+                 "(it was emptied, deleted or replaced)",
+                 c->log_max_id, c->allocated > 0 ? "ids up to " : "no stream id, ", c->allocated);
+        goto out;
+    }
+    for (size_t d = 0; d < ndefs; d++) {
+        int found = 0, is_live = 0;
+        for (size_t i = 0; i < nids; i++) {
+            if (ids[i] == defs[d].id) {
+                found = 1;
+                is_live = live[i];
+            }
+        }
+        if (!is_live) {
+            status =
+                fail(err, LOAMS_ECORRUPT,
+                     "stream %s.%s (id %" PRIu64 ") is in the metastore's catalog but %s "
+                     "in the stream log: the log is not the one the metastore was "
+                     "written with (it was emptied, deleted or replaced)",
+                     defs[d].name.ns, defs[d].name.name, defs[d].id, found ? "dropped" : "not");
+            goto out;
+        }
+    }
+out:
+    free(ids);
+    free(live);
+    free(defs);
     return status;
 }

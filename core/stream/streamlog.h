@@ -63,25 +63,66 @@ typedef struct loams_stream_err {
     char msg[512];
 } loams_stream_err;
 
+/* How a stream log is opened (loams_streamlog_options.mode). */
+typedef enum loams_streamlog_mode {
+    LOAMS_STREAMLOG_CREATE = 0,   /* creates data_dir/log/ and the log when missing */
+    LOAMS_STREAMLOG_EXISTING = 1, /* the log must exist (LOAMS_ENOTFOUND); nothing created */
+    LOAMS_STREAMLOG_READ_ONLY = 2 /* as EXISTING, and every write is -EROFS; nothing is
+                                   * created in data_dir/log/ (lock.mdb is used as a reader
+                                   * when it exists and is writable, like the metastore's) */
+} loams_streamlog_mode;
+
 /* Options for loams_streamlog_open.  Zero means "the default". */
 typedef struct loams_streamlog_options {
-    uint64_t map_size; /* bytes the log may grow to; default 32 GiB, or the env
-                        * var LOAMS_LOG_MAP_SIZE (bytes) when set */
-    int no_sync;       /* 1: no fsync at commit (benchmarks, tests): a crash
-                        * may lose the last appends, never corrupt the log */
+    uint64_t map_size;         /* bytes the log may grow to; default 32 GiB, or the env
+                                * var LOAMS_LOG_MAP_SIZE (bytes) when set */
+    int no_sync;               /* 1: no fsync at commit (benchmarks, tests): a crash
+                                * may lose the last appends, never corrupt the log */
+    loams_streamlog_mode mode; /* 0: LOAMS_STREAMLOG_CREATE */
 } loams_streamlog_options;
 
 /* Opens the stream log of data dir `data_dir` (records in data_dir/log/,
- * created when missing) with `meta` as its catalog.  meta is the caller's
- * and must outlive the log.  *out is the caller's (loams_streamlog_close).
- * Errors: -ENOENT (data_dir missing), -EACCES, LOAMS_ECORRUPT (data_dir/log
- * holds a file that is not a Loams log). */
+ * created when missing unless opts->mode says otherwise) with `meta` as its
+ * catalog.  meta is the caller's and must outlive the log.  *out is the
+ * caller's (loams_streamlog_close).  Before LMDB maps log/data.mdb, the
+ * file is checked to hold every page its meta pages say is in use: a
+ * truncated file is LOAMS_ECORRUPT with its size and the size expected.
+ * Errors: -ENOENT (data_dir missing), -EACCES, LOAMS_ENOTFOUND (no log,
+ * modes EXISTING and READ_ONLY), LOAMS_ECORRUPT (data_dir/log holds a file
+ * that is not a Loams log, or a truncated one). */
 int loams_streamlog_open(const char *data_dir, loams_meta *meta,
                          const loams_streamlog_options *opts, loams_streamlog **out,
                          loams_stream_err *err);
 /* Closes the log.  Every loams_stream handle and read result must be closed
  * first.  log may be NULL. */
 void loams_streamlog_close(loams_streamlog *log);
+
+/* ---- the data dir's identity (cli/datadir.h) ---- */
+
+/* The data dir id recorded in the log, NUL-terminated into out[size].
+ * Errors: LOAMS_ENOTFOUND (none recorded: a log of an older version). */
+int loams_streamlog_datadir_id(loams_streamlog *log, char *out, size_t size, loams_stream_err *err);
+/* Records `id` as the log's data dir id when it has none.  Errors:
+ * LOAMS_ECONFLICT (it has another: the message names it), -EROFS. */
+int loams_streamlog_set_datadir_id(loams_streamlog *log, const char *id, loams_stream_err *err);
+
+/* How the stream catalog (in the metastore) and the log compare. */
+typedef struct loams_streamlog_census {
+    size_t log_streams;     /* streams the log holds or held (live or dropped) */
+    uint64_t log_max_id;    /* the highest of their ids (0: none) */
+    uint64_t allocated;     /* the highest id the metastore allocated (0: none) */
+    size_t catalog_streams; /* streams in the catalog */
+} loams_streamlog_census;
+
+/* Checks that the catalog and the log are of one data dir: every stream
+ * id the log knows was allocated by the metastore's counter, and every
+ * stream of the catalog is live in the log.  (A CREATE STREAM that stopped
+ * between its catalog entry and the log fails this too: it cannot be told
+ * from a log that lost the stream.)  *c (may be NULL) gets the counts
+ * either way.  Errors: LOAMS_ECORRUPT when they disagree (the message says
+ * how). */
+int loams_streamlog_check_catalog(loams_streamlog *log, loams_streamlog_census *c,
+                                  loams_stream_err *err);
 
 /* ---- the catalog ---- */
 
@@ -330,7 +371,9 @@ int loams_stream_trim(loams_stream *s, int32_t partition, const loams_stream_tri
 /* Deletes the records of streams that are no longer in the catalog (a drop
  * interrupted by a crash leaves them behind).  *purged (may be NULL) gets
  * how many streams were cleaned.  Safe to run while streams are created
- * and dropped. */
+ * and dropped.  A stream whose id the metastore never allocated is never
+ * purged: it is not a dropped stream but a sign that the metastore is not
+ * the log's (a new or replaced one); it is logged as a warning. */
 int loams_streamlog_purge_orphans(loams_streamlog *log, size_t *purged, loams_stream_err *err);
 
 #endif /* LOAMS_CORE_STREAMLOG_H */

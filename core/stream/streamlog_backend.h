@@ -19,7 +19,9 @@
 typedef struct loams__logbe loams__logbe;
 
 typedef struct loams__logbe_ops {
-    /* Opens the backend kept under data_dir. */
+    /* Opens the backend kept under data_dir (opts->mode: creating it, an
+     * existing one - LOAMS_ENOTFOUND when there is none - or read-only,
+     * where every write is -EROFS). */
     int (*open)(const char *data_dir, const loams_streamlog_options *opts, loams__logbe **out,
                 loams_stream_err *err);
     void (*close)(loams__logbe *be);
@@ -36,6 +38,17 @@ typedef struct loams__logbe_ops {
 
     /* The ids of every live stream (an array the caller frees with free()). */
     int (*live_ids)(loams__logbe *be, uint64_t **ids, size_t *count, loams_stream_err *err);
+    /* The ids of every stream the log knows, live or dropped; (*live)[i] is
+     * 1 for a live one (both arrays the caller's, free()). */
+    int (*stream_ids)(loams__logbe *be, uint64_t **ids, uint8_t **live, size_t *count,
+                      loams_stream_err *err);
+
+    /* The data dir id recorded in the log (NUL-terminated into out[size]);
+     * LOAMS_ENOTFOUND when none is. */
+    int (*identity)(loams__logbe *be, char *out, size_t size, loams_stream_err *err);
+    /* Records `id` when the log has none; LOAMS_ECONFLICT when it has
+     * another (the message names it); nothing when it has this one. */
+    int (*set_identity)(loams__logbe *be, const char *id, loams_stream_err *err);
 
     /* Appends recs[0..n) to stream `id`; part[i] is record i's partition
      * (already chosen and checked); pos gets each record's position.  One

@@ -47,6 +47,7 @@
 #include "meta/lmdb_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <lmdb.h>
 #include <pthread.h>
@@ -86,6 +87,7 @@ struct loams__logbe {
     size_t cap, used;
     uint64_t unreleased; /* bytes appended since the mapping was released (under
                             LMDB's write lock) */
+    int read_only;       /* LOAMS_STREAMLOG_READ_ONLY: every write is -EROFS */
 };
 
 /* The private part of a read result. */
@@ -184,6 +186,14 @@ static int lmdb_fail(loams__logbe *be, loams_stream_err *err, int rc, const char
         return fail(err, LOAMS_ECORRUPT, "the stream log %s is damaged (%s) while %s", be->path,
                     mdb_strerror(rc), what);
     case MDB_BAD_DBI: return fail(err, LOAMS_ENOTFOUND, "the stream was dropped while %s", what);
+    case EROFS:
+        if (be->read_only) {
+            return fail(err, -EROFS,
+                        "the stream log %s was opened read-only (by a command that only "
+                        "reads) while %s",
+                        be->path, what);
+        }
+        break;
     default: break;
     }
     if (rc > 0 && rc < 1000) {
@@ -227,6 +237,10 @@ static uint64_t get_le64(const uint8_t *p)
 
 static int txn_begin(loams__logbe *be, unsigned flags, MDB_txn **txn)
 {
+    if (be->read_only && !(flags & MDB_RDONLY)) {
+        *txn = NULL;
+        return EROFS;
+    }
     int rc = mdb_txn_begin(be->env, NULL, flags, txn);
     if (rc == MDB_MAP_RESIZED) {
         /* Another process grew the map: adopt its size and retry. */
@@ -498,16 +512,97 @@ static int writers_delete(loams__logbe *be, MDB_txn *txn, uint64_t id, loams_str
 
 /* ---- open / close ---- */
 
+/* Opens the tables of the log in one transaction: a write transaction that
+ * creates them in a new log (LOAMS_STREAMLOG_CREATE), or a read
+ * transaction, committed to keep the table handles, that only opens them. */
+static int open_tables(loams__logbe *be, loams_streamlog_mode mode, loams_stream_err *err)
+{
+    MDB_txn *txn = NULL;
+    int status = 0;
+    int write = mode == LOAMS_STREAMLOG_CREATE || mode == LOAMS_STREAMLOG_EXISTING;
+    pthread_mutex_lock(&be->dbi_lock);
+    int rc = txn_begin(be, write ? 0 : MDB_RDONLY, &txn);
+    MDB_dbi main_dbi;
+    MDB_stat ms;
+    if (rc == 0) {
+        rc = mdb_dbi_open(txn, NULL, 0, &main_dbi);
+    }
+    if (rc == 0) {
+        rc = mdb_stat(txn, main_dbi, &ms);
+    }
+    int fresh = rc == 0 && ms.ms_entries == 0;
+    if (fresh && mode != LOAMS_STREAMLOG_CREATE) {
+        status = fail(err, LOAMS_ENOTFOUND,
+                      "the stream log %s holds no log yet (an LMDB file "
+                      "with no table)",
+                      be->path);
+        goto out;
+    }
+    if (rc == 0) {
+        rc = mdb_dbi_open(txn, "info", fresh ? MDB_CREATE : 0, &be->info);
+        if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
+            status = fail(err, LOAMS_ECORRUPT,
+                          "%s holds an LMDB file that is not a Loams stream log: move it "
+                          "away or use another data dir",
+                          be->path);
+            goto out;
+        }
+    }
+    MDB_val k = {6, "format"}, v = {sizeof LOG_FORMAT - 1, LOG_FORMAT}, got;
+    if (rc == 0 && fresh) {
+        rc = mdb_put(txn, be->info, &k, &v, 0);
+    } else if (rc == 0) {
+        rc = mdb_get(txn, be->info, &k, &got);
+        if (rc == 0 &&
+            (got.mv_size != v.mv_size || memcmp(got.mv_data, v.mv_data, v.mv_size) != 0)) {
+            status = fail(err, LOAMS_ECORRUPT,
+                          "%s is a stream log of another format ('%.*s', this build "
+                          "reads '%s')",
+                          be->path, (int)(got.mv_size > 64 ? 64 : got.mv_size),
+                          (const char *)got.mv_data, LOG_FORMAT);
+            goto out;
+        }
+    }
+    if (rc == 0) {
+        rc = mdb_dbi_open(txn, "streams", write ? MDB_CREATE : 0, &be->streams);
+    }
+    if (rc == 0) {
+        rc = mdb_dbi_open(txn, "parts", write ? MDB_CREATE : 0, &be->parts);
+    }
+    if (rc == 0) {
+        /* Writer epochs of fenced appends; a log written before them has
+         * none, which a read-only open (no appends) does not need. */
+        rc = mdb_dbi_open(txn, "writers", write ? MDB_CREATE : 0, &be->writers);
+        if (rc == MDB_NOTFOUND && !write) {
+            rc = 0;
+        }
+    }
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (rc != 0) {
+        status = lmdb_fail(be, err, rc, "opening");
+    }
+out:
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    pthread_mutex_unlock(&be->dbi_lock);
+    return status;
+}
+
 static int be_open(const char *data_dir, const loams_streamlog_options *opts, loams__logbe **out,
                    loams_stream_err *err)
 {
     int status = 0, rc;
-    MDB_txn *txn = NULL;
+    loams_streamlog_mode mode = opts != NULL ? opts->mode : LOAMS_STREAMLOG_CREATE;
     loams__logbe *be = calloc(1, sizeof *be);
     if (be == NULL) {
         return fail(err, -ENOMEM, "out of memory");
     }
     pthread_mutex_init(&be->dbi_lock, NULL);
+    be->read_only = mode == LOAMS_STREAMLOG_READ_ONLY;
     struct stat st;
     if (stat(data_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         status = fail(err, -ENOENT, "the data dir %s does not exist: create it first", data_dir);
@@ -517,7 +612,7 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts, lo
         status = fail(err, -ENAMETOOLONG, "the data dir path is too long");
         goto fail;
     }
-    if (mkdir(be->path, 0755) != 0 && errno != EEXIST) {
+    if (mode == LOAMS_STREAMLOG_CREATE && mkdir(be->path, 0755) != 0 && errno != EEXIST) {
         status = fail(err, -errno, "cannot create %s: %s", be->path, strerror(errno));
         goto fail;
     }
@@ -547,6 +642,27 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts, lo
     if (status != 0) {
         goto fail;
     }
+    if (mode != LOAMS_STREAMLOG_CREATE &&
+        (fi.state == LOAMS__LMDB_FILE_MISSING || fi.state == LOAMS__LMDB_FILE_EMPTY)) {
+        status = fail(err, LOAMS_ENOTFOUND, "the stream log %s is %s", file,
+                      fi.state == LOAMS__LMDB_FILE_MISSING ? "missing" : "empty");
+        goto fail;
+    }
+    unsigned flags = MDB_NOTLS | (opts && opts->no_sync ? MDB_NOSYNC : 0);
+    if (be->read_only) {
+        /* Registers as a reader in lock.mdb when it may write it (so that a
+         * writer never reuses the pages it reads); otherwise reads without
+         * it, creating nothing. */
+        char lock[sizeof be->path + 16];
+        snprintf(lock, sizeof lock, "%s/lock.mdb", be->path);
+        int lfd = open(lock, O_RDWR | O_CLOEXEC);
+        if (lfd >= 0) {
+            close(lfd);
+        } else {
+            flags |= MDB_NOLOCK;
+        }
+        flags |= MDB_RDONLY;
+    }
     if ((rc = mdb_env_create(&be->env)) != 0 ||
         (rc = mdb_env_set_maxdbs(be->env, LOG_MAXDBS)) != 0 ||
         (rc = mdb_env_set_maxreaders(be->env, LOG_MAXREADERS)) != 0 ||
@@ -554,7 +670,6 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts, lo
         status = lmdb_fail(be, err, rc, "opening");
         goto fail;
     }
-    unsigned flags = MDB_NOTLS | (opts && opts->no_sync ? MDB_NOSYNC : 0);
     rc = mdb_env_open(be->env, be->path, flags, 0644);
     if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH) {
         status = fail(err, LOAMS_ECORRUPT,
@@ -567,66 +682,8 @@ static int be_open(const char *data_dir, const loams_streamlog_options *opts, lo
         status = lmdb_fail(be, err, rc, "opening");
         goto fail;
     }
-    pthread_mutex_lock(&be->dbi_lock);
-    rc = txn_begin(be, 0, &txn);
-    if (rc == 0) {
-        MDB_dbi main_dbi;
-        MDB_stat ms;
-        rc = mdb_dbi_open(txn, NULL, 0, &main_dbi);
-        if (rc == 0) {
-            rc = mdb_stat(txn, main_dbi, &ms);
-        }
-        int fresh = rc == 0 && ms.ms_entries == 0;
-        if (rc == 0) {
-            rc = mdb_dbi_open(txn, "info", fresh ? MDB_CREATE : 0, &be->info);
-            if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
-                mdb_txn_abort(txn);
-                txn = NULL;
-                pthread_mutex_unlock(&be->dbi_lock);
-                status = fail(err, LOAMS_ECORRUPT,
-                              "%s holds an LMDB file that is not a Loams stream log: move it "
-                              "away or use another data dir",
-                              be->path);
-                goto fail;
-            }
-        }
-        MDB_val k = {6, "format"}, v = {sizeof LOG_FORMAT - 1, LOG_FORMAT}, got;
-        if (rc == 0 && fresh) {
-            rc = mdb_put(txn, be->info, &k, &v, 0);
-        } else if (rc == 0) {
-            rc = mdb_get(txn, be->info, &k, &got);
-            if (rc == 0 &&
-                (got.mv_size != v.mv_size || memcmp(got.mv_data, v.mv_data, v.mv_size) != 0)) {
-                mdb_txn_abort(txn);
-                txn = NULL;
-                pthread_mutex_unlock(&be->dbi_lock);
-                status = fail(err, LOAMS_ECORRUPT,
-                              "%s is a stream log of another format ('%.*s', this build "
-                              "reads '%s')",
-                              be->path, (int)(got.mv_size > 64 ? 64 : got.mv_size),
-                              (const char *)got.mv_data, LOG_FORMAT);
-                goto fail;
-            }
-        }
-        if (rc == 0) {
-            rc = mdb_dbi_open(txn, "streams", MDB_CREATE, &be->streams);
-        }
-        if (rc == 0) {
-            rc = mdb_dbi_open(txn, "parts", MDB_CREATE, &be->parts);
-        }
-        if (rc == 0) {
-            rc = mdb_dbi_open(txn, "writers", MDB_CREATE, &be->writers);
-        }
-        if (rc == 0) {
-            rc = mdb_txn_commit(txn);
-        } else {
-            mdb_txn_abort(txn);
-        }
-        txn = NULL;
-    }
-    pthread_mutex_unlock(&be->dbi_lock);
-    if (rc != 0) {
-        status = lmdb_fail(be, err, rc, "opening");
+    status = open_tables(be, mode, err);
+    if (status != 0) {
         goto fail;
     }
     *out = be;
@@ -821,12 +878,16 @@ out:
     return status;
 }
 
-static int be_live_ids(loams__logbe *be, uint64_t **ids, size_t *count, loams_stream_err *err)
+/* The ids of the streams the log knows, live ones only or every one (then
+ * *live, when not NULL, gets 1 or 0 for each). */
+static int list_ids(loams__logbe *be, int live_only, uint64_t **ids, uint8_t **live, size_t *count,
+                    loams_stream_err *err)
 {
     int status = 0, rc;
     MDB_txn *txn = NULL;
     MDB_cursor *c = NULL;
     uint64_t *arr = NULL;
+    uint8_t *flags = NULL;
     size_t n = 0, cap = 0;
     rc = txn_begin(be, MDB_RDONLY, &txn);
     if (rc == 0) {
@@ -844,18 +905,26 @@ static int be_live_ids(loams__logbe *be, uint64_t **ids, size_t *count, loams_st
                 fail(err, LOAMS_ECORRUPT, "stream log %s: a stream state is damaged", be->path);
             goto out;
         }
-        if (((const uint8_t *)v.mv_data)[4] != STATE_LIVE) {
+        int is_live = ((const uint8_t *)v.mv_data)[4] == STATE_LIVE;
+        if (live_only && !is_live) {
             continue;
         }
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
             uint64_t *na = realloc(arr, cap * sizeof *na);
-            if (na == NULL) {
+            if (na != NULL) {
+                arr = na;
+            }
+            uint8_t *nf = na != NULL ? realloc(flags, cap) : NULL;
+            if (nf != NULL) {
+                flags = nf;
+            }
+            if (na == NULL || nf == NULL) {
                 status = fail(err, -ENOMEM, "out of memory");
                 goto out;
             }
-            arr = na;
         }
+        flags[n] = (uint8_t)is_live;
         arr[n++] = get_be64(k.mv_data);
     }
     if (rc != MDB_NOTFOUND) {
@@ -870,11 +939,85 @@ out:
     }
     if (status != 0) {
         free(arr);
+        free(flags);
         return status;
     }
     *ids = arr;
     *count = n;
+    if (live != NULL) {
+        *live = flags;
+    } else {
+        free(flags);
+    }
     return 0;
+}
+
+static int be_live_ids(loams__logbe *be, uint64_t **ids, size_t *count, loams_stream_err *err)
+{
+    return list_ids(be, 1, ids, NULL, count, err);
+}
+
+static int be_stream_ids(loams__logbe *be, uint64_t **ids, uint8_t **live, size_t *count,
+                         loams_stream_err *err)
+{
+    return list_ids(be, 0, ids, live, count, err);
+}
+
+/* ---- the data dir's id ---- */
+
+#define INFO_DATADIR "datadir"
+
+static int be_identity(loams__logbe *be, char *out, size_t size, loams_stream_err *err)
+{
+    MDB_txn *txn = NULL;
+    int rc = txn_begin(be, MDB_RDONLY, &txn);
+    if (rc != 0) {
+        return lmdb_fail(be, err, rc, "reading the data dir id");
+    }
+    MDB_val k = {sizeof INFO_DATADIR - 1, INFO_DATADIR}, v;
+    rc = mdb_get(txn, be->info, &k, &v);
+    int status = 0;
+    if (rc == MDB_NOTFOUND) {
+        status = fail(err, LOAMS_ENOTFOUND, "the stream log %s has no data dir id", be->path);
+    } else if (rc != 0) {
+        status = lmdb_fail(be, err, rc, "reading the data dir id");
+    } else if (v.mv_size == 0 || v.mv_size >= size) {
+        status =
+            fail(err, LOAMS_ECORRUPT, "the stream log %s: its data dir id is damaged", be->path);
+    } else {
+        memcpy(out, v.mv_data, v.mv_size);
+        out[v.mv_size] = '\0';
+    }
+    mdb_txn_abort(txn);
+    return status;
+}
+
+static int be_set_identity(loams__logbe *be, const char *id, loams_stream_err *err)
+{
+    MDB_txn *txn = NULL;
+    int rc = txn_begin(be, 0, &txn);
+    if (rc != 0) {
+        return lmdb_fail(be, err, rc, "recording the data dir id");
+    }
+    MDB_val k = {sizeof INFO_DATADIR - 1, INFO_DATADIR}, v = {strlen(id), (void *)id};
+    rc = mdb_put(txn, be->info, &k, &v, MDB_NOOVERWRITE);
+    int status = 0;
+    if (rc == MDB_KEYEXIST) {
+        /* v now holds the recorded id */
+        if (v.mv_size != strlen(id) || memcmp(v.mv_data, id, v.mv_size) != 0) {
+            status =
+                fail(err, LOAMS_ECONFLICT, "the stream log %s belongs to data dir %.*s, not %s",
+                     be->path, (int)(v.mv_size > 64 ? 64 : v.mv_size), (const char *)v.mv_data, id);
+        }
+        mdb_txn_abort(txn);
+        return status;
+    }
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+    } else {
+        mdb_txn_abort(txn);
+    }
+    return rc != 0 ? lmdb_fail(be, err, rc, "recording the data dir id") : 0;
 }
 
 /* ---- append ---- */
@@ -1347,6 +1490,9 @@ const loams__logbe_ops loams__logbe_lmdb = {
     .ensure = be_ensure,
     .drop = be_drop,
     .live_ids = be_live_ids,
+    .stream_ids = be_stream_ids,
+    .identity = be_identity,
+    .set_identity = be_set_identity,
     .append = be_append,
     .read = be_read,
     .read_done = be_read_done,

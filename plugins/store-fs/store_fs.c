@@ -3,7 +3,10 @@
  *
  * Option `root` (required): the directory that holds the objects; it is
  * created (with its parents) when missing.  Option `fsync` (default true):
- * false skips every fsync, for benchmarks and scratch stores only.
+ * false skips every fsync, for benchmarks and scratch stores only.  Option
+ * `read_only` (default false): the root must exist and nothing under it is
+ * created, swept or written (put, writers and deletes fail with -EROFS), so
+ * that a command that only reads leaves a data dir as it found it.
  *
  * An object key "a/b/c" is the file root/a/b/c.  Keys are checked as
  * loams/store.h says (not empty, no leading '/', no '.' or '..' segment, no
@@ -62,6 +65,7 @@ typedef struct fs_state {
     loams_ctx *ctx;
     int root_fd;
     int do_fsync;
+    int read_only;
     char *root;     /* for messages */
     char *abs_root; /* realpath of root, for uri() */
 } fs_state;
@@ -419,6 +423,7 @@ static int fs_open(loams_ctx *ctx, void **state)
     int rc = 0;
     const char *root = host->option(ctx, "root");
     const char *sync = host->option(ctx, "fsync");
+    const char *ro = host->option(ctx, "read_only");
     if (root == NULL || root[0] == '\0') {
         host->set_error(ctx, "store-fs needs the option 'root': the directory that holds the "
                              "objects (e.g. root = '/var/lib/loams/objects')");
@@ -431,6 +436,7 @@ static int fs_open(loams_ctx *ctx, void **state)
     s->ctx = ctx;
     s->root_fd = -1;
     s->do_fsync = sync == NULL || strcmp(sync, "false") != 0;
+    s->read_only = ro != NULL && strcmp(ro, "true") == 0;
     size_t rlen = strlen(root);
     s->root = host->malloc(ctx, rlen + 1);
     if (s->root == NULL) {
@@ -446,7 +452,7 @@ static int fs_open(loams_ctx *ctx, void **state)
         goto fail;
     }
     memcpy(path, root, rlen + 1);
-    for (size_t i = 1; i <= rlen; i++) {
+    for (size_t i = 1; i <= rlen && !s->read_only; i++) {
         if (path[i] == '/' || path[i] == '\0') {
             char saved = path[i];
             path[i] = '\0';
@@ -466,14 +472,16 @@ static int fs_open(loams_ctx *ctx, void **state)
                         strerror(-rc), rc == -ENOTDIR ? " (root must be a directory)" : "");
         goto fail;
     }
-    if (mkdirat(s->root_fd, TMP_DIR, 0755) != 0 && errno != EEXIST) {
+    if (!s->read_only && mkdirat(s->root_fd, TMP_DIR, 0755) != 0 && errno != EEXIST) {
         rc = -errno;
         host->set_error(ctx, "store-fs: cannot create '%s/" TMP_DIR "' (temporary files): %s", root,
                         strerror(-rc));
         close(s->root_fd);
         goto fail;
     }
-    sweep_tmp(s);
+    if (!s->read_only) {
+        sweep_tmp(s);
+    }
     char *real = realpath(root, NULL);
     if (real == NULL) {
         rc = -errno;
@@ -533,9 +541,21 @@ static int fs_uri(void *state, const char *key, char *out, size_t size)
     return 0;
 }
 
+/* -EROFS (with a message) for a write to a read-only store. */
+static int refuse_write(fs_state *s, const char *what, const char *key)
+{
+    char shown[96];
+    host->set_error(s->ctx, "store-fs: %s '%s': the store under '%s' was opened read-only", what,
+                    shown_key(key, shown, sizeof shown), s->root);
+    return -EROFS;
+}
+
 static int fs_put(void *state, const char *key, const void *data, size_t len)
 {
     fs_state *s = state;
+    if (s->read_only) {
+        return refuse_write(s, "put", key);
+    }
     int rc = check_key(s, key);
     if (rc != 0) {
         return rc;
@@ -849,6 +869,9 @@ static int fs_list(void *state, const char *prefix, const char *start_after, siz
 static int fs_del(void *state, const char *key)
 {
     fs_state *s = state;
+    if (s->read_only) {
+        return refuse_write(s, "delete", key);
+    }
     int rc = check_key(s, key);
     if (rc != 0) {
         return rc;
@@ -883,6 +906,9 @@ static int fs_del(void *state, const char *key)
 static int fs_writer_open(void *state, const char *key, void **writer)
 {
     fs_state *s = state;
+    if (s->read_only) {
+        return refuse_write(s, "write", key);
+    }
     int rc = check_key(s, key);
     if (rc != 0) {
         return rc;
@@ -983,6 +1009,8 @@ static const loams_option_spec fs_options[] = {
      "directory that holds the objects (created when missing)"},
     {"fsync", LOAMS_OPT_BOOL, 0, "true", NULL,
      "fsync files and directories on every write (false only for scratch stores)"},
+    {"read_only", LOAMS_OPT_BOOL, 0, "false", NULL,
+     "only read: the root must exist; nothing is created, swept or written"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 

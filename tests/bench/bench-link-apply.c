@@ -301,7 +301,7 @@ static int link_ddl(const options *o, unsigned ntasks, char *ddl, size_t size)
 static int produce(const options *o, unsigned ntasks, const char *data_dir, const char *ref_path)
 {
     loams_registry_config cfg = registry_config(o);
-    loams_node_options no = {.data_dir = data_dir, .create = 1, .plugins = &cfg};
+    loams_node_options no = {.data_dir = data_dir, .flags = LOAMS_DATADIR_CREATE, .plugins = &cfg};
     loams_node *node;
     char err[1024];
     if (loams_node_open(&no, &node, err, sizeof err) != 0) {
@@ -582,7 +582,7 @@ static int apply(const options *o, unsigned ntasks, const char *data_dir, const 
                  run_result *res)
 {
     loams_registry_config cfg = registry_config(o);
-    loams_node_options no = {.data_dir = data_dir, .create = 0, .plugins = &cfg};
+    loams_node_options no = {.data_dir = data_dir, .flags = 0, .plugins = &cfg};
     loams_node *node;
     char err[1024];
     if (loams_node_open(&no, &node, err, sizeof err) != 0) {
