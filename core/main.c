@@ -47,9 +47,13 @@ static const loams_cmd commands[] = {
      "(breadth-first), the nodes within K hops; nodes/edges print every live one as\n"
      "JSON lines; path and khop also take --direction and --type (docs/GRAPH.md)",
      loams_cmd_graph},
-    {"table", "table describe|scan NS.TABLE [--limit N] [--json] [--data-dir DIR]",
+    {"table",
+     "table describe|scan NS.TABLE [--limit N] [--json] [--data-dir DIR]\n"
+     "      | relocate NS.TABLE [--from OLD] [--to NEW] [--data-dir DIR]",
      "describe an Iceberg table's newest commit (schema, snapshots, files, summary), or\n"
-     "print its rows (read back from its Parquet files) as JSON lines",
+     "print its rows (read back from its Parquet files) as JSON lines; relocate moves\n"
+     "the file names in its metadata to where this data dir keeps them after the data\n"
+     "dir was copied or moved (a new fenced commit; docs/OPERATIONS.md)",
      loams_cmd_table},
     {"produce",
      "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "

@@ -328,6 +328,9 @@ EXTRA_DIST += tests/integration/gc.sh
 # read commands that change nothing; init
 TESTS += tests/integration/datadir-guard.sh
 EXTRA_DIST += tests/integration/datadir-guard.sh
+# a copied data dir's Iceberg table moved with loams-host table relocate
+TESTS += tests/integration/table-relocate.sh
+EXTRA_DIST += tests/integration/table-relocate.sh
 # The man page names every command and option of --help.
 TESTS += tests/integration/man-page.sh
 EXTRA_DIST += tests/integration/man-page.sh

@@ -5,7 +5,10 @@
  *   describe  the schema, snapshots (with their summaries), data files of
  *             the current snapshot; --json prints the plugin's answer;
  *   scan      rows read back from the Parquet files (the plugin's own
- *             reader), one JSON object per line, at most --limit N (100).
+ *             reader), one JSON object per line, at most --limit N (100);
+ *   relocate  moves the file names in the table's metadata to where this
+ *             data dir's object store keeps them (after the data dir was
+ *             copied or moved; table_relocate.h), [--from OLD] [--to NEW].
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/table_relocate.h"
 #include "cli/target_query.h"
 
 static void print_describe(const cJSON *a)
@@ -92,7 +96,7 @@ static int print_scan(const cJSON *a)
 int loams_cmd_table(int argc, char **argv)
 {
     loams_cli_args args = {0};
-    const char *dir = NULL, *name = NULL, *what = NULL;
+    const char *dir = NULL, *name = NULL, *what = NULL, *from = NULL, *to = NULL;
     long limit = 100;
     int status = 2, json = 0;
     loams_node *node = NULL;
@@ -118,8 +122,13 @@ int loams_cmd_table(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
+            from = argv[++i];
+        } else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc) {
+            to = argv[++i];
         } else if (what == NULL &&
-                   (strcmp(argv[i], "describe") == 0 || strcmp(argv[i], "scan") == 0)) {
+                   (strcmp(argv[i], "describe") == 0 || strcmp(argv[i], "scan") == 0 ||
+                    strcmp(argv[i], "relocate") == 0)) {
             what = argv[i];
         } else if (argv[i][0] != '-' && name == NULL) {
             name = argv[i];
@@ -131,7 +140,9 @@ int loams_cmd_table(int argc, char **argv)
     dir = loams_datadir_choose(dir);
     if (what == NULL || name == NULL || dir == NULL) {
         fprintf(stderr, "usage: loams-host table describe|scan NS.TABLE --data-dir DIR "
-                        "[--limit N] [--json] [--plugin-dir DIR]...\n");
+                        "[--limit N] [--json] [--plugin-dir DIR]...\n"
+                        "       loams-host table relocate NS.TABLE --data-dir DIR [--from OLD] "
+                        "[--to NEW] [--plugin-dir DIR]...\n");
         goto done;
     }
     status = 1;
@@ -143,10 +154,30 @@ int loams_cmd_table(int argc, char **argv)
     }
     loams_registry_config rcfg;
     loams_cli_registry_config(&args, &rcfg);
+    int relocate = strcmp(what, "relocate") == 0;
     loams_node_options nopts = {
-        .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
+        .data_dir = dir, .flags = relocate ? 0 : LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
     if (loams_node_open(&nopts, &node, err, sizeof err) != 0 || loams_buf_create(&out) != 0) {
         fprintf(stderr, "loams-host table: %s\n", err);
+        goto done;
+    }
+    if (relocate) {
+        loams_relocate_result res;
+        if (loams_table_relocate(node, &tname, "target-iceberg", from, to, &res, err, sizeof err) !=
+            0) {
+            fprintf(stderr, "loams-host table relocate: %s\n", err);
+            goto done;
+        }
+        if (res.moved) {
+            printf("relocated %s.%s: commit %s names its files where this data dir keeps them "
+                   "(%zu files written; %zu superseded, deleted by GC after gc_grace)\n",
+                   tname.ns, tname.name, res.ref, res.files_written, res.files_obsolete);
+        } else {
+            printf("%s.%s: its files are named where this data dir keeps them already; nothing "
+                   "to do\n",
+                   tname.ns, tname.name);
+        }
+        status = fflush(stdout) == 0 ? 0 : 1;
         goto done;
     }
     char req[128];

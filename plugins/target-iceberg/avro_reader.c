@@ -786,6 +786,24 @@ const char *loams__avro_file_meta(const loams__avro_file *f, const char *key, si
     return NULL;
 }
 
+size_t loams__avro_file_meta_count(const loams__avro_file *f)
+{
+    return f->n_meta;
+}
+
+int loams__avro_file_meta_at(const loams__avro_file *f, size_t i, const char **key, size_t *klen,
+                             const char **value, size_t *vlen)
+{
+    if (i >= f->n_meta) {
+        return -EINVAL;
+    }
+    *key = (const char *)f->meta_k[i];
+    *klen = f->meta_kl[i];
+    *value = (const char *)f->meta_v[i];
+    *vlen = f->meta_vl[i];
+    return 0;
+}
+
 const char *loams__avro_file_schema(const loams__avro_file *f)
 {
     return f->schema_json;

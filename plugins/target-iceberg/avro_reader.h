@@ -76,6 +76,13 @@ void loams__avro_file_free(loams__avro_file *f);
 
 /* A header metadata value (not NUL-terminated) and its length, or NULL. */
 const char *loams__avro_file_meta(const loams__avro_file *f, const char *key, size_t *len);
+/* The header metadata entries in file order (avro.schema and avro.codec
+ * included): the key and value of entry i < count, with their lengths
+ * (not NUL-terminated, owned by f).  0, or -EINVAL when i is out of
+ * range. */
+size_t loams__avro_file_meta_count(const loams__avro_file *f);
+int loams__avro_file_meta_at(const loams__avro_file *f, size_t i, const char **key, size_t *klen,
+                             const char **value, size_t *vlen);
 /* The writer schema's JSON text (NUL-terminated, owned by f). */
 const char *loams__avro_file_schema(const loams__avro_file *f);
 

@@ -314,7 +314,7 @@ static int64_t get_prop(const cJSON *meta, const char *key, int64_t def)
 
 /* An expiry-only commit: the next metadata version of `meta` (modified in
  * place) without a new snapshot, written under a new key. */
-static int write_meta_only(ice *t, cJSON *meta, const char **ref, loams_keylist *written)
+int loams__ice_write_meta_only(ice *t, cJSON *meta, const char **ref, loams_keylist *written)
 {
     char prev_uri[LOAMS__ICE_URI_MAX], key[LOAMS__ICE_KEY_MAX], uuid[37];
     int rc = loams__ice_uri(t, t->base_ref, prev_uri, sizeof prev_uri);
@@ -522,7 +522,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
         if (rc != 0) {
             goto out;
         }
-    } else if ((rc = write_meta_only(t, trimmed, new_ref, written)) != 0) {
+    } else if ((rc = loams__ice_write_meta_only(t, trimmed, new_ref, written)) != 0) {
         goto out;
     }
     /* obsolete: reached by expired snapshots (and the rewritten files, by
@@ -590,7 +590,19 @@ int loams__ice_maintain(void *state, const char *ref, const char **new_ref, loam
     ice *t = state;
     *new_ref = NULL;
     t->err[0] = '\0';
-    int rc = ref != NULL ? do_maintain(t, ref, new_ref, written, obsolete) : 0;
+    /* The option relocate (set by loams-host table relocate on an
+     * instance that no link writes through; ignored in a link's WITH) asks
+     * for a relocation instead of the maintenance. */
+    const char *relocate = host->option(t->ctx, "relocate");
+    int rc;
+    if (t->link == NULL && relocate != NULL && strcmp(relocate, "true") == 0) {
+        rc = ref != NULL ? loams__ice_relocate(t, ref, host->option(t->ctx, "relocate_from"),
+                                               host->option(t->ctx, "relocate_to"), new_ref,
+                                               written, obsolete)
+                         : 0;
+    } else {
+        rc = ref != NULL ? do_maintain(t, ref, new_ref, written, obsolete) : 0;
+    }
     if (rc != 0) {
         host->set_error(t->ctx, "%s",
                         t->err[0] != '\0' ? t->err : "target-iceberg: maintain failed");

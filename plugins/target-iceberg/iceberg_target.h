@@ -122,6 +122,28 @@ typedef struct loams__ice_snapshot_in {
 int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const char **ref,
                                loams_keylist *written);
 
+/* The table's location in this store: the URI of "<ns>/<name>" (no
+ * trailing '/'). */
+int loams__ice_location(ice *t, char *out, size_t size);
+/* 0 when the base's metadata names its files under the table's location
+ * in this store; else LOAMS_ECORRUPT with a message that names both and
+ * the command that moves them (loams-host table relocate). */
+int loams__ice_check_location(ice *t);
+
+/* The next metadata version of `meta` (modified in place) without a new
+ * snapshot, written under a new key (*ref, t->pending_ref; the key goes to
+ * written): the base's ref joins the metadata log (iceberg_maintain.c). */
+int loams__ice_write_meta_only(ice *t, cJSON *meta, const char **ref, loams_keylist *written);
+
+/* maintain() with the option relocate (iceberg_relocate.c): a new commit
+ * of ref whose file names are moved from the table's old location to its
+ * location in this store; *new_ref NULL when they are there already.
+ * from/to (may be NULL or ""): the old and new store roots the caller
+ * expects (a URI, or an absolute path for file://); LOAMS_EINPUT when
+ * they are not the table's. */
+int loams__ice_relocate(ice *t, const char *ref, const char *from, const char *to,
+                        const char **new_ref, loams_keylist *written, loams_keylist *obsolete);
+
 /* The vtable's query() and maintain() (iceberg_query.c, iceberg_maintain.c). */
 int loams__ice_query(void *state, const char *ref, const char *request, loams_buf *out);
 int loams__ice_maintain(void *state, const char *ref, const char **new_ref, loams_keylist *written,

@@ -24,7 +24,8 @@ plugins_target_iceberg_libiceberg_files_la_LIBADD = plugins/kit/libkit.la $(ZSTD
 plugin_LTLIBRARIES += plugins/target-iceberg/target-iceberg.la
 plugins_target_iceberg_target_iceberg_la_SOURCES = \
 	plugins/target-iceberg/target-iceberg.c plugins/target-iceberg/iceberg_target.h \
-	plugins/target-iceberg/iceberg_query.c plugins/target-iceberg/iceberg_maintain.c
+	plugins/target-iceberg/iceberg_query.c plugins/target-iceberg/iceberg_maintain.c \
+	plugins/target-iceberg/iceberg_relocate.c
 plugins_target_iceberg_target_iceberg_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
 plugins_target_iceberg_target_iceberg_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
 plugins_target_iceberg_target_iceberg_la_LIBADD = plugins/target-iceberg/libiceberg-files.la

@@ -56,6 +56,13 @@ static const loams_option_spec options[] = {
      "maintenance expires older snapshots (beyond snapshot_keep)"},
     {"declared_schema", LOAMS_OPT_STRING, 0, NULL, NULL,
      "set by the link runtime from CREATE TABLE: the table's declared Iceberg schema (JSON)"},
+    {"relocate", LOAMS_OPT_BOOL, 0, "false", NULL,
+     "set by loams-host table relocate (ignored in a link's WITH): maintain() moves the "
+     "table's file names to its location in this store"},
+    {"relocate_from", LOAMS_OPT_STRING, 0, NULL, NULL,
+     "set by loams-host table relocate --from: the store root the table's files were under"},
+    {"relocate_to", LOAMS_OPT_STRING, 0, NULL, NULL,
+     "set by loams-host table relocate --to: the store root they are under now"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -201,6 +208,46 @@ int loams__ice_uri(ice *t, const char *key, char *out, size_t size)
     return 0;
 }
 
+int loams__ice_location(ice *t, char *out, size_t size)
+{
+    char key[LOAMS__ICE_KEY_MAX];
+    int rc;
+    if ((rc = loams__ice_key(t, key, sizeof key, "metadata")) != 0 ||
+        (rc = loams__ice_uri(t, key, out, size)) != 0) {
+        return rc;
+    }
+    out[strlen(out) - strlen("/metadata")] = '\0';
+    return 0;
+}
+
+/* The message of a table whose metadata names files under `old_location`
+ * while its store keeps them under `location`. */
+static int moved_fail(ice *t, const char *old_location, const char *location)
+{
+    size_t sl = strlen(t->ns) + strlen(t->name) + 2;
+    size_t ol = strlen(old_location) > sl ? strlen(old_location) - sl : 0;
+    size_t nl = strlen(location) > sl ? strlen(location) - sl : 0;
+    return loams__ice_fail(t, LOAMS_ECORRUPT,
+                           "table %s.%s: its metadata names its files under '%s' but this data "
+                           "dir's object store keeps them under '%s' (the data dir was copied or "
+                           "moved): move the names with 'loams-host table relocate %s.%s --from "
+                           "%.*s --to %.*s --data-dir DIR' (docs/OPERATIONS.md, Backups and "
+                           "moves)",
+                           t->ns, t->name, old_location, location, t->ns, t->name, (int)ol,
+                           old_location, (int)nl, location);
+}
+
+int loams__ice_check_location(ice *t)
+{
+    const cJSON *loc = cJSON_GetObjectItemCaseSensitive(t->base_meta, "location");
+    char here[LOAMS__ICE_URI_MAX];
+    int rc;
+    if (!cJSON_IsString(loc) || (rc = loams__ice_location(t, here, sizeof here)) != 0) {
+        return 0; /* loams__ice_meta_check reports a missing location */
+    }
+    return strcmp(loc->valuestring, here) == 0 ? 0 : moved_fail(t, loc->valuestring, here);
+}
+
 int loams__ice_key_of_uri(ice *t, const char *uri, char *out, size_t size)
 {
     /* Files of this table sit under its location: map the URI back to a key. */
@@ -212,6 +259,9 @@ int loams__ice_key_of_uri(ice *t, const char *uri, char *out, size_t size)
     }
     size_t ll = strlen(loc) - strlen("metadata"); /* ".../<ns>/<name>/" */
     size_t pl = strlen(prefix) - strlen("metadata");
+    if (strncmp(uri, loc, ll) != 0 && t->base_meta != NULL && loams__ice_check_location(t) != 0) {
+        return LOAMS_ECORRUPT; /* the table moved: the message names the command */
+    }
     if (strncmp(uri, loc, ll) != 0 || pl + strlen(uri + ll) >= size) {
         return loams__ice_fail(t, LOAMS_ECORRUPT,
                                "table %s.%s: file '%s' is not under the table's location '%.*s' "
@@ -1166,6 +1216,11 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
         return report(t, rc != 0 ? rc : loams__ice_fail(t, -ENOMEM, "out of memory"));
     }
     if ((rc = set_base(t, meta, r)) != 0) {
+        return report(t, rc);
+    }
+    /* A table whose data dir was copied elsewhere: fail now, naming the
+     * command that moves its file names, rather than on the first file. */
+    if (t->base_meta != NULL && (rc = loams__ice_check_location(t)) != 0) {
         return report(t, rc);
     }
     loams__ice_staging_clear(t);
