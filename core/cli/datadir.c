@@ -468,6 +468,12 @@ int loams_datadir_open(const char *path, int flags, loams_datadir **out, char *e
         goto fail;
     }
     while (flock(dirfd, read_only ? LOCK_SH : LOCK_EX) != 0) {
+        if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
+            /* a file system without flock: open without taking turns */
+            LOAMS_DEBUG(COMPONENT, "data dir %s: no flock (%s): opening without it", path,
+                        strerror(errno));
+            break;
+        }
         if (errno != EINTR) {
             status = -errno;
             snprintf(err, errlen, "data dir %s: cannot lock it: %s", path, strerror(errno));
