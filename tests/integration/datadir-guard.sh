@@ -8,7 +8,7 @@
 #  2. `: > meta.mdb` beside the log, then serve: refused at once, the log
 #     untouched (serve purged the streams and retention deleted the data);
 #     meta.mdb removed, then CREATE STREAM: refused (it reused stream id 1
-#     and showed the old records); the log removed: refused; the metastore
+#     and showed the old records); the log emptied or removed: refused; the metastore
 #     of another data dir: refused naming both ids; with the right
 #     meta.mdb back, every record is there;
 #  3. read-only: links, stream read/list/describe, collection dump, table
@@ -114,6 +114,11 @@ run_refused "removed meta.mdb: CREATE STREAM" "meta.mdb is missing" \
 cp -p "$data/meta.mdb" "$cut/meta.mdb"
 n=$(for p in 0 1; do "$host" stream read t.s --data-dir "$cut" --partition $p; done | wc -l)
 [ "$n" -eq "$N" ] || die "with meta.mdb restored, t.s holds $n records, not $N"
+: >"$cut/log/data.mdb"
+serve_refused "emptied log" "log/data.mdb is empty" "$cut"
+[ ! -s "$cut/log/data.mdb" ] || die "serve wrote the emptied log"
+run_refused "emptied log: stream read" "log/data.mdb is empty" \
+  "$host" stream read t.s --data-dir "$cut"
 rm -r "$cut/log"
 serve_refused "removed log" "log/data.mdb is missing" "$cut"
 [ ! -e "$cut/log" ] || die "serve made a new log beside the old metastore"
@@ -125,7 +130,7 @@ cp "$other/meta.mdb" "$cut/meta.mdb"
 run_refused "meta.mdb of another data dir" "different data dirs" "$host" links --data-dir "$cut"
 grep -qF "$(sed -n 's/.*data dir id \([0-9a-f-]*\)).*/\1/p' "$work/init.out")" "$work/err" ||
   die "the message does not name the other data dir's id"
-ok "emptied, removed or foreign meta.mdb and a removed log refused; nothing changed"
+ok "emptied, removed or foreign meta.mdb and an emptied or removed log refused; nothing changed"
 
 # --- 3. read-only ---
 snapshot() { # every entry with size, mode and mtime; every file's checksum
