@@ -125,10 +125,12 @@ static int dir_has_entries(const char *dir, const char *name)
 }
 
 /* The first entry of `path` that is not one of a data dir's own names
- * (copied to out), or "" when there is none. */
+ * (copied to out), or "" when there is none.  lost+found counts as none:
+ * a data dir is often the root of a file system of its own. */
 static void foreign_entry(const char *path, char *out, size_t size)
 {
-    static const char *own[] = {"meta.mdb", "meta.mdb-lock", "meta.mdb-gate", "log", "objects"};
+    static const char *own[] = {"meta.mdb", "meta.mdb-lock", "meta.mdb-gate",
+                                "log",      "objects",       "lost+found"};
     out[0] = '\0';
     DIR *d = opendir(path);
     if (d == NULL) {

@@ -23,7 +23,8 @@
  *     is recorded (the log first, the metastore last), once.
  * A new data dir is created only by an open with LOAMS_DATADIR_CREATE or
  * LOAMS_DATADIR_INIT, and only where nothing is: `path` missing, or a
- * directory whose only entries are a data dir's own files holding no data.
+ * directory whose only entries are a data dir's own files holding no data
+ * (and lost+found).
  * A creation that stopped half way (a metastore that holds only its id)
  * is finished by the next open that may write.  Opens of one data dir by
  * several processes are serialized by flock(2) on the directory while

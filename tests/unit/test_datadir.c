@@ -179,6 +179,12 @@ START_TEST(data_dir_is_created_only_where_nothing_is)
     loams_datadir_close(d);
     ck_assert_int_eq(open_dd(path, LOAMS_DATADIR_INIT, &d, err, sizeof err), -EEXIST);
     ck_assert_msg(strstr(err, id) != NULL, "%s", err);
+    /* the root of a file system of its own holds lost+found: still empty */
+    sub(path, sizeof path, "mount");
+    sh("mkdir -p '%s/lost+found'%s", path, "");
+    ck_assert_msg(open_dd(path, LOAMS_DATADIR_CREATE, &d, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d->created, 1);
+    loams_datadir_close(d);
 }
 END_TEST
 
