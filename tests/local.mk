@@ -223,7 +223,7 @@ include $(srcdir)/tests/plugins/local.mk
 
 check_PROGRAMS += tests/unit/test_registry
 TESTS += tests/unit/test_registry
-tests_unit_test_registry_SOURCES = tests/unit/test_registry.c
+tests_unit_test_registry_SOURCES = tests/unit/test_registry.c tests/unit/private_dir.h
 tests_unit_test_registry_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_registry_LDADD = $(LOAMS_UNIT_LDADD)
 TESTS += tests/integration/list-plugins.sh

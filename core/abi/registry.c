@@ -25,6 +25,7 @@
 #include "abi/host_api.h"
 #include "base/log.h"
 #include "abi/udf.h"
+#include "loams/kit/trusted_path.h"
 
 #ifndef LOAMS_PLUGIN_DIR
 #error "LOAMS_PLUGIN_DIR must be defined by the build (Makefile.am)"
@@ -445,7 +446,7 @@ static int reject(loams_registry *r, const char *path, int status, const char *w
                   const char *detail_fmt, ...)
 {
     char message[PATH_MAX + TEXT_LEN];
-    char detail[PATH_MAX + TEXT_LEN];
+    char detail[sizeof(((loams__trust_verdict *)0)->detail) + TEXT_LEN];
     snprintf(message, sizeof message, "plugin \"%s\" rejected: %s", path, what);
     int n = snprintf(detail, sizeof detail, "DETAIL: ");
     va_list ap;
@@ -517,9 +518,11 @@ static const char *strip_path_prefix(const char *err, const char *path)
     return err;
 }
 
-/* Loads and checks one native plugin.  Caller holds ltdl_lock.  Returns 0
- * (loaded or rejected) or -ENOMEM. */
-static int load_native(loams_registry *r, const char *path)
+/* Loads and checks one native plugin: `path` is the entry in the plugin
+ * directory (what messages and listings show), `real` the resolved path
+ * that passed the path check (what is opened).  Caller holds ltdl_lock.
+ * Returns 0 (loaded or rejected) or -ENOMEM. */
+static int load_native(loams_registry *r, const char *path, const char *real)
 {
     const unsigned hmaj = LOAMS_ABI_MAJOR, hmin = LOAMS_ABI_MINOR;
     static const char not_loadable_fix[] =
@@ -535,18 +538,18 @@ static int load_native(loams_registry *r, const char *path)
      * here rather than in the middle of a task, and gives the real reason;
      * libltdl then gets the same, already relocated, object. */
     dlerror();
-    void *probe = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *probe = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (probe == NULL) {
         const char *err = dlerror();
         return reject(r, path, -ENOEXEC, "not a loadable shared object", "The loader says: %s. %s",
-                      err != NULL ? strip_path_prefix(err, path) : "unknown error",
+                      err != NULL ? strip_path_prefix(err, real) : "unknown error",
                       not_loadable_fix);
     }
     if (lt_dladvise_init(&advise) != 0 || lt_dladvise_local(&advise) != 0) {
         rc = -ENOMEM;
         goto out;
     }
-    handle = lt_dlopenadvise(path, advise);
+    handle = lt_dlopenadvise(real, advise);
     if (handle == NULL) {
         const char *err = lt_dlerror();
         rc = reject(r, path, -ENOEXEC, "not a loadable shared object", "libltdl says: %s. %s",
@@ -587,7 +590,7 @@ static int load_native(loams_registry *r, const char *path)
          * code for the life of the process (udf.h), so the file must never
          * be unmapped - not when it is rejected below, not when the
          * registry closes.  RTLD_NODELETE on the loaded object does that. */
-        void *pin = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
+        void *pin = dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
         if (pin != NULL) {
             dlclose(pin);
         } else {
@@ -718,9 +721,10 @@ static int lua_header(int fd, char **description, char **version)
     return 0;
 }
 
-/* Indexes one Lua transform script.  Returns 0 (indexed or rejected) or
- * -ENOMEM. */
-static int index_lua(loams_registry *r, const char *path, const char *file_name)
+/* Indexes one Lua transform script: `path` is the entry, `real` the
+ * resolved path that passed the path check (what is read).  Returns 0
+ * (indexed or rejected) or -ENOMEM. */
+static int index_lua(loams_registry *r, const char *path, const char *real, const char *file_name)
 {
     size_t base_len = strlen(file_name) - strlen(".lua");
     char name[NAME_MAX + 1];
@@ -736,7 +740,7 @@ static int index_lua(loams_registry *r, const char *path, const char *file_name)
                       "Rename the file.",
                       NAME_MAX_LEN);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
         return reject(r, path, -err, "cannot be read",
@@ -793,7 +797,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Checks and loads one directory entry.  Returns 0 or -ENOMEM. */
-static int load_file(loams_registry *r, const dir_rec *dir, mode_t dir_mode, const char *file)
+static int load_file(loams_registry *r, const dir_rec *dir, const char *file)
 {
     bool lua = has_suffix(file, ".lua");
     char path[PATH_MAX];
@@ -812,21 +816,16 @@ static int load_file(loams_registry *r, const dir_rec *dir, mode_t dir_mode, con
         return reject(r, path, -EINVAL, "not a regular file",
                       "A plugin directory holds plugin files only. Remove \"%s\" from it.", path);
     }
-    /* Nothing of a file runs before these checks: anyone who can write the
-     * file or its directory could make the host run their code. */
-    if ((dir_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        return reject(r, path, -EACCES, "directory is writable by group or others",
-                      "\"%s\" has mode %04o, so others could add or replace plugins. Run: "
-                      "chmod go-w \"%s\"",
-                      dir->path, (unsigned)(dir_mode & 07777), dir->path);
+    /* Nothing of a file runs before this check: anyone who can change the
+     * file, the link that leads to it or a directory on the way could make
+     * the host run their code.  The resolved path is what gets opened. */
+    char real[PATH_MAX];
+    loams__trust_verdict v;
+    int rc = loams__trust_plugin_file(path, geteuid(), real, sizeof real, &v);
+    if (rc != 0) {
+        return reject(r, path, rc, v.what, "%s", v.detail);
     }
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        return reject(r, path, -EACCES, "file is writable by group or others",
-                      "Its mode is %04o, so others could replace the code loams-host runs. "
-                      "Run: chmod go-w \"%s\"",
-                      (unsigned)(st.st_mode & 07777), path);
-    }
-    return lua ? index_lua(r, path, file) : load_native(r, path);
+    return lua ? index_lua(r, path, real, file) : load_native(r, path, real);
 }
 
 /* Scans one directory (already resolved and recorded).  Caller holds
@@ -868,7 +867,7 @@ static int scan_dir(loams_registry *r, const dir_rec *dir, const char *source)
         qsort(names, nnames, sizeof *names, by_name);
     }
     for (size_t i = 0; i < nnames && rc == 0; i++) {
-        rc = load_file(r, dir, st.st_mode, names[i]);
+        rc = load_file(r, dir, names[i]);
     }
 out:
     for (size_t i = 0; i < nnames; i++) {

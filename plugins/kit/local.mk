@@ -22,7 +22,8 @@ LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/json_path.h plugins/kit/include/loams/kit/manifest_chain.h \
 	plugins/kit/include/loams/kit/units.h plugins/kit/include/loams/kit/option.h \
 	plugins/kit/include/loams/kit/value.h \
-	plugins/kit/include/loams/kit/utf8.h plugins/kit/include/loams/kit/zstd_mem.h
+	plugins/kit/include/loams/kit/utf8.h plugins/kit/include/loams/kit/zstd_mem.h \
+	plugins/kit/include/loams/kit/trusted_path.h
 
 noinst_LTLIBRARIES += plugins/kit/libkit.la
 plugins_kit_libkit_la_SOURCES = $(LOAMS_KIT_C_FILES) $(LOAMS_KIT_H_FILES)

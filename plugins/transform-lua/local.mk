@@ -36,7 +36,7 @@ plugins/transform-lua/prelude_text.c: $(top_srcdir)/lua/prelude.lua \
 # Unit tests: the plugin loaded as a .so against the real host library.
 check_PROGRAMS += tests/unit/test_transform_lua
 TESTS += tests/unit/test_transform_lua
-tests_unit_test_transform_lua_SOURCES = tests/unit/test_transform_lua.c
+tests_unit_test_transform_lua_SOURCES = tests/unit/test_transform_lua.c tests/unit/private_dir.h
 tests_unit_test_transform_lua_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_transform_lua_LDADD = core/libloams-core.la $(LTDL_LIBS) $(CHECK_LIBS)
 tests_unit_test_transform_lua_DEPENDENCIES = core/libloams-core.la \

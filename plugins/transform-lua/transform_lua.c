@@ -14,8 +14,9 @@
  *   3. the installed plugin directory (LOAMS_PLUGIN_DIR),
  *   4. the installed Lua directory (LOAMS_LUA_DIR) and its examples/.
  *
- * The first file found is used; like the registry, it must be a regular
- * file that neither it nor its directory is writable by group or others.
+ * The first file found is used; like the registry, it must pass the check
+ * of plugin paths (loams/kit/trusted_path.h: owned by root or the running
+ * user, and so every directory above it, none writable by group or others).
  * Any other text is the code of an inline script.
  *
  * Per running task one state (one lua_State, lua_sandbox.c) runs every
@@ -29,7 +30,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "loams/kit/trusted_path.h"
 #include "loams/kit/units.h"
 #include "transform_lua.h"
 
@@ -204,31 +205,28 @@ static int add_dirs(loams__lua_state *st, loams__lua_cbuf *dirs, const char *lis
     return 0;
 }
 
-/* Reads the script file at path into st->code.  Errors (message set):
- * LOAMS_EINPUT, -ENOMEM. */
+/* Reads the script file at path into st->code, after the check the
+ * registry makes of plugin files (loams/kit/trusted_path.h): the file is
+ * read through its resolved path.  Errors (message set): LOAMS_EINPUT,
+ * -ENOMEM. */
 static int read_script(loams__lua_state *st, const char *path, const struct stat *sb)
 {
     const loams_host_api *h = loams__lua_host;
-    char dir[PATH_MAX];
-    struct stat db;
-    snprintf(dir, sizeof dir, "%s", path);
+    char real[PATH_MAX];
+    loams__trust_verdict v;
     if (!S_ISREG(sb->st_mode)) {
         h->set_error(st->ctx, "Lua script %s is not a regular file", path);
         return LOAMS_EINPUT;
     }
-    if ((sb->st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
-        (stat(dirname(dir), &db) == 0 && (db.st_mode & (S_IWGRP | S_IWOTH)) != 0)) {
-        h->set_error(st->ctx,
-                     "Lua script %s is refused: it or its directory is writable by "
-                     "group or others (chmod go-w, as for plugins)",
-                     path);
+    if (loams__trust_plugin_file(path, geteuid(), real, sizeof real, &v) != 0) {
+        h->set_error(st->ctx, "Lua script %s is refused: %s. %s", path, v.what, v.detail);
         return LOAMS_EINPUT;
     }
     if (sb->st_size > (off_t)LOAMS__LUA_MAX_SCRIPT) {
         h->set_error(st->ctx, "Lua script %s is larger than %u bytes", path, LOAMS__LUA_MAX_SCRIPT);
         return LOAMS_EINPUT;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         h->set_error(st->ctx, "cannot read Lua script %s: %s", path, strerror(errno));
         return LOAMS_EINPUT;

@@ -26,10 +26,11 @@ poke="$build/tests/integration/store-poke"
 damage() { /usr/bin/python3 "$src/tests/integration/damage.py" "$@" || die "damage.py $* failed"; }
 [ -x "$poke" ] || die "$poke is not built"
 
-mkdir -m 755 "$work/scripts"
-cp "$src/lua/examples/graph_fanout.lua" "$work/scripts/"
-chmod 644 "$work/scripts/graph_fanout.lua"
-plugin_args+=(--plugin-dir "$work/scripts")
+# plugin_home is under the build tree: plugins in /tmp are refused.
+mkdir -m 755 "$plugin_home/scripts"
+cp "$src/lua/examples/graph_fanout.lua" "$plugin_home/scripts/"
+chmod 644 "$plugin_home/scripts/graph_fanout.lua"
+plugin_args+=(--plugin-dir "$plugin_home/scripts")
 
 sql "CREATE STREAM d.s WITH (partitions = 2);
      CREATE LINK d.lc FROM STREAM d.s INTO COLLECTION d.c

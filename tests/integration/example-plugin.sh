@@ -10,7 +10,8 @@
 set -u
 . "$(dirname "$0")/link-lib.sh"
 . "$(dirname "$0")/plugin-stage.sh"
-tmp=$work
+# Under the build tree: the host refuses plugins in /tmp (writable by all).
+tmp=$plugin_home
 
 stage="$tmp/stage"
 stage_install "$stage" || die "staging the install"

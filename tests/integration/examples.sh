@@ -22,11 +22,12 @@ sample="$top/tests/fixtures/support-tickets.jsonl"
 checks="$top/tests/integration/examples"
 total=$(wc -l <"$sample")
 
-# The named scripts, in a plugin directory only their owner may write.
-mkdir -m 755 "$work/scripts"
-cp "$src"/lua/examples/*.lua "$work/scripts/" || die "no example scripts"
-chmod 644 "$work"/scripts/*.lua
-plugin_args+=(--plugin-dir "$work/scripts")
+# The named scripts, in a plugin directory only their owner may write (and
+# none above it: plugin_home is under the build tree, not in /tmp).
+mkdir -m 755 "$plugin_home/scripts"
+cp "$src"/lua/examples/*.lua "$plugin_home/scripts/" || die "no example scripts"
+chmod 644 "$plugin_home"/scripts/*.lua
+plugin_args+=(--plugin-dir "$plugin_home/scripts")
 
 # The examples: NAME.sql and "NAME<TAB>where" lines in $work/examples.txt.
 mkdir "$work/sql"

@@ -19,9 +19,9 @@ points=(link.after_read link.after_decode link.after_transform link.after_target
 [ $# -gt 0 ] && points=("$@")
 
 # graph_fanout.lua, found as a named script in LOAMS_PLUGIN_PATH
-mkdir -m 700 "$work/scripts"
-cp "$src/lua/examples/graph_fanout.lua" "$work/scripts/"
-export LOAMS_PLUGIN_PATH="$work/scripts"
+mkdir -m 700 "$plugin_home/scripts"
+cp "$src/lua/examples/graph_fanout.lua" "$plugin_home/scripts/"
+export LOAMS_PLUGIN_PATH="$plugin_home/scripts"
 
 # The source: the sample's tickets (string ids), keyed by customer so that
 # each customer's versions are applied in file order.

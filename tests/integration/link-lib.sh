@@ -1,11 +1,15 @@
 # link-lib.sh - shared helpers of the link integration tests (sourced).
-# Sets: build, src, host, work, data; functions to run the daemon and wait.
+# Sets: build, src, host, work, data, plugin_home; functions to run the daemon and wait.
 [ -n "${BASH_VERSION:-}" ] || { echo "link-lib.sh needs bash" >&2; exit 1; }
 
 build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 host="$build/core/loams-host"
 work=$(mktemp -d /tmp/loams-link-test.XXXXXX)
+# Plugins and scripts a test installs go here, under the build tree: the
+# host refuses a plugin path others could change, and /tmp is writable by
+# everyone.
+plugin_home=$(mktemp -d "$build/tests/loams-link-plugins.XXXXXX")
 data="$work/data"
 fail=0
 declare -A pid=()
@@ -31,7 +35,7 @@ link_cleanup() {
       tail -n 30 "$f"
     done
   fi
-  rm -rf "$work"
+  rm -rf "$work" "$plugin_home"
 }
 trap link_cleanup EXIT
 

@@ -133,7 +133,7 @@ PY
 ok "$bad records dead-lettered with the Lua message (errors and stopped loops)"
 
 # ---- a named script from LOAMS_PLUGIN_PATH ----
-scripts="$work/scripts"
+scripts="$plugin_home/scripts"
 mkdir -m 0755 "$scripts"
 cp "$src/lua/examples/pii_redact.lua" "$scripts/"
 chmod 0644 "$scripts/pii_redact.lua"
@@ -143,7 +143,7 @@ LOAMS_PLUGIN_PATH="$scripts" sql "CREATE LINK t.p FROM STREAM t.tickets INTO COL
 ok "named script found in LOAMS_PLUGIN_PATH"
 
 # ---- a named script from a --plugin-dir directory, run by serve ----
-pdir="$work/plugdir"
+pdir="$plugin_home/plugdir"
 mkdir -m 0755 "$pdir"
 cp "$src/lua/examples/pii_redact.lua" "$pdir/"
 chmod 0644 "$pdir/pii_redact.lua"

@@ -6,7 +6,8 @@
 set -u
 host="$top_builddir/core/loams-host"
 plugins="$top_builddir/tests/plugins"
-tmp=$(mktemp -d)
+# Under the build tree: the host refuses plugins in /tmp (writable by all).
+tmp=$(mktemp -d "$top_builddir/tests/list-plugins.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 failures=0
 # The ABI the headers define, which the host implements and the messages name.
@@ -130,6 +131,28 @@ grep -q "^DETAIL: Its mode is 0664, so others could replace the code loams-host 
 grep -q "^plugin \"$tmp/perm/text.so\" rejected: not a loadable shared object$" "$tmp/perm.out" ||
   fail "text file not rejected"
 grep -q "^DETAIL: The loader says: invalid ELF header. " "$tmp/perm.out" || fail "text file detail"
+
+# A plugin reached through a link into a directory anyone can write, and one
+# in a directory whose parent anyone can write: both could be swapped.
+mkdir -m 0755 "$tmp/linked" "$tmp/open" "$tmp/shared"
+chmod 0777 "$tmp/open" "$tmp/shared"
+mkdir -m 0755 "$tmp/shared/plugins"
+cp "$tmp/good/ok-decoder.so" "$tmp/open/ok-decoder.so"
+cp "$tmp/good/ok-decoder.so" "$tmp/shared/plugins/ok-decoder.so"
+ln -s "$tmp/open/ok-decoder.so" "$tmp/linked/ok-decoder.so"
+"$host" --list-plugins --no-default-plugin-dirs --plugin-dir "$tmp/linked" >"$tmp/linked.out" 2>&1
+expect_rc 1 $? "--list-plugins (a link into a world-writable directory)"
+grep -q "^plugin \"$tmp/linked/ok-decoder.so\" rejected: directory is writable by group or others$" \
+  "$tmp/linked.out" || fail "a link into a world-writable directory is not rejected"
+grep -q "^DETAIL: \"$tmp/linked/ok-decoder.so\" leads to \"$tmp/open/ok-decoder.so\". \"$tmp/open\" has mode 0777, so others could add or replace plugins. Run: chmod go-w \"$tmp/open\"$" \
+  "$tmp/linked.out" || fail "a link into a world-writable directory: detail"
+"$host" --list-plugins --no-default-plugin-dirs --plugin-dir "$tmp/shared/plugins" \
+  >"$tmp/shared.out" 2>&1
+expect_rc 1 $? "--list-plugins (a directory under a world-writable one)"
+grep -q "^plugin \"$tmp/shared/plugins/ok-decoder.so\" rejected: a directory above it is writable by group or others$" \
+  "$tmp/shared.out" || fail "a directory under a world-writable one is not rejected"
+grep -q "^DETAIL: \"$tmp/shared\" has mode 0777, so others could put other plugins in place of \"$tmp/shared/plugins\". Run: chmod go-w \"$tmp/shared\"$" \
+  "$tmp/shared.out" || fail "a directory under a world-writable one: detail"
 
 # Order: --plugin-dir before LOAMS_PLUGIN_PATH; a duplicate names both paths.
 cp "$tmp/good/redact.lua" "$tmp/env/redact.lua"

@@ -7,7 +7,8 @@
 # the host to resolve) and the installed loams-host loads and lists it.
 # The install is staged with DESTDIR; pkg-config sees only the staged tree.
 set -u
-tmp=$(mktemp -d)
+# Under the build tree: the host refuses plugins in /tmp (writable by all).
+tmp=$(mktemp -d "$top_builddir/tests/plugin-kit.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 

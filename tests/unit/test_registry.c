@@ -5,8 +5,8 @@
  * for every kind.
  *
  * The test plugins are built by `make check` in tests/plugins/<name>/.libs;
- * each test copies the ones it needs into its own private temp directories
- * (mode 0700), so that the build tree's permissions play no part.
+ * each test copies the ones it needs into its own private directories
+ * (mode 0700, under the build tree: see private_dir.h).
  */
 #include "config.h"
 
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #include "base/log.h"
 #include "abi/registry.h"
 #include "abi/udf.h"
+#include "loams/kit/trusted_path.h"
+#include "private_dir.h"
 
 /* The host's ABI as text ("1.1"): the messages name it. */
 #define STR(x) #x
@@ -33,16 +36,19 @@
 
 /* ---- fixtures ---- */
 
+/* snprintf into an array, asserting that the text fits. */
+#define FMT(buf, ...) ck_assert_int_lt(snprintf(buf, sizeof buf, __VA_ARGS__), (int)sizeof buf)
+
 static char *tmp_dirs[16];
 static size_t ntmp;
 
-/* A fresh private directory (resolved path); removed by teardown. */
+/* A fresh private directory (resolved path) under the build tree, whose
+ * every directory above it the registry trusts; removed by teardown. */
 static const char *new_dir(void)
 {
-    char tmpl[] = "/tmp/loams-test-registry-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(tmpl));
-    char *real = realpath(tmpl, NULL);
-    ck_assert_ptr_nonnull(real);
+    char *real = test_private_dir("registry");
+    ck_assert_msg(real != NULL, "cannot create a directory under the build tree: %s",
+                  strerror(errno));
     ck_assert_uint_lt(ntmp, sizeof tmp_dirs / sizeof tmp_dirs[0]);
     tmp_dirs[ntmp++] = real;
     return real;
@@ -106,7 +112,7 @@ static const char *install(const char *name, const char *dir)
 static void write_lua(const char *dir, const char *file_name, const char *text)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, file_name);
+    FMT(path, "%s/%s", dir, file_name);
     write_file(path, text, strlen(text), 0644);
 }
 
@@ -295,6 +301,211 @@ START_TEST(group_writable_directory_rejects_its_files)
     ck_assert_str_eq(loams_registry_rejected_at(r, 0)->message, message);
     ck_assert_str_eq(loams_registry_rejected_at(r, 0)->detail, detail);
     loams_registry_close(r);
+}
+END_TEST
+
+/* ---- paths that others could swap (StrictModes) ---- */
+
+/* Room for a message or detail line that names several paths. */
+#define TEXT (8 * PATH_MAX)
+
+/* Asserts the only rejection of `dir`'s scan: message "plugin "PATH"
+ * rejected: WHAT" and the detail line, status -EACCES. */
+static void assert_path_rejected(const char *dir, const char *path, const char *what,
+                                 const char *detail)
+{
+    char message[TEXT], line[TEXT];
+    FMT(message, "plugin \"%s\" rejected: %s", path, what);
+    FMT(line, "DETAIL: %s", detail);
+    loams_registry *r = open_dir(dir);
+    assert_only_rejection(r, message, line);
+    ck_assert_int_eq(loams_registry_rejected_at(r, 0)->status, -EACCES);
+    loams_registry_close(r);
+}
+
+START_TEST(symlink_into_a_world_writable_directory_is_rejected)
+{
+    const char *dir = new_dir();
+    const char *elsewhere = new_dir();
+    char open_dir_path[PATH_MAX], target[PATH_MAX], link[PATH_MAX], detail[TEXT];
+    FMT(open_dir_path, "%s/open", elsewhere);
+    ck_assert_int_eq(mkdir(open_dir_path, 0700), 0);
+    FMT(target, "%s", install("ok-decoder", open_dir_path));
+    FMT(link, "%s/ok-decoder.so", dir);
+    ck_assert_int_eq(symlink(target, link), 0);
+
+    /* a safe target loads through the link, listed under the link's name */
+    loams_registry *r = open_dir(dir);
+    ck_assert_uint_eq(loams_registry_rejected_count(r), 0);
+    ck_assert_uint_eq(loams_registry_count(r), 1);
+    ck_assert_str_eq(loams_registry_at(r, 0)->path, link);
+    loams_registry_close(r);
+
+    /* the directory the link leads into is writable by everyone */
+    ck_assert_int_eq(chmod(open_dir_path, 0777), 0);
+    FMT(detail,
+        "\"%s\" leads to \"%s\". \"%s\" has mode 0777, so others could add or replace "
+        "plugins. Run: chmod go-w \"%s\"",
+        link, target, open_dir_path, open_dir_path);
+    assert_path_rejected(dir, link, "directory is writable by group or others", detail);
+
+    /* the sticky bit (as on /tmp) is not enough */
+    ck_assert_int_eq(chmod(open_dir_path, 01777), 0);
+    FMT(detail,
+        "\"%s\" leads to \"%s\". \"%s\" has mode 1777: anyone can create files in it, and "
+        "its sticky bit is not enough for a plugin path. Move the plugins to a directory "
+        "that, like every directory above it, only %s can write.",
+        link, target, open_dir_path,
+        geteuid() == 0 ? "root" : "root and the user running loams-host");
+    assert_path_rejected(dir, link, "directory is writable by group or others", detail);
+}
+END_TEST
+
+START_TEST(a_directory_under_a_world_writable_one_is_rejected)
+{
+    const char *top = new_dir();
+    char parent[PATH_MAX], dir[PATH_MAX], path[PATH_MAX], detail[TEXT];
+    FMT(parent, "%s/shared", top);
+    FMT(dir, "%s/plugins", parent);
+    ck_assert_int_eq(mkdir(parent, 0700), 0);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    FMT(path, "%s", install("ok-decoder", dir));
+    write_lua(dir, "script.lua", "-- a script\n");
+    /* anyone could rename "plugins" and put another directory there */
+    ck_assert_int_eq(chmod(parent, 0777), 0);
+    loams_registry *r = open_dir(dir);
+    ck_assert_uint_eq(loams_registry_count(r), 0);
+    ck_assert_uint_eq(loams_registry_rejected_count(r), 2);
+    char message[TEXT], line[TEXT];
+    FMT(message, "plugin \"%s\" rejected: a directory above it is writable by group or others",
+        path);
+    FMT(line,
+        "DETAIL: \"%s\" has mode 0777, so others could put other plugins in place of "
+        "\"%s\". Run: chmod go-w \"%s\"",
+        parent, dir, parent);
+    ck_assert_str_eq(loams_registry_rejected_at(r, 0)->message, message);
+    ck_assert_str_eq(loams_registry_rejected_at(r, 0)->detail, line);
+    /* the Lua script goes through the same check */
+    FMT(message,
+        "plugin \"%s/script.lua\" rejected: a directory above it is writable by group or "
+        "others",
+        dir);
+    ck_assert_str_eq(loams_registry_rejected_at(r, 1)->message, message);
+    ck_assert_str_eq(loams_registry_rejected_at(r, 1)->detail, line);
+    loams_registry_close(r);
+
+    /* group-writable is refused too */
+    ck_assert_int_eq(chmod(parent, 0770), 0);
+    FMT(detail,
+        "\"%s\" has mode 0770, so others could put other plugins in place of \"%s\". Run: "
+        "chmod go-w \"%s\"",
+        parent, dir, parent);
+    unlink(path);
+    char lua[PATH_MAX];
+    FMT(lua, "%s/script.lua", dir);
+    assert_path_rejected(dir, lua, "a directory above it is writable by group or others", detail);
+}
+END_TEST
+
+/* "uid N (name)" as the messages show a user. */
+static void user_text(uid_t uid, char *out, size_t len)
+{
+    struct passwd *pw = getpwuid(uid);
+    if (pw != NULL) {
+        snprintf(out, len, "uid %lu (%s)", (unsigned long)uid, pw->pw_name);
+    } else {
+        snprintf(out, len, "uid %lu", (unsigned long)uid);
+    }
+}
+
+/* Run as root, the test gives a directory and then a file to the user
+ * nobody and loads them through the registry.  Run as another user, who
+ * cannot give files away, it asks the check as if a third user ran the
+ * host: then the files of the running user are another user's, and the
+ * first directory from "/" down that this user owns is the one named. */
+START_TEST(directory_and_file_owned_by_another_user_are_rejected)
+{
+    const char *dir = new_dir();
+    char path[PATH_MAX], detail[TEXT], owner[256];
+    FMT(path, "%s", install("ok-decoder", dir));
+    if (geteuid() == 0) {
+        struct passwd *nobody = getpwnam("nobody");
+        ck_assert_msg(nobody != NULL, "the system has no user 'nobody'");
+        uid_t other = nobody->pw_uid;
+        user_text(other, owner, sizeof owner);
+
+        ck_assert_int_eq(chown(dir, other, (gid_t)-1), 0);
+        FMT(detail,
+            "\"%s\" belongs to %s, who could add or replace plugins in it: a plugin path "
+            "may belong only to root. Run: chown root \"%s\"",
+            dir, owner, dir);
+        assert_path_rejected(dir, path, "directory is owned by another user", detail);
+
+        ck_assert_int_eq(chown(dir, 0, (gid_t)-1), 0);
+        ck_assert_int_eq(chown(path, other, (gid_t)-1), 0);
+        FMT(detail,
+            "\"%s\" belongs to %s, who could replace the code loams-host runs: a plugin may "
+            "belong only to root. Run: chown root \"%s\"",
+            path, owner, path);
+        assert_path_rejected(dir, path, "file is owned by another user", detail);
+
+        /* owned by root again: it loads */
+        ck_assert_int_eq(chown(path, 0, (gid_t)-1), 0);
+        loams_registry *r = open_dir(dir);
+        ck_assert_uint_eq(loams_registry_count(r), 1);
+        loams_registry_close(r);
+        return;
+    }
+    uid_t me = geteuid(), runner = me + 1;
+    char runner_text[256], runner_name[256], first[PATH_MAX];
+    user_text(me, owner, sizeof owner);
+    user_text(runner, runner_text, sizeof runner_text);
+    struct passwd *rp = getpwuid(runner);
+    FMT(runner_name, "%s", rp != NULL ? rp->pw_name : "");
+    if (rp == NULL) {
+        FMT(runner_name, "%lu", (unsigned long)runner);
+    }
+    /* the first directory from "/" down that the running user owns, and the
+     * component after it */
+    char child[PATH_MAX];
+    first[0] = child[0] = '\0';
+    for (size_t i = 1; first[0] == '\0' && dir[i - 1] != '\0'; i++) {
+        if (dir[i] == '/' || dir[i] == '\0') {
+            struct stat st;
+            FMT(first, "%.*s", (int)i, dir);
+            ck_assert_int_eq(stat(first, &st), 0);
+            if (st.st_uid != me) {
+                first[0] = '\0';
+                continue;
+            }
+            size_t j = i + 1;
+            while (dir[i] != '\0' && dir[j] != '/' && dir[j] != '\0') {
+                j++;
+            }
+            if (dir[i] != '\0') {
+                FMT(child, "%.*s", (int)j, dir);
+            }
+        }
+    }
+    ck_assert_str_ne(first, ""); /* new_dir made dir: at the latest, it is the one */
+    char real[PATH_MAX];
+    loams__trust_verdict v;
+    ck_assert_int_eq(loams__trust_plugin_file(path, runner, real, sizeof real, &v), -EACCES);
+    if (strcmp(first, dir) == 0) {
+        ck_assert_str_eq(v.what, "directory is owned by another user");
+        FMT(detail,
+            "\"%s\" belongs to %s, who could add or replace plugins in it: a plugin path may "
+            "belong only to root or %s, who runs loams-host. Run: chown %s \"%s\"",
+            dir, owner, runner_text, runner_name, dir);
+    } else {
+        ck_assert_str_eq(v.what, "a directory above it is owned by another user");
+        FMT(detail,
+            "\"%s\" belongs to %s, who could put other plugins in place of \"%s\": a plugin "
+            "path may belong only to root or %s, who runs loams-host. Move the plugins, or "
+            "run: chown %s \"%s\"",
+            first, owner, child, runner_text, runner_name, first);
+    }
+    ck_assert_str_eq(v.detail, detail);
 }
 END_TEST
 
@@ -1014,6 +1225,9 @@ int main(void)
     tcase_add_test(tc, group_writable_file_is_rejected_before_loading);
     tcase_add_test(tc, world_writable_file_is_rejected);
     tcase_add_test(tc, group_writable_directory_rejects_its_files);
+    tcase_add_test(tc, symlink_into_a_world_writable_directory_is_rejected);
+    tcase_add_test(tc, a_directory_under_a_world_writable_one_is_rejected);
+    tcase_add_test(tc, directory_and_file_owned_by_another_user_are_rejected);
     tcase_add_test(tc, duplicate_name_names_both_paths);
     tcase_add_test(tc, duplicate_in_one_directory_keeps_the_first_file_name);
     tcase_add_test(tc, lua_script_with_duplicate_native_name_is_rejected);

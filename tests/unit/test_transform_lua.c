@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "abi/plugin_ctx.h"
 #include "abi/registry.h"
+#include "private_dir.h"
 
 static char plugin_dir[1024];
 static loams_registry *registry;
@@ -56,12 +57,13 @@ static void load_plugin(void)
     const char *top = getenv("top_builddir");
     const char *src = getenv("top_srcdir");
     char from[PATH_MAX], to[PATH_MAX];
-    snprintf(plugin_dir, sizeof plugin_dir, "%s/test-transform-lua-XXXXXX",
-             getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-    if (mkdtemp(plugin_dir) == NULL) {
-        perror("mkdtemp");
+    char *dir = test_private_dir("transform-lua");
+    if (dir == NULL) {
+        perror("test_private_dir");
         exit(EXIT_FAILURE);
     }
+    snprintf(plugin_dir, sizeof plugin_dir, "%s", dir);
+    free(dir);
     snprintf(from, sizeof from, "%s/plugins/transform-lua/.libs/transform-lua.so",
              top != NULL ? top : ".");
     snprintf(to, sizeof to, "%s/transform-lua.so", plugin_dir);
@@ -859,8 +861,10 @@ END_TEST
 START_TEST(named_scripts_are_found_in_the_search_path)
 {
     char dir[1024], path[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/named-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *made = test_private_dir("named");
+    ck_assert_ptr_nonnull(made);
+    snprintf(dir, sizeof dir, "%s", made);
+    free(made);
     snprintf(path, sizeof path, "%s/upper.lua", dir);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -901,6 +905,33 @@ START_TEST(named_scripts_are_found_in_the_search_path)
     snprintf(path, sizeof path, "%s/upper.lua", dir);
     chmod(path, 0666);
     ck_assert_ptr_nonnull(strstr(compile_err("upper"), "writable by group or others"));
+
+    /* so is one reached through a link into a directory others may write,
+     * with the registry's words */
+    char open_dir[PATH_MAX + 8], target[PATH_MAX + 32], link[PATH_MAX + 32], want_err[8 * PATH_MAX];
+    snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+    ck_assert_int_eq(mkdir(open_dir, 0777), 0);
+    ck_assert_int_eq(chmod(open_dir, 0777), 0);
+    snprintf(target, sizeof target, "%s/linked.lua", open_dir);
+    f = fopen(target, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("function transform(rec) return { v = 1 } end\n", f);
+    fclose(f);
+    snprintf(link, sizeof link, "%s/linked.lua", dir);
+    ck_assert_int_eq(symlink(target, link), 0);
+    snprintf(want_err, sizeof want_err,
+             "Lua script %s is refused: directory is writable by group or others. \"%s\" leads "
+             "to \"%s\". \"%s\" has mode 0777, so others could add or replace plugins. Run: "
+             "chmod go-w \"%s\"",
+             link, link, target, open_dir, open_dir);
+    ck_assert_str_eq(compile_err("linked"), want_err);
+    ck_assert_int_eq(chmod(open_dir, 0755), 0);
+    st = compile_ok("linked");
+    vt->close(st);
+    unlink(link);
+    unlink(target);
+    rmdir(open_dir);
+
     unsetenv("LOAMS_PLUGIN_PATH");
     unlink(path);
     snprintf(path, sizeof path, "%s/broken.lua", dir);
