@@ -9,7 +9,8 @@ plugin_LTLIBRARIES += plugins/transform-lua/transform-lua.la
 plugins_transform_lua_transform_lua_la_SOURCES = \
 	plugins/transform-lua/transform_lua.c plugins/transform-lua/transform_lua.h \
 	plugins/transform-lua/lua_sandbox.c plugins/transform-lua/lua_record.c \
-	plugins/transform-lua/lua_json.c plugins/transform-lua/lua_loams_lib.c
+	plugins/transform-lua/lua_json.c plugins/transform-lua/lua_loams_lib.c \
+	plugins/transform-lua/lua_pattern.c plugins/transform-lua/lua_pattern.h
 nodist_plugins_transform_lua_transform_lua_la_SOURCES = plugins/transform-lua/prelude_text.c
 plugins_transform_lua_transform_lua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(OPENSSL_CFLAGS)
 plugins_transform_lua_transform_lua_la_LIBADD = plugins/kit/libkit.la \
@@ -41,6 +42,15 @@ tests_unit_test_transform_lua_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_transform_lua_LDADD = core/libloams-core.la $(LTDL_LIBS) $(CHECK_LIBS)
 tests_unit_test_transform_lua_DEPENDENCIES = core/libloams-core.la \
 	plugins/transform-lua/transform-lua.la
+
+# The pattern functions against Lua's own, and their budget.
+check_PROGRAMS += tests/unit/test_lua_pattern
+TESTS += tests/unit/test_lua_pattern
+tests_unit_test_lua_pattern_SOURCES = tests/unit/test_lua_pattern.c \
+	plugins/transform-lua/lua_pattern.c plugins/transform-lua/lua_pattern.h
+tests_unit_test_lua_pattern_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(CHECK_CFLAGS) \
+	-I$(top_srcdir)/plugins/transform-lua
+tests_unit_test_lua_pattern_LDADD = $(LUA_LIBS) $(CHECK_LIBS)
 
 # Benchmark: the transform stage alone, Lua next to SQL on the same
 # 1,000,000 support tickets (tests/bench/ticket_records.c).

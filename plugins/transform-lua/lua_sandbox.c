@@ -17,6 +17,14 @@
  * instruction: a script that catches it with pcall cannot keep running.
  * The count goes back to normal when the hook next finds no stop.
  *
+ * String patterns: Lua's find, match, gmatch and gsub run in C, where the
+ * hook never runs, and a backtracking pattern can take exponential time.
+ * They are replaced by lua_pattern.c's, whose matcher charges its steps
+ * here (pattern_charge): each counts as an instruction, and every
+ * PATTERN_CHECK_EVERY steps the clock and the cancellation flag are read,
+ * so the record's budget, its time limit, PAUSE LINK and a stopping node
+ * end a long match as they end a loop.
+ *
  * What a script may use: the base library (without dofile, loadfile;
  * load reads text chunks only, collectgarbage only collects and counts,
  * print goes to the host log at debug level), coroutine, table, string
@@ -183,6 +191,7 @@ void loams__lua_budget_start(loams__lua_state *st)
     st->instructions = 0;
     st->hook_calls = 0;
     st->stop = LOAMS__LUA_RUNNING;
+    st->pattern_steps = 0;
     st->deadline_us = 0; /* read at the first hook: short records never ask the clock */
     if (st->L != NULL && st->hook_every > 0) {
         /* also resets the main thread's count */
@@ -222,6 +231,55 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
         src = ar->short_src;
     }
     lua_pushfstring(L, "stopped at %s:%d", src, line);
+    lua_error(L);
+}
+
+/* Steps of string patterns between two reads of the clock and of the
+ * cancellation flag (about 50 us of matching). */
+#define PATTERN_CHECK_EVERY 16384
+
+/* The budget of string patterns (lua_pattern.h): steps are instructions.
+ * A stop raises "string.gsub stopped at inline:3; ..." and, as the hook
+ * does, makes the next instruction raise again. */
+static void pattern_charge(lua_State *L, loams__lua_pattern_budget *b, int64_t steps,
+                           const char *fn)
+{
+    (void)b;
+    loams__lua_state *st = loams__lua_from(L);
+    if (st->stop == LOAMS__LUA_RUNNING) {
+        st->instructions += steps;
+        st->pattern_steps += steps;
+        if (st->instruction_limit > 0 && st->instructions > st->instruction_limit) {
+            st->stop = LOAMS__LUA_STOP_INSTRUCTIONS;
+        } else if (st->pattern_steps >= PATTERN_CHECK_EVERY) {
+            st->pattern_steps = 0;
+            if (st->time_limit_us > 0 && time_is_up(st)) {
+                st->stop = LOAMS__LUA_STOP_TIME;
+            } else if (loams__lua_host->cancelled(st->ctx)) {
+                st->stop = LOAMS__LUA_STOP_CANCELLED;
+            }
+        }
+        if (st->stop == LOAMS__LUA_RUNNING) {
+            return;
+        }
+    }
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+    /* where the script called it: the first Lua function up the stack
+     * (pcall(string.find, ...) is called by pcall) */
+    lua_Debug ar;
+    int line = -1;
+    const char *src = "?";
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline >= 0) {
+            line = ar.currentline;
+            src = ar.short_src;
+            break;
+        }
+    }
+    lua_pushfstring(L,
+                    "%s stopped at %s:%d; a pattern match counts each of its steps as an "
+                    "instruction",
+                    fn, src, line);
     lua_error(L);
 }
 
@@ -446,6 +504,9 @@ static void open_libraries(lua_State *L, loams__lua_state *st)
     /* string.dump makes bytecode, which nothing here may load */
     lua_getfield(L, g, LUA_STRLIBNAME);
     set_refused(L, -1, "dump", "string.dump");
+    /* patterns whose matcher counts its steps (see the top of the file) */
+    st->pattern_budget.charge = pattern_charge;
+    loams__lua_pattern_install(L, -1, &st->pattern_budget);
     lua_pop(L, 1);
 
     /* os: the clock and the calendar only */

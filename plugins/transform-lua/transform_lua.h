@@ -7,6 +7,8 @@
  *   lua_sandbox.c    the Lua state: counted and capped allocator, the budget
  *                    hook (instructions, time, cancellation), the libraries a
  *                    script may use and the stubs of those it may not
+ *   lua_pattern.c    string.find / match / gmatch / gsub with a matcher that
+ *                    counts its steps against the same budget
  *   lua_record.c     input rows -> the reused `rec` table (lazy fields), the
  *                    script's result -> staged output rows -> the out batch
  *   lua_json.c       loams.json_decode / json_encode / json_get, and the JSON
@@ -37,6 +39,7 @@
 
 #include "loams/kit/json_path.h"
 #include "loams/kit/value.h"
+#include "lua_pattern.h"
 
 /* The host API table, set once by the entry point. */
 extern const loams_host_api *loams__lua_host;
@@ -134,6 +137,10 @@ typedef struct loams__lua_state {
     unsigned hook_calls;  /* hook runs since the record started */
     loams__lua_stop stop;
     int hook_every;
+    /* what string patterns report (lua_pattern.h), and their steps since
+     * the clock and the cancellation flag were last read */
+    loams__lua_pattern_budget pattern_budget;
+    int64_t pattern_steps;
 
     /* ---- references into the Lua registry ---- */
     int ref_transform; /* the script's transform function */

@@ -1,11 +1,13 @@
 #!/bin/bash
 # link-lua.sh - Lua transforms through the real link runtime (loams-host sql
 # and serve): a script error at CREATE LINK is shown at its line of the
-# statement; a link with an inline script applies every record's output
-# exactly once, drops what the script drops, and sends the records the
-# script fails on (an error, an endless loop stopped by the instruction
-# budget) to the dead-letter stream with the Lua message; a named script is
-# found in LOAMS_PLUGIN_PATH and in a --plugin-dir directory; lua_* link options.
+# statement, and a backtracking pattern at the top level is stopped there; a
+# link with an inline script applies every record's output exactly once,
+# drops what the script drops, and sends the records the script fails on (an
+# error, an endless loop or a backtracking pattern stopped by the
+# instruction budget) to the dead-letter stream with the Lua message; a named
+# script is found in LOAMS_PLUGIN_PATH and in a --plugin-dir directory;
+# lua_* link options.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -36,6 +38,27 @@ out=$(sql "CREATE LINK t.bad FROM STREAM t.tickets INTO COLLECTION t.cb
 echo "$out" | grep -q "os.execute is not available in Lua transforms" || die "wrong message: $out"
 ok "sandbox refusal at the top level shown at CREATE LINK"
 
+# A backtracking pattern at the top level (2^40 ways to try) ends in the
+# record budget, with a message, instead of keeping `sql` busy for hours.
+t0=$(date +%s)
+out=$(timeout 60 "$host" sql --data-dir "$data" "${plugin_args[@]}" \
+  "CREATE LINK t.bad FROM STREAM t.tickets INTO COLLECTION t.cb
+  TRANSFORM LUA \$\$
+    local s = string.rep('a', 40)
+    s:find(string.rep('a?', 40) .. s .. 'b')
+    function transform(rec) return rec end
+  \$\$;" 2>&1)
+rc=$?
+[ "$rc" -ne 124 ] || die "CREATE LINK with a backtracking pattern at the top level hangs"
+[ "$rc" -ne 0 ] || die "CREATE LINK with a backtracking pattern at the top level was accepted"
+echo "$out" | grep -q "the script's top level failed: instruction budget exceeded" ||
+  die "wrong message: $out"
+echo "$out" | grep -q "string.find stopped at inline:3; a pattern match counts each of its steps" ||
+  die "the message does not say where the pattern ran: $out"
+took=$(($(date +%s) - t0))
+[ "$took" -le 10 ] || die "CREATE LINK took $took s to refuse the pattern"
+ok "a backtracking pattern at the top level refused at CREATE LINK in $took s"
+
 # ---- a running link ----
 # Tickets; a few get a subject that makes the script fail or loop; the
 # script drops those of priority 4.
@@ -47,6 +70,8 @@ for i, line in enumerate(sys.stdin):
         r["subject"] = "BOOM " + r["subject"]
     elif i % 100 == 13:
         r["subject"] = "LOOP " + r["subject"]
+    elif i % 100 == 21:
+        r["subject"] = "REGEX " + r["subject"]
     print(json.dumps({"k": r["id"], "v": json.dumps(r)}))
 ' >"$work/keyed.jsonl"
 
@@ -61,6 +86,8 @@ for line in open(sys.argv[1]):
         dead.append("%s boom on %s" % (r["id"], r["id"]))
     elif s.startswith("LOOP"):
         dead.append("%s instruction budget exceeded" % r["id"])
+    elif s.startswith("REGEX"):
+        dead.append("%s string.find stopped" % r["id"])
     elif r["priority"] == 4:
         pass
     else:
@@ -83,6 +110,9 @@ sql "CREATE LINK t.l FROM STREAM t.tickets FORMAT json INTO COLLECTION t.c
     function transform(rec)
       if rec.subject:find('BOOM', 1, true) then error('boom on ' .. rec.id, 0) end
       if rec.subject:find('LOOP', 1, true) then while true do end end
+      if rec.subject:find('REGEX', 1, true) then
+        string.find(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b')
+      end
       if rec.priority == 4 then return nil end
       return { _pk = rec.id, subject = rec.subject:upper(),
                customer = rec.customer.name, sha = loams.sha256(rec.body):sub(1, 16) }
@@ -130,7 +160,7 @@ for key, needle in want:
     assert key in got, "%s was not dead-lettered" % key
     assert needle in got[key] and "Lua transform" in got[key], "%s: %s" % (key, got[key])
 PY
-ok "$bad records dead-lettered with the Lua message (errors and stopped loops)"
+ok "$bad records dead-lettered with the Lua message (errors, stopped loops and patterns)"
 
 # ---- a named script from LOAMS_PLUGIN_PATH ----
 scripts="$plugin_home/scripts"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <loams/plugin.h>
@@ -832,6 +833,110 @@ START_TEST(cancellation_stops_a_running_record)
 }
 END_TEST
 
+/* ---- string patterns ---- */
+
+/* 2^40 ways to match: Lua's own matcher would run for hours. */
+#define BAD_SUBJECT "string.rep('a', 40)"
+#define BAD_PATTERN "string.rep('a?', 40) .. string.rep('a', 40) .. 'b'"
+
+/* CPU seconds of the process: how long a match ran, however busy the
+ * machine is (the runs here are on the calling thread). */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+START_TEST(a_backtracking_pattern_fails_only_its_record_and_quickly)
+{
+    const char *vals[] = {"find", "match", "gmatch", "gsub", "pcall", "ok"};
+    add_records(vals, 6);
+    void *st =
+        compile_ok("local s = " BAD_SUBJECT "\n"
+                   "local p = " BAD_PATTERN "\n"
+                   "function transform(rec)\n"
+                   "  local v = rec.value\n"
+                   "  if v == 'find' then string.find(s, p) end\n"
+                   "  if v == 'match' then s:match(p) end\n"
+                   "  if v == 'gmatch' then for x in s:gmatch(p) do end end\n"
+                   "  if v == 'gsub' then s:gsub(p, '') end\n"
+                   "  if v == 'pcall' then pcall(string.find, s, p) return { v = 'out' } end\n"
+                   "  return { v = v, n = select(2, ('a,b,,c'):gsub(',', ';')) }\n"
+                   "end\n");
+    double t0 = cpu_s();
+    run_ok(st);
+    double took = cpu_s() - t0;
+    /* the default budget: 10,000,000 steps */
+    static const char *const where[] = {
+        "(string.find stopped at inline:5; ", "(string.match stopped at inline:6; ",
+        "(string.gmatch stopped at inline:7; ", "(string.gsub stopped at inline:8; "};
+    for (size_t i = 0; i < 4; i++) {
+        assert_failed_with(i, LOAMS_ELIMIT,
+                           "instruction budget exceeded: more than 10000000 Lua instructions "
+                           "for one record");
+        assert_failed_with(i, LOAMS_ELIMIT, where[i]);
+        assert_failed_with(i, LOAMS_ELIMIT,
+                           "a pattern match counts each of its steps as an instruction)");
+    }
+    /* a pcall that catches the stop cannot carry on */
+    assert_failed_with(4, LOAMS_ELIMIT, "instruction budget exceeded");
+    ck_assert_uint_eq(loams_batch_rows(out), 1);
+    assert_text(out, 0, "v", LOAMS_T_STRING, "ok");
+    assert_int(out, 0, "n", LOAMS_T_INT64, 3);
+    ck_assert_msg(took < 5.0, "five stopped records took %.2f s of CPU", took);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(a_backtracking_pattern_is_stopped_by_the_time_limit_and_cancellation)
+{
+    loams_option_kv opts[] = {{"lua_instruction_limit", "0"}, {"lua_time_limit", "50ms"}};
+    make_ctx(opts, 2);
+    add_record("x");
+    const char *script = "local s, p = " BAD_SUBJECT ", " BAD_PATTERN "\n"
+                         "function transform(rec) return { n = s:find(p) or 0 } end\n";
+    void *st = compile_ok(script);
+    double t0 = cpu_s();
+    run_ok(st);
+    assert_failed_with(0, LOAMS_ELIMIT,
+                       "time limit exceeded: one record used more than 50 ms of CPU time "
+                       "(string.find stopped at inline:2; ");
+    ck_assert_double_lt(cpu_s() - t0, 2.0);
+    vt->close(st);
+
+    /* no budget at all: only cancellation ends it */
+    static int flag = 1;
+    loams_option_kv none[] = {{"lua_instruction_limit", "0"}, {"lua_time_limit", "0"}};
+    make_ctx(none, 2);
+    loams_ctx_set_cancel_flag(ctx, &flag);
+    loams_batch_reset(in);
+    loams_batch_reset(out);
+    add_record("x");
+    st = compile_ok(script);
+    t0 = cpu_s();
+    ck_assert_int_eq(vt->run(st, in, out), LOAMS_ECANCELLED);
+    ck_assert_double_lt(cpu_s() - t0, 2.0);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(a_backtracking_pattern_at_the_top_level_fails_the_compile)
+{
+    double t0 = cpu_s();
+    const char *err = compile_err("local x = 1\n"
+                                  "string.find(" BAD_SUBJECT ", " BAD_PATTERN ")\n"
+                                  "function transform(r) end\n");
+    ck_assert_double_lt(cpu_s() - t0, 2.0);
+    ck_assert_msg(strstr(err, "the script's top level failed: instruction budget exceeded: "
+                              "more than 10000000 Lua instructions") != NULL,
+                  "%s", err);
+    ck_assert_msg(strstr(err, "string.find stopped at inline:2; a pattern match counts each "
+                              "of its steps as an instruction") != NULL,
+                  "%s", err);
+}
+END_TEST
+
 /* ---- compile errors ---- */
 
 START_TEST(compile_errors_name_the_script_line)
@@ -1244,6 +1349,9 @@ static Suite *transform_lua_suite(void)
     tcase_add_test(tc, a_state_that_stays_full_is_rebuilt_from_the_script);
     tcase_add_test(tc, deep_recursion_fails_the_record_only);
     tcase_add_test(tc, cancellation_stops_a_running_record);
+    tcase_add_test(tc, a_backtracking_pattern_fails_only_its_record_and_quickly);
+    tcase_add_test(tc, a_backtracking_pattern_is_stopped_by_the_time_limit_and_cancellation);
+    tcase_add_test(tc, a_backtracking_pattern_at_the_top_level_fails_the_compile);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("compile");
