@@ -33,6 +33,8 @@ struct loams_ctx {
     char err[ERR_MAX];
 
     const int *cancel;
+    int (*cancel_poll)(void *ud);
+    void *cancel_ud;
 
     uint64_t mem_in_use; /* atomics */
     uint64_t mem_peak;
@@ -495,9 +497,21 @@ void loams_ctx_set_cancel_flag(loams_ctx *ctx, const int *flag)
     ctx->cancel = flag;
 }
 
+void loams_ctx_set_cancel_poll(loams_ctx *ctx, int (*poll)(void *ud), void *ud)
+{
+    ctx->cancel_poll = poll;
+    ctx->cancel_ud = ud;
+}
+
 int loams_ctx_cancelled(loams_ctx *ctx)
 {
-    return ctx != NULL && ctx->cancel != NULL && __atomic_load_n(ctx->cancel, __ATOMIC_ACQUIRE);
+    if (ctx == NULL) {
+        return 0;
+    }
+    if (ctx->cancel != NULL && __atomic_load_n(ctx->cancel, __ATOMIC_ACQUIRE)) {
+        return 1;
+    }
+    return ctx->cancel_poll != NULL && ctx->cancel_poll(ctx->cancel_ud) != 0;
 }
 
 /* ---- memory ---- */

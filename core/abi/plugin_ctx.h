@@ -15,7 +15,9 @@
  *  - Errors: the message of host->set_error() is kept per context (and per
  *    thread, see loams_ctx_thread_error()).
  *  - Cancellation: a pointer to an atomic int owned by the task; non-zero
- *    means cancelled.
+ *    means cancelled.  The owner of the running call may also give a
+ *    function that host->cancelled() asks next (a link run asks whether
+ *    the link was paused meanwhile).
  *  - Memory: host->malloc & co. put a 16-byte header before each block that
  *    records its size and the task's memory account it is charged to
  *    (base/mem_account.h), so free/realloc account exactly; the bytes in use
@@ -132,7 +134,14 @@ loams_ctx *loams_ctx_current(void);
 /* Cancellation: flag is owned by the task and must outlive the context's
  * use (NULL: never cancelled). */
 void loams_ctx_set_cancel_flag(loams_ctx *ctx, const int *flag);
-/* host->cancelled: non-zero once *flag is non-zero (read atomically). */
+/* A function host->cancelled() asks after the flag: non-zero means
+ * cancelled.  It runs on whatever thread the plugin asks from, so it must
+ * be thread-safe (or answer 0 on threads it does not know); ud is the
+ * caller's and must outlive the context's use.  poll NULL removes it.
+ * Set it before the context is used. */
+void loams_ctx_set_cancel_poll(loams_ctx *ctx, int (*poll)(void *ud), void *ud);
+/* host->cancelled: non-zero once *flag is non-zero (read atomically) or the
+ * poll function says so. */
 int loams_ctx_cancelled(loams_ctx *ctx);
 
 /* host->malloc/calloc/realloc/free.  ctx may be NULL (counted process-wide

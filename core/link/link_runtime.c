@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@ typedef struct link_run {
     loams_dead_letters *dlq; /* on_error = dead_letter only */
     unsigned partitions;
     int cancel_flag;
+    pthread_t thread; /* the one running the run */
+    int stop_seen;    /* the definition changed (PAUSE, DROP) during a plugin call */
 
     instance decoder, transform, target;
     const loams_decoder_vtable *dvt;
@@ -127,6 +130,28 @@ static void run_log(link_run *r, loams_log_level lvl, const char *fmt, ...)
 
 /* ---- plugin instances ---- */
 
+static int definition_changed(link_run *r);
+
+/* host->cancelled() of the run's plugins, past the flag: the task is
+ * cancelled (shutdown, lease lost: read live, not the copy the loop
+ * takes), or - asked on the run's own thread, in the middle of a long
+ * plugin call such as a Lua pattern match - the link was paused or
+ * dropped (definition_changed re-reads it at most once a second). */
+static int run_cancel_poll(void *ud)
+{
+    link_run *r = ud;
+    if (loams_task_cancelled(r->task) || r->stop_seen) {
+        return 1;
+    }
+    if (!pthread_equal(pthread_self(), r->thread)) {
+        return 0;
+    }
+    if (definition_changed(r)) {
+        r->stop_seen = 1;
+    }
+    return r->stop_seen;
+}
+
 static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, const char *name,
                          const loams_link_options *opts)
 {
@@ -146,6 +171,7 @@ static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, cons
     loams_ctx_set_task(in->ctx, r->key, r->epoch);
     loams_ctx_set_cancel_flag(in->ctx, &r->cancel_flag);
     loams_ctx_set_account(in->ctx, loams_task_memory(r->task));
+    loams_ctx_set_cancel_poll(in->ctx, run_cancel_poll, r);
     return 0;
 }
 
@@ -785,7 +811,7 @@ static int run_loop(link_run *r)
     int rc = resume(r);
     while (rc == 0) {
         r->cancel_flag = loams_task_cancelled(r->task);
-        if (r->cancel_flag || definition_changed(r)) {
+        if (r->cancel_flag || r->stop_seen || definition_changed(r)) {
             break;
         }
         if (nothing_staged(r) && (rc = maintain(r)) != 0) {
@@ -851,6 +877,9 @@ static int run_loop(link_run *r)
                 }
             }
         }
+    }
+    if (rc == LOAMS_ECANCELLED && r->stop_seen && !loams_task_cancelled(r->task)) {
+        rc = 0; /* a plugin stopped for the PAUSE or DROP: the run ends as the loop would */
     }
     if (r->staged_records > 0) {
         discard_staged(r); /* not committed: redone by the next run */
@@ -973,6 +1002,7 @@ int loams_link_run(loams_link_env *env, loams_task *t)
         return 0;
     }
     r.def_checked_ms = now_ms();
+    r.thread = pthread_self();
     rc = run_setup(&r);
     if (rc == 0) {
         rc = run_loop(&r);

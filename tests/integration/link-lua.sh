@@ -7,7 +7,7 @@
 # error, an endless loop or a backtracking pattern stopped by the
 # instruction budget) to the dead-letter stream with the Lua message; a named
 # script is found in LOAMS_PLUGIN_PATH and in a --plugin-dir directory;
-# lua_* link options.
+# lua_* link options; PAUSE LINK and SIGTERM end a match no budget bounds.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -222,4 +222,35 @@ dead=$(grep -c "instruction budget exceeded: more than 10000" "$work/dlq-r.jsonl
 [ "$dead" -gt 0 ] && [ "$dead" -eq "$(grep -c . "$work/dlq-r.jsonl")" ] ||
   die "lua_instruction_limit = 10000 did not stop the records ($dead of $(grep -c . "$work/dlq-r.jsonl") dead letters)"
 ok "lua_instruction_limit from WITH: all $dead records stopped at 10000 instructions"
+
+# ---- a match no budget bounds ends at PAUSE LINK and at SIGTERM ----
+# Without an instruction or time limit only cancellation ends the first
+# record's pattern (2^40 ways): PAUSE LINK, seen by the run in the middle of
+# the match, and SIGTERM (the node's stop timeout is 5 s) must end it at once.
+sql "CREATE LINK t.spin FROM STREAM t.tickets INTO COLLECTION t.cspin
+  TRANSFORM LUA \$\$
+    function transform(rec)
+      string.find(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b')
+    end
+  \$\$
+  WITH (lua_instruction_limit = '0', lua_time_limit = '0');" \
+  >/dev/null 2>"$work/create.err" || die "CREATE LINK t.spin failed: $(cat "$work/create.err")"
+start_node d
+wait_log d "link/t/spin.*claimed" 30 "claim of t.spin"
+sleep 1
+t0=$(date +%s%N)
+sql "PAUSE LINK t.spin" >/dev/null || die "PAUSE LINK failed"
+wait_log d "link/t/spin.*link is paused: stopping" 10 "stop of the paused link t.spin"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 3000 ] || die "PAUSE LINK took $ms ms to stop the match"
+ok "PAUSE LINK stopped a match no budget bounds in $ms ms"
+sql "RESUME LINK t.spin" >/dev/null || die "RESUME LINK failed"
+sleep 3 # the node claims the link again and runs into the match
+[ "$(grep -c "link/t/spin.*claimed" "$work/d.log")" -ge 2 ] || die "t.spin was not claimed again"
+t0=$(date +%s%N)
+stop_node d
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 3000 ] || die "SIGTERM took $ms ms to stop the node"
+grep -q "abandoned runs" "$work/d.log" && die "the node abandoned the run of t.spin"
+ok "SIGTERM stopped the node in the middle of the match in $ms ms"
 exit 0

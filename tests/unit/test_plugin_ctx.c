@@ -200,6 +200,45 @@ START_TEST(test_cancellation_follows_the_task_flag)
 }
 END_TEST
 
+/* A poll that counts its calls and answers what it is told. */
+typedef struct poll_state {
+    int calls, answer;
+} poll_state;
+
+static int poll_fn(void *ud)
+{
+    poll_state *p = ud;
+    p->calls++;
+    return p->answer;
+}
+
+START_TEST(test_cancellation_asks_the_poll_after_the_flag)
+{
+    loams_ctx *ctx;
+    ck_assert_int_eq(loams_ctx_create(&bare, NULL, 0, &ctx, NULL, 0), 0);
+    int flag = 0;
+    poll_state p = {0, 0};
+    loams_ctx_set_cancel_flag(ctx, &flag);
+    loams_ctx_set_cancel_poll(ctx, poll_fn, &p);
+    ck_assert_int_eq(loams_ctx_cancelled(ctx), 0);
+    ck_assert_int_eq(p.calls, 1);
+    p.answer = 1; /* the owner says stop: a paused link, say */
+    ck_assert_int_ne(loams_ctx_cancelled(ctx), 0);
+    ck_assert_int_eq(p.calls, 2);
+    /* a set flag answers without asking */
+    p.answer = 0;
+    __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+    ck_assert_int_ne(loams_ctx_cancelled(ctx), 0);
+    ck_assert_int_eq(p.calls, 2);
+    /* removed: only the flag */
+    __atomic_store_n(&flag, 0, __ATOMIC_RELEASE);
+    loams_ctx_set_cancel_poll(ctx, NULL, NULL);
+    ck_assert_int_eq(loams_ctx_cancelled(ctx), 0);
+    ck_assert_int_eq(p.calls, 2);
+    loams_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(test_memory_is_accounted_per_ctx_and_limited)
 {
     loams_ctx *ctx;
@@ -308,6 +347,7 @@ int main(void)
     tcase_add_test(tc, test_malformed_option_tables_are_plugin_bugs);
     tcase_add_test(tc, test_error_message_per_ctx_and_per_thread);
     tcase_add_test(tc, test_cancellation_follows_the_task_flag);
+    tcase_add_test(tc, test_cancellation_asks_the_poll_after_the_flag);
     tcase_add_test(tc, test_memory_is_accounted_per_ctx_and_limited);
     tcase_add_test(tc, test_log_lines_carry_prefix_and_task);
     tcase_add_test(tc, test_memory_counters_are_thread_safe);
