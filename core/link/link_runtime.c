@@ -614,8 +614,8 @@ static int commit(link_run *r)
                                   .lost = r->gaps.lost,
                                   .gaps = r->gaps.gaps,
                                   .n_gaps = r->gaps.n};
-    int rc = loams_commit_cycle_commit(r->cycle, r->next, &counts,
-                                       commit_extra, r, &r->cur, err, sizeof err);
+    int rc = loams_commit_cycle_commit(r->cycle, r->next, &counts, commit_extra, r, &r->cur, err,
+                                       sizeof err);
     if (rc != 0) {
         loams_task_set_error(r->task, "%s", err);
         memset(&r->cur, 0, sizeof r->cur); /* that work is redone */

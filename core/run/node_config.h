@@ -71,8 +71,8 @@ typedef struct loams_config {
      * past their retention, for streams that set no retention_max_hold;
      * 0 = no hold (docs/OPERATIONS.md, "Retention and links") */
     int64_t retention_max_hold_ms;
-    int64_t gc_interval_ms;        /* default 1 min: how often GC runs */
-    int64_t gc_grace_ms;           /* default 1 h: how long unreferenced files are kept */
+    int64_t gc_interval_ms; /* default 1 min: how often GC runs */
+    int64_t gc_grace_ms;    /* default 1 h: how long unreferenced files are kept */
     /* What one task run of each class may hold in memory through the host
      * (its plugins and batches; 0 = no budget; docs/OPERATIONS.md). */
     uint64_t memory_budget_link;        /* default 1 GiB: link apply */

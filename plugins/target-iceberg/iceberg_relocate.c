@@ -91,7 +91,7 @@ static int load(reloc *r, const char *uri, char *key, size_t ksize, loams__avro_
     if (rc == 0) {
         rc = loams__ice_get(r->t, key, &data, &len);
     }
-    if (rc == 0 && (rc = loams__avro_file_read(data, len, out, e, sizeof e)) != 0) {
+    if (rc == 0 && (rc = loams__avro_file_read(r->t->mem, data, len, out, e, sizeof e)) != 0) {
         rc = loams__ice_fail(r->t, rc, "table %s.%s: %s: %s", r->t->ns, r->t->name, key, e);
     }
     return rc;
