@@ -12,16 +12,16 @@ set -u
 . "$(dirname "$0")/plugin-stage.sh"
 
 N=${LOAMS_TEST_RECORDS:-1200}
-stage_install "$work/stage" || die "staging the install"
-cp -R "$src/tests/plugins/target-jsonl" "$work/src"
-chmod -R u+w "$work/src"
-make -C "$work/src" >"$work/build.log" 2>&1 || { cat "$work/build.log"; die "plugin build"; }
-grep -q -- "-I$work/stage/" "$work/build.log" || die "not compiled against the staged headers"
-mkdir -m 0755 "$work/plugins"
-make -C "$work/src" install PLUGINDIR="$work/plugins" >>"$work/build.log" 2>&1 ||
+stage_install "$plugin_home/stage" || die "staging the install"
+cp -R "$src/tests/plugins/target-jsonl" "$plugin_home/src"
+chmod -R u+w "$plugin_home/src"
+make -C "$plugin_home/src" >"$work/build.log" 2>&1 || { cat "$work/build.log"; die "plugin build"; }
+grep -q -- "-I$plugin_home/stage/" "$work/build.log" || die "not compiled against the staged headers"
+mkdir -m 0755 "$plugin_home/plugins"
+make -C "$plugin_home/src" install PLUGINDIR="$plugin_home/plugins" >>"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; die "plugin install"; }
 host=$stage_host
-plugin_args=(--no-default-plugin-dirs --plugin-dir "$stage_plugindir" --plugin-dir "$work/plugins")
+plugin_args=(--no-default-plugin-dirs --plugin-dir "$stage_plugindir" --plugin-dir "$plugin_home/plugins")
 
 # CREATE LINK checks the plugin's kind and options.
 sql "CREATE STREAM t.tickets WITH (partitions = 3)" >/dev/null || die "CREATE STREAM"

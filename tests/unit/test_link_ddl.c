@@ -15,6 +15,7 @@
 #include "abi/plugin_resolve.h"
 #include "catalog/link_catalog.h"
 #include "sql/ddl_exec.h"
+#include "private_dir.h"
 
 static char dir[256];
 static loams_datadir *dd;
@@ -23,8 +24,12 @@ static char plugin_dirs[5][1024];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/loams-test-link-ddl-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* Under the build tree: a Lua script in /tmp would be refused. */
+    char *private = test_private_dir("link-ddl");
+    ck_assert_ptr_nonnull(private);
+    ck_assert_uint_lt(strlen(private), sizeof dir);
+    snprintf(dir, sizeof dir, "%s", private);
+    free(private);
     char err[512];
     char data[300];
     snprintf(data, sizeof data, "%s/data", dir);
