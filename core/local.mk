@@ -74,6 +74,15 @@ core_libloams_core_la_SOURCES += \
 	core/abi/udf.c core/abi/udf.h \
 	core/abi/store.c core/abi/store.h
 
+# embed/: embeddings: provider definitions, the content-hash cache, rate
+# limits, a node's provider runtimes and the host API calls of embed().
+core_libloams_core_la_SOURCES += \
+	core/embed/embed_catalog.c core/embed/embed_catalog.h \
+	core/embed/embed_cache.c core/embed/embed_cache.h \
+	core/embed/rate_limit.c core/embed/rate_limit.h \
+	core/embed/embed_service.c core/embed/embed_service.h \
+	core/embed/embed_host.c core/embed/embed_host.h
+
 # run/: a node: its settings, its handles, the worker (task runs under
 # leases) and the scheduler's start order.
 core_libloams_core_la_SOURCES += \

@@ -9,3 +9,4 @@ include plugins/store-fs/local.mk
 include plugins/decoder-raw/local.mk
 include plugins/decoder-json/local.mk
 include plugins/transform-lua/local.mk
+include plugins/embed-openai/local.mk

@@ -11,6 +11,7 @@
 #include "abi/plugin_ctx.h"
 #include "abi/store.h"
 #include "abi/udf.h"
+#include "embed/embed_host.h"
 
 static const loams_host_api host_api = {
     .size = sizeof(loams_host_api),
@@ -89,6 +90,10 @@ static const loams_host_api host_api = {
 
     /* 1.3: a column at once */
     .batch_column_cells = loams_batch_column_cells,
+
+    /* 1.4: embeddings */
+    .embed_check = loams_embed_host_check,
+    .embed_texts = loams_embed_host_texts,
 };
 
 const loams_host_api *loams_host_api_get(void)

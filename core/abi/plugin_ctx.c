@@ -41,6 +41,9 @@ struct loams_ctx {
     uint64_t mem_limit;
     loams_mem_account *account; /* a reference; NULL: none */
     int charge_caller;          /* blocks go to the calling thread's account */
+
+    void *embed; /* the embed binding (embed/embed_host.h), owned */
+    void (*embed_free)(void *embed);
 };
 
 static uint64_t process_in_use;
@@ -357,9 +360,26 @@ void loams_ctx_free(loams_ctx *ctx)
     }
     free(ctx->values);
     free(ctx->task);
+    if (ctx->embed != NULL && ctx->embed_free != NULL) {
+        ctx->embed_free(ctx->embed);
+    }
     loams_mem_account_unref(ctx->account);
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx);
+}
+
+void loams_ctx_set_embed(loams_ctx *ctx, void *binding, void (*free_fn)(void *binding))
+{
+    if (ctx->embed != NULL && ctx->embed_free != NULL) {
+        ctx->embed_free(ctx->embed);
+    }
+    ctx->embed = binding;
+    ctx->embed_free = free_fn;
+}
+
+void *loams_ctx_embed(const loams_ctx *ctx)
+{
+    return ctx != NULL ? ctx->embed : NULL;
 }
 
 const loams_plugin_descriptor *loams_ctx_descriptor(const loams_ctx *ctx)

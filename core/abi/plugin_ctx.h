@@ -85,6 +85,15 @@ int loams_ctx_create(const loams_plugin_descriptor *desc, const loams_option_kv 
 void loams_ctx_free(loams_ctx *ctx);
 
 const loams_plugin_descriptor *loams_ctx_descriptor(const loams_ctx *ctx);
+
+/* Gives the context what its plugin's host->embed_check and
+ * host->embed_texts reach (embed/embed_host.h: the node's embeddings and
+ * the link's namespace).  The context owns `binding` from now on and
+ * calls free_fn(binding) when it is freed or given another.  NULL: none
+ * (those calls answer LOAMS_EUNSUPPORTED). */
+void loams_ctx_set_embed(loams_ctx *ctx, void *binding, void (*free_fn)(void *binding));
+/* The binding given by loams_ctx_set_embed, or NULL. */
+void *loams_ctx_embed(const loams_ctx *ctx);
 /* "[decoder:decoder-json]" */
 const char *loams_ctx_prefix(const loams_ctx *ctx);
 

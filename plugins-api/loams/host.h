@@ -294,6 +294,34 @@ typedef struct loams_host_api {
      * it); NULL when col is out of range.  For a stage that reads whole
      * columns: one call instead of one per cell. */
     const loams_value *(*batch_column_cells)(const loams_batch *b, size_t col);
+
+    /* ---- added in 1.4: embeddings (a transform's embed()) ---- */
+
+    /* Whether `provider` names an embedding provider of the namespace of
+     * the link that owns ctx: "name" or "ns.name", optionally followed by
+     * ":model" to use that model instead of the provider's own.  0 when it
+     * does.  Errors, with the message set on ctx: LOAMS_ENOTFOUND (no such
+     * provider: the message gives the CREATE EMBEDDING PROVIDER statement
+     * to run), LOAMS_EINPUT (a malformed reference), LOAMS_EUNSUPPORTED
+     * (ctx belongs to no link, or the host runs no embeddings). */
+    int (*embed_check)(loams_ctx *ctx, const char *provider);
+    /* Embeds texts[0..n) (STRING or NULL values) through `provider` (as
+     * embed_check).  The host caches vectors by content hash, sends the
+     * texts it has no vector for in batches, retries transient failures
+     * and keeps the provider's rate limits; it returns when every text has
+     * a vector or a final failure.  For each i: vectors[i] is a VECTOR
+     * view (host-owned, valid until the next embed_texts call on ctx or
+     * ctx's end) or NULL for a NULL text, status[i] is 0, or the failure
+     * of that text with errors[i] its message (host-owned, same life; no
+     * secret in it).  Per-text failures: LOAMS_ERETRY (the provider stayed
+     * unavailable through the retries), LOAMS_EINPUT (it refused the
+     * text), LOAMS_ESCHEMA (a vector of the wrong length), -EACCES (the
+     * key was refused or is missing), -EIO.  Returns 0 when every text has
+     * its outcome, or, with the message set on ctx and no outcome:
+     * LOAMS_ECANCELLED, -ENOMEM, LOAMS_ENOTFOUND, LOAMS_EINPUT,
+     * LOAMS_EUNSUPPORTED (as embed_check). */
+    int (*embed_texts)(loams_ctx *ctx, const char *provider, const loams_value *texts, size_t n,
+                       loams_value *vectors, int *status, const char **errors);
 } loams_host_api;
 
 #ifdef __cplusplus

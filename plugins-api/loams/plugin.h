@@ -49,8 +49,9 @@ extern "C" {
 #define LOAMS_ABI_MAJOR 1
 /* 1.1: buf_create, buf_free, buf_reset;
  * 1.2: store_uri, batch_column_wanted, transform input_columns;
- * 1.3: batch_column_cells */
-#define LOAMS_ABI_MINOR 3
+ * 1.3: batch_column_cells;
+ * 1.4: embed_check, embed_texts, embed last_tokens */
+#define LOAMS_ABI_MINOR 4
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"
