@@ -1,8 +1,9 @@
 /*
  * cmd_search.c - `loams-host search ns.c "query" [--k N] [--field F]...
- * [--vector '[...]' [--vector-field F]] [--json] --data-dir D`: searches a
- * collection at its newest commit through the target plugin's query()
- * and prints ranked results with scores and the splits that were read.
+ * [--vector '[...]' [--vector-field F] [--metric M]] [--json] --data-dir D`:
+ * searches a collection at its newest commit through the target plugin's
+ * query() and prints ranked results with scores and the splits that were
+ * read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,14 +20,16 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: loams-host search COLLECTION [QUERY] [--k N] [--field F]...\n"
-                    "         [--vector '[x, y, ...]'] [--vector-field F] [--json]\n"
-                    "         --data-dir DIR [--plugin-dir DIR]...\n");
+    fprintf(stderr,
+            "usage: loams-host search COLLECTION [QUERY] [--k N] [--field F]...\n"
+            "         [--vector '[x, y, ...]'] [--vector-field F] [--metric cosine|dot|l2]\n"
+            "         [--json]\n"
+            "         --data-dir DIR [--plugin-dir DIR]...\n");
 }
 
 /* Builds the collection's JSON request. */
 static char *build_request(const char *q, long k, const char **fields, size_t nf,
-                           const char *vector, const char *vfield)
+                           const char *vector, const char *vfield, const char *metric)
 {
     cJSON *req = cJSON_CreateObject();
     char *text = NULL;
@@ -44,6 +47,9 @@ static char *build_request(const char *q, long k, const char **fields, size_t nf
         cJSON_AddItemToObject(req, "vector", v);
         if (vfield != NULL) {
             cJSON_AddStringToObject(req, "field", vfield);
+        }
+        if (metric != NULL) {
+            cJSON_AddStringToObject(req, "metric", metric);
         }
     } else {
         cJSON_AddStringToObject(req, "q", q);
@@ -99,7 +105,8 @@ static void print_answer(const cJSON *a)
 int loams_cmd_search(int argc, char **argv)
 {
     loams_cli_args args = {0};
-    const char *dir = NULL, *name = NULL, *query = NULL, *vector = NULL, *vfield = NULL;
+    const char *dir = NULL, *name = NULL, *query = NULL, *vector = NULL, *vfield = NULL,
+               *metric = NULL;
     const char *fields[32];
     size_t nf = 0;
     long k = 10;
@@ -133,6 +140,8 @@ int loams_cmd_search(int argc, char **argv)
             vector = argv[++i];
         } else if (strcmp(a, "--vector-field") == 0 && i + 1 < argc) {
             vfield = argv[++i];
+        } else if (strcmp(a, "--metric") == 0 && i + 1 < argc) {
+            metric = argv[++i];
         } else if (a[0] != '-' && name == NULL) {
             name = a;
         } else if (a[0] != '-' && query == NULL) {
@@ -155,7 +164,7 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    if ((request = build_request(query, k, fields, nf, vector, vfield)) == NULL) {
+    if ((request = build_request(query, k, fields, nf, vector, vfield, metric)) == NULL) {
         goto done;
     }
     loams_registry_config rcfg;

@@ -21,6 +21,7 @@
 #include "cli/datadir.h"
 #include "base/log.h"
 #include "run/node_config.h"
+#include "embed/embed_service.h"
 #include "abi/registry.h"
 #include "gc/gc_source.h"
 #include "catalog/link_holds.h"
@@ -315,6 +316,7 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     loams_store *store = NULL;
     loams_worker *w = NULL;
     loams_link_env links;
+    loams_embed_service *embed = NULL;
     char err[1024];
     sigset_t stop_signals;
     int rc, sig = 0;
@@ -350,7 +352,20 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
      * store, without which the node runs its other tasks only. */
     rc = loams_node_open_store(reg, cfg.data_dir, NULL, &store, err, sizeof err);
     if (rc == 0) {
-        links = (loams_link_env){.meta = dd->meta, .log = dd->log, .registry = reg, .store = store};
+        /* embed(): the node's provider runtimes and the cache
+         * (embed/embed_service.h) */
+        char cache_dir[4096];
+        snprintf(cache_dir, sizeof cache_dir, "%s/embed-cache", cfg.data_dir);
+        loams_embed_service_config ecfg = {.meta = dd->meta,
+                                           .registry = reg,
+                                           .cache_dir = cfg.embed_cache_size > 0 ? cache_dir : NULL,
+                                           .cache_max_bytes = cfg.embed_cache_size};
+        if ((rc = loams_embed_service_open(&ecfg, &embed, err, sizeof err)) != 0) {
+            fprintf(stderr, "%s: %s\n", CMD, err);
+            goto out;
+        }
+        links = (loams_link_env){
+            .meta = dd->meta, .log = dd->log, .registry = reg, .store = store, .embed = embed};
         loams_task_source link_source;
         loams_link_source(&links, &link_source);
         if ((rc = loams_worker_add_source(w, &link_source)) != 0) {
@@ -410,6 +425,7 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     status = 0;
 out:
     loams_worker_free(w);
+    loams_embed_service_close(embed);
     loams_store_close(store);
     loams_registry_close(reg);
     loams_datadir_close(dd);

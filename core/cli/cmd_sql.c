@@ -26,7 +26,8 @@ static int needs_plugins(const loams_ddl_script *script)
         case LOAMS_DDL_CREATE_LINK:
         case LOAMS_DDL_DROP_LINK:
         case LOAMS_DDL_PAUSE_LINK:
-        case LOAMS_DDL_RESUME_LINK: return 1;
+        case LOAMS_DDL_RESUME_LINK:
+        case LOAMS_DDL_CREATE_EMBEDDING_PROVIDER: return 1;
         default: break;
         }
     }

@@ -129,8 +129,8 @@ static int dir_has_entries(const char *dir, const char *name)
  * a data dir is often the root of a file system of its own. */
 static void foreign_entry(const char *path, char *out, size_t size)
 {
-    static const char *own[] = {"meta.mdb", "meta.mdb-lock", "meta.mdb-gate",
-                                "log",      "objects",       "lost+found"};
+    static const char *own[] = {"meta.mdb", "meta.mdb-lock", "meta.mdb-gate", "log",
+                                "objects",  "embed-cache",   "lost+found"};
     out[0] = '\0';
     DIR *d = opendir(path);
     if (d == NULL) {

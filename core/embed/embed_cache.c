@@ -178,7 +178,7 @@ int loams_embed_cache_open(const char *dir, uint64_t max_bytes, int read_only,
         rc = mdb_dbi_open(txn, "info", flags, &c->info);
     }
     if (rc == 0) {
-        rc = read_only ? (mdb_txn_abort(txn), 0) : mdb_txn_commit(txn);
+        rc = mdb_txn_commit(txn); /* keeps the table handles open */
         txn = NULL;
     }
     if (txn != NULL) {

@@ -50,20 +50,25 @@ static binding *bound(loams_ctx *ctx)
     return b;
 }
 
-int loams_embed_host_check(loams_ctx *ctx, const char *provider)
+int loams_embed_host_check(loams_ctx *ctx, const char *provider, char *msg, size_t size)
 {
-    binding *b = bound(ctx);
+    binding *b = loams_ctx_embed(ctx);
     char err[1024];
+    int rc;
     if (b == NULL) {
-        return LOAMS_EUNSUPPORTED;
+        snprintf(err, sizeof err,
+                 "embed() is not available here: only a link's transform, run "
+                 "by loams-host serve or checked by CREATE LINK, reaches the "
+                 "embedding providers");
+        rc = LOAMS_EUNSUPPORTED;
+    } else if (provider == NULL) {
+        snprintf(err, sizeof err, "no provider named");
+        rc = LOAMS_EINPUT;
+    } else {
+        rc = loams_embed_service_check(b->svc, b->ns, provider, err, sizeof err);
     }
-    if (provider == NULL) {
-        loams_ctx_set_error(ctx, "no provider named");
-        return LOAMS_EINPUT;
-    }
-    int rc = loams_embed_service_check(b->svc, b->ns, provider, err, sizeof err);
-    if (rc != 0) {
-        loams_ctx_set_error(ctx, "%s", err);
+    if (rc != 0 && msg != NULL && size > 0) {
+        snprintf(msg, size, "%s", err);
     }
     return rc;
 }

@@ -18,7 +18,7 @@
 int loams_embed_bind(loams_ctx *ctx, loams_embed_service *svc, const char *ns);
 
 /* host->embed_check and host->embed_texts (loams/host.h). */
-int loams_embed_host_check(loams_ctx *ctx, const char *provider);
+int loams_embed_host_check(loams_ctx *ctx, const char *provider, char *msg, size_t size);
 int loams_embed_host_texts(loams_ctx *ctx, const char *provider, const loams_value *texts, size_t n,
                            loams_value *vectors, int *status, const char **errors);
 

@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "base/mem_account.h"
 #include "catalog/link_catalog.h"
+#include "embed/embed_host.h"
 #include "link/commit_cycle.h"
 #include "link/dead_letter.h"
 #include "link/link_gaps.h"
@@ -262,6 +263,11 @@ static int instances_open(link_run *r)
         if (rc == 0) {
             rc = instance_open(r, &r->transform, LOAMS_KIND_TRANSFORM,
                                transform_plugin_name(&r->def), &topts);
+        }
+        if (rc == 0 && r->env->embed != NULL &&
+            loams_embed_bind(r->transform.ctx, r->env->embed, r->def.name.ns) != 0) {
+            loams_task_set_error(r->task, "out of memory");
+            rc = -ENOMEM;
         }
         loams_link_options_clear(&topts);
     }

@@ -55,6 +55,9 @@ typedef struct loams_link_env {
     loams_streamlog *log;
     loams_registry *registry;
     loams_store *store; /* the object store targets write through */
+    /* what a transform's embed() reaches (embed/embed_service.h); NULL:
+     * embed() fails the run with a message */
+    struct loams_embed_service *embed;
     /* Optional (NULL: none): called on the run's thread after every
      * successful commit with that commit's stage times (borrowed for the
      * call); with several links running it is called from several threads

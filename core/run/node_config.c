@@ -57,6 +57,7 @@ static const key_spec keys[] = {
     {"memory_budget_link", KT_SIZE, OFF(memory_budget_link), 0, 1LL << 50},
     {"memory_budget_maintenance", KT_SIZE, OFF(memory_budget_maintenance), 0, 1LL << 50},
     {"memory_budget_gc", KT_SIZE, OFF(memory_budget_gc), 0, 1LL << 50},
+    {"embed_cache_size", KT_SIZE, OFF(embed_cache_size), 0, 1LL << 44},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -108,6 +109,7 @@ int loams_config_init(loams_config *c)
     c->memory_budget_link = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_LINK;
     c->memory_budget_maintenance = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE;
     c->memory_budget_gc = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC;
+    c->embed_cache_size = LOAMS_CONFIG_DEFAULT_EMBED_CACHE_SIZE;
     char host[256];
     if (gethostname(host, sizeof host) != 0 || host[0] == '\0') {
         snprintf(host, sizeof host, "localhost");
@@ -801,6 +803,7 @@ void loams_config_dump(const loams_config *c, FILE *out)
     print_size(out, "memory_budget_link", c->memory_budget_link, "");
     print_size(out, "memory_budget_maintenance", c->memory_budget_maintenance, "");
     print_size(out, "memory_budget_gc", c->memory_budget_gc, "");
+    print_size(out, "embed_cache_size", c->embed_cache_size, "");
     for (size_t i = 0; i < c->n_namespaces; i++) {
         const loams_ns_setting *ns = &c->namespaces[i];
         if (ns->weight == 0 && ns->byte_rate == 0 && ns->byte_burst == 0) {

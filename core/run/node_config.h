@@ -78,12 +78,16 @@ typedef struct loams_config {
     uint64_t memory_budget_link;        /* default 1 GiB: link apply */
     uint64_t memory_budget_maintenance; /* default 2 GiB: merges, compaction, retention */
     uint64_t memory_budget_gc;          /* default 256 MiB: garbage collection */
+    /* The embedding cache's bound (<data dir>/embed-cache, embed_cache.h);
+     * default 1 GiB, 0 = no cache. */
+    uint64_t embed_cache_size;
 } loams_config;
 
 #define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"
 #define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_LINK (UINT64_C(1) << 30)
 #define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE (UINT64_C(2) << 30)
 #define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC (UINT64_C(256) << 20)
+#define LOAMS_CONFIG_DEFAULT_EMBED_CACHE_SIZE (UINT64_C(1) << 30)
 
 /* Fills *c with the defaults.  Errors: -ENOMEM (c is then empty, and
  * loams_config_free is still safe). */

@@ -981,6 +981,41 @@ static int parse_if_not_exists(parser *p, loams_ddl_stmt *st)
     return 0;
 }
 
+/* ---- embedding providers ---- */
+
+/* CREATE EMBEDDING PROVIDER [IF NOT EXISTS] name USING plugin [WITH (...)],
+ * from EMBEDDING on. */
+static int parse_create_embedding_provider(parser *p, loams_ddl_stmt *st)
+{
+    st->kind = LOAMS_DDL_CREATE_EMBEDDING_PROVIDER;
+    TRY(next(p));
+    TRY(expect_kw(p, "PROVIDER"));
+    TRY(parse_if_not_exists(p, st));
+    TRY(parse_name(p, "a provider name", &st->name, &st->name_pos));
+    TRY(expect_kw(p, "USING"));
+    TRY(parse_plugin_name(p, "an embed plugin name (e.g. openai)", &st->provider_plugin,
+                          &st->provider_plugin_pos));
+    if (is_kw(p, "WITH")) {
+        TRY(next(p));
+        TRY(parse_options(p, &st->with));
+    }
+    return 0;
+}
+
+/* DROP EMBEDDING PROVIDER [IF EXISTS] name, from EMBEDDING on. */
+static int parse_drop_embedding_provider(parser *p, loams_ddl_stmt *st)
+{
+    st->kind = LOAMS_DDL_DROP_EMBEDDING_PROVIDER;
+    TRY(next(p));
+    TRY(expect_kw(p, "PROVIDER"));
+    if (is_kw(p, "IF")) {
+        TRY(next(p));
+        TRY(expect_kw(p, "EXISTS"));
+        st->if_exists = 1;
+    }
+    return parse_name(p, "a provider name", &st->name, &st->name_pos);
+}
+
 static int parse_create(parser *p, loams_ddl_stmt *st)
 {
     if (is_kw(p, "STREAM")) {
@@ -1001,8 +1036,11 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
         TRY(parse_name(p, "a table name", &st->name, &st->name_pos));
         return parse_columns(p, st);
     }
+    if (is_kw(p, "EMBEDDING")) {
+        return parse_create_embedding_provider(p, st);
+    }
     if (!is_kw(p, "LINK")) {
-        return expected(p, "STREAM, LINK or TABLE");
+        return expected(p, "STREAM, LINK, TABLE or EMBEDDING PROVIDER");
     }
     st->kind = LOAMS_DDL_CREATE_LINK;
     TRY(next(p));
@@ -1033,6 +1071,21 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
     return 0;
 }
 
+#define SYSTEM_TABLES                                                                              \
+    "system.links, system.streams, system.embedding_providers or system.embedding_cache"
+
+static int is_system_table(const char *name)
+{
+    static const char *const tables[] = {"links", "streams", "embedding_providers",
+                                         "embedding_cache"};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        if (strcmp(name, tables[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int parse_statement(parser *p, loams_ddl_stmt *st)
 {
     st->pos = p->tok.pos;
@@ -1042,12 +1095,15 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
     }
     if (is_kw(p, "DROP")) {
         TRY(next(p));
+        if (is_kw(p, "EMBEDDING")) {
+            return parse_drop_embedding_provider(p, st);
+        }
         if (is_kw(p, "LINK")) {
             st->kind = LOAMS_DDL_DROP_LINK;
         } else if (is_kw(p, "STREAM")) {
             st->kind = LOAMS_DDL_DROP_STREAM;
         } else {
-            return expected(p, "LINK or STREAM");
+            return expected(p, "LINK, STREAM or EMBEDDING PROVIDER");
         }
         TRY(next(p));
         if (is_kw(p, "IF")) {
@@ -1071,12 +1127,10 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
         TRY(expect_tok(p, T_STAR, "'*'"));
         TRY(expect_kw(p, "FROM"));
         loams_ddl_pos pos = p->tok.pos;
-        TRY(parse_name(p, "a system table (system.links or system.streams)", &st->name,
-                       &st->name_pos));
-        if (strcmp(st->name.ns, "system") != 0 ||
-            (strcmp(st->name.name, "links") != 0 && strcmp(st->name.name, "streams") != 0)) {
+        TRY(parse_name(p, "a system table (" SYSTEM_TABLES ")", &st->name, &st->name_pos));
+        if (strcmp(st->name.ns, "system") != 0 || !is_system_table(st->name.name)) {
             return error_at(p, pos,
-                            "expected a system table (system.links or system.streams), found "
+                            "expected a system table (" SYSTEM_TABLES "), found "
                             "'%s.%s': only system tables can be queried with SELECT",
                             st->name.ns, st->name.name);
         }
@@ -1271,6 +1325,8 @@ const char *loams_ddl_kind_name(loams_ddl_kind kind)
     case LOAMS_DDL_CREATE_TABLE: return "CREATE TABLE";
     case LOAMS_DDL_DROP_STREAM: return "DROP STREAM";
     case LOAMS_DDL_DROP_LINK: return "DROP LINK";
+    case LOAMS_DDL_CREATE_EMBEDDING_PROVIDER: return "CREATE EMBEDDING PROVIDER";
+    case LOAMS_DDL_DROP_EMBEDDING_PROVIDER: return "DROP EMBEDDING PROVIDER";
     case LOAMS_DDL_PAUSE_LINK: return "PAUSE LINK";
     case LOAMS_DDL_RESUME_LINK: return "RESUME LINK";
     case LOAMS_DDL_SELECT_SYSTEM: return "SELECT";

@@ -11,7 +11,11 @@
  *   CREATE TABLE [IF NOT EXISTS] ns.t (col type [NOT NULL], ...)
  *   DROP { LINK | STREAM } [IF EXISTS] ns.x
  *   PAUSE LINK ns.l      RESUME LINK ns.l
+ *   CREATE EMBEDDING PROVIDER [IF NOT EXISTS] ns.p USING <embed plugin>
+ *       [WITH (k = v, ...)]
+ *   DROP EMBEDDING PROVIDER [IF EXISTS] ns.p
  *   SELECT * FROM system.links      SELECT * FROM system.streams
+ *   SELECT * FROM system.embedding_providers | system.embedding_cache
  *
  * The parser only records which plugin a link names; which plugin a name
  * means is the registry's rule (loams_registry_resolve: "decoder-kv" or
@@ -94,7 +98,9 @@ typedef enum loams_ddl_kind {
     LOAMS_DDL_DROP_LINK = 5,
     LOAMS_DDL_PAUSE_LINK = 6,
     LOAMS_DDL_RESUME_LINK = 7,
-    LOAMS_DDL_SELECT_SYSTEM = 8 /* SELECT * FROM system.<table> */
+    LOAMS_DDL_SELECT_SYSTEM = 8, /* SELECT * FROM system.<table> */
+    LOAMS_DDL_CREATE_EMBEDDING_PROVIDER = 9,
+    LOAMS_DDL_DROP_EMBEDDING_PROVIDER = 10
 } loams_ddl_kind;
 
 typedef enum loams_ddl_format_kind {
@@ -185,6 +191,8 @@ typedef struct loams_ddl_stmt {
     loams_ddl_link link;       /* CREATE LINK only */
     loams_ddl_column *columns; /* CREATE TABLE only */
     size_t ncolumns;
+    const char *provider_plugin; /* CREATE EMBEDDING PROVIDER: USING <plugin> as written */
+    loams_ddl_pos provider_plugin_pos;
 } loams_ddl_stmt;
 
 typedef struct loams_ddl_script loams_ddl_script;

@@ -3,6 +3,8 @@
  * CREATE STREAM options.
  */
 #include "sql/ddl_exec.h"
+#include "embed/embed_service.h"
+#include "sql/embed_ddl.h"
 
 #include "meta/commit.h"
 #include "sql/link_ddl.h"
@@ -299,6 +301,12 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         if (strcmp(st->name.name, "streams") == 0) {
             return loams_ddl_print_streams(ctx->dd->log, ctx->out, ctx->json, err, errlen);
         }
+        if (strcmp(st->name.name, "embedding_providers") == 0) {
+            return loams_embed_providers_print(ctx->dd->meta, ctx->out, ctx->json, err, errlen);
+        }
+        if (strcmp(st->name.name, "embedding_cache") == 0) {
+            return loams_embed_cache_print(ctx->dd->path, ctx->out, ctx->json, err, errlen);
+        }
         if (strcmp(st->name.name, "links") == 0) {
             return loams_system_links_print(ctx->dd->meta, ctx->dd->log, ctx->out, ctx->json, err,
                                             errlen);
@@ -306,6 +314,17 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         return error_at(script, st->name_pos, LOAMS_ENOTFOUND, err, errlen,
                         "there is no system table '%s' (try system.links or system.streams)",
                         st->name.name);
+    case LOAMS_DDL_CREATE_EMBEDDING_PROVIDER:
+    case LOAMS_DDL_DROP_EMBEDDING_PROVIDER: {
+        if (ctx->registry == NULL && st->kind == LOAMS_DDL_CREATE_EMBEDDING_PROVIDER) {
+            return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
+                            "%s needs the plugins: run it through 'loams-host sql'",
+                            loams_ddl_kind_name(st->kind));
+        }
+        loams_embed_ddl_env env = {
+            .meta = ctx->dd->meta, .registry = ctx->registry, .out = ctx->out, .json = ctx->json};
+        return loams_embed_ddl_execute(&env, script, st, err, errlen);
+    }
     case LOAMS_DDL_CREATE_LINK:
     case LOAMS_DDL_DROP_LINK:
     case LOAMS_DDL_PAUSE_LINK:
@@ -315,12 +334,21 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
                             "%s needs the plugins: run it through 'loams-host sql'",
                             loams_ddl_kind_name(st->kind));
         }
+        loams_embed_service *embed = NULL;
+        loams_embed_service_config ecfg = {.meta = ctx->dd->meta, .registry = ctx->registry};
+        int erc = loams_embed_service_open(&ecfg, &embed, err, errlen);
+        if (erc != 0) {
+            return erc;
+        }
         loams_link_ddl_env env = {.meta = ctx->dd->meta,
                                   .log = ctx->dd->log,
                                   .registry = ctx->registry,
                                   .out = ctx->out,
-                                  .json = ctx->json};
-        return loams_link_ddl_execute(&env, script, st, err, errlen);
+                                  .json = ctx->json,
+                                  .embed = embed};
+        erc = loams_link_ddl_execute(&env, script, st, err, errlen);
+        loams_embed_service_close(embed);
+        return erc;
     }
     case LOAMS_DDL_CREATE_TABLE: return create_table(ctx, script, st, err, errlen);
     }

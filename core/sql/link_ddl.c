@@ -14,6 +14,7 @@
 #include "catalog/link_catalog.h"
 #include "abi/offsets.h"
 #include "abi/plugin_ctx.h"
+#include "embed/embed_host.h"
 #include "abi/plugin_resolve.h"
 #include "base/units.h"
 #include "meta/commit.h"
@@ -156,6 +157,10 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
     }
     if (rc != 0) {
         return error_at(script, t->pos, rc, err, errlen, "%s", msg);
+    }
+    if (env->embed != NULL && loams_embed_bind(ctx, env->embed, st->name.ns) != 0) {
+        loams_ctx_free(ctx);
+        return error_at(script, t->pos, -ENOMEM, err, errlen, "out of memory");
     }
     void *state = NULL;
     loams_ctx *prev = loams_ctx_set_current(ctx);

@@ -39,6 +39,9 @@ typedef struct loams_link_ddl_env {
     const loams_registry *registry;
     FILE *out; /* one result line per statement */
     int json;  /* results as JSON */
+    /* what a transform's embed() is checked against at CREATE LINK
+     * (embed/embed_service.h); NULL: embed() is refused */
+    struct loams_embed_service *embed;
 } loams_link_ddl_env;
 
 /* Executes a CREATE LINK, DROP LINK, PAUSE LINK or RESUME LINK statement

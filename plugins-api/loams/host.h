@@ -300,11 +300,12 @@ typedef struct loams_host_api {
     /* Whether `provider` names an embedding provider of the namespace of
      * the link that owns ctx: "name" or "ns.name", optionally followed by
      * ":model" to use that model instead of the provider's own.  0 when it
-     * does.  Errors, with the message set on ctx: LOAMS_ENOTFOUND (no such
-     * provider: the message gives the CREATE EMBEDDING PROVIDER statement
-     * to run), LOAMS_EINPUT (a malformed reference), LOAMS_EUNSUPPORTED
-     * (ctx belongs to no link, or the host runs no embeddings). */
-    int (*embed_check)(loams_ctx *ctx, const char *provider);
+     * does.  Errors, with the message in msg[0..size) (always
+     * NUL-terminated when size > 0): LOAMS_ENOTFOUND (no such provider:
+     * the message gives the CREATE EMBEDDING PROVIDER statement to run),
+     * LOAMS_EINPUT (a malformed reference), LOAMS_EUNSUPPORTED (ctx
+     * belongs to no link, or the host runs no embeddings). */
+    int (*embed_check)(loams_ctx *ctx, const char *provider, char *msg, size_t size);
     /* Embeds texts[0..n) (STRING or NULL values) through `provider` (as
      * embed_check).  The host caches vectors by content hash, sends the
      * texts it has no vector for in batches, retries transient failures

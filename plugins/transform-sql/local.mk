@@ -15,7 +15,7 @@ plugin_LTLIBRARIES += plugins/transform-sql/transform-sql.la
 plugins_transform_sql_transform_sql_la_SOURCES = \
 	plugins/transform-sql/transform_sql.c plugins/transform-sql/transform_sql.h \
 	plugins/transform-sql/batch_vtab.c plugins/transform-sql/sql_functions.c \
-	plugins/transform-sql/projection.c
+	plugins/transform-sql/projection.c plugins/transform-sql/sql_embed.c
 plugins_transform_sql_transform_sql_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 plugins_transform_sql_transform_sql_la_LIBADD = plugins/transform-sql/libtransformsql.la \
 	$(SQLITE_LIBS)

@@ -53,10 +53,9 @@ static char *dup_text(loams_ctx *ctx, const char *s)
 
 /* ---- errors with a position in the program ---- */
 
-static int error_at(loams__sql_state *st, size_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define error_at loams__sql_error_at
 
-static int error_at(loams__sql_state *st, size_t offset, const char *fmt, ...)
+int loams__sql_error_at(loams__sql_state *st, size_t offset, const char *fmt, ...)
 {
     char msg[512];
     unsigned line, col;
@@ -241,9 +240,8 @@ static int prepare_failed(loams__sql_state *st, int rc)
     }
     if (strcmp(msg, "no such function: embed") == 0) {
         return error_at(st, at,
-                        "embed() is not available: no embedding provider is configured "
-                        "(embedding support comes with a later release; remove the embed(...) "
-                        "column for now)");
+                        "embed() is not available: this loams-host has no embedding support "
+                        "(plugin ABI 1.4 or later)");
     }
     if (strncmp(msg, "no such function: ", 18) == 0) {
         return error_at(st, at,
@@ -378,6 +376,14 @@ static int sql_compile(loams_ctx *ctx, const char *program, void **out)
     if (rc) {
         goto fail;
     }
+    rc = loams__sql_embed_register(st);
+    if (rc) {
+        goto fail;
+    }
+    rc = loams__sql_embed_compile(st);
+    if (rc) {
+        goto fail;
+    }
     for (;;) {
         rc = loams__sql_vtab_create(st);
         if (rc) {
@@ -451,7 +457,9 @@ static uint32_t value_type(sqlite3_value *v)
     case SQLITE_FLOAT: return LOAMS_T_FLOAT64;
     case SQLITE_TEXT:
         return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_JSON ? LOAMS_T_JSON : LOAMS_T_STRING;
-    case SQLITE_BLOB: return LOAMS_T_BYTES;
+    case SQLITE_BLOB:
+        return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_VECTOR ? LOAMS_T_VECTOR
+                                                                     : LOAMS_T_BYTES;
     default: return LOAMS_T_NULL;
     }
 }
@@ -563,6 +571,13 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
                 v->u.s.ptr = "";
             }
             break;
+        case LOAMS_T_VECTOR:
+            v->u.vec.ptr = sqlite3_value_blob(sv);
+            v->u.vec.n = (size_t)sqlite3_value_bytes(sv) / sizeof(float);
+            if (!v->u.vec.ptr || v->u.vec.n == 0) {
+                v->type = LOAMS_T_NULL;
+            }
+            break;
         default: v->type = LOAMS_T_NULL; break;
         }
     }
@@ -588,6 +603,9 @@ int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t 
         st->row_msg[0] = '\0';
         sqlite3_reset(st->stmt);
         while ((src = sqlite3_step(st->stmt)) == SQLITE_ROW) {
+            if (st->collecting) {
+                continue; /* the first pass of embed(): only its calls matter */
+            }
             sqlite3_int64 row = sqlite3_column_int64(st->stmt, (int)st->ncols);
             rc = emit_row(st, in, out, (size_t)row);
             if (rc) {
@@ -616,7 +634,9 @@ int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t 
             goto out;
         }
         /* the row the scan is on failed: record it and go on after it */
-        if (st->row_status) {
+        if (st->collecting) {
+            rc = 0; /* the second pass fails it */
+        } else if (st->row_status) {
             rc = h->batch_row_fail(in, st->cur_row, st->row_status, "%s", st->row_msg);
         } else {
             rc = h->batch_row_fail(in, st->cur_row, LOAMS_EINPUT, "%s", sqlite3_errmsg(st->db));
@@ -656,11 +676,17 @@ static int sql_run(void *state, loams_batch *in, loams_batch *out)
     for (size_t i = 0; i < LOAMS__SQL_JSON_SLOTS; i++) {
         st->slots[i].generation = 0;
     }
-    if (st->direct) {
+    if (st->embed) {
+        rc = loams__sql_embed_prepare(st, out);
+    }
+    if (rc) {
+        /* the message is set */
+    } else if (st->direct) {
         rc = loams__sql_direct_run(st, out);
     } else {
         rc = loams__sql_scan(st, out, 0, nrows, &emitted);
     }
+    loams__sql_embed_end_run(st);
     st->in = NULL;
     st->nrows = 0;
     return rc;
@@ -674,6 +700,7 @@ static void sql_close(void *state)
         return;
     }
     loams__sql_direct_free(st);
+    loams__sql_embed_free(st);
     sqlite3_finalize(st->stmt);
     sqlite3_close(st->db);
     loams__program_free(&st->prog);

@@ -9,6 +9,7 @@
  *   json_path.c      the on-demand JSON extractor
  *   projection.c     the direct path: a SELECT of plain projections run
  *                    without SQLite
+ *   sql_embed.c      embed(): the providers named, a batch's vectors
  *
  * One state owns one private in-memory SQLite connection and the prepared
  * statement; the host never runs one state on two threads at once, so the
@@ -34,6 +35,8 @@
  * what SQLite's own JSON functions set, so their results are JSON too). */
 #define LOAMS__SQL_SUBTYPE_BOOL 'B'
 #define LOAMS__SQL_SUBTYPE_JSON 'J'
+/* A BLOB with VECTOR is a float32 vector (embed()'s result). */
+#define LOAMS__SQL_SUBTYPE_VECTOR 'V'
 
 /* The record columns every batch has (loams/decoder.h), first in the
  * virtual table. */
@@ -133,7 +136,13 @@ struct loams__sql_state {
 
     /* the direct path (projection.c), NULL when SQLite runs the program */
     struct loams__sql_direct *direct;
+
+    /* embed() (sql_embed.c), NULL when the program calls none */
+    struct loams__sql_embed *embed;
+    int collecting; /* the first pass: nothing emitted, no row failed */
 };
+
+typedef struct loams__sql_embed loams__sql_embed;
 
 /* ---- batch_vtab.c ---- */
 
@@ -217,6 +226,37 @@ int loams__sql_emit_cells(loams__sql_state *st, loams_batch *in, loams_batch *ou
  * status that fails the batch (message set on st->ctx). */
 int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t to,
                     size_t *emitted);
+
+/* Sets the compile error "at line L, column C: ..." for byte `offset` of
+ * the program on st->ctx.  Returns LOAMS_EINPUT. */
+int loams__sql_error_at(loams__sql_state *st, size_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- sql_embed.c ---- */
+
+/* Non-zero when the host has the embedding calls (ABI 1.4). */
+int loams__sql_embed_available(void);
+
+/* Defines embed() on st->db when the host can embed.  -ENOMEM,
+ * LOAMS_EINPUT (message set). */
+int loams__sql_embed_register(loams__sql_state *st);
+
+/* Finds the embed(...) calls of the program, requires a string literal as
+ * each one's provider and checks it with host->embed_check; sets
+ * st->embed when there is any.  LOAMS_EINPUT with the position and the
+ * host's message (e.g. the CREATE EMBEDDING PROVIDER statement to run),
+ * -ENOMEM. */
+int loams__sql_embed_compile(loams__sql_state *st);
+
+/* The first pass over st->in (st->nrows rows): collects the texts of the
+ * embed() calls, then asks the host for each provider's at once.
+ * Returns 0 or a status that fails the batch (message set). */
+int loams__sql_embed_prepare(loams__sql_state *st, loams_batch *out);
+
+/* Forgets the batch's vectors (end of a run). */
+void loams__sql_embed_end_run(loams__sql_state *st);
+
+void loams__sql_embed_free(loams__sql_state *st);
 
 /* ---- projection.c ---- */
 

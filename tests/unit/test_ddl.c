@@ -109,6 +109,37 @@ START_TEST(create_stream_with_options_and_namespace)
 }
 END_TEST
 
+START_TEST(create_and_drop_embedding_provider)
+{
+    loams_ddl_script *s = parse_ok(
+        "CREATE EMBEDDING PROVIDER IF NOT EXISTS Shop.Endpoint USING openai\n"
+        "  WITH (base_url = 'http://127.0.0.1:9', model = 'text-embedding-3', dimensions = 8,\n"
+        "        api_key_env = 'OPENAI_API_KEY', max_batch_inputs = 2048);\n"
+        "drop embedding provider if exists endpoint;\n"
+        "SELECT * FROM system.embedding_providers; SELECT * FROM system.embedding_cache");
+    ck_assert_uint_eq(loams_ddl_script_count(s), 4);
+    const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_CREATE_EMBEDDING_PROVIDER);
+    ck_assert_int_eq(st->if_exists, 1);
+    ck_assert_str_eq(st->name.ns, "shop");
+    ck_assert_str_eq(st->name.name, "endpoint");
+    ck_assert_str_eq(st->provider_plugin, "openai");
+    ck_assert_uint_eq(st->provider_plugin_pos.column, 62);
+    ck_assert_uint_eq(st->with.count, 5);
+    ck_assert_str_eq(loams_ddl_option_find(&st->with, "model")->text, "text-embedding-3");
+    ck_assert_int_eq(loams_ddl_option_find(&st->with, "dimensions")->integer, 8);
+    st = loams_ddl_script_at(s, 1);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_DROP_EMBEDDING_PROVIDER);
+    ck_assert_int_eq(st->if_exists, 1);
+    ck_assert_str_eq(st->name.ns, "default");
+    ck_assert_str_eq(st->name.name, "endpoint");
+    ck_assert_str_eq(loams_ddl_kind_name(st->kind), "DROP EMBEDDING PROVIDER");
+    ck_assert_str_eq(loams_ddl_script_at(s, 2)->name.name, "embedding_providers");
+    ck_assert_str_eq(loams_ddl_script_at(s, 3)->name.name, "embedding_cache");
+    loams_ddl_script_free(s);
+}
+END_TEST
+
 START_TEST(create_stream_if_not_exists_without_with)
 {
     loams_ddl_script *s = parse_ok("CREATE STREAM IF NOT EXISTS s");
@@ -453,24 +484,30 @@ START_TEST(statement_level_errors)
 {
     check_error("UPDATE x", 1, 1,
                 "expected a statement (CREATE, DROP, PAUSE, RESUME or SELECT), found 'UPDATE'");
-    check_error("CREATE VIEW v", 1, 8, "expected STREAM, LINK or TABLE, found 'VIEW'");
+    check_error("CREATE VIEW v", 1, 8, "expected STREAM, LINK, TABLE or EMBEDDING PROVIDER, found 'VIEW'");
     check_error("CREATE STREAM", 1, 14, "expected a stream name, found the end of the input");
     check_error("CREATE STREAM a. (", 1, 18, "expected a name after the '.', found '('");
     check_error("CREATE STREAM s (x)", 1, 17, "expected ';' or the end of the input, found '('");
     check_error("CREATE STREAM IF EXISTS s", 1, 18, "expected NOT, found 'EXISTS'");
     check_error("CREATE STREAM IF NOT s", 1, 22, "expected EXISTS, found 's'");
-    check_error("DROP TABLE t", 1, 6, "expected LINK or STREAM, found 'TABLE'");
+    check_error("DROP TABLE t", 1, 6, "expected LINK, STREAM or EMBEDDING PROVIDER, found 'TABLE'");
     check_error("DROP LINK IF l", 1, 14, "expected EXISTS, found 'l'");
     check_error("PAUSE STREAM s", 1, 7, "expected LINK, found 'STREAM'");
     check_error("RESUME LINK", 1, 12, "expected a link name, found the end of the input");
     check_error("SELECT a FROM system.links", 1, 8, "expected '*', found 'a'");
     check_error("SELECT * system.links", 1, 10, "expected FROM, found 'system'");
     check_error("SELECT * FROM links", 1, 15,
-                "expected a system table (system.links or system.streams), found "
+                "expected a system table (system.links, system.streams, system.embedding_providers "
+                "or system.embedding_cache), found "
                 "'default.links': only system tables can be queried with SELECT");
     check_error("SELECT * FROM system.tables", 1, 15,
-                "expected a system table (system.links or system.streams), found "
+                "expected a system table (system.links, system.streams, system.embedding_providers "
+                "or system.embedding_cache), found "
                 "'system.tables': only system tables can be queried with SELECT");
+    check_error("CREATE EMBEDDING endpoint", 1, 18, "expected PROVIDER, found 'endpoint'");
+    check_error("CREATE EMBEDDING PROVIDER p WITH (model = 'm')", 1, 29,
+                "expected USING, found 'WITH'");
+    check_error("DROP EMBEDDING PROVIDER IF p", 1, 28, "expected EXISTS, found 'p'");
     check_error("CREATE STREAM "
                 "a0123456789012345678901234567890123456789012345678901234567890123",
                 1, 15, "the name 'a0123456789012345678...' is longer than 63 characters");
@@ -597,6 +634,7 @@ static Suite *ddl_suite(void)
     tcase_add_test(tc, seed_statement_parses_as_written);
     tcase_add_test(tc, create_stream_with_options_and_namespace);
     tcase_add_test(tc, create_stream_if_not_exists_without_with);
+    tcase_add_test(tc, create_and_drop_embedding_provider);
     tcase_add_test(tc, create_link_every_format);
     tcase_add_test(tc, transform_capture_skips_strings_comments_and_nested_parens);
     tcase_add_test(tc, lua_transforms_by_name_and_inline);

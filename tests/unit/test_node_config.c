@@ -155,7 +155,7 @@ START_TEST(file_errors_name_file_line_and_key)
                      "max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
                      "retention_max_hold, gc_interval, gc_grace, memory_budget_link, "
-                     "memory_budget_maintenance, memory_budget_gc)");
+                     "memory_budget_maintenance, memory_budget_gc, embed_cache_size)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");
