@@ -345,6 +345,10 @@ TESTS += tests/integration/link-pause-resume.sh tests/integration/link-search.sh
 EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-search.sh \
 	tests/integration/link-widen.sh tests/integration/link-flush.sh \
 	tests/integration/link-udf.sh tests/integration/link-headers.sh
+# embed(): the seed's link against a mock OpenAI-compatible server
+# (batches, cache, retries, a crash, rate limits, keys never shown).
+TESTS += tests/integration/embed-link.sh
+EXTRA_DIST += tests/integration/embed-link.sh tests/integration/mock_embed_server.py
 # Commands that read stored data fail loudly on damaged data.
 check_PROGRAMS += tests/integration/store-poke
 tests_integration_store_poke_SOURCES = tests/integration/store-poke.c
