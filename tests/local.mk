@@ -23,6 +23,16 @@ tests_unit_test_node_config_SOURCES = tests/unit/test_node_config.c
 tests_unit_test_node_config_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_node_config_LDADD = $(LOAMS_UNIT_LDADD)
 
+# Embeddings (core/embed/) with the test plugin fake-embed, and
+# transform-sql's embed().
+check_PROGRAMS += tests/unit/test_embed_service
+TESTS += tests/unit/test_embed_service
+tests_unit_test_embed_service_SOURCES = tests/unit/test_embed_service.c
+tests_unit_test_embed_service_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_embed_service_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_embed_service_DEPENDENCIES = core/libloams-core.la \
+	plugins/transform-sql/transform-sql.la tests/plugins/fake-embed/fake-embed.la
+
 # The host side of the plugin ABI.
 LOAMS_HOST_UNIT_TESTS = tests/unit/test_batch tests/unit/test_offsets \
 	tests/unit/test_keylist tests/unit/test_buf \

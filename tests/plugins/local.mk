@@ -79,3 +79,9 @@ tests_plugins_cycle_target_cycle_target_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $
 check_LTLIBRARIES += tests/plugins/cycle-decoder/cycle-decoder.la
 tests_plugins_cycle_decoder_cycle_decoder_la_SOURCES = tests/plugins/cycle-decoder/cycle-decoder.c
 tests_plugins_cycle_decoder_cycle_decoder_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
+# fake-embed ("embed-fake"): deterministic vectors without a network, for
+# tests/unit/test_embed_service.c (batching, cache, retries, refusals).
+check_LTLIBRARIES += tests/plugins/fake-embed/fake-embed.la
+tests_plugins_fake_embed_fake_embed_la_SOURCES = tests/plugins/fake-embed/fake-embed.c
+tests_plugins_fake_embed_fake_embed_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)

@@ -124,7 +124,7 @@ START_TEST(create_and_drop_embedding_provider)
     ck_assert_str_eq(st->name.ns, "shop");
     ck_assert_str_eq(st->name.name, "endpoint");
     ck_assert_str_eq(st->provider_plugin, "openai");
-    ck_assert_uint_eq(st->provider_plugin_pos.column, 62);
+    ck_assert_uint_eq(st->provider_plugin_pos.column, 61);
     ck_assert_uint_eq(st->with.count, 5);
     ck_assert_str_eq(loams_ddl_option_find(&st->with, "model")->text, "text-embedding-3");
     ck_assert_int_eq(loams_ddl_option_find(&st->with, "dimensions")->integer, 8);
@@ -484,7 +484,8 @@ START_TEST(statement_level_errors)
 {
     check_error("UPDATE x", 1, 1,
                 "expected a statement (CREATE, DROP, PAUSE, RESUME or SELECT), found 'UPDATE'");
-    check_error("CREATE VIEW v", 1, 8, "expected STREAM, LINK, TABLE or EMBEDDING PROVIDER, found 'VIEW'");
+    check_error("CREATE VIEW v", 1, 8,
+                "expected STREAM, LINK, TABLE or EMBEDDING PROVIDER, found 'VIEW'");
     check_error("CREATE STREAM", 1, 14, "expected a stream name, found the end of the input");
     check_error("CREATE STREAM a. (", 1, 18, "expected a name after the '.', found '('");
     check_error("CREATE STREAM s (x)", 1, 17, "expected ';' or the end of the input, found '('");

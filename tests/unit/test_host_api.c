@@ -1,5 +1,5 @@
 /*
- * test_host_api.c - the host API table (core/abi/host_api.c): ABI 1.3, every
+ * test_host_api.c - the host API table (core/abi/host_api.c): ABI 1.4, every
  * member present, and calls through it reach the core.
  */
 #include <check.h>
@@ -9,14 +9,15 @@
 #include "abi/batch.h"
 #include "abi/host_api.h"
 
-START_TEST(test_table_is_abi_1_3_and_every_member_is_set)
+START_TEST(test_table_is_abi_1_4_and_every_member_is_set)
 {
     const loams_host_api *h = loams_host_api_get();
     ck_assert_ptr_nonnull(h);
     ck_assert_ptr_eq(h, loams_host_api_get());
     ck_assert_uint_eq(h->size, sizeof(loams_host_api));
     ck_assert_uint_eq(h->abi_major, 1);
-    ck_assert_uint_eq(h->abi_minor, 3);
+    ck_assert_uint_eq(h->abi_minor, 4);
+    ck_assert(LOAMS_HOST_HAS(h, embed_texts));
     /* Every member after the header is a function pointer. */
     size_t first = offsetof(loams_host_api, log);
     size_t n = (sizeof(loams_host_api) - first) / sizeof(void (*)(void));
@@ -62,7 +63,7 @@ int main(void)
 {
     Suite *s = suite_create("host_api");
     TCase *tc = tcase_create("host_api");
-    tcase_add_test(tc, test_table_is_abi_1_3_and_every_member_is_set);
+    tcase_add_test(tc, test_table_is_abi_1_4_and_every_member_is_set);
     tcase_add_test(tc, test_batch_calls_through_the_table_reach_the_core);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
