@@ -392,6 +392,13 @@ EXTRA_DIST += tests/bench/bench-link.sh tests/bench/bench-link-table-duckdb.mjs
 # Link apply end to end and per stage through the real link runtime, next to
 # an sqlite3 FTS5 bulk import in the same run (docs/BENCHMARKS.md; prints
 # figures, not run by make check).
+# Embeddings against the mock provider: budget use under a tokens/minute
+# limit, requests per distinct texts (docs/BENCHMARKS.md, "Embeddings").
+noinst_PROGRAMS += tests/bench/bench-embed
+tests_bench_bench_embed_SOURCES = tests/bench/bench-embed.c
+tests_bench_bench_embed_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_embed_LDADD = core/libloams-core.la -lm
+
 noinst_PROGRAMS += tests/bench/bench-link-apply
 tests_bench_bench_link_apply_SOURCES = tests/bench/bench-link-apply.c \
 	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
