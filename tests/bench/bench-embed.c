@@ -190,10 +190,18 @@ int main(int argc, char **argv)
     if (f == NULL) {
         goto out;
     }
-    char line[1 << 16];
+    char *line = NULL;
+    size_t line_cap = 0;
     long requests = 0, refused = 0;
     double tokens = 0, first = -1, last_done = 0, biggest = 0;
-    while (fgets(line, sizeof line, f) != NULL) {
+    double *rt = calloc(4096, sizeof *rt), *rk = calloc(4096, sizeof *rk);
+    if (rt == NULL || rk == NULL) {
+        free(rt);
+        free(rk);
+        fclose(f);
+        goto out;
+    }
+    while (getline(&line, &line_cap, f) > 0) {
         double t = 0, done = 0, tok = 0;
         char *p = strstr(line, "\"t\": ");
         char *q = strstr(line, "\"tokens\": ");
@@ -208,6 +216,10 @@ int main(int argc, char **argv)
             continue;
         }
         done = strtod(r + 8, NULL);
+        if (requests < 4096) {
+            rt[requests] = t;
+            rk[requests] = tok;
+        }
         requests++;
         tokens += tok;
         biggest = tok > biggest ? tok : biggest;
@@ -218,27 +230,66 @@ int main(int argc, char **argv)
             last_done = done;
         }
     }
+    free(line);
     fclose(f);
     double span = last_done - first;
     double per_s = (double)rate / 60.0;
-    double budget = per_s + per_s * span; /* one second's burst + the rate */
+    long nr = requests < 4096 ? requests : 4096;
+    /* in time order (the log is in answer order) */
+    for (long i = 1; i < nr; i++) {
+        for (long j = i; j > 0 && rt[j] < rt[j - 1]; j--) {
+            double a = rt[j], b = rk[j];
+            rt[j] = rt[j - 1];
+            rk[j] = rk[j - 1];
+            rt[j - 1] = a;
+            rk[j - 1] = b;
+        }
+    }
+    /* the rate while a backlog existed: what went out before the last
+     * request, over the time from the first request to the last */
+    double sent_before_last = 0;
+    for (long i = 0; i + 1 < nr; i++) {
+        sent_before_last += rk[i];
+    }
+    double admit_span = nr > 1 ? rt[nr - 1] - rt[0] : 0;
+    /* the limit: no window of W s carries more than 1 s of burst + W s of
+     * the rate + the largest request */
+    double worst = 0;
+    for (long i = 0; i < nr; i++) {
+        double sum = 0;
+        for (long j = i; j < nr; j++) {
+            sum += rk[j];
+            double allowed = per_s + (rt[j] - rt[i]) * per_s + biggest;
+            if (sum / allowed > worst) {
+                worst = sum / allowed;
+            }
+        }
+    }
+    free(rt);
+    free(rk);
     long minimum = 0;
     for (long at = 0; at < n; at += chunk) {
         long k = n - at < chunk ? n - at : chunk;
         minimum += (k + batch - 1) / batch;
     }
-    printf("embed: %ld distinct texts, max_batch_inputs %ld, tokens_per_minute %ld, %ld text(s) "
-           "per call, mock latency %ld ms\n",
-           n, batch, rate, chunk, latency);
+    printf("embed: %ld distinct texts, max_batch_inputs %ld, tokens_per_minute %ld (%.0f/s), "
+           "%ld text(s) per call, mock latency %ld ms\n",
+           n, batch, rate, per_s, chunk, latency);
     printf("  requests: %ld (minimum the batch limit allows: %ld; refused by the mock: %ld; "
            "failed texts: %ld)\n",
            requests, minimum, refused, failed);
-    printf("  tokens: %.0f in %.2f s from the first request to the last answer "
-           "(wall %.2f s); largest request %.0f tokens\n",
+    printf("  tokens: %.0f (mock's count) in %.2f s from the first request to the last answer "
+           "(wall %.2f s); largest request %.0f\n",
            tokens, span, wall, biggest);
-    printf("  budget used while the backlog existed: %.1f%% (%.0f of %.0f tokens: 1 s burst + "
-           "%.0f/s)\n",
-           100.0 * tokens / budget, tokens, budget, per_s);
+    if (admit_span > 0) {
+        printf("  budget used while the backlog existed: %.1f%% (%.0f tokens before the last "
+               "request, in %.2f s: %.0f/s of %.0f/s)\n",
+               100.0 * sent_before_last / admit_span / per_s, sent_before_last, admit_span,
+               sent_before_last / admit_span, per_s);
+    }
+    printf("  the limit: the busiest window carried %.1f%% of what 1 s burst + the rate + the "
+           "largest request allow\n",
+           100.0 * worst);
     status = 0;
 out:
     loams_embed_scratch_free(&sc);
