@@ -8,5 +8,6 @@ include plugins/target-iceberg/local.mk
 include plugins/store-fs/local.mk
 include plugins/decoder-raw/local.mk
 include plugins/decoder-json/local.mk
+include plugins/decoder-csv/local.mk
 include plugins/transform-lua/local.mk
 include plugins/embed-openai/local.mk

@@ -209,7 +209,7 @@ EXTRA_DIST += tests/integration/stream-cli.sh
 # The first real plugins, loaded as modules and run through the real host.
 # (tests/unit/plugin_loader.c loads them through the registry.)
 LOAMS_PLUGIN_UNIT_TESTS = tests/unit/test_store_fs tests/unit/test_decoder_json \
-	tests/unit/test_decoder_raw tests/unit/test_gc
+	tests/unit/test_decoder_raw tests/unit/test_gc tests/unit/test_decoder_csv
 check_PROGRAMS += $(LOAMS_PLUGIN_UNIT_TESTS)
 TESTS += $(LOAMS_PLUGIN_UNIT_TESTS)
 LOAMS_PLUGIN_TEST_SOURCES = tests/unit/plugin_loader.c tests/unit/plugin_loader.h
@@ -227,6 +227,11 @@ tests_unit_test_decoder_raw_SOURCES = tests/unit/test_decoder_raw.c \
 	tests/unit/decoder_harness.h $(LOAMS_PLUGIN_TEST_SOURCES)
 tests_unit_test_decoder_raw_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_decoder_raw_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_decoder_csv_SOURCES = tests/unit/test_decoder_csv.c \
+	plugins/decoder-csv/csv_row.c plugins/decoder-csv/csv_row.h \
+	tests/unit/decoder_harness.h $(LOAMS_PLUGIN_TEST_SOURCES)
+tests_unit_test_decoder_csv_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_decoder_csv_LDADD = $(LOAMS_UNIT_LDADD)
 
 # The plugin registry: bad test plugins, unit tests, the CLI, the example.
 include $(srcdir)/tests/plugins/local.mk
