@@ -334,6 +334,10 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
 # 50 SIGKILLs at random over collection, table and graph links with dead
 # letters, then every target and DLQ checked record by record (~80 s).
+# FORMAT csv through a link: good rows as Python's csv reads them, bad
+# rows dead-lettered with their line and column.
+TESTS += tests/integration/link-csv.sh
+EXTRA_DIST += tests/integration/link-csv.sh
 TESTS += tests/integration/link-crash-soak.sh
 EXTRA_DIST += tests/integration/link-crash-soak.sh
 # GC of the files no commit references, after crashes and maintenance.

@@ -14,11 +14,13 @@
 
 #include "cli/cli.h"
 #include "cli/datadir.h"
+#include "loams/kit/base64.h"
 #include "stream/streamlog.h"
 
 static const char usage[] =
     "Usage: loams-host produce NS.STREAM [--data-dir DIR] [--key-field FIELD]\n"
     "                          [--value-field FIELD] [--batch N] [--partition P]\n"
+    "                          [--key K] [--encoding base64] [--key-encoding base64]\n"
     "                          [--progress]   < records\n"
     "  Each line of stdin is one record (empty lines are skipped).  Without\n"
     "  --key-field the line is the value and the record has no key\n"
@@ -26,7 +28,27 @@ static const char usage[] =
     "  JSON object, the key is that field's value (strings as their text,\n"
     "  other values as JSON; missing or null: no key) and the value is the line.\n"
     "  With --value-field the value is that field instead (strings as their\n"
-    "  text, other values as JSON), e.g. to produce records that are not JSON.\n";
+    "  text, other values as JSON), e.g. to produce records that are not JSON.\n"
+    "  --key K gives every record the key K.  --encoding base64: each line is\n"
+    "  the value in base64 (RFC 4648), for values with line breaks or binary\n"
+    "  bytes; --key-encoding base64: each line is the key in base64, a tab,\n"
+    "  then the value (in --encoding).\n";
+
+/* Decodes the base64 text[0..len) in place; its byte count to *out_len.
+ * -1 with a message naming the stdin line. */
+static int decode_in_place(char *text, size_t len, size_t *out_len, const char *what,
+                           uint64_t lineno, uint64_t records)
+{
+    size_t bad;
+    if (loams_kit_base64_decode(text, len, (unsigned char *)text, out_len, &bad) != 0) {
+        fprintf(stderr,
+                "loams-host produce: stdin line %" PRIu64 ": the %s is not base64 (at "
+                "character %zu); the %" PRIu64 " records before it were appended\n",
+                lineno, what, bad + 1, records);
+        return -1;
+    }
+    return 0;
+}
 
 static double now_s(void)
 {
@@ -92,10 +114,14 @@ int loams_cmd_produce(int argc, char **argv)
         {"batch", required_argument, NULL, 'b'},
         {"partition", required_argument, NULL, 'p'},
         {"progress", no_argument, NULL, 'P'},
+        {"key", required_argument, NULL, 'K'},
+        {"encoding", required_argument, NULL, 'E'},
+        {"key-encoding", required_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *data_dir = NULL, *key_field = NULL, *value_field = NULL;
+    const char *data_dir = NULL, *key_field = NULL, *value_field = NULL, *fixed_key = NULL;
+    int value_b64 = 0, key_b64 = 0;
     long batch_size = 10000, partition = -1;
     int progress = isatty(STDERR_FILENO), c;
     char *end;
@@ -124,9 +150,28 @@ int loams_cmd_produce(int argc, char **argv)
             }
             break;
         case 'P': progress = 1; break;
+        case 'K': fixed_key = optarg; break;
+        case 'E':
+        case 'J':
+            if (strcmp(optarg, "base64") != 0 && strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "loams-host produce: --%s %s: give base64 or text\n",
+                        c == 'E' ? "encoding" : "key-encoding", optarg);
+                return 2;
+            }
+            *(c == 'E' ? &value_b64 : &key_b64) = strcmp(optarg, "base64") == 0;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
+    }
+    if ((value_b64 || key_b64 || fixed_key != NULL) && (key_field != NULL || value_field != NULL)) {
+        fprintf(stderr, "loams-host produce: --key, --encoding and --key-encoding take the "
+                        "line as it is; they do not go with --key-field or --value-field\n");
+        return 2;
+    }
+    if (key_b64 && fixed_key != NULL) {
+        fprintf(stderr, "loams-host produce: give either --key or --key-encoding\n");
+        return 2;
     }
     if (optind + 1 != argc) {
         fprintf(stderr, "loams-host produce: name one stream (NS.STREAM)\n%s", usage);
@@ -188,6 +233,41 @@ int loams_cmd_produce(int argc, char **argv)
                 char *key = NULL, *value = NULL;
                 size_t key_len = 0;
                 int has_key = 0;
+                if (key_b64 || fixed_key != NULL) {
+                    size_t klen = fixed_key != NULL ? strlen(fixed_key) : 0;
+                    char *tab = key_b64 ? memchr(line, '\t', len) : NULL;
+                    if (key_b64 && tab == NULL) {
+                        fprintf(stderr,
+                                "loams-host produce: stdin line %" PRIu64 " has no tab "
+                                "(--key-encoding: the key, a tab, the value); the %" PRIu64
+                                " records before it were appended\n",
+                                lineno, records);
+                        goto out;
+                    }
+                    if (tab != NULL) {
+                        klen = (size_t)(tab - line);
+                    }
+                    key = malloc(klen + 1);
+                    if (key == NULL) {
+                        fprintf(stderr, "loams-host produce: out of memory\n");
+                        goto out;
+                    }
+                    memcpy(key, fixed_key != NULL ? fixed_key : line, klen);
+                    key_len = klen;
+                    has_key = 1;
+                    if (tab != NULL) {
+                        if (decode_in_place(key, klen, &key_len, "key", lineno, records) != 0) {
+                            free(key);
+                            goto out;
+                        }
+                        len -= klen + 1;
+                        memmove(line, tab + 1, len);
+                    }
+                }
+                if (value_b64 && decode_in_place(line, len, &len, "value", lineno, records) != 0) {
+                    free(key);
+                    goto out;
+                }
                 if (key_field != NULL || value_field != NULL) {
                     cJSON *doc = cJSON_ParseWithLength(line, len);
                     if (!cJSON_IsObject(doc)) {

@@ -14,14 +14,14 @@
 LOAMS_KIT_C_FILES = \
 	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
 	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/manifest_chain.c \
-	plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c
+	plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c plugins/kit/base64.c
 LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
 	plugins/kit/include/loams/kit/buf.h plugins/kit/include/loams/kit/err.h \
 	plugins/kit/include/loams/kit/crc32c.h plugins/kit/include/loams/kit/key_hash.h \
 	plugins/kit/include/loams/kit/json_path.h plugins/kit/include/loams/kit/manifest_chain.h \
 	plugins/kit/include/loams/kit/units.h plugins/kit/include/loams/kit/option.h \
-	plugins/kit/include/loams/kit/value.h \
+	plugins/kit/include/loams/kit/value.h plugins/kit/include/loams/kit/base64.h \
 	plugins/kit/include/loams/kit/utf8.h plugins/kit/include/loams/kit/zstd_mem.h \
 	plugins/kit/include/loams/kit/trusted_path.h
 
