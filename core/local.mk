@@ -110,6 +110,20 @@ core_libloams_core_la_SOURCES += \
 	core/gc/write_journal.c core/gc/write_journal.h \
 	core/gc/gc.c core/gc/gc.h core/gc/gc_source.c core/gc/gc_source.h
 
+# http/: the HTTP API of serve: the server (libmicrohttpd), the routes,
+# the error shape, tokens and who may call what, and one file per
+# resource family of endpoints.
+core_libloams_core_la_SOURCES += \
+	core/http/listen_addr.c core/http/listen_addr.h \
+	core/http/http_error.c core/http/http_error.h \
+	core/http/request.c core/http/request.h \
+	core/http/router.c core/http/router.h \
+	core/http/token.c core/http/token.h \
+	core/http/auth.c core/http/auth.h \
+	core/http/server.c core/http/server.h \
+	core/http/http_api.c core/http/http_api.h \
+	core/http/health.c core/http/health.h
+
 # cli/: the commands (one cmd_<name>.c each, listed in main.c) and what
 # they share: options, opening a data dir, querying a target.
 core_libloams_core_la_SOURCES += \
@@ -122,4 +136,5 @@ core_libloams_core_la_SOURCES += \
 	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c core/cli/cmd_init.c \
 	core/cli/cmd_search.c core/cli/cmd_collection.c core/cli/cmd_graph.c \
 	core/cli/cmd_table.c
-core_loams_host_SOURCES += core/cli/cmd_sql.c core/cli/cmd_produce.c core/cli/cmd_stream.c
+core_loams_host_SOURCES += core/cli/cmd_sql.c core/cli/cmd_produce.c core/cli/cmd_stream.c \
+	core/cli/cmd_token.c

@@ -63,14 +63,22 @@ static const loams_cmd commands[] = {
      "stream read NS.STREAM [--partition P] [--from O] [--limit N] [--json] | list | describe "
      "NS.STREAM",
      "print a stream's records, the streams, or a stream's partitions", loams_cmd_stream},
+    {"token",
+     "token create --namespace NS|'*' --role read|write|admin [--expires D] [--data-dir DIR]\n"
+     "      | list [--json] | revoke ID",
+     "make, list or revoke the bearer tokens of the HTTP API; create prints the token\n"
+     "once (only its SHA-256 is kept); a role covers those below it (read < write <\n"
+     "admin) in its namespace, or in every one for '*' (docs/HTTP.md)",
+     loams_cmd_token},
     {"serve",
      "serve --data-dir DIR [--plugin-dir DIR]... [--no-default-plugin-dirs] [--config FILE]\n"
      "      [--node-id ID] [--listen HOST:PORT] [--lease-ttl T] [--poll-interval T]\n"
      "      [--stop-timeout T] [--max-concurrent N] [--max-per-namespace N]\n"
      "      [--log-level LEVEL] [--print-config]",
-     "Run the node's worker (leased background tasks: retention, ...) until SIGTERM or\n"
-     "SIGINT, then stop claiming, cancel, release every lease and exit 0 within\n"
-     "stop_timeout.  Settings: defaults < config file (--config or LOAMS_CONFIG) <\n"
+     "Run the node's worker (leased background tasks: retention, ...) and its HTTP API\n"
+     "(listen, 127.0.0.1:7070 by default; bearer tokens, docs/HTTP.md) until SIGTERM or\n"
+     "SIGINT, then stop accepting, stop claiming, cancel, release every lease and exit\n"
+     "0 within stop_timeout.  Settings: defaults < config file (--config or LOAMS_CONFIG) <\n"
      "LOAMS_* variables < options; every key is in docs/OPERATIONS.md.\n"
      "--print-config  print the effective settings as a config file and exit",
      loams_cmd_serve},

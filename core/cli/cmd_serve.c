@@ -3,9 +3,11 @@
  * (node_config.h: defaults < config file < LOAMS_* < options), opens the
  * data dir (metastore and stream log, datadir.h) and the plugin registry,
  * starts the worker (worker.h) with its task sources (retention, links,
- * GC, and those of the caller's hooks, cli.h), and runs until SIGTERM or SIGINT; then it
- * stops claiming, cancels the running tasks, waits at most stop_timeout for
- * them, releases every lease and exits 0 (docs/OPERATIONS.md).
+ * GC, and those of the caller's hooks, cli.h) and the HTTP API
+ * (core/http/server.h) on `listen`, and runs until SIGTERM or SIGINT; then
+ * it stops accepting HTTP connections, stops claiming, cancels the running
+ * tasks, waits at most stop_timeout for them and for the requests in
+ * progress, releases every lease and exits 0 (docs/OPERATIONS.md).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,6 +32,8 @@
 #include "link/link_runtime.h"
 #include "run/node.h"
 #include "run/worker.h"
+#include "http/http_api.h"
+#include "http/server.h"
 
 extern char **environ;
 
@@ -74,7 +78,8 @@ static void serve_usage(FILE *out)
                  "                        [--poll-interval T] [--stop-timeout T]\n"
                  "                        [--max-concurrent N] [--max-per-namespace N]\n"
                  "                        [--log-level LEVEL] [--print-config]\n"
-                 "Runs the worker until SIGTERM or SIGINT.  Settings come from the defaults,\n"
+                 "Runs the worker and the HTTP API (on --listen, 127.0.0.1:7070 by default)\n"
+                 "until SIGTERM or SIGINT.  Settings come from the defaults,\n"
                  "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
                  "these options; see docs/OPERATIONS.md.\n");
 }
@@ -192,6 +197,11 @@ static int load_settings(const serve_args *a, loams_config *cfg)
             fprintf(stderr, "%s: out of memory\n", CMD);
             return rc;
         }
+    }
+    char why[512];
+    if (loams_http_server_check(cfg, why, sizeof why) != 0) {
+        fprintf(stderr, "%s: %s\n", CMD, why);
+        return -EINVAL;
     }
     if (cfg->data_dir == NULL && !a->print_config) {
         fprintf(stderr,
@@ -317,6 +327,9 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     loams_worker *w = NULL;
     loams_link_env links;
     loams_embed_service *embed = NULL;
+    loams_http_router *router = NULL;
+    loams_http_server *http = NULL;
+    loams_http_env http_env;
     char err[1024];
     sigset_t stop_signals;
     int rc, sig = 0;
@@ -398,6 +411,18 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* The HTTP API: its threads start after the mask, so they inherit it. */
+    http_env = (loams_http_env){.dd = dd, .registry = reg, .store = store, .cfg = &cfg};
+    if ((rc = loams_http_router_new(&router)) != 0 || (rc = loams_http_api_routes(router)) != 0) {
+        fprintf(stderr, "%s: cannot build the HTTP routes: %s\n", CMD, loams_strerror(rc));
+        goto out;
+    }
+    if ((rc = loams_http_server_start(&http_env, router, &http, err, sizeof err)) != 0) {
+        fprintf(stderr, "%s: %s\n", CMD, err);
+        goto out;
+    }
+    LOAMS_INFO(COMPONENT, "HTTP API listening on %s (auth %s)", loams_http_server_address(http),
+               cfg.auth ? "on: bearer tokens" : "off");
     rc = loams_worker_start(w);
     if (rc != 0) {
         fprintf(stderr, "%s: cannot start the worker: %s\n", CMD, loams_strerror(rc));
@@ -413,7 +438,15 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
                "received %s: stopping (no more claims; cancelling tasks; waiting at most %" PRId64
                " ms)",
                sig == SIGTERM ? "SIGTERM" : "SIGINT", cfg.stop_timeout_ms);
+    /* One deadline for both: new HTTP requests are refused at once, those
+     * in progress may finish while the tasks stop. */
+    loams_http_server_quiesce(http, loams_http_now_ms() + cfg.stop_timeout_ms);
     rc = loams_worker_stop(w, cfg.stop_timeout_ms);
+    if (loams_http_server_stop(http) != 0) {
+        LOAMS_WARN(COMPONENT, "exiting with HTTP requests still running");
+        fflush(NULL);
+        _exit(0);
+    }
     if (rc == -ETIMEDOUT) {
         /* Abandoned runs still use the worker and the metastore: leave
          * them to the exit.  Their leases are released already. */
@@ -424,6 +457,12 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     LOAMS_INFO(COMPONENT, "stopped: every lease released");
     status = 0;
 out:
+    if (http != NULL && loams_http_server_stop(http) != 0) {
+        fflush(NULL);
+        _exit(1);
+    }
+    loams_http_server_free(http);
+    loams_http_router_free(router);
     loams_worker_free(w);
     loams_embed_service_close(embed);
     loams_store_close(store);

@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "base/units.h"
+#include "http/listen_addr.h"
 
 typedef enum key_type {
     KT_STRING,   /* char * */
@@ -26,7 +27,8 @@ typedef enum key_type {
     KT_LOGLEVEL, /* loams_log_level */
     KT_NODE_ID,  /* char *, no blanks, 1..127 bytes */
     KT_LISTEN,   /* char *, HOST:PORT */
-    KT_SIZE      /* uint64_t bytes (units.h), 0 allowed */
+    KT_SIZE,     /* uint64_t bytes (units.h), from min (0: 0 = none) to max */
+    KT_BOOL      /* int 0/1: on|off, true|false, yes|no, 1|0 */
 } key_type;
 
 typedef struct key_spec {
@@ -58,6 +60,14 @@ static const key_spec keys[] = {
     {"memory_budget_maintenance", KT_SIZE, OFF(memory_budget_maintenance), 0, 1LL << 50},
     {"memory_budget_gc", KT_SIZE, OFF(memory_budget_gc), 0, 1LL << 50},
     {"embed_cache_size", KT_SIZE, OFF(embed_cache_size), 0, 1LL << 44},
+    {"http_threads", KT_UINT, OFF(http_threads), 1, 256},
+    {"http_max_body", KT_SIZE, OFF(http_max_body), 1024, 1LL << 32},
+    {"http_max_header_bytes", KT_SIZE, OFF(http_max_header_bytes), 1024, 1LL << 20},
+    {"http_max_connections", KT_UINT, OFF(http_max_connections), 1, 65536},
+    {"http_max_connections_per_ip", KT_UINT, OFF(http_max_connections_per_ip), 0, 65536},
+    {"http_idle_timeout", KT_DURATION, OFF(http_idle_timeout_ms), 1000, 3600000},
+    {"auth", KT_BOOL, OFF(auth), 0, 0},
+    {"metrics_public", KT_BOOL, OFF(metrics_public), 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -110,6 +120,14 @@ int loams_config_init(loams_config *c)
     c->memory_budget_maintenance = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE;
     c->memory_budget_gc = LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC;
     c->embed_cache_size = LOAMS_CONFIG_DEFAULT_EMBED_CACHE_SIZE;
+    c->http_threads = 4;
+    c->http_max_body = LOAMS_CONFIG_DEFAULT_HTTP_MAX_BODY;
+    c->http_max_header_bytes = 16384;
+    c->http_max_connections = 512;
+    c->http_max_connections_per_ip = 0;
+    c->http_idle_timeout_ms = 30000;
+    c->auth = 1;
+    c->metrics_public = 0;
     char host[256];
     if (gethostname(host, sizeof host) != 0 || host[0] == '\0') {
         snprintf(host, sizeof host, "localhost");
@@ -438,14 +456,13 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
         return set_string((char **)(base + k->offset), value);
     }
     case KT_LISTEN: {
-        const char *colon = strrchr(value, ':');
-        uint64_t port = 0;
-        const char *rest = NULL;
-        if (colon == NULL || colon == value || parse_u64_prefix(colon + 1, &port, &rest) < 0 ||
-            *rest != '\0' || port == 0 || port > 65535) {
+        loams_listen_addr addr;
+        char why[160];
+        if (loams_listen_addr_parse(value, &addr, why, sizeof why) != 0) {
             errf(err, errlen,
-                 "%s: key '%s': '%s' is not an address (write HOST:PORT, e.g. 127.0.0.1:7070)",
-                 where, key, value);
+                 "%s: key '%s': '%s' is not an address: %s (write HOST:PORT, e.g. "
+                 "127.0.0.1:7070)",
+                 where, key, value, why);
             return -EINVAL;
         }
         return set_string((char **)(base + k->offset), value);
@@ -495,15 +512,37 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
     }
     case KT_SIZE: {
         uint64_t v;
-        if (parse_size(value, 0, &v) < 0 || v > (uint64_t)k->max) {
+        if (k->min == 0 && (parse_size(value, 0, &v) < 0 || v > (uint64_t)k->max)) {
             errf(err, errlen,
                  "%s: key '%s': '%s' is not a size (write e.g. 512MiB, 2GiB or 1073741824; 0 = "
                  "no budget)",
                  where, key, value);
             return -EINVAL;
         }
+        if (k->min > 0 &&
+            (parse_size(value, 0, &v) < 0 || v < (uint64_t)k->min || v > (uint64_t)k->max)) {
+            char lo[32], hi[32];
+            loams_size_format((uint64_t)k->min, lo, sizeof lo);
+            loams_size_format((uint64_t)k->max, hi, sizeof hi);
+            errf(err, errlen, "%s: key '%s': '%s' is not a size from %s to %s (write e.g. 64MiB)",
+                 where, key, value, lo, hi);
+            return -EINVAL;
+        }
         *(uint64_t *)(base + k->offset) = v;
         return 0;
+    }
+    case KT_BOOL: {
+        static const char *const yes[] = {"on", "true", "yes", "1"};
+        static const char *const no[] = {"off", "false", "no", "0"};
+        for (size_t i = 0; i < 4; i++) {
+            if (strcasecmp(value, yes[i]) == 0 || strcasecmp(value, no[i]) == 0) {
+                *(int *)(base + k->offset) = strcasecmp(value, yes[i]) == 0;
+                return 0;
+            }
+        }
+        errf(err, errlen, "%s: key '%s': '%s' is not on or off (write on, off, true or false)",
+             where, key, value);
+        return -EINVAL;
     }
     }
     return -EINVAL;
@@ -804,6 +843,14 @@ void loams_config_dump(const loams_config *c, FILE *out)
     print_size(out, "memory_budget_maintenance", c->memory_budget_maintenance, "");
     print_size(out, "memory_budget_gc", c->memory_budget_gc, "");
     print_size(out, "embed_cache_size", c->embed_cache_size, "");
+    fprintf(out, "http_threads = %u\n", c->http_threads);
+    print_size(out, "http_max_body", c->http_max_body, "");
+    print_size(out, "http_max_header_bytes", c->http_max_header_bytes, "");
+    fprintf(out, "http_max_connections = %u\nhttp_max_connections_per_ip = %u\n",
+            c->http_max_connections, c->http_max_connections_per_ip);
+    print_duration(out, "http_idle_timeout", c->http_idle_timeout_ms);
+    fprintf(out, "auth = %s\nmetrics_public = %s\n", c->auth ? "on" : "off",
+            c->metrics_public ? "true" : "false");
     for (size_t i = 0; i < c->n_namespaces; i++) {
         const loams_ns_setting *ns = &c->namespaces[i];
         if (ns->weight == 0 && ns->byte_rate == 0 && ns->byte_burst == 0) {

@@ -81,6 +81,16 @@ typedef struct loams_config {
     /* The embedding cache's bound (<data dir>/embed-cache, embed_cache.h);
      * default 1 GiB, 0 = no cache. */
     uint64_t embed_cache_size;
+    /* The HTTP API (core/http/server.h; docs/OPERATIONS.md, "The HTTP
+     * API"). */
+    uint32_t http_threads;                /* default 4: threads serving requests */
+    uint64_t http_max_body;               /* default 64 MiB: a larger body is 413 */
+    uint64_t http_max_header_bytes;       /* default 16 KiB: request line and headers */
+    uint32_t http_max_connections;        /* default 512 open connections */
+    uint32_t http_max_connections_per_ip; /* default 0: no cap per client address */
+    int64_t http_idle_timeout_ms;         /* default 30 s: a silent connection is closed */
+    int auth;                             /* default 1: bearer tokens; 0: off (loopback only) */
+    int metrics_public;                   /* default 0: /metrics needs a token */
 } loams_config;
 
 #define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"
@@ -88,6 +98,7 @@ typedef struct loams_config {
 #define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_MAINTENANCE (UINT64_C(2) << 30)
 #define LOAMS_CONFIG_DEFAULT_MEMORY_BUDGET_GC (UINT64_C(256) << 20)
 #define LOAMS_CONFIG_DEFAULT_EMBED_CACHE_SIZE (UINT64_C(1) << 30)
+#define LOAMS_CONFIG_DEFAULT_HTTP_MAX_BODY (UINT64_C(64) << 20)
 
 /* Fills *c with the defaults.  Errors: -ENOMEM (c is then empty, and
  * loams_config_free is still safe). */

@@ -56,6 +56,14 @@ START_TEST(defaults_work_without_any_config)
     ck_assert_int_eq(c.log_level, LOAMS_LOG_INFO);
     ck_assert_int_eq(c.retention_interval_ms, 300000);
     ck_assert_int_eq(c.retention_max_hold_ms, 3LL * 86400000);
+    ck_assert_uint_eq(c.http_threads, 4);
+    ck_assert_uint_eq(c.http_max_body, UINT64_C(64) << 20);
+    ck_assert_uint_eq(c.http_max_header_bytes, 16384);
+    ck_assert_uint_eq(c.http_max_connections, 512);
+    ck_assert_uint_eq(c.http_max_connections_per_ip, 0);
+    ck_assert_int_eq(c.http_idle_timeout_ms, 30000);
+    ck_assert_int_eq(c.auth, 1);
+    ck_assert_int_eq(c.metrics_public, 0);
     loams_config_free(&c);
 }
 END_TEST
@@ -155,7 +163,10 @@ START_TEST(file_errors_name_file_line_and_key)
                      "max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
                      "retention_max_hold, gc_interval, gc_grace, memory_budget_link, "
-                     "memory_budget_maintenance, memory_budget_gc, embed_cache_size)");
+                     "memory_budget_maintenance, memory_budget_gc, embed_cache_size, "
+                     "http_threads, http_max_body, http_max_header_bytes, "
+                     "http_max_connections, http_max_connections_per_ip, http_idle_timeout, "
+                     "auth, metrics_public)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");
@@ -178,8 +189,19 @@ START_TEST(file_errors_name_file_line_and_key)
     ck_assert_str_eq(load_error("Data-Dir = /d\n", -EINVAL),
                      "bad.conf:1: 'Data-Dir' is not a key (keys are lower-case words with '_')");
     ck_assert_str_eq(load_error("listen = localhost\n", -EINVAL),
-                     "bad.conf:1: key 'listen': 'localhost' is not an address (write "
-                     "HOST:PORT, e.g. 127.0.0.1:7070)");
+                     "bad.conf:1: key 'listen': 'localhost' is not an address: no HOST:PORT "
+                     "(write HOST:PORT, e.g. 127.0.0.1:7070)");
+    ck_assert_str_eq(load_error("listen = db.example:7070\n", -EINVAL),
+                     "bad.conf:1: key 'listen': 'db.example:7070' is not an address: "
+                     "'db.example' is not an IPv4 address, an IPv6 address in brackets or "
+                     "localhost (names are not resolved) (write HOST:PORT, e.g. "
+                     "127.0.0.1:7070)");
+    ck_assert_str_eq(load_error("auth = maybe\n", -EINVAL),
+                     "bad.conf:1: key 'auth': 'maybe' is not on or off (write on, off, true or "
+                     "false)");
+    ck_assert_str_eq(load_error("http_max_body = 10\n", -EINVAL),
+                     "bad.conf:1: key 'http_max_body': '10' is not a size from 1KiB to 4GiB "
+                     "(write e.g. 64MiB)");
     ck_assert_str_eq(load_error("log_level = loud\n", -EINVAL),
                      "bad.conf:1: key 'log_level': 'loud' is not a log level (write error, "
                      "warn, info or debug)");
@@ -381,6 +403,17 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(loams_config_set(&a, "log_level", "warn", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "memory_budget_link", "48MiB", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "memory_budget_gc", "0", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "listen", "[::1]:0", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "http_threads", "2", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "http_max_body", "1MiB", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "http_max_header_bytes", "8KiB", "t", err, sizeof err),
+                     0);
+    ck_assert_int_eq(loams_config_set(&a, "http_max_connections", "10", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "http_max_connections_per_ip", "3", "t", err, sizeof err),
+                     0);
+    ck_assert_int_eq(loams_config_set(&a, "http_idle_timeout", "5s", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "auth", "OFF", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "metrics_public", "yes", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.weight", "4", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.byte_rate", "3000", "t", err, sizeof err),
                      0);
@@ -404,6 +437,15 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_uint_eq(b.memory_budget_link, UINT64_C(48) << 20);
     ck_assert_uint_eq(b.memory_budget_maintenance, a.memory_budget_maintenance);
     ck_assert_uint_eq(b.memory_budget_gc, 0);
+    ck_assert_str_eq(b.listen, "[::1]:0");
+    ck_assert_uint_eq(b.http_threads, 2);
+    ck_assert_uint_eq(b.http_max_body, 1u << 20);
+    ck_assert_uint_eq(b.http_max_header_bytes, 8192);
+    ck_assert_uint_eq(b.http_max_connections, 10);
+    ck_assert_uint_eq(b.http_max_connections_per_ip, 3);
+    ck_assert_int_eq(b.http_idle_timeout_ms, 5000);
+    ck_assert_int_eq(b.auth, 0);
+    ck_assert_int_eq(b.metrics_public, 1);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->weight, 4);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_rate, 3000);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_burst, 2u << 20);
