@@ -426,7 +426,7 @@ int loams_config_set(loams_config *c, const char *key, const char *value, const 
         return -EINVAL;
     }
     if (k == NULL) {
-        char list[512];
+        char list[2048];
         known_keys(list, sizeof list);
         errf(err, errlen, "%s: unknown key '%s' (known keys: %s)", where, key, list);
         return -EINVAL;

@@ -128,7 +128,7 @@ END_TEST
 /* Loads `text` and returns the error message (the load must fail). */
 static const char *load_error(const char *text, int expect_rc)
 {
-    static char err[512];
+    static char err[2048];
     const char *path = write_file("bad.conf", text);
     loams_config c;
     ck_assert_int_eq(loams_config_init(&c), 0);
