@@ -24,6 +24,7 @@ void loams__coll_request_free(loams__coll_request *r)
         return;
     }
     loams_kit_mem_free(r->mem, r->q);
+    loams_kit_mem_free(r->mem, r->get);
     for (size_t i = 0; i < r->n_fields; i++) {
         loams_kit_mem_free(r->mem, r->fields[i]);
     }
@@ -74,6 +75,21 @@ int loams__coll_request_parse(const loams_kit_mem *mem, const char *json, size_t
         goto out;
     }
     const cJSON *it;
+    const cJSON *get = cJSON_GetObjectItemCaseSensitive(root, "get");
+    if (get != NULL) {
+        if (!cJSON_IsString(get) || get->valuestring[0] == '\0') {
+            rc = bad(e, "%s", "\"get\" must be a _pk (a non-empty string)");
+            goto out;
+        }
+        if (cJSON_GetArraySize(root) != 1) {
+            rc = bad(e, "%s", "a get request has only \"get\"");
+            goto out;
+        }
+        if ((r->get = loams_kit_mem_strdup(mem, get->valuestring)) == NULL) {
+            goto nomem;
+        }
+        goto out;
+    }
     const cJSON *scan = cJSON_GetObjectItemCaseSensitive(root, "scan");
     if (scan != NULL) {
         if (!cJSON_IsTrue(scan)) {
@@ -202,7 +218,7 @@ int loams__coll_request_parse(const loams_kit_mem *mem, const char *json, size_t
         } else {
             char what[160];
             snprintf(what, sizeof what, "unknown member \"%.64s\"", name);
-            rc = bad(e, "%s (known: q, vector, k, fields, field, metric)", what);
+            rc = bad(e, "%s (known: q, vector, k, fields, field, metric; or scan, or get)", what);
             goto out;
         }
     }
@@ -341,10 +357,58 @@ fail:
     return rc;
 }
 
+/* The live document of _pk req->get, newest split first. */
+static int get_run(const loams__coll_view *v, const loams__coll_request *req, loams_kit_buf *out,
+                   loams_kit_err *e)
+{
+    const loams__coll_manifest *m = v->m;
+    size_t len = strlen(req->get);
+    for (size_t split = m->n_splits; split-- > 0;) {
+        size_t cursor = 0;
+        uint32_t doc;
+        int found;
+        while ((found = loams__split_reader_find_pk(v->readers[split], req->get, len, &cursor, &doc,
+                                                    e)) == 1) {
+            if (loams__delset_has(v->dels[split], doc)) {
+                continue;
+            }
+            const char *pk, *json;
+            size_t pk_len, json_len, start = out->len;
+            int rc = stored_doc(v, split, doc, &pk, &pk_len, &json, &json_len, e);
+            if (rc != 0) {
+                return rc;
+            }
+            int w = put(out, "{\"doc\":{\"_pk\":");
+            w |= loams__json_string(out, pk, pk_len);
+            if (json_len > 2) {
+                w |= put(out, ",");
+                w |= loams_kit_buf_append(out, json + 1, json_len - 1);
+            } else {
+                w |= put(out, "}");
+            }
+            w |= put(out, "}");
+            if (w != 0) {
+                out->len = start;
+                return loams_kit_err_set(e, -ENOMEM, "out of memory writing a document");
+            }
+            return 0;
+        }
+        if (found < 0) {
+            return found;
+        }
+    }
+    return put(out, "{\"doc\":null}") == 0
+               ? 0
+               : loams_kit_err_set(e, -ENOMEM, "out of memory writing a document");
+}
+
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
                           loams_kit_buf *out, loams_kit_err *e)
 {
+    if (req->get != NULL) {
+        return get_run(v, req, out, e);
+    }
     if (req->scan) {
         return scan_run(v, req, out, e);
     }

@@ -31,6 +31,11 @@
  *    "next": "S:D" | null}
  * Documents come in storage order (split by split, doc id order); the
  * cursor is only meaningful for the same manifest.
+ *
+ * Get (one live document by its _pk, GET /v1/collections/{c}/docs/{pk}):
+ *   {"get": "t-1"}
+ * Answer: {"doc": {"_pk": "t-1", <the stored document's members>}} or
+ * {"doc": null} when no live document has that _pk.
  */
 #ifndef LOAMS_COLLECTION_QUERY_H
 #define LOAMS_COLLECTION_QUERY_H
@@ -49,6 +54,7 @@
 typedef struct loams__coll_request {
     const loams_kit_mem *mem; /* the request's memory (NULL: libc) */
     int scan;                 /* a scan request: only limit, after_split/after_doc */
+    char *get;                /* a get request: the _pk (NULL: none) */
     size_t limit;
     size_t after_split, after_doc;
     char *q; /* NULL for a vector query */

@@ -389,10 +389,30 @@ START_TEST(upserts_replace_and_deletes_remove)
         ck_assert_str_eq(got, "t-1=Scanner fixed;t-3=Toner refilled;");
     }
     cJSON_Delete(a);
+    /* a get finds the live version by _pk, nothing for a deleted one */
+    a = query(&t, t.ref, "{\"get\":\"t-1\"}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "doc"), "_pk")->valuestring, "t-1");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "doc"), "subject")->valuestring,
+                     "Scanner fixed");
+    cJSON_Delete(a);
+    a = query(&t, t.ref, "{\"get\":\"t-3\"}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "doc"), "subject")->valuestring,
+                     "Toner refilled");
+    cJSON_Delete(a);
+    for (int i = 0; i < 3; i++) {
+        a = query(
+            &t, t.ref,
+            (const char *[]){"{\"get\":\"t-2\"}", "{\"get\":\"t-9\"}", "{\"get\":\"nope\"}"}[i]);
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItem(a, "doc")));
+        cJSON_Delete(a);
+    }
     /* the older commit still reads as it was */
     a = query(&t, first_ref, "{\"q\":\"vpn\"}");
     ck_assert_str_eq(hit_pks(a), "t-2");
     ck_assert_int_eq(live_docs(a), 3);
+    cJSON_Delete(a);
+    a = query(&t, first_ref, "{\"get\":\"t-2\"}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "doc"), "_pk")->valuestring, "t-2");
     cJSON_Delete(a);
     /* delete the rest: the first split leaves the manifest */
     row third[] = {{"t-1", NULL, NULL, 1, NULL, NULL, 0}, {"t-3", NULL, NULL, 1, NULL, NULL, 0}};
