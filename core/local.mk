@@ -41,7 +41,9 @@ core_libloams_core_la_SOURCES += \
 	core/stream/streamlog_backend.h core/stream/streamlog_record.c \
 	core/stream/streamlog_lmdb.c \
 	core/stream/retention.c core/stream/retention.h \
-	core/stream/retention_source.c core/stream/retention_source.h
+	core/stream/retention_source.c core/stream/retention_source.h \
+	core/stream/stream_json.c core/stream/stream_json.h \
+	core/stream/produce_batch.c core/stream/produce_batch.h
 
 # catalog/: object names and the stored definitions (links, tables), and
 # the system.links view.
@@ -122,7 +124,11 @@ core_libloams_core_la_SOURCES += \
 	core/http/auth.c core/http/auth.h \
 	core/http/server.c core/http/server.h \
 	core/http/http_api.c core/http/http_api.h \
-	core/http/health.c core/http/health.h
+	core/http/health.c core/http/health.h \
+	core/http/streams.c core/http/streams.h \
+	core/http/produce.c core/http/produce.h \
+	core/http/sql.c core/http/sql.h \
+	core/http/links.c core/http/links.h
 
 # cli/: the commands (one cmd_<name>.c each, listed in main.c) and what
 # they share: options, opening a data dir, querying a target.

@@ -66,9 +66,10 @@ tests_unit_test_ddl_SOURCES = tests/unit/test_ddl.c
 tests_unit_test_ddl_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 
-# The HTTP API: routes and request parsing, the error shape, tokens.
+# The HTTP API: routes and request parsing, the error shape, tokens; the
+# records a producer's text makes (the CLI's and the API's produce).
 LOAMS_HTTP_UNIT_TESTS = tests/unit/test_http_router tests/unit/test_http_error \
-	tests/unit/test_http_token
+	tests/unit/test_http_token tests/unit/test_produce_batch
 check_PROGRAMS += $(LOAMS_HTTP_UNIT_TESTS)
 TESTS += $(LOAMS_HTTP_UNIT_TESTS)
 tests_unit_test_http_router_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -77,6 +78,8 @@ tests_unit_test_http_error_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_http_error_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_http_token_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_http_token_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_produce_batch_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_produce_batch_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Fuzzers (libFuzzer): built by `make` after configure --enable-fuzzers
 # CC=clang, run by tests/fuzz/run-fuzzers.sh BUILD_DIR [SECONDS], each from
@@ -126,7 +129,8 @@ tests_fuzz_fuzz_node_config_LDADD = $(LOAMS_FUZZ_LDADD)
 # The HTTP API's own request parsing.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-http-request
 tests_fuzz_fuzz_http_request_SOURCES = tests/fuzz/fuzz-http-request.c core/http/router.c \
-	core/http/request.c core/http/token.c core/http/listen_addr.c core/http/http_error.c
+	core/http/request.c core/http/token.c core/http/listen_addr.c core/http/http_error.c \
+	core/stream/produce_batch.c
 tests_fuzz_fuzz_http_request_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS) $(OPENSSL_CFLAGS)
 tests_fuzz_fuzz_http_request_LDADD = $(LOAMS_FUZZ_LDADD)
 # The Iceberg target's Avro (manifests) and Parquet (data files) readers,
@@ -224,8 +228,8 @@ EXTRA_DIST += tests/bench/bench-log-smoke.sh
 TESTS += tests/integration/stream-cli.sh
 EXTRA_DIST += tests/integration/stream-cli.sh
 # The HTTP API (core/http/): the server, tokens, limits, the stop.
-TESTS += tests/integration/http-server.sh
-EXTRA_DIST += tests/integration/http-server.sh tests/integration/http-lib.sh \
+TESTS += tests/integration/http-server.sh tests/integration/http-api.sh
+EXTRA_DIST += tests/integration/http-server.sh tests/integration/http-api.sh tests/integration/http-lib.sh \
 	tests/integration/http-slow-clients.py tests/integration/http-stop.py
 
 # The first real plugins, loaded as modules and run through the real host.

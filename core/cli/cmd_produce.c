@@ -1,8 +1,8 @@
 /*
  * cmd_produce.c - `loams-host produce ns.s`: appends the lines of stdin to
- * a stream in atomic batches, with a summary and progress.
+ * a stream in atomic batches (stream/produce_batch.h, which the HTTP API's
+ * produce shares), with a summary and progress.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,7 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/datadir.h"
-#include "loams/kit/base64.h"
+#include "stream/produce_batch.h"
 #include "stream/streamlog.h"
 
 static const char usage[] =
@@ -34,75 +34,11 @@ static const char usage[] =
     "  bytes; --key-encoding base64: each line is the key in base64, a tab,\n"
     "  then the value (in --encoding).\n";
 
-/* Decodes the base64 text[0..len) in place; its byte count to *out_len.
- * -1 with a message naming the stdin line. */
-static int decode_in_place(char *text, size_t len, size_t *out_len, const char *what,
-                           uint64_t lineno, uint64_t records)
-{
-    size_t bad;
-    if (loams_kit_base64_decode(text, len, (unsigned char *)text, out_len, &bad) != 0) {
-        fprintf(stderr,
-                "loams-host produce: stdin line %" PRIu64 ": the %s is not base64 (at "
-                "character %zu); the %" PRIu64 " records before it were appended\n",
-                lineno, what, bad + 1, records);
-        return -1;
-    }
-    return 0;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-typedef struct batch {
-    loams_stream_record_in *recs;
-    loams_stream_pos *pos;
-    size_t n, cap;
-    char *data; /* the lines (and keys) of the batch, back to back */
-    size_t used, data_cap;
-    size_t *val_off, *key_off; /* offsets into data (pointers are set at flush) */
-} batch;
-
-static int batch_room(batch *b, size_t cap, size_t extra)
-{
-    if (b->cap < cap) {
-        loams_stream_record_in *r = realloc(b->recs, cap * sizeof *r);
-        if (r != NULL) {
-            b->recs = r;
-        }
-        loams_stream_pos *p = realloc(b->pos, cap * sizeof *p);
-        if (p != NULL) {
-            b->pos = p;
-        }
-        size_t *v = realloc(b->val_off, cap * sizeof *v);
-        if (v != NULL) {
-            b->val_off = v;
-        }
-        size_t *k = realloc(b->key_off, cap * sizeof *k);
-        if (k != NULL) {
-            b->key_off = k;
-        }
-        if (r == NULL || p == NULL || v == NULL || k == NULL) {
-            return -ENOMEM;
-        }
-        b->cap = cap;
-    }
-    if (b->used + extra > b->data_cap) {
-        size_t nc = b->data_cap ? b->data_cap : 1 << 20;
-        while (nc < b->used + extra) {
-            nc *= 2;
-        }
-        char *d = realloc(b->data, nc);
-        if (d == NULL) {
-            return -ENOMEM;
-        }
-        b->data = d;
-        b->data_cap = nc;
-    }
-    return 0;
 }
 
 int loams_cmd_produce(int argc, char **argv)
@@ -164,13 +100,15 @@ int loams_cmd_produce(int argc, char **argv)
         default: fputs(usage, stderr); return 2;
         }
     }
-    if ((value_b64 || key_b64 || fixed_key != NULL) && (key_field != NULL || value_field != NULL)) {
-        fprintf(stderr, "loams-host produce: --key, --encoding and --key-encoding take the "
-                        "line as it is; they do not go with --key-field or --value-field\n");
-        return 2;
-    }
-    if (key_b64 && fixed_key != NULL) {
-        fprintf(stderr, "loams-host produce: give either --key or --key-encoding\n");
+    loams_produce_options po = {.key_field = key_field,
+                                .value_field = value_field,
+                                .key = fixed_key,
+                                .value_base64 = value_b64,
+                                .key_base64 = key_b64,
+                                .partition = (int32_t)partition};
+    const char *conflict = loams_produce_options_check(&po);
+    if (conflict != NULL) {
+        fprintf(stderr, "loams-host produce: %s\n", conflict);
         return 2;
     }
     if (optind + 1 != argc) {
@@ -191,7 +129,7 @@ int loams_cmd_produce(int argc, char **argv)
     int rc = 1;
     loams_stream *s = NULL;
     loams_stream_err se = {{0}};
-    batch b = {0};
+    loams_produce_batch *b = NULL;
     char *line = NULL;
     size_t line_cap = 0;
     uint8_t *touched = NULL;
@@ -209,7 +147,7 @@ int loams_cmd_produce(int argc, char **argv)
         goto out;
     }
     touched = calloc(def->partitions, 1);
-    if (touched == NULL || batch_room(&b, (size_t)batch_size, 0) != 0) {
+    if (touched == NULL || loams_produce_batch_new(&po, &b) != 0) {
         fprintf(stderr, "loams-host produce: out of memory\n");
         goto out;
     }
@@ -230,148 +168,36 @@ int loams_cmd_produce(int argc, char **argv)
                 len--;
             }
             if (len > 0) {
-                char *key = NULL, *value = NULL;
-                size_t key_len = 0;
-                int has_key = 0;
-                if (key_b64 || fixed_key != NULL) {
-                    size_t klen = fixed_key != NULL ? strlen(fixed_key) : 0;
-                    char *tab = key_b64 ? memchr(line, '\t', len) : NULL;
-                    if (key_b64 && tab == NULL) {
-                        fprintf(stderr,
-                                "loams-host produce: stdin line %" PRIu64 " has no tab "
-                                "(--key-encoding: the key, a tab, the value); the %" PRIu64
-                                " records before it were appended\n",
-                                lineno, records);
-                        goto out;
-                    }
-                    if (tab != NULL) {
-                        klen = (size_t)(tab - line);
-                    }
-                    key = malloc(klen + 1);
-                    if (key == NULL) {
-                        fprintf(stderr, "loams-host produce: out of memory\n");
-                        goto out;
-                    }
-                    memcpy(key, fixed_key != NULL ? fixed_key : line, klen);
-                    key_len = klen;
-                    has_key = 1;
-                    if (tab != NULL) {
-                        if (decode_in_place(key, klen, &key_len, "key", lineno, records) != 0) {
-                            free(key);
-                            goto out;
-                        }
-                        len -= klen + 1;
-                        memmove(line, tab + 1, len);
-                    }
-                }
-                if (value_b64 && decode_in_place(line, len, &len, "value", lineno, records) != 0) {
-                    free(key);
+                int added = loams_produce_batch_add(b, line, len, msg, sizeof msg, NULL);
+                if (added == LOAMS_EINPUT) {
+                    fprintf(stderr,
+                            "loams-host produce: stdin line %" PRIu64 ": %s; the %" PRIu64
+                            " records before it were appended\n",
+                            lineno, msg, records);
                     goto out;
                 }
-                if (key_field != NULL || value_field != NULL) {
-                    cJSON *doc = cJSON_ParseWithLength(line, len);
-                    if (!cJSON_IsObject(doc)) {
-                        cJSON_Delete(doc);
-                        fprintf(
-                            stderr,
-                            "loams-host produce: stdin line %" PRIu64 " is not a JSON "
-                            "object (--key-field and --value-field need one per line); the %" PRIu64
-                            " records before it were appended\n",
-                            lineno, records);
-                        goto out;
-                    }
-                    cJSON *f =
-                        key_field != NULL ? cJSON_GetObjectItemCaseSensitive(doc, key_field) : NULL;
-                    if (f != NULL && !cJSON_IsNull(f)) {
-                        key =
-                            cJSON_IsString(f) ? strdup(f->valuestring) : cJSON_PrintUnformatted(f);
-                        has_key = 1;
-                    }
-                    cJSON *v = value_field != NULL
-                                   ? cJSON_GetObjectItemCaseSensitive(doc, value_field)
-                                   : NULL;
-                    if (value_field != NULL && v == NULL) {
-                        cJSON_Delete(doc);
-                        free(key);
-                        fprintf(stderr,
-                                "loams-host produce: stdin line %" PRIu64 " has no field "
-                                "'%s' (--value-field); the %" PRIu64 " records before it were "
-                                "appended\n",
-                                lineno, value_field, records);
-                        goto out;
-                    }
-                    if (v != NULL) {
-                        value =
-                            cJSON_IsString(v) ? strdup(v->valuestring) : cJSON_PrintUnformatted(v);
-                    }
-                    cJSON_Delete(doc);
-                    if ((has_key && key == NULL) || (v != NULL && value == NULL)) {
-                        free(key);
-                        free(value);
-                        fprintf(stderr, "loams-host produce: out of memory\n");
-                        goto out;
-                    }
-                    key_len = has_key ? strlen(key) : 0;
-                    if (value != NULL) {
-                        /* the value replaces the line; line's buffer holds it */
-                        len = strlen(value);
-                        if (len + 1 > line_cap) {
-                            char *grown = realloc(line, len + 1);
-                            if (grown == NULL) {
-                                free(key);
-                                free(value);
-                                fprintf(stderr, "loams-host produce: out of memory\n");
-                                goto out;
-                            }
-                            line = grown;
-                            line_cap = len + 1;
-                        }
-                        memcpy(line, value, len + 1);
-                        free(value);
-                    }
-                }
-                if (batch_room(&b, (size_t)batch_size, len + key_len) != 0) {
-                    free(key);
+                if (added != 0) {
                     fprintf(stderr, "loams-host produce: out of memory\n");
                     goto out;
                 }
-                loams_stream_record_in *r = &b.recs[b.n];
-                memset(r, 0, sizeof *r);
-                r->partition = (int32_t)partition;
-                r->value_len = len;
-                b.val_off[b.n] = b.used;
-                memcpy(b.data + b.used, line, len);
-                b.used += len;
-                b.key_off[b.n] = SIZE_MAX;
-                if (has_key) {
-                    b.key_off[b.n] = b.used;
-                    r->key_len = key_len;
-                    memcpy(b.data + b.used, key, key_len);
-                    b.used += key_len;
-                }
-                free(key);
-                b.n++;
             }
         }
-        if (b.n > 0 && (b.n == (size_t)batch_size || eof)) {
-            for (size_t i = 0; i < b.n; i++) {
-                b.recs[i].value = b.data + b.val_off[i];
-                b.recs[i].key = b.key_off[i] == SIZE_MAX ? NULL : b.data + b.key_off[i];
-            }
-            if (loams_stream_append(s, b.recs, b.n, b.pos, &se) != 0) {
+        size_t n = loams_produce_batch_count(b);
+        if (n > 0 && (n == (size_t)batch_size || eof)) {
+            if (loams_produce_batch_append(b, s, &se) != 0) {
                 fprintf(stderr,
                         "loams-host produce: %s; the %" PRIu64 " records before this "
                         "batch were appended\n",
                         se.msg, records);
                 goto out;
             }
-            for (size_t i = 0; i < b.n; i++) {
-                touched[b.pos[i].partition] = 1;
-                bytes += b.recs[i].value_len + b.recs[i].key_len;
+            const loams_stream_pos *pos = loams_produce_batch_positions(b);
+            for (size_t i = 0; i < n; i++) {
+                touched[pos[i].partition] = 1;
             }
-            records += b.n;
-            b.n = 0;
-            b.used = 0;
+            bytes += loams_produce_batch_bytes(b);
+            records += n;
+            loams_produce_batch_reset(b);
             double t = now_s();
             if (progress && t - last >= 1.0) {
                 fprintf(stderr, "%s%" PRIu64 " records, %.1f MB, %.0f records/s%s",
@@ -408,11 +234,7 @@ int loams_cmd_produce(int argc, char **argv)
 out:
     free(line);
     free(touched);
-    free(b.recs);
-    free(b.pos);
-    free(b.val_off);
-    free(b.key_off);
-    free(b.data);
+    loams_produce_batch_free(b);
     loams_stream_close(s);
     loams_datadir_close(dd);
     return rc;

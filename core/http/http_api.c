@@ -5,11 +5,16 @@
 #include "http/http_api.h"
 
 #include "http/health.h"
+#include "http/links.h"
+#include "http/produce.h"
+#include "http/sql.h"
+#include "http/streams.h"
 
 int loams_http_api_routes(loams_http_router *r)
 {
     int (*const families[])(loams_http_router *) = {
-        loams_http_health_routes,
+        loams_http_health_routes, loams_http_streams_routes, loams_http_produce_routes,
+        loams_http_sql_routes,    loams_http_links_routes,
     };
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         int rc = families[i](r);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "stream/stream_json.h"
 
 static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
                     size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -138,17 +139,30 @@ int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err
     loams_stream_def *defs = NULL;
     size_t n = 0;
     loams_stream_err se = {{0}};
+    if (json) {
+        loams_buf *doc = NULL;
+        int status = loams_buf_create(&doc);
+        if (status == 0) {
+            status = loams_stream_list_json(log, NULL, doc, &se);
+        }
+        if (status == 0) {
+            size_t len;
+            const char *text = loams_buf_data(doc, &len);
+            fwrite(text, 1, len, out);
+            fputc('\n', out);
+        } else {
+            snprintf(err, errlen, "%s", status == -ENOMEM ? "out of memory" : se.msg);
+        }
+        loams_buf_free(doc);
+        return status;
+    }
     int status = loams_stream_list(log, &defs, &n, &se);
     if (status != 0) {
         snprintf(err, errlen, "%s", se.msg);
         return status;
     }
-    if (json) {
-        fputc('[', out);
-    } else {
-        fprintf(out, "%-40s %10s %10s %16s %14s %14s\n", "stream", "partitions", "retention",
-                "retention_bytes", "records", "bytes");
-    }
+    fprintf(out, "%-40s %10s %10s %16s %14s %14s\n", "stream", "partitions", "retention",
+            "retention_bytes", "records", "bytes");
     for (size_t i = 0; i < n; i++) {
         const loams_stream_def *d = &defs[i];
         uint64_t records = 0, bytes = 0;
@@ -165,27 +179,15 @@ int loams_ddl_print_streams(loams_streamlog *log, FILE *out, int json, char *err
         }
         char name[2 * LOAMS_IDENT_MAX + 2];
         snprintf(name, sizeof name, "%s.%s", d->name.ns, d->name.name);
-        if (json) {
-            fprintf(out,
-                    "%s{\"stream\":\"%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
-                    ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64
-                    ",\"created\":%" PRId64 ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-                    i ? "," : "", name, d->id, d->partitions, d->retention_ms, d->retention_bytes,
-                    d->created_ms, records, bytes);
-        } else {
-            char ret[32] = "-", rb[32] = "-";
-            if (d->retention_ms > 0) {
-                loams_duration_format(d->retention_ms * 1000, ret, sizeof ret);
-            }
-            if (d->retention_bytes > 0) {
-                loams_size_format(d->retention_bytes, rb, sizeof rb);
-            }
-            fprintf(out, "%-40s %10" PRIu32 " %10s %16s %14" PRIu64 " %14" PRIu64 "\n", name,
-                    d->partitions, ret, rb, records, bytes);
+        char ret[32] = "-", rb[32] = "-";
+        if (d->retention_ms > 0) {
+            loams_duration_format(d->retention_ms * 1000, ret, sizeof ret);
         }
-    }
-    if (json) {
-        fputs("]\n", out);
+        if (d->retention_bytes > 0) {
+            loams_size_format(d->retention_bytes, rb, sizeof rb);
+        }
+        fprintf(out, "%-40s %10" PRIu32 " %10s %16s %14" PRIu64 " %14" PRIu64 "\n", name,
+                d->partitions, ret, rb, records, bytes);
     }
     free(defs);
     return 0;

@@ -497,7 +497,11 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     if (loams_link_get(env->meta, &st->name, &existing, &merr) == 0) {
         loams_link_def_clear(&existing);
         if (st->if_exists) {
-            fprintf(env->out, "kept existing link %s.%s\n", st->name.ns, st->name.name);
+            fprintf(env->out,
+                    env->json ? "{\"statement\":\"CREATE LINK\",\"result\":\"kept existing\","
+                                "\"link\":\"%s.%s\"}\n"
+                              : "kept existing link %s.%s\n",
+                    st->name.ns, st->name.name);
             return 0;
         }
         return error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
@@ -583,8 +587,9 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         goto out;
     }
     if (env->json) {
-        fprintf(env->out, "{\"statement\":\"CREATE LINK\",\"link\":\"%s.%s\"}\n", d.name.ns,
-                d.name.name);
+        fprintf(env->out,
+                "{\"statement\":\"CREATE LINK\",\"result\":\"created\",\"link\":\"%s.%s\"}\n",
+                d.name.ns, d.name.name);
     } else {
         fprintf(env->out, "created link %s.%s: %s.%s -> %s %s.%s (on_error = %s)\n", d.name.ns,
                 d.name.name, d.stream.ns, d.stream.name, d.target_kind, d.target.ns, d.target.name,

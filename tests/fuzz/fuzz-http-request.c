@@ -3,16 +3,19 @@
  * the route match and its percent-decoded parameters (router.c), query
  * parameters, percent-decoding, media types (request.c), the Bearer header
  * and the token syntax (token.c), the listen address (listen_addr.c), and
- * the JSON strings of the error document (http_error.c).  The input is
- * cut at '\n' into: method, request target, Authorization, Content-Type,
- * listen address.  Besides "no crash, leak or out-of-bounds read", each
+ * the JSON strings of the error document (http_error.c), and the records
+ * a produce body makes (core/stream/produce_batch.c).  The input is cut
+ * at '\n' into: method, request target, Authorization, Content-Type,
+ * listen address, and the rest is a body.  Besides "no crash, leak or out-of-bounds read", each
  * checks what can be checked: parameters lie in the scratch and are no
  * longer than the path; a match asked again gives the same answer; a
  * query value found with little room is found the same with more;
  * decoding what was re-encoded gives the bytes back; a bearer token lies
  * inside its header; a parsed listen address formats into one that parses
  * to the same; a JSON string of any bytes is valid JSON, and decodes to
- * the bytes themselves when they are well-formed UTF-8. */
+ * the bytes themselves when they are well-formed UTF-8; a body's lines
+ * make at most one record each, a refused one names a line that exists,
+ * and what is kept is no more than the body holds. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@
 #include "http/http_api.h"
 #include "http/listen_addr.h"
 #include "http/router.h"
+#include "stream/produce_batch.h"
 #include "loams/kit/json_path.h"
 #include "loams/kit/utf8.h"
 
@@ -192,6 +196,38 @@ static void check_json_string(const uint8_t *data, size_t size)
     loams_buf_free(b);
 }
 
+static void check_produce(const char *body, size_t len)
+{
+    static const loams_produce_options opts[] = {
+        {.partition = -1},
+        {.json = 1, .partition = -1},
+        {.key_field = "id", .partition = -1},
+        {.key_field = "id", .value_field = "v", .partition = -1},
+        {.key_base64 = 1, .value_base64 = 1, .partition = -1},
+        {.key = "k", .value_base64 = 1, .partition = 0},
+    };
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++) {
+        lines += body[i] == '\n';
+    }
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        loams_produce_batch *b;
+        CHECK(loams_produce_batch_new(&opts[k], &b) == 0);
+        uint64_t line = 0;
+        size_t at = 0;
+        char why[256] = "";
+        int rc = loams_produce_batch_add_lines(b, body, len, &line, &at, why, sizeof why);
+        CHECK(rc == 0 || rc == LOAMS_EINPUT);
+        CHECK(loams_produce_batch_count(b) <= lines);
+        /* a key is at most its line, a value at most its line */
+        CHECK(loams_produce_batch_bytes(b) <= 2 * len + 2 * loams_produce_batch_count(b));
+        if (rc == LOAMS_EINPUT) {
+            CHECK(line >= 1 && line <= lines && why[0] != '\0');
+        }
+        loams_produce_batch_free(b);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *copy = malloc(size + 1);
@@ -200,12 +236,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     memcpy(copy, data, size);
     copy[size] = '\0';
-    /* method \n target \n authorization \n content-type \n listen */
-    char *part[5] = {"", "", "", "", ""};
-    size_t part_len[5] = {0, 0, 0, 0, 0};
+    /* method \n target \n authorization \n content-type \n listen \n body */
+    char *part[6] = {"", "", "", "", "", ""};
+    size_t part_len[6] = {0, 0, 0, 0, 0, 0};
     char *p = copy;
-    for (int i = 0; i < 5 && p <= copy + size; i++) {
-        char *nl = i < 4 ? memchr(p, '\n', (size_t)(copy + size - p)) : NULL;
+    for (int i = 0; i < 6 && p <= copy + size; i++) {
+        char *nl = i < 5 ? memchr(p, '\n', (size_t)(copy + size - p)) : NULL;
         part[i] = p;
         part_len[i] = nl != NULL ? (size_t)(nl - p) : (size_t)(copy + size - p);
         if (nl == NULL) {
@@ -221,6 +257,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_media_type(part[3]);
     check_listen(part[4]);
+    check_produce(part[5], part_len[5]);
     check_json_string(data, size);
     free(copy);
     return 0;
