@@ -2,8 +2,8 @@
  * request parser (plugins/target-collection/collection_query.c): any bytes
  * must parse or fail with LOAMS_EINPUT and a message, never crash, leak or
  * read out of bounds; a parsed request must be consistent (exactly one of
- * q and vector, k and limit in range) and, written back as JSON, must
- * parse into the same request. */
+ * q and vector, k and limit in range, a get request holding only its
+ * _pk) and, written back as JSON, must parse into the same request. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdint.h>
@@ -25,7 +25,9 @@ static char *to_json(const loams__coll_request *r)
     if (o == NULL) {
         abort();
     }
-    if (r->scan) {
+    if (r->get != NULL) {
+        cJSON_AddStringToObject(o, "get", r->get);
+    } else if (r->scan) {
         char after[64];
         snprintf(after, sizeof after, "%zu:%zu", r->after_split, r->after_doc);
         cJSON_AddTrueToObject(o, "scan");
@@ -68,8 +70,11 @@ static int str_eq(const char *a, const char *b)
 
 static int same(const loams__coll_request *a, const loams__coll_request *b)
 {
-    if (a->scan != b->scan) {
+    if (a->scan != b->scan || !str_eq(a->get, b->get)) {
         return 0;
+    }
+    if (a->get != NULL) {
+        return 1;
     }
     if (a->scan) {
         return a->limit == b->limit && a->after_split == b->after_split &&
@@ -100,9 +105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
-    if (!r->scan && ((r->q == NULL) == (r->vector == NULL) || r->k < 1 ||
-                     r->k > LOAMS__QUERY_MAX_K || (r->vector != NULL) != (r->dim > 0) ||
-                     r->metric < LOAMS__METRIC_COSINE || r->metric > LOAMS__METRIC_L2)) {
+    if (r->get != NULL && (r->get[0] == '\0' || r->scan || r->q != NULL || r->vector != NULL)) {
+        abort();
+    }
+    if (r->get == NULL && !r->scan &&
+        ((r->q == NULL) == (r->vector == NULL) || r->k < 1 || r->k > LOAMS__QUERY_MAX_K ||
+         (r->vector != NULL) != (r->dim > 0) || r->metric < LOAMS__METRIC_COSINE ||
+         r->metric > LOAMS__METRIC_L2)) {
         abort();
     }
     if (r->scan && (r->limit < 1 || r->limit > LOAMS__SCAN_MAX_LIMIT)) {
