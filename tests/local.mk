@@ -11,6 +11,13 @@ tests_unit_test_failpoint_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_failpoint_LDADD = $(LOAMS_UNIT_LDADD)
 TESTS += tests/unit/test_failpoint
 
+# The JSON text the commands print (core/cli/json_text.c).
+check_PROGRAMS += tests/unit/test_json_text
+TESTS += tests/unit/test_json_text
+tests_unit_test_json_text_SOURCES = tests/unit/test_json_text.c
+tests_unit_test_json_text_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_json_text_LDADD = $(LOAMS_UNIT_LDADD)
+
 # The worker's modules.
 check_PROGRAMS += tests/unit/test_scheduler
 TESTS += tests/unit/test_scheduler
@@ -405,6 +412,10 @@ EXTRA_DIST += tests/integration/cli-damaged.sh tests/integration/damage.py
 # Retention holds what links have not applied, up to retention_max_hold.
 TESTS += tests/integration/retention-hold.sh
 EXTRA_DIST += tests/integration/retention-hold.sh
+
+# Stored values printed whole (an escaped NUL) by dump, scan, search, graph.
+TESTS += tests/integration/values-whole.sh
+EXTRA_DIST += tests/integration/values-whole.sh
 
 # Every shipped example (lua/examples/, the docs' marked ones) on the sample.
 TESTS += tests/integration/examples.sh

@@ -24,6 +24,23 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Adds v as a number member with every digit: cJSON keeps a double and
+ * prints 16 digits or more as 1.79614543008643e+15, or rounded past 2^53.
+ * The row's text is then exact in `links --json`; itext() below reads it. */
+static void add_int(cJSON *o, const char *name, int64_t v)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRId64, v);
+    cJSON_AddRawToObject(o, name, text);
+}
+
+static void add_uint(cJSON *o, const char *name, uint64_t v)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, v);
+    cJSON_AddRawToObject(o, name, text);
+}
+
 /* One link's row. */
 static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def *d,
                     loams_offsets *start, cJSON *row, char *err, size_t errlen)
@@ -49,8 +66,8 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         return rrc;
     }
     if (rrc == 0) {
-        cJSON_AddNumberToObject(row, "memory_peak_bytes", (double)report.memory_peak);
-        cJSON_AddNumberToObject(row, "memory_budget_bytes", (double)report.memory_budget);
+        add_uint(row, "memory_peak_bytes", report.memory_peak);
+        add_uint(row, "memory_budget_bytes", report.memory_budget);
     } else {
         cJSON_AddNullToObject(row, "memory_peak_bytes");
         cJSON_AddNullToObject(row, "memory_budget_bytes");
@@ -65,8 +82,8 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
          * commit, a plugin that does not open, a failed run) has no
          * position: null. */
         if (d->error != NULL && d->error_partition >= 0 && d->error_offset >= 0) {
-            cJSON_AddNumberToObject(row, "error_partition", d->error_partition);
-            cJSON_AddNumberToObject(row, "error_offset", (double)d->error_offset);
+            add_int(row, "error_partition", d->error_partition);
+            add_int(row, "error_offset", d->error_offset);
         } else {
             cJSON_AddNullToObject(row, "error_partition");
             cJSON_AddNullToObject(row, "error_offset");
@@ -85,19 +102,19 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         snprintf(err, errlen, "%s", merr.msg);
         goto out;
     }
-    cJSON_AddNumberToObject(row, "applied_records", (double)p.applied_records);
-    cJSON_AddNumberToObject(row, "skipped_records", (double)p.skipped_records);
-    cJSON_AddNumberToObject(row, "dead_lettered_records", (double)p.dead_lettered_records);
-    cJSON_AddNumberToObject(row, "lost_records", (double)p.lost_records);
+    add_uint(row, "applied_records", p.applied_records);
+    add_uint(row, "skipped_records", p.skipped_records);
+    add_uint(row, "dead_lettered_records", p.dead_lettered_records);
+    add_uint(row, "lost_records", p.lost_records);
     cJSON *gaps = cJSON_AddArrayToObject(row, "gaps");
     for (size_t i = 0; i < p.n_gaps; i++) {
         const loams_gap *g = &p.gaps[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "partition", g->partition);
-        cJSON_AddNumberToObject(o, "first_offset", (double)g->first_offset);
-        cJSON_AddNumberToObject(o, "last_offset", (double)g->last_offset);
-        cJSON_AddNumberToObject(o, "count", (double)(g->last_offset - g->first_offset + 1));
-        cJSON_AddNumberToObject(o, "found_ms", (double)g->found_ms);
+        add_int(o, "partition", g->partition);
+        add_int(o, "first_offset", g->first_offset);
+        add_int(o, "last_offset", g->last_offset);
+        add_int(o, "count", g->last_offset - g->first_offset + 1);
+        add_int(o, "found_ms", g->found_ms);
         cJSON_AddItemToArray(gaps, o);
     }
     if ((rc = loams_link_start_offsets(d, start)) != 0) {
@@ -106,7 +123,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         goto out;
     }
     if (p.committed_ms > 0) {
-        cJSON_AddNumberToObject(row, "last_commit_ms", (double)p.committed_ms);
+        add_int(row, "last_commit_ms", p.committed_ms);
     } else {
         cJSON_AddNullToObject(row, "last_commit_ms");
     }
@@ -151,14 +168,14 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
             int64_t applied = 0;
             loams_offsets_get(p.applied, (int32_t)i, &applied);
             cJSON *pp = cJSON_CreateObject();
-            cJSON_AddNumberToObject(pp, "partition", i);
-            cJSON_AddNumberToObject(pp, "applied", (double)applied);
-            cJSON_AddNumberToObject(pp, "high_water_mark", (double)info.high_offset);
+            add_int(pp, "partition", (int64_t)i);
+            add_int(pp, "applied", applied);
+            add_int(pp, "high_water_mark", info.high_offset);
             /* deleted by retention below what the link is owed: lost once
              * the link reads past them (link_gaps.h) */
             int64_t owed = loams_link_owed_from(start, &p, (int32_t)i);
             uint64_t lost = info.low_offset > owed ? (uint64_t)(info.low_offset - owed) : 0;
-            cJSON_AddNumberToObject(pp, "lost_pending", (double)lost);
+            add_uint(pp, "lost_pending", lost);
             pending += lost;
             cJSON_AddItemToArray(parts, pp);
             if (info.high_offset > applied) {
@@ -189,9 +206,9 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
             goto out;
         }
     }
-    cJSON_AddNumberToObject(row, "lag_records", (double)lag);
+    add_uint(row, "lag_records", lag);
     cJSON_AddNumberToObject(row, "lag_seconds", lag_s);
-    cJSON_AddNumberToObject(row, "lost_pending_records", (double)pending);
+    add_uint(row, "lost_pending_records", pending);
 out:
     loams_pointer_clear(&p);
     return rc;
@@ -232,10 +249,22 @@ int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char
     return 0;
 }
 
+/* A number member of a row, near enough for a test or a date (an integer
+ * is raw text: add_int). */
 static double num(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsRaw(v)) {
+        return strtod(v->valuestring, NULL);
+    }
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* An integer member of a row as its text, every digit ("0" when missing). */
+static const char *itext(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsRaw(v) ? v->valuestring : "0";
 }
 
 static const char *str(const cJSON *o, const char *k)
@@ -276,32 +305,31 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
             gmtime_r(&t, &tm);
             strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
         }
-        fprintf(out, "%-24s %-8s %-24s %10.0f %8.0f %8.0f %10.0f %8.1f  %s\n", str(row, "link"),
-                str(row, "state"), str(row, "target"), num(row, "applied_records"),
-                num(row, "skipped_records"), num(row, "dead_lettered_records"),
-                num(row, "lag_records"), num(row, "lag_seconds"), when);
+        fprintf(out, "%-24s %-8s %-24s %10s %8s %8s %10s %8.1f  %s\n", str(row, "link"),
+                str(row, "state"), str(row, "target"), itext(row, "applied_records"),
+                itext(row, "skipped_records"), itext(row, "dead_lettered_records"),
+                itext(row, "lag_records"), num(row, "lag_seconds"), when);
         const cJSON *parts = cJSON_GetObjectItemCaseSensitive(row, "partitions");
         const cJSON *pp;
         cJSON_ArrayForEach(pp, parts)
         {
-            fprintf(out, "    partition %.0f: applied %.0f of %.0f", num(pp, "partition"),
-                    num(pp, "applied"), num(pp, "high_water_mark"));
+            fprintf(out, "    partition %s: applied %s of %s", itext(pp, "partition"),
+                    itext(pp, "applied"), itext(pp, "high_water_mark"));
             if (num(pp, "lost_pending") > 0) {
-                fprintf(out, "; %.0f deleted by retention before the link applied them",
-                        num(pp, "lost_pending"));
+                fprintf(out, "; %s deleted by retention before the link applied them",
+                        itext(pp, "lost_pending"));
             }
             fputc('\n', out);
         }
         if (num(row, "lost_records") > 0) {
-            fprintf(out, "    LOST %.0f records: deleted by retention before the link applied them",
-                    num(row, "lost_records"));
+            fprintf(out, "    LOST %s records: deleted by retention before the link applied them",
+                    itext(row, "lost_records"));
             const cJSON *g;
             const char *sep = "; newest gaps:";
             cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(row, "gaps"))
             {
-                fprintf(out, "%s partition %.0f offsets %.0f..%.0f (%.0f)", sep,
-                        num(g, "partition"), num(g, "first_offset"), num(g, "last_offset"),
-                        num(g, "count"));
+                fprintf(out, "%s partition %s offsets %s..%s (%s)", sep, itext(g, "partition"),
+                        itext(g, "first_offset"), itext(g, "last_offset"), itext(g, "count"));
                 sep = ",";
             }
             fputc('\n', out);
@@ -310,18 +338,20 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
             fprintf(out, "    stream %s: %s\n", str(row, "stream"), str(row, "stream_error"));
         }
         const cJSON *peak = cJSON_GetObjectItemCaseSensitive(row, "memory_peak_bytes");
-        if (cJSON_IsNumber(peak)) {
+        if (cJSON_IsRaw(peak)) {
             char p[32], b[32] = "none";
-            loams_mem_format((uint64_t)peak->valuedouble, p, sizeof p);
-            if (num(row, "memory_budget_bytes") > 0) {
-                loams_size_format((uint64_t)num(row, "memory_budget_bytes"), b, sizeof b);
+            uint64_t budget = strtoull(itext(row, "memory_budget_bytes"), NULL, 10);
+            loams_mem_format(strtoull(peak->valuestring, NULL, 10), p, sizeof p);
+            if (budget > 0) {
+                loams_size_format(budget, b, sizeof b);
             }
             fprintf(out, "    memory: peak %s of the run (budget %s)\n", p, b);
         }
         if (str(row, "error")[0] != '\0') {
-            if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "error_offset"))) {
-                fprintf(out, "    error at partition %.0f offset %.0f: %s\n",
-                        num(row, "error_partition"), num(row, "error_offset"), str(row, "error"));
+            if (cJSON_IsRaw(cJSON_GetObjectItemCaseSensitive(row, "error_offset"))) {
+                fprintf(out, "    error at partition %s offset %s: %s\n",
+                        itext(row, "error_partition"), itext(row, "error_offset"),
+                        str(row, "error"));
             } else {
                 fprintf(out, "    error: %s\n", str(row, "error"));
             }
@@ -344,7 +374,7 @@ int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *rec
     cJSON_ArrayForEach(row, arr)
     {
         if (strcmp(str(row, "state"), "running") == 0) {
-            total += (uint64_t)num(row, "lag_records");
+            total += strtoull(itext(row, "lag_records"), NULL, 10);
         }
     }
     cJSON_Delete(arr);

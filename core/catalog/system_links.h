@@ -23,7 +23,9 @@
 #include "stream/streamlog.h"
 
 /* Builds the view as a JSON array (one object per link, in name order).
- * *out is the caller's (cJSON_Delete). */
+ * Integers are raw items (cJSON_IsRaw: their text, every digit, since a
+ * cJSON number is a double); lag_seconds is a number.  *out is the
+ * caller's (cJSON_Delete). */
 int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char *err,
                        size_t errlen);
 

@@ -5,54 +5,14 @@
  * A page it cannot read ends the dump with exit status 1 and a message.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/json_text.h"
 #include "cli/target_query.h"
-
-/* cJSON prints numbers with 15 significant digits when they compare
- * "close enough", which turns a stored integer such as a timestamp in
- * microseconds (16 digits) into 1.79611339414443e+15.  Numbers are printed
- * here exactly instead: integers as integers, others with 17 digits (the
- * answer's text went through a double, so integers beyond 2^53 are already
- * rounded).  Returns 0 or -ENOMEM. */
-static int exact_numbers(cJSON *item)
-{
-    cJSON *child = item->child;
-    while (child != NULL) {
-        cJSON *next = child->next;
-        if (cJSON_IsNumber(child)) {
-            char text[40];
-            double d = child->valuedouble;
-            if (!isfinite(d)) {
-                snprintf(text, sizeof text, "null");
-            } else if (d == floor(d) && fabs(d) < 1e18) {
-                snprintf(text, sizeof text, "%.0f", d);
-            } else {
-                snprintf(text, sizeof text, "%.17g", d);
-            }
-            cJSON *raw = cJSON_CreateRaw(text);
-            /* in an object, the replacement takes the member's name */
-            if (raw == NULL ||
-                !(child->string != NULL
-                      ? cJSON_ReplaceItemInObjectCaseSensitive(item, child->string, raw)
-                      : cJSON_ReplaceItemViaPointer(item, child, raw))) {
-                cJSON_Delete(raw);
-                return -ENOMEM;
-            }
-        } else if (exact_numbers(child) != 0) {
-            return -ENOMEM;
-        }
-        child = next;
-    }
-    return 0;
-}
 
 int loams_cmd_collection(int argc, char **argv)
 {
@@ -61,7 +21,9 @@ int loams_cmd_collection(int argc, char **argv)
     int status = 2, dump = 0;
     loams_node *node = NULL;
     loams_buf *out = NULL;
-    char *cursor = NULL;
+    loams_kit_buf req = LOAMS_KIT_BUF_INIT, cursor = LOAMS_KIT_BUF_INIT;
+    loams_json_text answer;
+    loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "collection", argc, argv, &i);
         if (rc < 0) {
@@ -103,56 +65,59 @@ int loams_cmd_collection(int argc, char **argv)
         goto done;
     }
     for (;;) {
-        char req[256];
-        if (cursor != NULL) {
-            snprintf(req, sizeof req, "{\"scan\":true,\"limit\":1000,\"after\":\"%s\"}", cursor);
-        } else {
-            snprintf(req, sizeof req, "{\"scan\":true,\"limit\":1000}");
+        /* the cursor goes back as the plugin wrote it */
+        loams_kit_buf_clear(&req);
+        int rc = loams_kit_buf_appendf(&req, "{\"scan\":true,\"limit\":1000");
+        if (rc == 0 && cursor.len > 0) {
+            rc = loams_kit_buf_appendf(&req, ",\"after\":%.*s", (int)cursor.len,
+                                       (const char *)cursor.data);
         }
-        loams_buf_reset(out);
-        cJSON *a;
-        if (loams_target_query_json(node, &cname, "collection", "target-collection", req, out, &a,
-                                    err, sizeof err) != 0) {
+        if (rc != 0 || loams_kit_buf_append(&req, "}", 1) != 0 ||
+            loams_kit_buf_cstr(&req) == NULL) {
+            fprintf(stderr, "loams-host collection: out of memory\n");
+            goto done;
+        }
+        if (loams_target_query_text(node, &cname, "collection", "target-collection",
+                                    (const char *)req.data, out, &answer, err, sizeof err) != 0) {
             fprintf(stderr, "loams-host collection: %s\n", err);
             goto done;
         }
-        cJSON *docs = cJSON_GetObjectItemCaseSensitive(a, "docs");
-        const cJSON *next = cJSON_GetObjectItemCaseSensitive(a, "next");
-        if (!cJSON_IsArray(docs) || !(cJSON_IsString(next) || cJSON_IsNull(next))) {
-            cJSON_Delete(a);
+        /* Each document is printed as the plugin wrote it: through cJSON an
+         * integer past 2^53 would lose digits and a string end at an
+         * escaped NUL (json_text.h). */
+        loams_kit_json_value docs, next, d, none;
+        loams_kit_json_iter it;
+        if (loams_json_member(&answer, &answer.root, "docs", &docs) != 1 ||
+            docs.kind != LOAMS_KIT_JSON_ARRAY || loams_json_walk(&answer, &docs, &it) != 0 ||
+            loams_json_member(&answer, &answer.root, "next", &next) != 1 ||
+            (next.kind != LOAMS_KIT_JSON_STRING && next.kind != LOAMS_KIT_JSON_NULL)) {
             fprintf(stderr,
                     "loams-host collection: %s.%s: target-collection's scan answer (%s) has no "
                     "\"docs\" array or no \"next\"\n",
-                    cname.ns, cname.name, req);
+                    cname.ns, cname.name, (const char *)req.data);
             goto done;
         }
-        cJSON *d;
-        int nomem = 0;
-        cJSON_ArrayForEach(d, docs)
-        {
-            char *line = exact_numbers(d) == 0 ? cJSON_PrintUnformatted(d) : NULL;
-            if (line == NULL) {
-                nomem = 1;
-                break;
-            }
-            puts(line);
-            cJSON_free(line);
+        while (loams_kit_json_iter_next(&it, &none, &d, NULL) == 1) {
+            loams_json_fwrite(stdout, &answer, &d);
+            putchar('\n');
         }
-        if (nomem) {
-            cJSON_Delete(a);
-            fprintf(stderr, "loams-host collection: out of memory printing a document\n");
-            goto done;
-        }
-        free(cursor);
-        cursor = cJSON_IsString(next) ? strdup(next->valuestring) : NULL;
-        cJSON_Delete(a);
-        if (cursor == NULL) {
+        loams_kit_buf_clear(&cursor);
+        if (next.kind == LOAMS_KIT_JSON_NULL) {
             break;
+        }
+        const char *p;
+        size_t len;
+        loams_json_raw(&answer, &next, &p, &len);
+        if (loams_kit_buf_append(&cursor, p, len) != 0) {
+            fprintf(stderr, "loams-host collection: out of memory\n");
+            goto done;
         }
     }
     status = fflush(stdout) == 0 ? 0 : 1;
 done:
-    free(cursor);
+    loams_json_text_free(&answer);
+    loams_kit_buf_free(&req);
+    loams_kit_buf_free(&cursor);
     loams_buf_free(out);
     loams_node_close(node);
     loams_cli_args_free(&args);

@@ -15,6 +15,7 @@
 #include "abi/buf.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
 
@@ -32,164 +33,207 @@ static void usage(void)
             "  common: [--json] --data-dir DIR [--plugin-dir DIR]...\n");
 }
 
-static const char *str(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
+/* The answer is printed from its text (json_text.h): through cJSON a
+ * string would end at an escaped NUL and a number could lose digits. */
 
-static double num(const cJSON *o, const char *name)
+/* Writes fmt to f, each {name} in it replaced by member `name` of object
+ * o: a string for a person to read, another value as the plugin wrote it,
+ * nothing when o has no such member. */
+static void say(FILE *f, const loams_json_text *t, const loams_kit_json_value *o, const char *fmt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-static void print_props(const cJSON *o)
-{
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "properties");
-    if (p != NULL && cJSON_GetArraySize(p) > 0) {
-        char *t = cJSON_PrintUnformatted(p);
-        if (t != NULL) {
-            printf("  %s", t);
+    while (*fmt != '\0') {
+        const char *open = strchr(fmt, '{'), *close = open ? strchr(open, '}') : NULL;
+        if (close == NULL) {
+            fputs(fmt, f);
+            return;
         }
-        cJSON_free(t);
+        fwrite(fmt, 1, (size_t)(open - fmt), f);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(close - open - 1), open + 1);
+        loams_kit_json_value v;
+        if (loams_json_member(t, o, name, &v) == 1) {
+            loams_json_print_text(f, t, &v);
+        }
+        fmt = close + 1;
     }
 }
 
-/* Prints an answer as text; returns the exit status (1: nothing found). */
-static int print_text(const char *op, const cJSON *a)
+/* Member `name` of o, or a value of kind MISSING. */
+static loams_kit_json_value member(const loams_json_text *t, const loams_kit_json_value *o,
+                                   const char *name)
 {
-    const cJSON *it;
+    loams_kit_json_value v;
+    if (loams_json_member(t, o, name, &v) != 1) {
+        memset(&v, 0, sizeof v);
+    }
+    return v;
+}
+
+static int is_true(const loams_json_text *t, const loams_kit_json_value *o, const char *name)
+{
+    return member(t, o, name).kind == LOAMS_KIT_JSON_TRUE;
+}
+
+/* "  {properties}" when o has properties. */
+static void print_props(const loams_json_text *t, const loams_kit_json_value *o)
+{
+    loams_kit_json_value p = member(t, o, "properties"), k, v;
+    loams_kit_json_iter it;
+    if (loams_json_walk(t, &p, &it) == 0 && loams_kit_json_iter_next(&it, &k, &v, NULL) == 1) {
+        fputs("  ", stdout);
+        loams_json_fwrite(stdout, t, &p);
+    }
+}
+
+/* Whether strings a and b (of t) are the same text. */
+static int same_text(const loams_json_text *t, const loams_kit_json_value *a,
+                     const loams_kit_json_value *b)
+{
+    const char *pa, *pb;
+    size_t la, lb;
+    loams_json_raw(t, a, &pa, &la);
+    loams_json_raw(t, b, &pb, &lb);
+    return a->kind == b->kind && la == lb && memcmp(pa, pb, la) == 0;
+}
+
+/* Prints an answer as text; returns the exit status (1: nothing found). */
+static int print_text(const char *op, const loams_json_text *t)
+{
+    const loams_kit_json_value *a = &t->root;
+    loams_kit_json_value it, none;
+    loams_kit_json_iter walk;
     if (strcmp(op, "node") == 0) {
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "found"))) {
-            fprintf(stderr, "loams-host graph: node '%s' does not exist in %s\n", str(a, "id"),
-                    str(a, "graph"));
+        if (!is_true(t, a, "found")) {
+            say(stderr, t, a, "loams-host graph: node '{id}' does not exist in {graph}\n");
             return 1;
         }
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "node");
-        const cJSON *label = cJSON_GetObjectItemCaseSensitive(n, "label");
-        printf("%s  %s", str(n, "id"), cJSON_IsString(label) ? label->valuestring : "(no label)");
-        print_props(n);
+        loams_kit_json_value n = member(t, a, "node");
+        say(stdout, t, &n,
+            member(t, &n, "label").kind == LOAMS_KIT_JSON_STRING ? "{id}  {label}"
+                                                                 : "{id}  (no label)");
+        print_props(t, &n);
         printf("\n");
         return 0;
     }
     if (strcmp(op, "neighbors") == 0) {
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(a, "edges"))
-        {
-            printf("%s -%s-> %s", str(it, "src"), str(it, "type"), str(it, "dst"));
-            print_props(it);
-            printf("\n");
+        loams_kit_json_value edges = member(t, a, "edges");
+        if (loams_json_walk(t, &edges, &walk) == 0) {
+            while (loams_kit_json_iter_next(&walk, &none, &it, NULL) == 1) {
+                say(stdout, t, &it, "{src} -{type}-> {dst}");
+                print_props(t, &it);
+                printf("\n");
+            }
         }
-        printf("%.0f edges (%s) of %s%s, %.0f segments read in %.0f us\n", num(a, "count"),
-               str(a, "direction"), str(a, "id"),
-               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "truncated")) ? ", truncated" : "",
-               num(a, "segments"), num(a, "took_us"));
+        say(stdout, t, a, "{count} edges ({direction}) of {id}");
+        say(stdout, t, a,
+            is_true(t, a, "truncated") ? ", truncated, {segments} segments read in {took_us} us\n"
+                                       : ", {segments} segments read in {took_us} us\n");
         return 0;
     }
     if (strcmp(op, "path") == 0) {
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "found"))) {
-            fprintf(stderr,
-                    "loams-host graph: no path from '%s' to '%s' within %.0f hops (%s; "
-                    "%.0f nodes visited)\n",
-                    str(a, "from"), str(a, "to"), num(a, "max_depth"), str(a, "direction"),
-                    num(a, "visited"));
+        if (!is_true(t, a, "found")) {
+            say(stderr, t, a,
+                "loams-host graph: no path from '{from}' to '{to}' within {max_depth} hops "
+                "({direction}; {visited} nodes visited)\n");
             return 1;
         }
-        printf("%s", str(a, "from"));
-        const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "nodes");
-        int i = 1;
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(a, "edges"))
-        {
-            const char *next = cJSON_GetArrayItem(nodes, i) != NULL
-                                   ? cJSON_GetArrayItem(nodes, i)->valuestring
-                                   : "?";
-            int fwd = strcmp(str(it, "dst"), next) == 0;
-            printf(fwd ? " -%s-> %s" : " <-%s- %s", str(it, "type"), next);
-            i++;
+        say(stdout, t, a, "{from}");
+        /* nodes[0] is "from": each edge leads to the next node */
+        loams_kit_json_value nodes = member(t, a, "nodes"), edges = member(t, a, "edges"), next;
+        loams_kit_json_iter nwalk;
+        int have_nodes = loams_json_walk(t, &nodes, &nwalk) == 0 &&
+                         loams_kit_json_iter_next(&nwalk, &none, &next, NULL) == 1;
+        if (loams_json_walk(t, &edges, &walk) == 0) {
+            while (loams_kit_json_iter_next(&walk, &none, &it, NULL) == 1) {
+                if (!have_nodes || loams_kit_json_iter_next(&nwalk, &none, &next, NULL) != 1) {
+                    have_nodes = 0;
+                    memset(&next, 0, sizeof next);
+                }
+                loams_kit_json_value dst = member(t, &it, "dst");
+                int fwd = have_nodes && same_text(t, &dst, &next);
+                say(stdout, t, &it, fwd ? " -{type}-> " : " <-{type}- ");
+                if (have_nodes) {
+                    loams_json_print_text(stdout, t, &next);
+                } else {
+                    fputs("?", stdout);
+                }
+            }
         }
-        printf("\nlength %.0f (%.0f nodes visited in %.0f us)\n", num(a, "length"),
-               num(a, "visited"), num(a, "took_us"));
+        say(stdout, t, a, "\nlength {length} ({visited} nodes visited in {took_us} us)\n");
         return 0;
     }
     if (strcmp(op, "khop") == 0) {
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(a, "nodes"))
-        {
-            printf("%.0f  %s\n", num(it, "depth"), str(it, "id"));
+        loams_kit_json_value nodes = member(t, a, "nodes");
+        if (loams_json_walk(t, &nodes, &walk) == 0) {
+            while (loams_kit_json_iter_next(&walk, &none, &it, NULL) == 1) {
+                say(stdout, t, &it, "{depth}  {id}\n");
+            }
         }
-        printf("%.0f nodes within %.0f hops (%s) of %s%s, in %.0f us\n", num(a, "count"),
-               num(a, "depth"), str(a, "direction"), str(a, "id"),
-               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "truncated")) ? ", truncated" : "",
-               num(a, "took_us"));
+        say(stdout, t, a, "{count} nodes within {depth} hops ({direction}) of {id}");
+        say(stdout, t, a,
+            is_true(t, a, "truncated") ? ", truncated, in {took_us} us\n" : ", in {took_us} us\n");
         return 0;
     }
     return 0;
 }
 
-/* nodes | edges: pages through the scan query, one JSON line per item. */
+/* nodes | edges: pages through the scan query, one JSON line per item, as
+ * the plugin wrote it. */
 static int dump(loams_node *node, const loams_objname *g, const char *what, char *err,
                 size_t errlen)
 {
-    cJSON *after = NULL;
+    loams_kit_buf req = LOAMS_KIT_BUF_INIT, after = LOAMS_KIT_BUF_INIT;
+    loams_json_text answer;
+    loams_json_text_init(&answer);
     loams_buf *out = NULL;
     int rc = loams_buf_create(&out);
     while (rc == 0) {
-        cJSON *req = cJSON_CreateObject();
-        char *text = NULL;
-        if (req != NULL) {
-            cJSON_AddStringToObject(req, "op", "scan");
-            cJSON_AddStringToObject(req, "what", what);
-            cJSON_AddNumberToObject(req, "limit", 10000);
-            if (after != NULL) {
-                cJSON_AddItemToObject(req, "after", after);
-                after = NULL;
-            }
-            text = cJSON_PrintUnformatted(req);
+        /* the answer's "next" goes back as the plugin wrote it */
+        loams_kit_buf_clear(&req);
+        rc = loams_kit_buf_appendf(&req, "{\"op\":\"scan\",\"what\":\"%s\",\"limit\":10000", what);
+        if (rc == 0 && after.len > 0) {
+            rc = loams_kit_buf_appendf(&req, ",\"after\":%.*s", (int)after.len,
+                                       (const char *)after.data);
         }
-        cJSON_Delete(req);
-        if (text == NULL) {
+        if (rc != 0 || loams_kit_buf_append(&req, "}", 1) != 0 ||
+            loams_kit_buf_cstr(&req) == NULL) {
             snprintf(err, errlen, "out of memory");
             rc = -ENOMEM;
             break;
         }
-        loams_buf_reset(out);
-        cJSON *a;
-        rc = loams_target_query_json(node, g, "graph", "target-graph", text, out, &a, err, errlen);
-        free(text);
+        rc = loams_target_query_text(node, g, "graph", "target-graph", (const char *)req.data, out,
+                                     &answer, err, errlen);
         if (rc != 0) {
             break;
         }
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive(a, what), *it;
-        if (!cJSON_IsArray(items)) {
-            cJSON_Delete(a);
+        loams_kit_json_value items = member(&answer, &answer.root, what), it, none;
+        loams_kit_json_value next = member(&answer, &answer.root, "next");
+        loams_kit_json_iter walk;
+        if (items.kind != LOAMS_KIT_JSON_ARRAY || loams_json_walk(&answer, &items, &walk) != 0) {
             snprintf(err, errlen, "%s.%s: target-graph's scan answer has no \"%s\" array", g->ns,
                      g->name, what);
             rc = LOAMS_ECORRUPT;
             break;
         }
-        cJSON_ArrayForEach(it, items)
-        {
-            char *line = cJSON_PrintUnformatted(it);
-            if (line == NULL) {
-                rc = -ENOMEM;
-                break;
-            }
-            puts(line);
-            cJSON_free(line);
+        while (loams_kit_json_iter_next(&walk, &none, &it, NULL) == 1) {
+            loams_json_fwrite(stdout, &answer, &it);
+            putchar('\n');
         }
-        if (rc != 0) {
-            cJSON_Delete(a);
-            snprintf(err, errlen, "out of memory printing the %s of %s.%s", what, g->ns, g->name);
+        loams_kit_buf_clear(&after);
+        if (next.kind == LOAMS_KIT_JSON_MISSING || next.kind == LOAMS_KIT_JSON_NULL) {
             break;
         }
-        cJSON *next = cJSON_DetachItemFromObjectCaseSensitive(a, "next");
-        cJSON_Delete(a);
-        if (next == NULL || cJSON_IsNull(next)) {
-            cJSON_Delete(next);
-            break;
+        const char *p;
+        size_t len;
+        loams_json_raw(&answer, &next, &p, &len);
+        if (loams_kit_buf_append(&after, p, len) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -ENOMEM;
         }
-        after = next;
     }
-    cJSON_Delete(after);
+    loams_json_text_free(&answer);
+    loams_kit_buf_free(&req);
+    loams_kit_buf_free(&after);
     loams_buf_free(out);
     return rc;
 }
@@ -220,6 +264,8 @@ int loams_cmd_graph(int argc, char **argv)
     loams_buf *out = NULL;
     cJSON *req = NULL;
     char *request = NULL;
+    loams_json_text answer;
+    loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "graph", argc, argv, &i);
         if (rc < 0) {
@@ -352,27 +398,24 @@ int loams_cmd_graph(int argc, char **argv)
     if ((request = cJSON_PrintUnformatted(req)) == NULL) {
         goto done;
     }
-    cJSON *a = NULL;
     if (loams_buf_create(&out) != 0) {
         fprintf(stderr, "loams-host graph: out of memory\n");
         goto done;
     }
-    if (loams_target_query_json(node, &gname, "graph", "target-graph", request, out, &a, err,
+    if (loams_target_query_text(node, &gname, "graph", "target-graph", request, out, &answer, err,
                                 sizeof err) != 0) {
         fprintf(stderr, "loams-host graph: %s\n", err);
         goto done;
     }
     if (json) {
-        size_t len;
-        const char *answer = loams_buf_data(out, &len);
-        fwrite(answer, 1, len, stdout);
+        loams_json_fwrite(stdout, &answer, &answer.root);
         fputc('\n', stdout);
         status = fflush(stdout) == 0 ? 0 : 1;
     } else {
-        status = print_text(op, a);
+        status = print_text(op, &answer);
     }
-    cJSON_Delete(a);
 done:
+    loams_json_text_free(&answer);
     cJSON_Delete(req);
     cJSON_free(request);
     loams_buf_free(out);

@@ -15,6 +15,7 @@
 #include "abi/buf.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
 
@@ -67,38 +68,101 @@ out:
     return text;
 }
 
-static void print_answer(const cJSON *a)
+/* Member `name` of o, or a value of kind MISSING. */
+static loams_kit_json_value member(const loams_json_text *t, const loams_kit_json_value *o,
+                                   const char *name)
 {
-    const cJSON *hits = cJSON_GetObjectItemCaseSensitive(a, "hits");
-    const cJSON *splits = cJSON_GetObjectItemCaseSensitive(a, "splits");
-    const cJSON *live = cJSON_GetObjectItemCaseSensitive(a, "live_docs");
-    const cJSON *took = cJSON_GetObjectItemCaseSensitive(a, "took_us");
-    printf("%d hits of %.0f live documents in %.0f us\n", cJSON_GetArraySize(hits),
-           cJSON_IsNumber(live) ? live->valuedouble : 0,
-           cJSON_IsNumber(took) ? took->valuedouble : 0);
-    int rank = 1;
-    const cJSON *h;
-    cJSON_ArrayForEach(h, hits)
-    {
-        const cJSON *pk = cJSON_GetObjectItemCaseSensitive(h, "_pk");
-        const cJSON *score = cJSON_GetObjectItemCaseSensitive(h, "score");
-        const cJSON *doc = cJSON_GetObjectItemCaseSensitive(h, "doc");
-        char *dtext = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
-        printf("%3d. %-10.4f %-20s %.160s\n", rank++,
-               cJSON_IsNumber(score) ? score->valuedouble : 0,
-               cJSON_IsString(pk) ? pk->valuestring : "?", dtext != NULL ? dtext : "");
-        cJSON_free(dtext);
+    loams_kit_json_value v;
+    if (loams_json_member(t, o, name, &v) != 1) {
+        memset(&v, 0, sizeof v);
     }
-    printf("splits read: %d\n", cJSON_GetArraySize(splits));
-    const cJSON *s;
-    cJSON_ArrayForEach(s, splits)
-    {
-        const cJSON *key = cJSON_GetObjectItemCaseSensitive(s, "key");
-        const cJSON *docs = cJSON_GetObjectItemCaseSensitive(s, "docs");
-        const cJSON *matched = cJSON_GetObjectItemCaseSensitive(s, "matched");
-        printf("  %s (%.0f docs, %.0f matched)\n", cJSON_IsString(key) ? key->valuestring : "?",
-               cJSON_IsNumber(docs) ? docs->valuedouble : 0,
-               cJSON_IsNumber(matched) ? matched->valuedouble : 0);
+    return v;
+}
+
+/* Writes member `name` of o as the plugin wrote it ("0" when missing). */
+static void print_number(const loams_json_text *t, const loams_kit_json_value *o, const char *name)
+{
+    loams_kit_json_value v = member(t, o, name);
+    if (v.kind == LOAMS_KIT_JSON_NUMBER) {
+        loams_json_fwrite(stdout, t, &v);
+    } else {
+        fputs("0", stdout);
+    }
+}
+
+/* The number of elements of array v. */
+static size_t count(const loams_json_text *t, const loams_kit_json_value *v)
+{
+    loams_kit_json_iter it;
+    loams_kit_json_value none, e;
+    size_t n = 0;
+    if (v->kind == LOAMS_KIT_JSON_ARRAY && loams_json_walk(t, v, &it) == 0) {
+        while (loams_kit_json_iter_next(&it, &none, &e, NULL) == 1) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Prints the answer for a person.  Keys and documents are shown as the
+ * plugin wrote them (json_text.h): through cJSON a string would end at an
+ * escaped NUL and an integer past 2^53 lose digits. */
+static void print_answer(const loams_json_text *t)
+{
+    const loams_kit_json_value *a = &t->root;
+    loams_kit_json_value hits = member(t, a, "hits"), splits = member(t, a, "splits"), h, s, none;
+    loams_kit_json_iter it;
+    printf("%zu hits of ", count(t, &hits));
+    print_number(t, a, "live_docs");
+    printf(" live documents in ");
+    print_number(t, a, "took_us");
+    printf(" us\n");
+    int rank = 1;
+    if (hits.kind == LOAMS_KIT_JSON_ARRAY && loams_json_walk(t, &hits, &it) == 0) {
+        while (loams_kit_json_iter_next(&it, &none, &h, NULL) == 1) {
+            loams_kit_json_value pk = member(t, &h, "_pk"), score = member(t, &h, "score"),
+                                 doc = member(t, &h, "doc");
+            double sc = 0;
+            char *pk_text = NULL;
+            size_t pk_len = 0;
+            FILE *mem = open_memstream(&pk_text, &pk_len);
+            if (mem != NULL) {
+                if (pk.kind == LOAMS_KIT_JSON_STRING) {
+                    loams_json_print_text(mem, t, &pk);
+                } else {
+                    fputs("?", mem);
+                }
+                fclose(mem);
+            }
+            if (score.kind == LOAMS_KIT_JSON_NUMBER) {
+                loams_kit_json_value_double(t->doc, &score, &sc, NULL);
+            }
+            const char *dp = "";
+            size_t dlen = 0;
+            if (doc.kind != LOAMS_KIT_JSON_MISSING) {
+                loams_json_raw(t, &doc, &dp, &dlen);
+            }
+            printf("%3d. %-10.4f %-20s %.*s\n", rank++, sc, pk_text != NULL ? pk_text : "?",
+                   (int)(dlen < 160 ? dlen : 160), dp);
+            free(pk_text);
+        }
+    }
+    printf("splits read: %zu\n", count(t, &splits));
+    if (splits.kind == LOAMS_KIT_JSON_ARRAY && loams_json_walk(t, &splits, &it) == 0) {
+        while (loams_kit_json_iter_next(&it, &none, &s, NULL) == 1) {
+            loams_kit_json_value key = member(t, &s, "key");
+            printf("  ");
+            if (key.kind == LOAMS_KIT_JSON_STRING) {
+                loams_json_print_text(stdout, t, &key);
+            } else {
+                printf("?");
+            }
+            printf(" (");
+            print_number(t, &s, "docs");
+            printf(" docs, ");
+            print_number(t, &s, "matched");
+            printf(" matched)\n");
+        }
     }
 }
 
@@ -114,6 +178,8 @@ int loams_cmd_search(int argc, char **argv)
     loams_node *node = NULL;
     char *request = NULL;
     loams_buf *out = NULL;
+    loams_json_text answer;
+    loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "search", argc, argv, &i);
         if (rc < 0) {
@@ -175,27 +241,24 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    cJSON *a = NULL;
     if (loams_buf_create(&out) != 0) {
         fprintf(stderr, "loams-host search: out of memory\n");
         goto done;
     }
-    if (loams_target_query_json(node, &cname, "collection", "target-collection", request, out, &a,
-                                err, sizeof err) != 0) {
+    if (loams_target_query_text(node, &cname, "collection", "target-collection", request, out,
+                                &answer, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
     if (json) {
-        size_t len;
-        const char *answer = loams_buf_data(out, &len);
-        fwrite(answer, 1, len, stdout);
+        loams_json_fwrite(stdout, &answer, &answer.root);
         fputc('\n', stdout);
     } else {
-        print_answer(a);
+        print_answer(&answer);
     }
-    cJSON_Delete(a);
     status = fflush(stdout) == 0 ? 0 : 1;
 done:
+    loams_json_text_free(&answer);
     loams_buf_free(out);
     free(request);
     loams_node_close(node);

@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/json_text.h"
 #include "cli/table_relocate.h"
 #include "cli/target_query.h"
 
@@ -67,28 +68,37 @@ static void print_describe(const cJSON *a)
     }
 }
 
-static int print_scan(const cJSON *a)
+/* Prints each row of a scan answer as {"column": value, ...}, the names
+ * and values as the plugin wrote them (through cJSON an integer past 2^53
+ * would lose digits and a string end at an escaped NUL: json_text.h).
+ * Returns 0, or -1 when the answer is not a scan answer. */
+static int print_scan(const loams_json_text *t)
 {
-    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(a, "columns");
-    const cJSON *row;
-    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(a, "rows"))
-    {
-        cJSON *o = cJSON_CreateObject();
-        const cJSON *c = cols ? cols->child : NULL, *v;
-        cJSON_ArrayForEach(v, row)
-        {
-            if (c != NULL && o != NULL) {
-                cJSON_AddItemToObject(o, c->valuestring, cJSON_Duplicate(v, 1));
-                c = c->next;
+    loams_kit_json_value cols, rows, row, c, v, none;
+    loams_kit_json_iter rit, cit, vit;
+    if (loams_json_member(t, &t->root, "columns", &cols) != 1 ||
+        cols.kind != LOAMS_KIT_JSON_ARRAY || loams_json_member(t, &t->root, "rows", &rows) != 1 ||
+        rows.kind != LOAMS_KIT_JSON_ARRAY || loams_json_walk(t, &rows, &rit) != 0) {
+        return -1;
+    }
+    while (loams_kit_json_iter_next(&rit, &none, &row, NULL) == 1) {
+        if (row.kind != LOAMS_KIT_JSON_ARRAY || loams_json_walk(t, &cols, &cit) != 0 ||
+            loams_json_walk(t, &row, &vit) != 0) {
+            return -1;
+        }
+        putchar('{');
+        for (int first = 1; loams_kit_json_iter_next(&cit, &none, &c, NULL) == 1; first = 0) {
+            if (loams_kit_json_iter_next(&vit, &none, &v, NULL) != 1) {
+                break;
             }
+            if (!first) {
+                putchar(',');
+            }
+            loams_json_fwrite(stdout, t, &c);
+            putchar(':');
+            loams_json_fwrite(stdout, t, &v);
         }
-        char *line = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-        cJSON_Delete(o);
-        if (line == NULL) {
-            return 1;
-        }
-        puts(line);
-        cJSON_free(line);
+        puts("}");
     }
     return 0;
 }
@@ -102,6 +112,8 @@ int loams_cmd_table(int argc, char **argv)
     loams_node *node = NULL;
     loams_buf *out = NULL;
     cJSON *a = NULL;
+    loams_json_text answer;
+    loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "table", argc, argv, &i);
         if (rc < 0) {
@@ -186,26 +198,29 @@ int loams_cmd_table(int argc, char **argv)
     } else {
         snprintf(req, sizeof req, "{\"scan\":true,\"limit\":%ld}", limit);
     }
-    if (loams_target_query_json(node, &tname, "table", "target-iceberg", req, out, &a, err,
-                                sizeof err) != 0) {
+    int scan = strcmp(what, "scan") == 0;
+    if ((scan ? loams_target_query_text(node, &tname, "table", "target-iceberg", req, out, &answer,
+                                        err, sizeof err)
+              : loams_target_query_json(node, &tname, "table", "target-iceberg", req, out, &a, err,
+                                        sizeof err)) != 0) {
         fprintf(stderr, "loams-host table: %s\n", err);
         goto done;
     }
     if (json) {
         size_t len;
         const char *text = loams_buf_data(out, &len);
-        printf("%.*s\n", (int)len, text);
-        status = fflush(stdout) == 0 ? 0 : 1;
-        goto done;
-    }
-    if (strcmp(what, "describe") == 0) {
+        fwrite(text, 1, len, stdout);
+        putchar('\n');
+    } else if (!scan) {
         print_describe(a);
-    } else if (print_scan(a) != 0) {
-        fprintf(stderr, "loams-host table: out of memory\n");
+    } else if (print_scan(&answer) != 0) {
+        fprintf(stderr, "loams-host table: target-iceberg gave a scan answer that is not "
+                        "a list of rows\n");
         goto done;
     }
     status = fflush(stdout) == 0 ? 0 : 1;
 done:
+    loams_json_text_free(&answer);
     cJSON_Delete(a);
     loams_buf_free(out);
     loams_node_close(node);

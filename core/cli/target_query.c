@@ -4,6 +4,7 @@
  */
 #include "cli/target_query.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,5 +123,35 @@ int loams_target_query_json(loams_node *node, const loams_objname *name, const c
              "%zu): stored data the plugin did not check is damaged",
              name->ns, name->name, plugin, end != NULL && end >= text ? (size_t)(end - text) : 0,
              len);
+    return LOAMS_ECORRUPT;
+}
+
+int loams_target_query_text(loams_node *node, const loams_objname *name, const char *kind,
+                            const char *plugin, const char *request, loams_buf *out,
+                            loams_json_text *answer, char *err, size_t errlen)
+{
+    loams_buf_reset(out);
+    int rc = loams_target_query(node, name, kind, plugin, request, out, err, errlen);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t len, at = 0;
+    const char *text = loams_buf_data(out, &len);
+    char why[160];
+    rc = loams_json_text_read(answer, text, len, &at, why, sizeof why);
+    if (rc == -ENOMEM) {
+        snprintf(err, errlen, "out of memory reading the answer of %s", plugin);
+        return rc;
+    }
+    if (rc == 0 && answer->root.kind == LOAMS_KIT_JSON_OBJECT) {
+        return 0;
+    }
+    if (rc == 0) {
+        snprintf(why, sizeof why, "it is %s", loams_json_kind_phrase(answer->root.kind));
+    }
+    snprintf(err, errlen,
+             "%s.%s: %s answered with text that is not a JSON object (at byte %zu of %zu: %s): "
+             "stored data the plugin did not check is damaged",
+             name->ns, name->name, plugin, at, len, why);
     return LOAMS_ECORRUPT;
 }

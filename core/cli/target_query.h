@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "abi/buf.h"
+#include "cli/json_text.h"
 #include "run/node.h"
 #include "catalog/objname.h"
 
@@ -32,5 +33,14 @@ int loams_target_query(loams_node *node, const loams_objname *name, const char *
 int loams_target_query_json(loams_node *node, const loams_objname *name, const char *kind,
                             const char *plugin, const char *request, loams_buf *out, cJSON **answer,
                             char *err, size_t errlen);
+
+/* loams_target_query on an emptied `out`, then the answer read with
+ * `answer` (json_text.h): on 0, answer->root is a JSON object whose values
+ * are printed as the plugin wrote them.  An answer that is not a JSON
+ * object is LOAMS_ECORRUPT, with a message that names the target, the
+ * plugin, the byte and what is wrong there; -ENOMEM. */
+int loams_target_query_text(loams_node *node, const loams_objname *name, const char *kind,
+                            const char *plugin, const char *request, loams_buf *out,
+                            loams_json_text *answer, char *err, size_t errlen);
 
 #endif

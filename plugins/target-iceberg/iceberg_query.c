@@ -21,9 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "iceberg_target.h"
+#include "loams/kit/utf8.h"
 #include "parquet_reader.h"
 
 #define host loams__ice_host
@@ -240,9 +242,8 @@ static int describe(ice *t, const char *ref, cJSON *ans)
         }
         loams__ice_set_int(o, "snapshot_id", loams__ice_long(s, "snapshot-id", -1));
         loams__ice_set_int(o, "parent_snapshot_id", loams__ice_long(s, "parent-snapshot-id", -1));
-        cJSON_AddNumberToObject(o, "sequence_number",
-                                (double)loams__ice_long(s, "sequence-number", 0));
-        cJSON_AddNumberToObject(o, "timestamp_ms", (double)loams__ice_long(s, "timestamp-ms", 0));
+        loams__ice_set_int(o, "sequence_number", loams__ice_long(s, "sequence-number", 0));
+        loams__ice_set_int(o, "timestamp_ms", loams__ice_long(s, "timestamp-ms", 0));
         const cJSON *ml = cJSON_GetObjectItemCaseSensitive(s, "manifest-list");
         cJSON_AddStringToObject(o, "manifest_list", cJSON_IsString(ml) ? ml->valuestring : "");
         const cJSON *sum = cJSON_GetObjectItemCaseSensitive(s, "summary");
@@ -263,12 +264,54 @@ static int describe(ice *t, const char *ref, cJSON *ans)
             break;
         }
         cJSON_AddStringToObject(o, "path", fs.files[i].path);
-        cJSON_AddNumberToObject(o, "records", (double)fs.files[i].records);
-        cJSON_AddNumberToObject(o, "bytes", (double)fs.files[i].bytes);
-        cJSON_AddNumberToObject(o, "sequence_number", (double)fs.files[i].sequence);
+        loams__ice_set_int(o, "records", fs.files[i].records);
+        loams__ice_set_int(o, "bytes", fs.files[i].bytes);
+        loams__ice_set_int(o, "sequence_number", fs.files[i].sequence);
     }
     loams__ice_files_free(&fs);
     return 0;
+}
+
+/* A string cell as raw JSON text that keeps every byte (a cJSON string
+ * would end at a NUL): '"', '\\' and control characters escaped, NUL as
+ * \u0000; a byte that is not valid UTF-8 (the writer stores none) as
+ * \ufffd, since JSON text is UTF-8. */
+static cJSON *string_json(const loams_kit_mem *mem, const uint8_t *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *s = n < (SIZE_MAX - 3) / 6 ? loams_kit_mem_alloc(mem, 6 * n + 3) : NULL;
+    if (s == NULL) {
+        return NULL;
+    }
+    size_t o = 0;
+    s[o++] = '"';
+    for (size_t i = 0; i < n;) {
+        size_t ok = loams_kit_utf8_valid_prefix(p + i, n - i);
+        for (; ok > 0; ok--, i++) {
+            uint8_t c = p[i];
+            if (c == '"' || c == '\\') {
+                s[o++] = '\\';
+                s[o++] = (char)c;
+            } else if (c < 0x20) {
+                memcpy(s + o, "\\u00", 4);
+                s[o + 4] = hex[c >> 4];
+                s[o + 5] = hex[c & 15];
+                o += 6;
+            } else {
+                s[o++] = (char)c;
+            }
+        }
+        if (i < n) {
+            memcpy(s + o, "\\ufffd", 6);
+            o += 6;
+            i++;
+        }
+    }
+    s[o++] = '"';
+    s[o] = '\0';
+    cJSON *j = cJSON_CreateRaw(s);
+    loams_kit_mem_free(mem, s);
+    return j;
 }
 
 /* A cell of a scan, converted to the current field's type. */
@@ -311,20 +354,10 @@ static cJSON *cell_json(const loams_kit_mem *mem, const loams__ice_field *f,
             snprintf(b + n, sizeof b - n, ".%06" PRId64 "Z", us);
             return cJSON_CreateString(b);
         }
-        return cJSON_CreateNumber((double)v->u.i64);
+        return loams__ice_int(v->u.i64); /* every digit: a double has 53 bits */
     case LOAMS__PQ_FLOAT: return cJSON_CreateNumber(v->u.f32);
     case LOAMS__PQ_DOUBLE: return cJSON_CreateNumber(v->u.f64);
-    case LOAMS__PQ_STRING: {
-        char *s = loams_kit_mem_alloc(mem, v->u.bin.len + 1);
-        if (s == NULL) {
-            return NULL;
-        }
-        memcpy(s, v->u.bin.ptr, v->u.bin.len);
-        s[v->u.bin.len] = '\0';
-        cJSON *j = cJSON_CreateString(s);
-        loams_kit_mem_free(mem, s);
-        return j;
-    }
+    case LOAMS__PQ_STRING: return string_json(mem, v->u.bin.ptr, v->u.bin.len);
     case LOAMS__PQ_BINARY: {
         static const char hx[] = "0123456789abcdef";
         char *s = loams_kit_mem_alloc(mem, 2 * v->u.bin.len + 1);
@@ -411,8 +444,8 @@ static int scan(ice *t, int64_t limit, cJSON *ans)
     if (rc != 0) {
         return rc;
     }
-    cJSON_AddNumberToObject(ans, "files_read", (double)read);
-    cJSON_AddNumberToObject(ans, "total_records", (double)total);
+    loams__ice_set_int(ans, "files_read", (int64_t)read);
+    loams__ice_set_int(ans, "total_records", total);
     cJSON_AddBoolToObject(ans, "truncated", limit - s.left < total);
     return 0;
 }
