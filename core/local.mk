@@ -15,12 +15,13 @@ core_loams_host_CFLAGS = $(AM_CFLAGS)
 core_loams_host_LDADD = core/libloams-core.la
 
 # base/: status codes and their text, the log, failpoints, sizes and
-# durations, a task run's memory account.
+# durations, exact JSON text, a task run's memory account.
 core_libloams_core_la_SOURCES = \
 	core/base/status.c core/base/status.h \
 	core/base/log.c core/base/log.h \
 	core/base/failpoint.c core/base/failpoint.h \
 	core/base/units.h \
+	core/base/json_text.c core/base/json_text.h \
 	core/base/mem_account.c core/base/mem_account.h
 
 # meta/: the metastore (front, backend seam, LMDB backend and its gate),
@@ -138,7 +139,6 @@ core_libloams_core_la_SOURCES += \
 	core/cli/datadir.c core/cli/datadir.h \
 	core/cli/target_query.c core/cli/target_query.h \
 	core/cli/table_relocate.c core/cli/table_relocate.h \
-	core/cli/json_text.c core/cli/json_text.h \
 	core/cli/cmd_serve.c core/cli/cmd_list_plugins.c core/cli/cmd_version.c \
 	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c core/cli/cmd_init.c \
 	core/cli/cmd_search.c core/cli/cmd_collection.c core/cli/cmd_graph.c \

@@ -11,7 +11,7 @@ tests_unit_test_failpoint_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_failpoint_LDADD = $(LOAMS_UNIT_LDADD)
 TESTS += tests/unit/test_failpoint
 
-# The JSON text the commands print (core/cli/json_text.c).
+# The JSON text the commands print (core/base/json_text.c).
 check_PROGRAMS += tests/unit/test_json_text
 TESTS += tests/unit/test_json_text
 tests_unit_test_json_text_SOURCES = tests/unit/test_json_text.c

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
-#include "cli/json_text.h"
+#include "base/json_text.h"
 #include "cli/target_query.h"
 
 int loams_cmd_collection(int argc, char **argv)

@@ -15,7 +15,7 @@
 #include "abi/buf.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
-#include "cli/json_text.h"
+#include "base/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
 

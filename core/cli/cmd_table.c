@@ -18,7 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
-#include "cli/json_text.h"
+#include "base/json_text.h"
 #include "cli/table_relocate.h"
 #include "cli/target_query.h"
 

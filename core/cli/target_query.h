@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "abi/buf.h"
-#include "cli/json_text.h"
+#include "base/json_text.h"
 #include "run/node.h"
 #include "catalog/objname.h"
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_text.h"
 #include "loams/kit/base64.h"
 #include "loams/kit/json_path.h"
 
@@ -305,6 +306,17 @@ int loams_produce_batch_add(loams_produce_batch *b, const char *text, size_t len
             snprintf(why, whylen, "byte %zu: %s: not valid JSON", err.pos + 1, err.what);
             if (at != NULL) {
                 *at = err.pos;
+            }
+            return LOAMS_EINPUT;
+        }
+        /* The kit leaves lone surrogate escapes to its callers: "\ud800"
+         * stands for no character, and most readers refuse it. */
+        size_t bad_at;
+        char bad[160];
+        if (loams_json_find_lone_surrogate(text, len, &bad_at, bad, sizeof bad) != 0) {
+            snprintf(why, whylen, "byte %zu: %s: not valid JSON", bad_at + 1, bad);
+            if (at != NULL) {
+                *at = bad_at;
             }
             return LOAMS_EINPUT;
         }

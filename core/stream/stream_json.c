@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
+#include "base/json_text.h"
+#include "loams/kit/buf.h"
 #include "loams/kit/utf8.h"
 
 int loams_stream_list_json(loams_streamlog *log, const char *ns, loams_buf *out,
@@ -93,81 +93,57 @@ int loams_stream_describe_json(loams_streamlog *log, const loams_objname *name, 
     return rc;
 }
 
-/* Non-zero when s[0..n) can be a cJSON string: well-formed UTF-8 (RFC
- * 3629) without a NUL (cJSON strings end at NUL). */
-static int utf8_valid(const unsigned char *s, size_t n)
+/* Appends `"name":` and bytes p[0..n) as a JSON string, every byte of it
+ * (a NUL as \u0000), or, when they are not UTF-8 text, `"name_hex":` and
+ * their hex digits.  0 or -ENOMEM. */
+static int put_bytes(loams_kit_buf *b, const char *name, size_t name_len, const void *p, size_t n)
 {
-    return memchr(s, 0, n) == NULL && loams_kit_utf8_valid_prefix(s, n) == n;
+    int text = loams_kit_utf8_valid_prefix(p, n) == n;
+    int rc = loams_json_put_string(b, name, name_len);
+    if (rc == 0 && !text) {
+        b->len--; /* the name's closing quote: "name_hex" */
+        rc = loams_kit_buf_append(b, "_hex\"", 5);
+    }
+    rc = rc == 0 ? loams_kit_buf_append_byte(b, ':') : rc;
+    if (rc != 0 || text) {
+        return rc == 0 ? loams_json_put_string(b, p, n) : rc;
+    }
+    rc = loams_kit_buf_append_byte(b, '"');
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = loams_kit_buf_appendf(b, "%02x", ((const unsigned char *)p)[i]);
+    }
+    return rc == 0 ? loams_kit_buf_append_byte(b, '"') : rc;
 }
 
-/* Adds bytes as a JSON string member (cJSON escapes; bytes that are not
- * valid UTF-8 are added as "<name>_hex" instead).  0 or -ENOMEM. */
-static int add_bytes(cJSON *o, const char *name, const void *p, size_t n)
-{
-    if (utf8_valid(p, n)) {
-        char *s = malloc(n + 1);
-        if (s == NULL) {
-            return -ENOMEM;
-        }
-        memcpy(s, p, n);
-        s[n] = '\0';
-        cJSON *item = cJSON_AddStringToObject(o, name, s);
-        free(s);
-        return item != NULL ? 0 : -ENOMEM;
-    }
-    char *hex = malloc(n * 2 + 1);
-    if (hex == NULL) {
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)p)[i]);
-    }
-    hex[2 * n] = '\0';
-    char key[300];
-    snprintf(key, sizeof key, "%s_hex", name);
-    cJSON *item = cJSON_AddStringToObject(o, key, hex);
-    free(hex);
-    return item != NULL ? 0 : -ENOMEM;
-}
-
+/* Written by hand, not through cJSON: its strings end at a NUL, and every
+ * number is a double. */
 int loams_stream_record_json(const loams_stream_record *r, int32_t partition, loams_buf *out)
 {
-    cJSON *o = cJSON_CreateObject();
-    char num[3][32];
-    snprintf(num[0], sizeof num[0], "%" PRId32, partition);
-    snprintf(num[1], sizeof num[1], "%" PRId64, r->offset);
-    snprintf(num[2], sizeof num[2], "%" PRId64, r->timestamp_us);
-    int rc = o != NULL && cJSON_AddRawToObject(o, "partition", num[0]) != NULL &&
-                     cJSON_AddRawToObject(o, "offset", num[1]) != NULL &&
-                     cJSON_AddRawToObject(o, "timestamp", num[2]) != NULL
-                 ? 0
-                 : -ENOMEM;
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
+    int rc = loams_kit_buf_appendf(
+        &b, "{\"partition\":%" PRId32 ",\"offset\":%" PRId64 ",\"timestamp\":%" PRId64 ",",
+        partition, r->offset, r->timestamp_us);
     if (rc == 0) {
-        rc = r->key != NULL ? add_bytes(o, "key", r->key, r->key_len)
-                            : (cJSON_AddNullToObject(o, "key") != NULL ? 0 : -ENOMEM);
+        rc = r->key != NULL ? put_bytes(&b, "key", 3, r->key, r->key_len)
+                            : loams_kit_buf_append(&b, "\"key\":null", 10);
     }
-    if (rc == 0) {
-        rc = add_bytes(o, "value", r->value, r->value_len);
-    }
+    rc = rc == 0 ? loams_kit_buf_append_byte(&b, ',') : rc;
+    rc = rc == 0 ? put_bytes(&b, "value", 5, r->value, r->value_len) : rc;
     if (rc == 0 && r->headers_len > 0) {
-        cJSON *h = cJSON_AddObjectToObject(o, "headers");
+        rc = loams_kit_buf_append(&b, ",\"headers\":{", 12);
         size_t pos = 0;
         loams_stream_header hd;
-        rc = h != NULL ? 0 : -ENOMEM;
-        while (rc == 0 && loams_stream_headers_next(r->headers, r->headers_len, &pos, &hd) == 1) {
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(hd.name_len > 255 ? 255 : hd.name_len),
-                     hd.name);
-            rc = add_bytes(h, name, hd.value, hd.value_len);
+        for (int first = 1;
+             rc == 0 && loams_stream_headers_next(r->headers, r->headers_len, &pos, &hd) == 1;
+             first = 0) {
+            rc = first ? 0 : loams_kit_buf_append_byte(&b, ',');
+            rc = rc == 0 ? put_bytes(&b, hd.name, hd.name_len, hd.value, hd.value_len) : rc;
         }
+        rc = rc == 0 ? loams_kit_buf_append_byte(&b, '}') : rc;
     }
-    char *text = rc == 0 ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    if (text == NULL) {
-        return -ENOMEM;
-    }
-    rc = loams_buf_append(out, text, strlen(text));
-    cJSON_free(text);
+    rc = rc == 0 ? loams_kit_buf_append_byte(&b, '}') : rc;
+    rc = rc == 0 ? loams_buf_append(out, b.data, b.len) : rc;
+    loams_kit_buf_free(&b);
     return rc;
 }
 

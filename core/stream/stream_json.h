@@ -38,7 +38,10 @@ int loams_stream_describe_json(loams_streamlog *log, const loams_objname *name, 
 /* Appends one record as a JSON object:
  *   {"partition":0,"offset":7,"timestamp":<us>,"key":"k"|null,
  *    "value":"...","headers":{"name":"value",...}}
- * (headers only when it has some).  Errors: -ENOMEM. */
+ * (headers only when it has some), every digit of each number and every
+ * byte of a key, value or header (a NUL as \u0000); bytes that are not
+ * UTF-8 text come as "key_hex", "value_hex", "<name>_hex" with their hex
+ * digits instead.  Errors: -ENOMEM. */
 int loams_stream_record_json(const loams_stream_record *r, int32_t partition, loams_buf *out);
 
 /* Where a read of a range stopped, per partition visited. */

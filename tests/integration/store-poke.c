@@ -9,6 +9,9 @@
  *   store-poke log-damage DIR NS.STREAM PARTITION OFFSET
  *       overwrites the stored record at OFFSET with bytes that do not
  *       decode (LMDB directly: the log's interface has no way to do it).
+ *   store-poke log-append DIR NS.STREAM PARTITION TIMESTAMP_US VALUE
+ *       appends one record with that timestamp (produce stamps the append
+ *       time), through the log's interface.
  *
  * Exit status: 0 ok, 1 failure (the message on stderr), 2 usage.
  */
@@ -20,12 +23,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "catalog/objname.h"
+#include "cli/datadir.h"
 #include "meta/metastore.h"
+#include "stream/streamlog.h"
 
 static int usage(void)
 {
     fprintf(stderr, "usage: store-poke meta-get DIR KEY | meta-put DIR KEY VALUE | "
-                    "meta-keys DIR PREFIX | log-damage DIR NS.STREAM PARTITION OFFSET\n");
+                    "meta-keys DIR PREFIX | log-damage DIR NS.STREAM PARTITION OFFSET | "
+                    "log-append DIR NS.STREAM PARTITION TIMESTAMP_US VALUE\n");
     return 2;
 }
 
@@ -108,12 +115,45 @@ static int log_damage(const char *dir, uint64_t id, unsigned partition, uint64_t
     return 0;
 }
 
+static int log_append(const char *dir, const char *stream, const char *partition,
+                      const char *timestamp, const char *value)
+{
+    char msg[1024];
+    loams_objname name;
+    loams_datadir *dd = NULL;
+    loams_stream *s = NULL;
+    loams_stream_err se = {{0}};
+    loams_stream_record_in r = {.value = value,
+                                .value_len = strlen(value),
+                                .timestamp_us = strtoll(timestamp, NULL, 10),
+                                .partition = (int32_t)strtol(partition, NULL, 10)};
+    loams_stream_pos pos;
+    int status = 1;
+    if (loams_objname_parse(stream, &name, msg, sizeof msg) != 0 ||
+        loams_datadir_open(dir, 0, &dd, msg, sizeof msg) != 0) {
+        fprintf(stderr, "store-poke: %s\n", msg);
+        return 1;
+    }
+    if (loams_stream_open(dd->log, &name, &s, &se) != 0 ||
+        loams_stream_append(s, &r, 1, &pos, &se) != 0) {
+        fprintf(stderr, "store-poke: %s: %s\n", stream, se.msg);
+    } else {
+        status = 0;
+    }
+    loams_stream_close(s);
+    loams_datadir_close(dd);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
         return usage();
     }
     const char *cmd = argv[1], *dir = argv[2];
+    if (strcmp(cmd, "log-append") == 0) {
+        return argc == 7 ? log_append(dir, argv[3], argv[4], argv[5], argv[6]) : usage();
+    }
     loams_meta *m = NULL;
     loams_meta_err err;
     int rc = loams_meta_open(dir, NULL, &m, &err);

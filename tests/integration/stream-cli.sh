@@ -1,8 +1,9 @@
 #!/bin/sh
 # stream-cli.sh - the stream log through the CLI: sql creates and drops
 # streams (with positioned errors), produce appends stdin (plain and keyed
-# JSON, several producers at once, --progress), stream read/list/describe
-# show it back.
+# JSON, several producers at once, --progress; a line that is not a JSON
+# object is refused saying what is wrong and where), stream read/list/describe
+# show it back (every digit of a timestamp, every byte of a key and value).
 set -eu
 host="${top_builddir:?}/core/loams-host"
 d=$(mktemp -d /tmp/stream-cli.XXXXXX)
@@ -90,6 +91,48 @@ grep -q '^shop.orders .* 4 .* 7d .* 4000 ' "$d/list" || fail "list: $(cat "$d/li
 grep -q '"partitions":4' "$d/desc" || fail "describe"
 "$host" sql --data-dir "$d/data" "SELECT * FROM system.streams" | grep -q '^default.plain ' ||
   fail "system.streams"
+
+# produce --key-field on a line that is not a JSON object says what is wrong
+# and where (the byte, from 1; a lone surrogate escape included); a key or
+# value holding \u0000 is kept whole, another value as its JSON text, every
+# digit.
+"$host" sql --data-dir "$d/data" "CREATE STREAM diag" > /dev/null
+before='the 0 records before it were appended'
+expect_produce_error() { # expect_produce_error INPUT MESSAGE
+  if printf '%s\n' "$1" | "$host" produce diag --data-dir "$d/data" --key-field id \
+    > /dev/null 2> "$d/err"; then
+    fail "produce accepted: $1"
+  fi
+  [ "$(cat "$d/err")" = "loams-host produce: stdin line 1: $2; $before" ] ||
+    fail "produce of $1: $(cat "$d/err")"
+}
+expect_produce_error '{"id":"\ud800"}' \
+  "byte 8: lone surrogate \\ud800 (a high surrogate \\ud800-\\udbff must be followed by a low one, \\udc00-\\udfff): not valid JSON"
+expect_produce_error '{"id":"x\udc00y"}' \
+  "byte 9: lone surrogate \\udc00 (a low surrogate \\udc00-\\udfff must follow a high one, \\ud800-\\udbff): not valid JSON"
+expect_produce_error '{"id":"a","v":"\ud800 elsewhere"}' \
+  "byte 16: lone surrogate \\ud800 (a high surrogate \\ud800-\\udbff must be followed by a low one, \\udc00-\\udfff): not valid JSON"
+expect_produce_error '{"id": 1,}' "byte 10: expected a member name (a string): not valid JSON"
+expect_produce_error '[1, 2]' "it is an array, not a JSON object (a key or value field needs one)"
+printf '%s\n' '{"id":"k\u0000x","v":"a\u0000b"}' |
+  "$host" produce diag --data-dir "$d/data" --key-field id --value-field v > /dev/null ||
+  fail "produce of a key and a value with \\u0000"
+printf '%s\n' '{"id": 9007199254740993, "v": {"n": [1, 1796145430086430]}}' |
+  "$host" produce diag --data-dir "$d/data" --key-field id --value-field v > /dev/null ||
+  fail "produce of a numeric key"
+"$host" stream read diag --json --data-dir "$d/data" > "$d/diag"
+grep -qF '"key":"k\u0000x","value":"a\u0000b"' "$d/diag" ||
+  fail "the key and value with \\u0000 are not whole: $(cat "$d/diag")"
+grep -qF '"key":"9007199254740993","value":"{\"n\": [1, 1796145430086430]}"' "$d/diag" ||
+  fail "the numeric key or the object value lost digits: $(cat "$d/diag")"
+
+# stream read --json writes integers with every digit: a timestamp in µs of
+# 16 digits ending in 0 came out as 1.79614543008643e+15.
+"$top_builddir/tests/integration/store-poke" log-append "$d/data" default.diag 0 \
+  1796145430086430 'stamped' || fail "store-poke log-append"
+"$host" stream read diag --json --data-dir "$d/data" > "$d/diag"
+grep -qF '"timestamp":1796145430086430,"key":null,"value":"stamped"}' "$d/diag" ||
+  fail "the timestamp is not exact: $(grep stamped "$d/diag")"
 
 # Drop: reads fail with a clear message, a new stream of that name is empty.
 "$host" sql --data-dir "$d/data" "DROP STREAM shop.orders" > /dev/null

@@ -14,7 +14,7 @@
 
 #include <loams/status.h>
 
-#include "cli/json_text.h"
+#include "base/json_text.h"
 
 /* What a writer appended, as a C string (the buffer's, until the next
  * write). */

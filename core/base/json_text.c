@@ -1,10 +1,10 @@
 /*
- * json_text.c - owns the JSON the commands write (integers exact, strings
- * whole) and the reading of a JSON text through the kit's reader, with the
- * one check the kit leaves to its callers: lone surrogate escapes
+ * json_text.c - owns the JSON the host writes by hand (integers exact,
+ * strings whole) and the reading of a JSON text through the kit's reader,
+ * with the one check the kit leaves to its callers: lone surrogate escapes
  * (json_text.h).
  */
-#include "cli/json_text.h"
+#include "base/json_text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -107,12 +107,13 @@ static long hex4(const unsigned char *p, size_t n)
     return v;
 }
 
-/* Finds a lone surrogate escape in a text the kit found valid: there, a
- * backslash only stands in a string and starts a well-formed escape, so
- * one pass over the bytes sees every escape.  0, or -1 with *at and why. */
-static int find_lone_surrogate(const unsigned char *p, size_t n, size_t *at, char *why,
-                               size_t why_len)
+/* In a text the kit found valid a backslash only stands in a string and
+ * starts a well-formed escape, so one pass over the bytes sees every
+ * escape. */
+int loams_json_find_lone_surrogate(const char *text, size_t n, size_t *at, char *why,
+                                   size_t why_len)
 {
+    const unsigned char *p = (const unsigned char *)text;
     const unsigned char *bs;
     size_t i = 0;
     while (i < n && (bs = memchr(p + i, '\\', n - i)) != NULL) {
@@ -167,9 +168,8 @@ int loams_json_text_read(loams_json_text *t, const char *text, size_t len, size_
     loams_kit_json_error e = {0, NULL};
     int rc = loams_kit_json_doc_root(t->doc, &t->root, &e);
     if (rc == 0) {
-        rc = find_lone_surrogate((const unsigned char *)text, len, &where, why, why_len) == 0
-                 ? 0
-                 : LOAMS_EINPUT;
+        rc =
+            loams_json_find_lone_surrogate(text, len, &where, why, why_len) == 0 ? 0 : LOAMS_EINPUT;
     } else if (rc == LOAMS_EINPUT) {
         where = e.pos;
         snprintf(why, why_len, "%s", e.what != NULL ? e.what : "not JSON");

@@ -1,5 +1,5 @@
 /*
- * json_text.h - the JSON the commands print: integers exact, strings whole.
+ * json_text.h - the JSON the host prints: integers exact, strings whole.
  *
  * cJSON keeps a number as a double and a string as a C string.  Printed
  * back, an integer past 2^53 loses digits, a 16-digit one such as a
@@ -17,8 +17,8 @@
  * Threads: one thread at a time per loams_json_text; the writers have no
  * state.
  */
-#ifndef LOAMS_CLI_JSON_TEXT_H
-#define LOAMS_CLI_JSON_TEXT_H
+#ifndef LOAMS_BASE_JSON_TEXT_H
+#define LOAMS_BASE_JSON_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +60,13 @@ void loams_json_text_free(loams_json_text *t);
  * -ENOMEM.  at and why may be NULL. */
 int loams_json_text_read(loams_json_text *t, const char *text, size_t len, size_t *at, char *why,
                          size_t why_len);
+
+/* Finds the first lone UTF-16 surrogate escape in text[0..n), a text the
+ * kit's reader accepted (json_path.h leaves this check to its callers):
+ * 0 when there is none; -1 with its byte offset (from 0) in *at and what
+ * is wrong in why[0..why_len) ("lone surrogate \ud800 (...)"). */
+int loams_json_find_lone_surrogate(const char *text, size_t n, size_t *at, char *why,
+                                   size_t why_len);
 
 /* The value of member `name` of object `obj` (the first, if repeated;
  * names compare after unescaping): 1 and *out, or 0 when obj has no such
