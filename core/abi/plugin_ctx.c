@@ -18,7 +18,7 @@
 #include "base/mem_account.h"
 #include "base/units.h"
 
-#define ERR_MAX 4096
+#define ERR_MAX LOAMS_CTX_ERROR_MAX
 #define SECRET_TEXT "****"
 
 struct loams_ctx {

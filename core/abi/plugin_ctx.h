@@ -121,6 +121,11 @@ void loams_ctx_set_error(loams_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void loams_ctx_set_errorv(loams_ctx *ctx, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* The longest message a context keeps, with its NUL (a longer one ends in
+ * "..."); a caller that must pass a plugin's message on whole copies it
+ * into a buffer of this size. */
+#define LOAMS_CTX_ERROR_MAX 4096
+
 /* Copies the context's last message into out[0..size) ("" when none). */
 void loams_ctx_error(loams_ctx *ctx, char *out, size_t size);
 void loams_ctx_clear_error(loams_ctx *ctx);

@@ -136,7 +136,7 @@ int loams_commit_cycle_resume(loams_commit_cycle *c, loams_offsets *applied, cha
     rc = c->vt->resume(c->state, c->base.ref, applied);
     loams_ctx_set_current(prev);
     if (rc != 0) {
-        char msg[1024];
+        char msg[LOAMS_CTX_ERROR_MAX];
         snprintf(err, errsize, "target resume at %s: %s",
                  c->base.ref != NULL ? c->base.ref : "(no commit)",
                  target_error(c, msg, sizeof msg));
@@ -301,7 +301,7 @@ int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applie
     }
     loams_keylist_clear(c->written);
     const char *ref = NULL;
-    char msg[1024];
+    char msg[LOAMS_CTX_ERROR_MAX];
     loams_stage_clock clk;
     loams_stage_start(&clk);
     loams_ctx *prev = loams_ctx_set_current(c->ctx);
@@ -368,7 +368,7 @@ int loams_commit_cycle_maintain(loams_commit_cycle *c, int64_t interval_ms, loam
     }
     loams_keylist_clear(c->written);
     const char *new_ref = NULL;
-    char msg[1024];
+    char msg[LOAMS_CTX_ERROR_MAX];
     loams_ctx *prev = loams_ctx_set_current(c->ctx);
     const loams_store_journal *pj = journal_begin(c);
     int rc = c->vt->maintain(c->state, c->base.ref, &new_ref, c->written, obsolete);

@@ -243,7 +243,7 @@ static int want_input_columns(link_run *r)
 
 static int instances_open(link_run *r)
 {
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     int rc =
         instance_open(r, &r->decoder, LOAMS_KIND_DECODER, r->def.decoder, &r->def.decoder_options);
     if (rc == 0) {
@@ -525,7 +525,7 @@ static int handle_failures(link_run *r)
         r->d_dead++;
     }
     if (r->dlq != NULL) {
-        char err[1024];
+        char err[LOAMS_TASK_ERROR_MAX];
         if ((rc = loams_dead_letter_append(r->dlq, err, sizeof err)) != 0) {
             loams_task_set_error(r->task, "appending to the dead-letter stream %s.%s: %s",
                                  r->def.dead_letter_stream.ns, r->def.dead_letter_stream.name, err);
@@ -574,7 +574,7 @@ static int resumed(link_run *r)
     if (r->dlq == NULL) {
         return 0;
     }
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     int rc = loams_dead_letter_resume(r->dlq, r->next, err, sizeof err);
     if (rc != 0) {
         loams_task_set_error(r->task, "%s", err);
@@ -584,7 +584,7 @@ static int resumed(link_run *r)
 
 static int resume(link_run *r)
 {
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     int rc = loams_commit_cycle_resume(r->cycle, r->next, err, sizeof err);
     if (rc != 0) {
         loams_task_set_error(r->task, "%s", err);
@@ -613,7 +613,7 @@ static int commit_extra(void *userdata, loams_gc_writes *ws, char *err, size_t e
  * (the caller resumes and carries on), or an error. */
 static int commit(link_run *r)
 {
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     loams_commit_counts counts = {.applied = r->d_applied,
                                   .skipped = r->d_skipped,
                                   .dead_lettered = r->d_dead,
@@ -660,7 +660,7 @@ static int maintain(link_run *r)
     if (!nothing_staged(r)) {
         return 0;
     }
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     /* Merges and compaction are held to the maintenance budget. */
     loams_task_memory_class(r->task, LOAMS_MEM_MAINTENANCE);
     int rc = loams_commit_cycle_maintain(r->cycle, r->def.maintenance_interval_ms, r->next, err,
@@ -685,7 +685,7 @@ static int write_chunk(link_run *r, size_t nrecords);
 /* Decode, transform, stage.  Returns 1 when the link stopped failed. */
 static int apply_chunk(link_run *r, size_t nrecords)
 {
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     int rc;
     if ((rc = loams_failpoint("link.after_read")) != 0) {
         return rc;
@@ -727,7 +727,7 @@ static int apply_chunk(link_run *r, size_t nrecords)
  * failed records.  Returns 1 when the link stopped failed. */
 static int write_chunk(link_run *r, size_t nrecords)
 {
-    char err[1024];
+    char err[LOAMS_TASK_ERROR_MAX];
     int rc;
     if (loams_batch_failed_count(r->in) > 0) {
         /* on_error = fail (or a schema change) stops before the target
@@ -920,7 +920,7 @@ static int run_setup(link_run *r)
     }
     r->partitions = loams_stream_definition(r->stream)->partitions;
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
-        char err[1024];
+        char err[LOAMS_TASK_ERROR_MAX];
         rc = loams_dead_letter_open(r->env->meta, r->env->log, &r->def.name,
                                     &r->def.dead_letter_stream, r->key, r->epoch, &r->dlq, err,
                                     sizeof err);

@@ -68,7 +68,7 @@ struct loams_task {
     int cancelled;     /* atomic */
     int cancel_reason; /* atomic, first reason wins */
     int yield_wanted;  /* atomic: the poll thread asks the run to yield */
-    char errmsg[512];
+    char errmsg[LOAMS_TASK_ERROR_MAX];
     loams_mem_account *memory; /* the run's, while it runs */
 
     int state;         /* under w->lock */
@@ -326,8 +326,11 @@ void loams_task_set_error(loams_task *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->errmsg, sizeof t->errmsg, fmt, ap);
+    int n = vsnprintf(t->errmsg, sizeof t->errmsg, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof t->errmsg) {
+        memcpy(t->errmsg + sizeof t->errmsg - 4, "...", 4);
+    }
 }
 
 const char *loams_task_error(const loams_task *t)

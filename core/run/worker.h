@@ -121,7 +121,15 @@ int loams_task_sleep(loams_task *t, int64_t ms);
 int loams_task_txn(loams_task *t, const loams_meta_compare *compares, size_t ncmp,
                    loams_meta_write *writes, size_t nw, size_t *failed, loams_meta_err *err);
 
-/* The message logged with a failed run's status. */
+/* The longest message of a failed run, with its NUL.  A plugin's message
+ * may be as long as the host keeps (4096, loams_ctx_set_error), and the
+ * one that names a command to run (`table relocate ... --from ... --to
+ * ...`) must reach the operator whole: callers that carry a plugin's
+ * message size their buffers with it. */
+#define LOAMS_TASK_ERROR_MAX 4096
+
+/* The message logged with a failed run's status (and shown in
+ * system.links); one that does not fit ends in "...". */
 void loams_task_set_error(loams_task *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The message set last ("" when none); valid until the next set_error. */

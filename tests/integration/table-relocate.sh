@@ -4,8 +4,9 @@
 #  1. a table link (small batches, compaction and expiry every second, so
 #     the metadata holds append and replace snapshots and DELETED entries)
 #     over 2 partitions; the data dir is copied to a longer path;
-#  2. at the copy, before relocating: the link fails, and its error and
-#     `table scan` name the command to run (they failed on every retry);
+#  2. at the copy, before relocating: the link fails, and its error (in
+#     the log and in `links`) and `table scan` name the command to run
+#     (they failed on every retry);
 #  3. relocate refuses a wrong --from or --to, and a table whose link runs
 #     (its lease is held); then moves every name: a new commit through the
 #     core's fenced transaction (the old metadata, lists and manifests stay
@@ -62,7 +63,18 @@ grep -qF "loams-host table relocate t.tab --from $old_root --to $new_root" "$wor
 data_a=$data
 data=$moved
 start_node b
-wait_log b "loams-host table relocate t.tab" 20 "link error naming table relocate"
+wait_log b "loams-host table relocate t.tab --from $old_root --to $new_root --data-dir DIR'" 20 \
+  "link error naming table relocate"
+# the link's error, as `links` shows it while the link retries, names it too
+"$host" links --json --data-dir "$moved" >"$work/links.json" || die "links --json failed"
+/usr/bin/python3 - "$work/links.json" "loams-host table relocate t.tab --from $old_root --to $new_root" <<'PY' ||
+import json, sys
+l = {r["link"]: r for r in json.load(open(sys.argv[1]))}["t.l"]
+assert l["state"] == "running" and sys.argv[2] + " --data-dir DIR'" in (l["error"] or ""), l
+PY
+  { cat "$work/links.json"; die "links does not show the error naming table relocate"; }
+"$host" links --data-dir "$moved" | grep -qF "loams-host table relocate t.tab --from $old_root --to $new_root --data-dir DIR" ||
+  die "the links table does not show the error naming table relocate"
 stop_node b
 ok "at a copy, the link and table scan fail naming: loams-host table relocate t.tab --from $old_root --to $new_root"
 
