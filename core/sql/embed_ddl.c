@@ -265,6 +265,28 @@ static void key_source(const loams_embed_def *d, char *out, size_t size)
     }
 }
 
+/* Adds a number option's text (NULL: 0) as member `name`, every digit (a
+ * cJSON number is a double, printed as 1e+15 from 10^15 on); text that is
+ * not an integer goes through a double as before.  0 or -ENOMEM. */
+static int add_option_number(cJSON *o, const char *name, const char *text)
+{
+    char *end = NULL, raw[24];
+    errno = 0;
+    long long v = text != NULL ? strtoll(text, &end, 10) : 0;
+    cJSON *n;
+    if (text != NULL && (end == text || *end != '\0' || errno != 0)) {
+        n = cJSON_CreateNumber(atof(text));
+    } else {
+        snprintf(raw, sizeof raw, "%lld", v);
+        n = cJSON_CreateRaw(raw);
+    }
+    if (n == NULL || !cJSON_AddItemToObject(o, name, n)) {
+        cJSON_Delete(n);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 int loams_embed_providers_print(loams_meta *meta, FILE *out, int json, char *err, size_t errlen)
 {
     loams_embed_def *defs = NULL;
@@ -306,11 +328,11 @@ int loams_embed_providers_print(loams_meta *meta, FILE *out, int json, char *err
             cJSON_AddStringToObject(o, "provider", name) == NULL ||
             cJSON_AddStringToObject(o, "plugin", d->plugin) == NULL ||
             cJSON_AddStringToObject(o, "model", model ? model : "") == NULL ||
-            cJSON_AddNumberToObject(o, "dimensions", dims ? atof(dims) : 0) == NULL ||
+            add_option_number(o, "dimensions", dims) != 0 ||
             cJSON_AddStringToObject(o, "base_url", base ? base : "") == NULL ||
             cJSON_AddStringToObject(o, "key", key) == NULL ||
-            cJSON_AddNumberToObject(o, "requests_per_minute", rpm ? atof(rpm) : 0) == NULL ||
-            cJSON_AddNumberToObject(o, "tokens_per_minute", tpm ? atof(tpm) : 0) == NULL) {
+            add_option_number(o, "requests_per_minute", rpm) != 0 ||
+            add_option_number(o, "tokens_per_minute", tpm) != 0) {
             rc = -ENOMEM;
             break;
         }

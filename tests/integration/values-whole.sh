@@ -6,7 +6,8 @@
 # as text) exactly as they went in.  cJSON, which keeps strings
 # NUL-terminated and numbers as doubles, printed "a" for the first,
 # 9007199254740992 for 2^53 + 1, and 1.79614543008643e+15 for a timestamp
-# in microseconds; `links --json` printed 2e+15 records.
+# in microseconds; `links --json` printed 2e+15 records, and
+# system.embedding_providers 1e+15 tokens per minute.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -118,3 +119,17 @@ n = links["t.lc"]["applied_records"]
 assert type(n) is int and n == 2000000000000000, repr(n)
 ' "$work/links.json" || die "links --json: applied_records is not exact: $(grep applied "$work/links.json")"
 ok "links --json writes counters with every digit"
+
+# sql --json: a provider's tokens_per_minute of 10^15 is an integer, not 1e+15.
+sql "CREATE EMBEDDING PROVIDER t.p USING openai WITH (model = 'm', dimensions = 8,
+       api_key_env = 'NO_KEY', tokens_per_minute = 1000000000000000)" >/dev/null ||
+  die "CREATE EMBEDDING PROVIDER failed"
+sql --json "SELECT * FROM system.embedding_providers" >"$work/providers.json" ||
+  die "system.embedding_providers failed"
+/usr/bin/python3 -c '
+import json, sys
+p = {r["provider"]: r for r in json.load(open(sys.argv[1]))}["t.p"]
+assert type(p["tokens_per_minute"]) is int and p["tokens_per_minute"] == 10**15, p
+assert p["dimensions"] == 8 and p["requests_per_minute"] == 0, p
+' "$work/providers.json" || die "system.embedding_providers: $(cat "$work/providers.json")"
+ok "sql --json writes a provider's numbers with every digit"
