@@ -120,6 +120,14 @@ tests_fuzz_fuzz_decoder_json_SOURCES = tests/fuzz/fuzz-decoder-json.c \
 tests_fuzz_fuzz_decoder_json_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
 tests_fuzz_fuzz_decoder_json_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS)
 
+# decoder-csv, through the real host; a byte-by-byte RFC 4180 state machine
+# is the splitter's reference.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-decoder-csv
+tests_fuzz_fuzz_decoder_csv_SOURCES = tests/fuzz/fuzz-decoder-csv.c \
+	plugins/decoder-csv/decoder_csv.c plugins/decoder-csv/csv_row.c plugins/decoder-csv/csv_row.h
+tests_fuzz_fuzz_decoder_csv_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+tests_fuzz_fuzz_decoder_csv_LDADD = $(LOAMS_FUZZ_LDADD)
+
 # Readers of stored and requested bytes (docs/ARCHITECTURE.md, "Fuzzers"):
 # sizes and durations, the stored stream record, the node config file.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
@@ -315,6 +323,13 @@ tests_bench_bench_decoder_json_SOURCES = tests/bench/bench-decoder-json.c \
 	plugins/decoder-json/decoder_json.c tests/bench/ticket_gen.c tests/bench/ticket_gen.h
 tests_bench_bench_decoder_json_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_bench_bench_decoder_json_LDADD = core/libloams-core.la $(CJSON_LIBS)
+noinst_PROGRAMS += tests/bench/bench-decoder-csv
+tests_bench_bench_decoder_csv_SOURCES = tests/bench/bench-decoder-csv.c \
+	tests/bench/bench_json_entry.c plugins/decoder-csv/decoder_csv.c \
+	plugins/decoder-csv/csv_row.c plugins/decoder-csv/csv_row.h \
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_decoder_csv_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_bench_bench_decoder_csv_LDADD = core/libloams-core.la $(CJSON_LIBS)
 # The test binary: serve with the test task source (tests/host/), which
 # the daemon does not have; the integration tests of the worker run it.
 check_PROGRAMS += tests/loams-host-test

@@ -1,0 +1,150 @@
+/*
+ * bench-decoder-csv.c - decoder-csv records/s and MB/s of one core on the
+ * support tickets of tests/bench/ticket_gen.c written as CSV rows (each
+ * top-level member a field in the same order: strings quoted, with their
+ * quotes doubled and their escapes resolved; numbers as their text; the
+ * tags array and customer object as their JSON text, quoted), next to
+ * decoder-json on the same tickets as JSON, in the same run, through the
+ * host API table.  CSV columns are declared as strings except the numbers
+ * (int64), so both decoders produce the same cells.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "abi/batch.h"
+#include "abi/host_api.h"
+#include "abi/plugin_ctx.h"
+#include "ticket_gen.h"
+
+#define RECORDS 500000
+#define BATCH 10000
+
+const loams_plugin_descriptor *bench_json_entry(const loams_host_api *h);
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Appends s as a quoted CSV field to out at *o. */
+static void quoted(char *out, size_t *o, const char *s)
+{
+    out[(*o)++] = '"';
+    for (; *s; s++) {
+        if (*s == '"') {
+            out[(*o)++] = '"';
+        }
+        out[(*o)++] = *s;
+    }
+    out[(*o)++] = '"';
+}
+
+/* Ticket JSON -> CSV row; the column declaration of the first in cols. */
+static size_t to_csv(const char *json, size_t n, char *out, char *cols, size_t cols_cap)
+{
+    cJSON *doc = cJSON_ParseWithLength(json, n);
+    if (doc == NULL) {
+        exit(1);
+    }
+    size_t o = 0, c = 0;
+    int k = 0;
+    for (cJSON *m = doc->child; m != NULL; m = m->next, k++) {
+        if (k > 0) {
+            out[o++] = ',';
+        }
+        const char *type = "string";
+        if (cJSON_IsString(m)) {
+            quoted(out, &o, m->valuestring);
+        } else if (cJSON_IsNumber(m)) {
+            o += (size_t)sprintf(out + o, "%lld", (long long)m->valuedouble);
+            type = "int64";
+        } else {
+            char *t = cJSON_PrintUnformatted(m);
+            quoted(out, &o, t);
+            free(t);
+        }
+        if (cols != NULL) {
+            c +=
+                (size_t)snprintf(cols + c, cols_cap - c, "%s%s:%s", k ? ", " : "", m->string, type);
+        }
+    }
+    out[o++] = '\n';
+    cJSON_Delete(doc);
+    return o;
+}
+
+/* Decodes every record in batches; returns the seconds of decode(). */
+static double run(const loams_plugin_descriptor *desc, const loams_option_kv *kv, size_t nkv,
+                  const loams_record *recs, size_t *columns, size_t *failed)
+{
+    const loams_decoder_vtable *vt = desc->vtable;
+    loams_ctx *ctx;
+    void *state;
+    loams_batch *b;
+    if (loams_ctx_create(desc, kv, nkv, &ctx, NULL, 0) != 0 || vt->open(ctx, &state) != 0 ||
+        loams_batch_create(&b) != 0) {
+        exit(1);
+    }
+    double t = 0;
+    *failed = 0;
+    for (size_t done = 0; done < RECORDS; done += BATCH) {
+        loams_batch_append_records(b, recs + done, BATCH);
+        double t0 = now();
+        if (vt->decode(state, b) != 0) {
+            exit(1);
+        }
+        t += now() - t0;
+        *failed += loams_batch_failed_count(b);
+        *columns = loams_batch_columns(b);
+        loams_batch_reset(b);
+    }
+    vt->close(state);
+    loams_ctx_free(ctx);
+    loams_batch_free(b);
+    return t;
+}
+
+int main(void)
+{
+    char *json = malloc((size_t)RECORDS * 1024), *csv = malloc((size_t)RECORDS * 2048);
+    loams_record *jr = calloc(RECORDS, sizeof *jr), *cr = calloc(RECORDS, sizeof *cr);
+    char cols[2048] = "";
+    if (json == NULL || csv == NULL || jr == NULL || cr == NULL) {
+        return 1;
+    }
+    size_t jt = 0, ct = 0;
+    for (size_t i = 0; i < RECORDS; i++) {
+        size_t n = ticket_gen(i, json + jt, 1024);
+        jr[i] = (loams_record){NULL, 0, json + jt, n, 1000, 0, (int64_t)i, NULL, 0};
+        size_t m = to_csv(json + jt, n, csv + ct, i == 0 ? cols : NULL, sizeof cols);
+        cr[i] = (loams_record){NULL, 0, csv + ct, m, 1000, 0, (int64_t)i, NULL, 0};
+        jt += n;
+        ct += m;
+    }
+    const loams_host_api *h = loams_host_api_get();
+    const loams_plugin_descriptor *jd = bench_json_entry(h), *cd = LOAMS_PLUGIN_ENTRY(h);
+    size_t jcols, jfail, ccols, cfail, icols, ifail;
+    double tj = run(jd, NULL, 0, jr, &jcols, &jfail);
+    loams_option_kv kv[] = {{"columns", cols}};
+    double tc = run(cd, kv, 1, cr, &ccols, &cfail);
+    double ti = run(cd, NULL, 0, cr, &icols, &ifail);
+    printf("bench-decoder-csv: %d ticket records, batches of %d, one core\n", RECORDS, BATCH);
+    printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
+           "decoder-json on the JSON tickets", RECORDS / tj, (double)jt / 1e6 / tj, jcols, jfail);
+    printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
+           "decoder-csv, declared columns", RECORDS / tc, (double)ct / 1e6 / tc, ccols, cfail);
+    printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
+           "decoder-csv, inferred types", RECORDS / ti, (double)ct / 1e6 / ti, icols, ifail);
+    printf("  csv / json records/s: %.2f\n", tj / tc);
+    free(jr);
+    free(cr);
+    free(json);
+    free(csv);
+    return (jfail || cfail || ifail) ? 1 : 0;
+}
