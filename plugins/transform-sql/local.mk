@@ -45,16 +45,17 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz-json-path tests/fuzz/fuzz-sql-program
 endif
 tests_fuzz_fuzz_json_path_SOURCES = tests/fuzz/fuzz-json-path.c \
-	plugins/kit/json_path.c plugins/kit/mem.c
-tests_fuzz_fuzz_json_path_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
+	plugins/kit/json_path.c plugins/kit/json_tree.c plugins/kit/mem.c
+tests_fuzz_fuzz_json_path_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_json_path_LDFLAGS = -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_json_path_LDADD = $(CJSON_LIBS) -lm
 tests_fuzz_fuzz_sql_program_SOURCES = tests/fuzz/fuzz-sql-program.c \
 	plugins/transform-sql/program.c plugins/transform-sql/program.h
 tests_fuzz_fuzz_sql_program_CFLAGS = $(tests_fuzz_fuzz_json_path_CFLAGS) \
 	-I$(top_srcdir)/plugins/transform-sql
 tests_fuzz_fuzz_sql_program_LDFLAGS = $(tests_fuzz_fuzz_json_path_LDFLAGS)
 EXTRA_DIST += tests/fuzz/corpus/fuzz-json-path/ticket \
-	tests/fuzz/corpus/fuzz-json-path/path-and-doc \
+	tests/fuzz/corpus/fuzz-json-path/path-and-doc tests/fuzz/corpus/fuzz-json-path/exact-ints \
 	tests/fuzz/corpus/fuzz-sql-program/seed-select \
 	tests/fuzz/corpus/fuzz-sql-program/unbalanced
 

@@ -1,6 +1,7 @@
 /*
- * fuzz-json-path.c - libFuzzer target for the on-demand JSON extractor of
- * transform-sql (plugins/transform-sql/json_path.c).
+ * fuzz-json-path.c - libFuzzer target for the kit's on-demand JSON
+ * extractor (plugins/kit/json_path.c) and the exact-integer trees built on
+ * it (plugins/kit/json_tree.c).
  *
  * Input: "<path>\n<document>" (a path of the input's own), or, without a
  * newline, a whole document read through a fixed set of paths.  Every
@@ -18,6 +19,7 @@
 #include <loams/status.h>
 
 #include "loams/kit/json_path.h"
+#include "loams/kit/json_tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -107,6 +109,54 @@ static void read_trusted(loams_kit_json_doc *doc, const loams_kit_json_path *p, 
     }
 }
 
+/* The exact-integer tree (loams/kit/json_tree.h) of a whole document: it
+ * builds exactly when the validating reader accepts the document (but for
+ * a lone surrogate escape, which a tree refuses), and its
+ * printed text builds a tree that prints the same text (the integers as
+ * written, raw). */
+static void tree_round_trip(loams_kit_json_doc *doc, const char *json, size_t len)
+{
+    loams_kit_json_value root;
+    loams_kit_json_error err;
+    loams_kit_json_doc_reset(doc, json, len);
+    int valid = loams_kit_json_doc_root(doc, &root, &err);
+    cJSON *t = NULL;
+    int rc = loams_kit_json_tree_parse(json, len, &t, &err);
+    if (rc == -ENOMEM) {
+        return;
+    }
+    /* the reader accepts a lone surrogate escape (its strings are decoded
+     * on demand); a tree decodes every string and refuses it, as cJSON
+     * does */
+    int surrogate = rc == LOAMS_EINPUT && valid == 0 && err.what != NULL &&
+                    strstr(err.what, "lone UTF-16 surrogate") != NULL;
+    if (((rc == 0) != (valid == 0) && !surrogate) ||
+        (rc != 0 && (rc != LOAMS_EINPUT || t != NULL))) {
+        abort();
+    }
+    if (rc != 0) {
+        return;
+    }
+    char *once = cJSON_PrintUnformatted(t);
+    cJSON_Delete(t);
+    if (once == NULL) {
+        return;
+    }
+    cJSON *again = NULL;
+    rc = loams_kit_json_tree_parse(once, strlen(once), &again, &err);
+    if (rc == 0) {
+        char *twice = cJSON_PrintUnformatted(again);
+        if (twice != NULL && strcmp(once, twice) != 0) {
+            abort();
+        }
+        cJSON_free(twice);
+        cJSON_Delete(again);
+    } else if (rc != -ENOMEM) {
+        abort(); /* what cJSON prints of a valid tree is JSON */
+    }
+    cJSON_free(once);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static loams_kit_json_doc *doc;
@@ -130,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
+    tree_round_trip(doc, (const char *)data, size);
     loams_kit_json_doc_reset(doc, (const char *)data, size);
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         loams_kit_json_path *p = NULL;
