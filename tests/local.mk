@@ -170,7 +170,7 @@ LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-split tests/fuzz/fuzz-collection-query
 LOAMS_FUZZ_COLLECTION_CFLAGS = $(LOAMS_FUZZ_CFLAGS) -I$(top_srcdir)/plugins/target-collection \
 	$(CJSON_CFLAGS) $(ZSTD_CFLAGS)
 LOAMS_FUZZ_COLLECTION_BASE = plugins/kit/err.c plugins/kit/crc32c.c plugins/kit/buf.c \
-	plugins/kit/mem.c plugins/kit/key_hash.c
+	plugins/kit/mem.c plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/json_tree.c
 tests_fuzz_fuzz_split_SOURCES = tests/fuzz/fuzz-split.c tests/fuzz/fuzz_input.h \
 	plugins/target-collection/split_reader.c plugins/target-collection/split_writer.c \
 	plugins/target-collection/tokenize.c $(LOAMS_FUZZ_COLLECTION_BASE)

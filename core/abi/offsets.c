@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 typedef struct offsets_pair {
     int32_t partition;
     int64_t next;
@@ -190,8 +192,11 @@ int loams_offsets_parse_json(loams_offsets *o, const char *text, size_t len)
 {
     int rc = 0;
     loams_offsets *tmp = NULL;
-    cJSON *doc = cJSON_ParseWithLength(text, len);
-    if (doc == NULL || !cJSON_IsObject(doc)) {
+    cJSON *doc = NULL;
+    if ((rc = loams_kit_json_tree_parse(text, len, &doc, NULL)) == -ENOMEM) {
+        goto out;
+    }
+    if (rc != 0 || !cJSON_IsObject(doc)) {
         rc = LOAMS_EINPUT;
         goto out;
     }
@@ -201,14 +206,14 @@ int loams_offsets_parse_json(loams_offsets *o, const char *text, size_t len)
     }
     for (cJSON *it = doc->child; it != NULL; it = it->next) {
         int32_t p;
-        double d = it->valuedouble;
-        if (it->string == NULL || parse_partition(it->string, &p) != 0 || !cJSON_IsNumber(it) ||
-            d < 0 || d > 9007199254740992.0 || d != (double)(int64_t)d ||
+        int64_t next;
+        if (it->string == NULL || parse_partition(it->string, &p) != 0 ||
+            loams_kit_json_tree_int(it, &next) != 0 || next < 0 ||
             loams_offsets_get(tmp, p, NULL) == 0) {
             rc = LOAMS_EINPUT;
             goto out;
         }
-        rc = loams_offsets_set(tmp, p, (int64_t)d);
+        rc = loams_offsets_set(tmp, p, next);
         if (rc != 0) {
             goto out;
         }

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 #include "abi/offsets.h"
 #include "abi/registry.h"
 #include "catalog/link_report.h"
@@ -207,22 +209,24 @@ char *loams_link_def_to_json(const loams_link_def *d)
         !add_str(root, "target_kind", d->target_kind) || !add_name(root, "target", &d->target) ||
         !add_str(root, "target_plugin", d->target_plugin) ||
         !add_options(root, "target_options", &d->target_options) ||
-        cJSON_AddNumberToObject(root, "batch_bytes", (double)d->batch_bytes) == NULL ||
-        cJSON_AddNumberToObject(root, "batch_interval_ms", (double)d->batch_interval_ms) == NULL ||
-        cJSON_AddNumberToObject(root, "maintenance_interval_ms",
-                                (double)d->maintenance_interval_ms) == NULL ||
+        loams_kit_json_tree_put_u64(root, "batch_bytes", d->batch_bytes) != 0 ||
+        loams_kit_json_tree_put_int(root, "batch_interval_ms", d->batch_interval_ms) != 0 ||
+        loams_kit_json_tree_put_int(root, "maintenance_interval_ms", d->maintenance_interval_ms) !=
+            0 ||
         !add_str(root, "on_error", loams_on_error_name(d->on_error)) ||
         !add_name(root, "dead_letter_stream", &d->dead_letter_stream) ||
         !add_str(root, "state", loams_link_state_name(d->state)) ||
         !add_str(root, "error", d->error) ||
-        cJSON_AddNumberToObject(root, "error_partition", d->error_partition) == NULL ||
-        cJSON_AddNumberToObject(root, "error_offset", (double)d->error_offset) == NULL ||
-        cJSON_AddNumberToObject(root, "created_ms", (double)d->created_ms) == NULL) {
+        loams_kit_json_tree_put_int(root, "error_partition", d->error_partition) != 0 ||
+        loams_kit_json_tree_put_int(root, "error_offset", d->error_offset) != 0 ||
+        loams_kit_json_tree_put_int(root, "created_ms", d->created_ms) != 0) {
         goto out;
     }
     if (d->start_offsets != NULL) {
-        cJSON *start = cJSON_Parse(d->start_offsets);
-        if (start == NULL || !cJSON_AddItemToObject(root, "start_offsets", start)) {
+        cJSON *start = NULL;
+        if (loams_kit_json_tree_parse(d->start_offsets, strlen(d->start_offsets), &start, NULL) !=
+                0 ||
+            !cJSON_AddItemToObject(root, "start_offsets", start)) {
             cJSON_Delete(start);
             goto out;
         }
@@ -272,17 +276,21 @@ static int get_options(const cJSON *root, const char *key, loams_link_options *o
     return 1;
 }
 
-static double get_num(const cJSON *root, const char *key, double def)
+/* An integer member, exact (loams/kit/json_tree.h); def when missing. */
+static int64_t get_num(const cJSON *root, const char *key, int64_t def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : def;
+    return loams_kit_json_tree_int_or(root, key, def);
 }
 
 int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
 {
     loams_link_def_clear(d);
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    int rc = LOAMS_ECORRUPT;
+    cJSON *root = NULL;
+    int rc = loams_kit_json_tree_parse(text, len, &root, NULL);
+    if (rc == -ENOMEM) {
+        goto out;
+    }
+    rc = LOAMS_ECORRUPT;
     if (root == NULL || !cJSON_IsObject(root)) {
         goto out;
     }
@@ -319,7 +327,7 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
         rc = -ENOMEM;
         goto out;
     }
-    d->batch_bytes = (uint64_t)get_num(root, "batch_bytes", (double)d->batch_bytes);
+    d->batch_bytes = (uint64_t)get_num(root, "batch_bytes", (int64_t)d->batch_bytes);
     d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
     d->maintenance_interval_ms =
         (int64_t)get_num(root, "maintenance_interval_ms", LOAMS_LINK_MAINTENANCE_INTERVAL_MS);

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 void loams_link_report_key(const loams_objname *link, char *out, size_t size)
 {
     snprintf(out, size, "linkrun/%s/%s", link->ns, link->name);
@@ -24,14 +26,14 @@ char *loams_link_report_to_json(const loams_link_report *r)
     }
     char *text = NULL;
     if (cJSON_AddStringToObject(o, "task", r->task) == NULL ||
-        cJSON_AddNumberToObject(o, "epoch", (double)r->epoch) == NULL ||
-        cJSON_AddNumberToObject(o, "memory_peak", (double)r->memory_peak) == NULL ||
-        cJSON_AddNumberToObject(o, "memory_budget", (double)r->memory_budget) == NULL ||
-        cJSON_AddNumberToObject(o, "updated_ms", (double)r->updated_ms) == NULL) {
+        loams_kit_json_tree_put_u64(o, "epoch", r->epoch) != 0 ||
+        loams_kit_json_tree_put_u64(o, "memory_peak", r->memory_peak) != 0 ||
+        loams_kit_json_tree_put_u64(o, "memory_budget", r->memory_budget) != 0 ||
+        loams_kit_json_tree_put_int(o, "updated_ms", r->updated_ms) != 0) {
         goto out;
     }
     if (r->error != NULL && (cJSON_AddStringToObject(o, "error", r->error) == NULL ||
-                             cJSON_AddNumberToObject(o, "error_ms", (double)r->error_ms) == NULL)) {
+                             loams_kit_json_tree_put_int(o, "error_ms", r->error_ms) != 0)) {
         goto out;
     }
     text = cJSON_PrintUnformatted(o);
@@ -40,10 +42,11 @@ out:
     return text;
 }
 
-static double number(const cJSON *o, const char *name)
+/* A non-negative integer member, exact; 0 when missing or not one. */
+static uint64_t number(const cJSON *o, const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : 0;
+    uint64_t v;
+    return loams_kit_json_tree_u64(cJSON_GetObjectItemCaseSensitive(o, name), &v) == 0 ? v : 0;
 }
 
 int loams_link_report_read(loams_meta *m, const loams_objname *link, loams_link_report *r,
@@ -57,8 +60,12 @@ int loams_link_report_read(loams_meta *m, const loams_objname *link, loams_link_
     if (rc != 0) {
         return rc;
     }
-    cJSON *o = cJSON_ParseWithLength(kv.value, kv.value_len);
+    cJSON *o = NULL;
+    rc = loams_kit_json_tree_parse(kv.value, kv.value_len, &o, NULL);
     loams_meta_kv_free(&kv);
+    if (rc == -ENOMEM) {
+        return rc;
+    }
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
         if (err != NULL) {

@@ -12,6 +12,8 @@
 
 #include <loams/status.h>
 
+#include "loams/kit/json_tree.h"
+
 void loams_table_key(const loams_objname *table, char *out, size_t size)
 {
     snprintf(out, size, "table/%s/%s", table->ns, table->name);
@@ -54,7 +56,7 @@ int loams_table_schema_json(const loams_ddl_column *cols, size_t n, char **out, 
     }
     cJSON_AddItemToObject(j, "fields", fields);
     if (cJSON_AddStringToObject(j, "type", "struct") == NULL ||
-        cJSON_AddNumberToObject(j, "schema-id", 0) == NULL) {
+        loams_kit_json_tree_put_int(j, "schema-id", 0) != 0) {
         goto out;
     }
     int id = 0;
@@ -77,7 +79,7 @@ int loams_table_schema_json(const loams_ddl_column *cols, size_t n, char **out, 
         }
         cJSON *f = cJSON_CreateObject();
         if (f == NULL || !cJSON_AddItemToArray(fields, f) ||
-            cJSON_AddNumberToObject(f, "id", ++id) == NULL ||
+            loams_kit_json_tree_put_int(f, "id", ++id) != 0 ||
             cJSON_AddStringToObject(f, "name", c->name) == NULL ||
             cJSON_AddBoolToObject(f, "required", c->not_null) == NULL) {
             goto out;
@@ -86,7 +88,7 @@ int loams_table_schema_json(const loams_ddl_column *cols, size_t n, char **out, 
             cJSON *l = cJSON_CreateObject();
             if (l == NULL || !cJSON_AddItemToObject(f, "type", l) ||
                 cJSON_AddStringToObject(l, "type", "list") == NULL ||
-                cJSON_AddNumberToObject(l, "element-id", ++id) == NULL ||
+                loams_kit_json_tree_put_int(l, "element-id", ++id) != 0 ||
                 cJSON_AddStringToObject(l, "element", "float") == NULL ||
                 cJSON_AddBoolToObject(l, "element-required", 1) == NULL) {
                 goto out;

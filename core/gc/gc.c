@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 #include "base/log.h"
 #include "base/status.h"
 
@@ -186,12 +188,16 @@ static int each_page(pass *p, const char *kind, page_fn fn)
 static int intent_check(pass *p, const loams_meta_kv *kv)
 {
     p->st->intents++;
-    cJSON *doc = cJSON_ParseWithLength(kv->value, kv->value_len);
+    cJSON *doc = NULL;
+    if (loams_kit_json_tree_parse(kv->value, kv->value_len, &doc, NULL) == -ENOMEM) {
+        return -ENOMEM;
+    }
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(doc, "task");
     const cJSON *epoch = cJSON_GetObjectItemCaseSensitive(doc, "epoch");
     const cJSON *object = cJSON_GetObjectItemCaseSensitive(doc, "key");
     int64_t ms = loams_gc_key_ms(kv->key);
-    if (!cJSON_IsString(task) || !cJSON_IsNumber(epoch) || epoch->valuedouble < 1 ||
+    uint64_t ep = 0;
+    if (!cJSON_IsString(task) || loams_kit_json_tree_u64(epoch, &ep) != 0 || ep < 1 ||
         !cJSON_IsString(object) || object->valuestring[0] == '\0' || ms < 0) {
         LOAMS_WARN(COMP,
                    "%s is not a write intent ('%.120s'); it is kept: delete it by hand "
@@ -204,8 +210,7 @@ static int intent_check(pass *p, const loams_meta_kv *kv)
     int over = 0;
     loams_lease_over_storage ls;
     loams_meta_compare cmps[3];
-    int rc = loams_lease_run_over(p->o->meta, task->valuestring, (uint64_t)epoch->valuedouble,
-                                  &over, &ls, cmps, p->err);
+    int rc = loams_lease_run_over(p->o->meta, task->valuestring, ep, &over, &ls, cmps, p->err);
     if (rc == LOAMS_ECORRUPT) {
         LOAMS_WARN(COMP, "%s is kept: %s", kv->key, p->err->msg);
         p->st->bad++;
@@ -226,9 +231,9 @@ static int intent_check(pass *p, const loams_meta_kv *kv)
         if (rc == 0) {
             p->st->intents_over++;
             loams_log(LOAMS_LOG_DEBUG, COMP,
-                      "%s: the run of %s at epoch %.0f is over: %s is "
+                      "%s: the run of %s at epoch %" PRIu64 " is over: %s is "
                       "an orphan",
-                      kv->key, task->valuestring, epoch->valuedouble, object->valuestring);
+                      kv->key, task->valuestring, ep, object->valuestring);
         } else if (rc == LOAMS_ECONFLICT) {
             rc = 0; /* committed or re-leased meanwhile: looked at again next pass */
         }

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 #include "base/status.h"
 
 typedef struct intent {
@@ -61,7 +63,7 @@ static int record(void *userdata, const char *object, char *err, size_t errlen)
     cJSON *doc = cJSON_CreateObject();
     char *value = NULL;
     if (doc == NULL || cJSON_AddStringToObject(doc, "task", j->task) == NULL ||
-        cJSON_AddNumberToObject(doc, "epoch", (double)j->epoch) == NULL ||
+        loams_kit_json_tree_put_u64(doc, "epoch", j->epoch) != 0 ||
         cJSON_AddStringToObject(doc, "key", object) == NULL ||
         (value = cJSON_PrintUnformatted(doc)) == NULL || (in->object = strdup(object)) == NULL) {
         cJSON_Delete(doc);

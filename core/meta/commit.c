@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 #include "gc/gc.h"
 #include "abi/keylist.h"
 #include "abi/offsets.h"
@@ -52,10 +54,12 @@ static void set_err(loams_meta_err *err, const char *fmt, const char *a)
     }
 }
 
+/* A non-negative integer member, exact (loams/kit/json_tree.h); 0 when
+ * missing or not one. */
 static uint64_t json_u64(const cJSON *obj, const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-    return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+    uint64_t v;
+    return loams_kit_json_tree_u64(cJSON_GetObjectItemCaseSensitive(obj, name), &v) == 0 ? v : 0;
 }
 
 void loams_pointer_add_gaps(loams_pointer *p, const loams_gap *gaps, size_t n)
@@ -84,14 +88,14 @@ static int gaps_parse(const char *key, const cJSON *gaps, loams_pointer *p, loam
         const cJSON *part = cJSON_GetObjectItemCaseSensitive(g, "partition");
         const cJSON *first = cJSON_GetObjectItemCaseSensitive(g, "first");
         const cJSON *last = cJSON_GetObjectItemCaseSensitive(g, "last");
-        if (!cJSON_IsNumber(part) || !cJSON_IsNumber(first) || !cJSON_IsNumber(last) ||
-            part->valuedouble < 0 || first->valuedouble < 0 ||
-            last->valuedouble < first->valuedouble) {
+        int64_t pv, fv, lv;
+        if (loams_kit_json_tree_int(part, &pv) != 0 || loams_kit_json_tree_int(first, &fv) != 0 ||
+            loams_kit_json_tree_int(last, &lv) != 0 || pv < 0 || pv > INT32_MAX || fv < 0 ||
+            lv < fv) {
             ok = 0;
             break;
         }
-        loams_gap gap = {(int32_t)part->valuedouble, (int64_t)first->valuedouble,
-                         (int64_t)last->valuedouble, (int64_t)json_u64(g, "ms")};
+        loams_gap gap = {(int32_t)pv, fv, lv, (int64_t)json_u64(g, "ms")};
         loams_pointer_add_gaps(p, &gap, 1);
     }
     if (!ok) {
@@ -104,8 +108,12 @@ static int gaps_parse(const char *key, const cJSON *gaps, loams_pointer *p, loam
 static int pointer_parse(const char *key, const char *text, size_t len, loams_pointer *p,
                          loams_meta_err *err)
 {
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    int rc = LOAMS_ECORRUPT;
+    cJSON *root = NULL;
+    int rc = loams_kit_json_tree_parse(text, len, &root, NULL);
+    if (rc == -ENOMEM) {
+        goto out;
+    }
+    rc = LOAMS_ECORRUPT;
     if (root == NULL || !cJSON_IsObject(root)) {
         set_err(err, "target pointer %s is not a JSON object: the metastore is damaged", key);
         goto out;
@@ -190,7 +198,8 @@ static char *pointer_format(const loams_pointer *p)
     }
     loams_offsets_format_json(p->applied, offsets, olen + 1);
     cJSON *root = cJSON_CreateObject();
-    cJSON *applied = cJSON_Parse(offsets);
+    cJSON *applied = NULL;
+    loams_kit_json_tree_parse(offsets, olen, &applied, NULL);
     free(offsets);
     char *text = NULL;
     if (root == NULL || applied == NULL) {
@@ -202,15 +211,14 @@ static char *pointer_format(const loams_pointer *p)
         (p->ref != NULL ? cJSON_AddStringToObject(root, "ref", p->ref)
                         : cJSON_AddNullToObject(root, "ref")) == NULL ||
         cJSON_AddStringToObject(root, "link", p->link) == NULL ||
-        cJSON_AddNumberToObject(root, "epoch", (double)p->epoch) == NULL ||
-        cJSON_AddNumberToObject(root, "committed_ms", (double)p->committed_ms) == NULL ||
-        cJSON_AddNumberToObject(root, "maintained_ms", (double)p->maintained_ms) == NULL ||
-        cJSON_AddNumberToObject(root, "applied_records", (double)p->applied_records) == NULL ||
-        cJSON_AddNumberToObject(root, "skipped_records", (double)p->skipped_records) == NULL ||
-        cJSON_AddNumberToObject(root, "dead_lettered_records", (double)p->dead_lettered_records) ==
-            NULL ||
+        loams_kit_json_tree_put_u64(root, "epoch", p->epoch) != 0 ||
+        loams_kit_json_tree_put_int(root, "committed_ms", p->committed_ms) != 0 ||
+        loams_kit_json_tree_put_int(root, "maintained_ms", p->maintained_ms) != 0 ||
+        loams_kit_json_tree_put_u64(root, "applied_records", p->applied_records) != 0 ||
+        loams_kit_json_tree_put_u64(root, "skipped_records", p->skipped_records) != 0 ||
+        loams_kit_json_tree_put_u64(root, "dead_lettered_records", p->dead_lettered_records) != 0 ||
         (p->lost_records > 0 &&
-         cJSON_AddNumberToObject(root, "lost_records", (double)p->lost_records) == NULL)) {
+         loams_kit_json_tree_put_u64(root, "lost_records", p->lost_records) != 0)) {
         goto out;
     }
     cJSON *gaps = p->n_gaps > 0 ? cJSON_AddArrayToObject(root, "gaps") : NULL;
@@ -227,12 +235,11 @@ static char *pointer_format(const loams_pointer *p)
             cJSON_Delete(o);
             goto out;
         }
-        if (cJSON_AddNumberToObject(o, "partition", g->partition) == NULL ||
-            cJSON_AddNumberToObject(o, "first", (double)g->first_offset) == NULL ||
-            cJSON_AddNumberToObject(o, "last", (double)g->last_offset) == NULL ||
-            cJSON_AddNumberToObject(o, "count", (double)(g->last_offset - g->first_offset + 1)) ==
-                NULL ||
-            cJSON_AddNumberToObject(o, "ms", (double)g->found_ms) == NULL) {
+        if (loams_kit_json_tree_put_int(o, "partition", g->partition) != 0 ||
+            loams_kit_json_tree_put_int(o, "first", g->first_offset) != 0 ||
+            loams_kit_json_tree_put_int(o, "last", g->last_offset) != 0 ||
+            loams_kit_json_tree_put_int(o, "count", g->last_offset - g->first_offset + 1) != 0 ||
+            loams_kit_json_tree_put_int(o, "ms", g->found_ms) != 0) {
             goto out;
         }
     }

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "loams/kit/json_tree.h"
+
 #include "base/log.h"
 #include "base/status.h"
 #include "stream/streamlog_backend.h"
@@ -114,36 +116,32 @@ static char *def_to_json(const loams_stream_def *d)
         return NULL;
     }
     char *text = NULL;
-    if (cJSON_AddNumberToObject(o, "id", (double)d->id) != NULL &&
-        cJSON_AddNumberToObject(o, "partitions", d->partitions) != NULL &&
-        cJSON_AddNumberToObject(o, "retention_ms", (double)d->retention_ms) != NULL &&
-        cJSON_AddNumberToObject(o, "retention_bytes", (double)d->retention_bytes) != NULL &&
-        cJSON_AddNumberToObject(o, "created", (double)d->created_ms) != NULL &&
+    if (loams_kit_json_tree_put_u64(o, "id", d->id) == 0 &&
+        loams_kit_json_tree_put_u64(o, "partitions", d->partitions) == 0 &&
+        loams_kit_json_tree_put_int(o, "retention_ms", d->retention_ms) == 0 &&
+        loams_kit_json_tree_put_u64(o, "retention_bytes", d->retention_bytes) == 0 &&
+        loams_kit_json_tree_put_int(o, "created", d->created_ms) == 0 &&
         (d->retention_max_hold_ms == 0 ||
-         cJSON_AddNumberToObject(o, "retention_max_hold_ms", (double)d->retention_max_hold_ms) !=
-             NULL)) {
+         loams_kit_json_tree_put_int(o, "retention_max_hold_ms", d->retention_max_hold_ms) == 0)) {
         text = cJSON_PrintUnformatted(o);
     }
     cJSON_Delete(o);
     return text;
 }
 
-/* Reads a non-negative integer member that must fit a double exactly. */
+/* Reads a non-negative integer member (exact: loams/kit/json_tree.h). */
 static int json_u64(const cJSON *o, const char *name, uint64_t *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0 ||
-        v->valuedouble != (double)(uint64_t)v->valuedouble) {
-        return -1;
-    }
-    *out = (uint64_t)v->valuedouble;
-    return 0;
+    return loams_kit_json_tree_u64(cJSON_GetObjectItemCaseSensitive(o, name), out) == 0 ? 0 : -1;
 }
 
 static int def_from_json(const char *key, const void *value, size_t len, loams_stream_def *d,
                          loams_stream_err *err)
 {
-    cJSON *o = cJSON_ParseWithLength(value, len);
+    cJSON *o = NULL;
+    if (loams_kit_json_tree_parse(value, len, &o, NULL) == -ENOMEM) {
+        return fail(err, -ENOMEM, "out of memory");
+    }
     uint64_t id, parts, rms, rbytes, created;
     int ok = o != NULL && json_u64(o, "id", &id) == 0 && json_u64(o, "partitions", &parts) == 0 &&
              json_u64(o, "retention_ms", &rms) == 0 &&
@@ -155,10 +153,8 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
         o != NULL ? cJSON_GetObjectItemCaseSensitive(o, "retention_max_hold_ms") : NULL;
     int64_t hold_ms = 0;
     if (ok && hold != NULL) {
-        ok = cJSON_IsNumber(hold) && hold->valuedouble >= -1 &&
-             hold->valuedouble <= 9007199254740992.0 &&
-             hold->valuedouble == (double)(int64_t)hold->valuedouble;
-        hold_ms = ok ? (int64_t)hold->valuedouble : 0;
+        ok = loams_kit_json_tree_int(hold, &hold_ms) == 0 && hold_ms >= -1;
+        hold_ms = ok ? hold_ms : 0;
     }
     cJSON_Delete(o);
     if (!ok) {

@@ -14,6 +14,8 @@
 
 #include <loams/status.h>
 
+#include "loams/kit/json_tree.h"
+
 static const char *const type_names[] = {
     [LOAMS__CT_TEXT] = "text",   [LOAMS__CT_LIST] = "list",   [LOAMS__CT_INT] = "int",
     [LOAMS__CT_FLOAT] = "float", [LOAMS__CT_BOOL] = "bool",   [LOAMS__CT_TIMESTAMP] = "timestamp",
@@ -372,18 +374,15 @@ uint64_t loams__coll_manifest_live_docs(const loams__coll_manifest *m)
 
 /* ---- JSON ---- */
 
+/* Integers are raw items, exact (loams/kit/json_tree.h). */
 static cJSON *num_u64(uint64_t v)
 {
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    return cJSON_CreateRaw(b);
+    return loams_kit_json_tree_new_u64(v);
 }
 
 static cJSON *num_i64(int64_t v)
 {
-    char b[32];
-    snprintf(b, sizeof b, "%" PRId64, v);
-    return cJSON_CreateRaw(b);
+    return loams_kit_json_tree_new_int(v);
 }
 
 static int add(cJSON *obj, const char *name, cJSON *item)
@@ -490,16 +489,19 @@ out:
 /* Reads an integer member; -1 when missing or not an integer in range. */
 static int get_int(const cJSON *obj, const char *name, int64_t min, int64_t max, int64_t *v)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
-    if (!cJSON_IsNumber(it)) {
+    int64_t x;
+    if (loams_kit_json_tree_int(cJSON_GetObjectItemCaseSensitive(obj, name), &x) != 0 || x < min ||
+        x > max) {
         return -1;
     }
-    double d = it->valuedouble;
-    if (d != (double)(int64_t)d || d < (double)min || d > (double)max) {
-        return -1;
-    }
-    *v = (int64_t)d;
+    *v = x;
     return 0;
+}
+
+/* Reads an unsigned integer member; -1 when missing or not one. */
+static int get_u64(const cJSON *obj, const char *name, uint64_t *v)
+{
+    return loams_kit_json_tree_u64(cJSON_GetObjectItemCaseSensitive(obj, name), v) == 0 ? 0 : -1;
 }
 
 /* A string member (NULL allowed when nullable): 0, or -1 when bad. */
@@ -526,13 +528,18 @@ int loams__coll_manifest_parse(const loams_kit_mem *mem, const char *json, size_
     const char *why = NULL;
     loams__coll_split sp;
     memset(&sp, 0, sizeof sp);
-    cJSON *root = cJSON_ParseWithLength(json, len);
-    if (root == NULL) {
+    cJSON *root = NULL;
+    if ((rc = loams_kit_json_tree_parse(json, len, &root, NULL)) == -ENOMEM) {
+        rc = loams_kit_err_set(e, rc, "out of memory parsing manifest %s", key);
+        goto out;
+    }
+    if (rc != 0) {
         why = "it is not JSON";
         goto bad;
     }
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
-    int64_t version, seq, created, epoch;
+    int64_t version, created;
+    uint64_t seq, epoch;
     const char *ns, *name, *parent, *link;
     if (!cJSON_IsString(format) || strcmp(format->valuestring, "loams-collection") != 0) {
         why = "it is not a collection manifest (no \"format\": \"loams-collection\")";
@@ -543,9 +550,9 @@ int loams__coll_manifest_parse(const loams_kit_mem *mem, const char *json, size_
         goto bad;
     }
     if (get_str(root, "namespace", 0, &ns) || get_str(root, "collection", 0, &name) ||
-        get_int(root, "seq", 0, INT64_MAX, &seq) || get_str(root, "parent", 1, &parent) ||
+        get_u64(root, "seq", &seq) || get_str(root, "parent", 1, &parent) ||
         get_int(root, "created_us", INT64_MIN, INT64_MAX, &created) ||
-        get_str(root, "link", 1, &link) || get_int(root, "epoch", 0, INT64_MAX, &epoch)) {
+        get_str(root, "link", 1, &link) || get_u64(root, "epoch", &epoch)) {
         why = "a header member (namespace, collection, seq, parent, created_us, link, epoch) "
               "is missing or has the wrong type";
         goto bad;
@@ -553,9 +560,9 @@ int loams__coll_manifest_parse(const loams_kit_mem *mem, const char *json, size_
     if ((rc = loams__coll_manifest_new(mem, ns, name, &m, e)) != 0) {
         goto out;
     }
-    m->seq = (uint64_t)seq;
+    m->seq = seq;
     m->created_us = created;
-    m->epoch = (uint64_t)epoch;
+    m->epoch = epoch;
     if ((rc = loams__coll_manifest_set_parent(m, parent, e)) != 0 ||
         (rc = loams__coll_manifest_set_link(m, link, e)) != 0) {
         goto out;

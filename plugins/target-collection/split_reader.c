@@ -16,6 +16,7 @@
 
 #include "loams/kit/buf.h"
 #include "loams/kit/crc32c.h"
+#include "loams/kit/json_tree.h"
 #include "split_format.h"
 
 #define TAIL_BYTES (64u * 1024u)
@@ -182,39 +183,42 @@ static const dirent *find_sec(const loams__split_reader *r, uint32_t kind, uint3
     return NULL;
 }
 
-/* A META number as an integer in [lo, hi] (within int64_t), into *out; 0 when
- * it is not one.  Converting a double out of an integer type's range is
- * undefined, so a corrupt META must be caught before the cast. */
-static int meta_int(const cJSON *j, double lo, double hi, int64_t *out)
+/* A META number as an integer in [lo, hi], into *out; 0 when it is not
+ * one (integers are exact: loams/kit/json_tree.h). */
+static int meta_int(const cJSON *j, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!cJSON_IsNumber(j) || !(j->valuedouble >= lo && j->valuedouble <= hi)) {
+    int64_t v;
+    if (loams_kit_json_tree_int(j, &v) != 0 || v < lo || v > hi) {
         return 0;
     }
-    *out = (int64_t)j->valuedouble;
+    *out = v;
     return 1;
 }
-
-#define META_MAX 9223372036854774784.0 /* the largest double below 2^63 */
 
 static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e)
 {
     int rc = 0;
-    cJSON *root = cJSON_Parse(text);
-    if (root == NULL) {
+    cJSON *root = NULL;
+    rc = loams_kit_json_tree_parse(text, strlen(text), &root, NULL);
+    if (rc == -ENOMEM) {
+        return loams_kit_err_set(e, rc, "out of memory opening split %s", r->name);
+    }
+    if (rc != 0) {
         return corrupt(r, e, "META is not JSON");
     }
     const cJSON *docs = cJSON_GetObjectItemCaseSensitive(root, "docs");
     const cJSON *created = cJSON_GetObjectItemCaseSensitive(root, "created_us");
     const cJSON *codec = cJSON_GetObjectItemCaseSensitive(root, "codec");
     const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
-    if (!cJSON_IsNumber(docs) || docs->valuedouble < 0 || docs->valuedouble >= UINT32_MAX ||
-        !cJSON_IsString(codec) || !cJSON_IsArray(fields)) {
+    int64_t ndocs;
+    if (!meta_int(docs, 0, (int64_t)UINT32_MAX - 1, &ndocs) || !cJSON_IsString(codec) ||
+        !cJSON_IsArray(fields)) {
         rc = corrupt(r, e, "META lacks docs, codec or fields");
         goto out;
     }
-    r->n_docs = (uint32_t)docs->valuedouble;
+    r->n_docs = (uint32_t)ndocs;
     r->created_us = 0;
-    if (created != NULL && !meta_int(created, -9223372036854775808.0, META_MAX, &r->created_us)) {
+    if (created != NULL && !meta_int(created, INT64_MIN, INT64_MAX, &r->created_us)) {
         rc = corrupt(r, e, "META created_us is not a time");
         goto out;
     }
@@ -242,7 +246,7 @@ static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e
         const cJSON *fd = cJSON_GetObjectItemCaseSensitive(f, "docs");
         int64_t fdocs;
         if (!cJSON_IsString(name) || !cJSON_IsString(kind) ||
-            !meta_int(fd, 0, (double)r->n_docs, &fdocs)) {
+            !meta_int(fd, 0, (int64_t)r->n_docs, &fdocs)) {
             rc = corrupt(r, e, "a META field lacks name, kind or docs (0..the split's docs)");
             goto out;
         }
@@ -258,8 +262,8 @@ static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e
             const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(f, "tokens");
             const cJSON *terms = cJSON_GetObjectItemCaseSensitive(f, "terms");
             int64_t ntok = 0, nterms = 0;
-            if ((tokens != NULL && !meta_int(tokens, 0, META_MAX, &ntok)) ||
-                (terms != NULL && !meta_int(terms, 0, META_MAX, &nterms))) {
+            if ((tokens != NULL && !meta_int(tokens, 0, INT64_MAX, &ntok)) ||
+                (terms != NULL && !meta_int(terms, 0, INT64_MAX, &nterms))) {
                 rc = corrupt(r, e, "a META text field has bad tokens or terms counts");
                 goto out;
             }
@@ -268,12 +272,13 @@ static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e
             rf->info.terms = (uint64_t)nterms;
         } else if (strcmp(kind->valuestring, "vector") == 0) {
             const cJSON *dim = cJSON_GetObjectItemCaseSensitive(f, "dim");
-            if (!cJSON_IsNumber(dim) || dim->valuedouble < 1 || dim->valuedouble > 65536) {
+            int64_t ndim;
+            if (!meta_int(dim, 1, 65536, &ndim)) {
                 rc = corrupt(r, e, "a META vector field has no valid dim");
                 goto out;
             }
             rf->info.kind = LOAMS__FIELD_VECTOR;
-            rf->info.dim = (uint32_t)dim->valuedouble;
+            rf->info.dim = (uint32_t)ndim;
         } else {
             rc = corrupt(r, e, "a META field has an unknown kind");
             goto out;

@@ -15,6 +15,7 @@
 
 #include "loams/kit/buf.h"
 #include "loams/kit/crc32c.h"
+#include "loams/kit/json_tree.h"
 #include "loams/kit/zstd_mem.h"
 #include "split_format.h"
 
@@ -1154,9 +1155,9 @@ static int finish_meta(loams__split_writer *w, loams_kit_err *e)
     char *text = NULL;
     cJSON *root = cJSON_CreateObject();
     cJSON *fields = NULL;
-    if (root == NULL || cJSON_AddNumberToObject(root, "version", LOAMS__SPLIT_VERSION) == NULL ||
-        cJSON_AddNumberToObject(root, "docs", w->n_docs) == NULL ||
-        cJSON_AddNumberToObject(root, "created_us", (double)w->o.created_us) == NULL ||
+    if (root == NULL || loams_kit_json_tree_put_int(root, "version", LOAMS__SPLIT_VERSION) != 0 ||
+        loams_kit_json_tree_put_u64(root, "docs", w->n_docs) != 0 ||
+        loams_kit_json_tree_put_int(root, "created_us", w->o.created_us) != 0 ||
         cJSON_AddStringToObject(root, "codec", w->o.codec == LOAMS__CODEC_ZSTD ? "zstd" : "none") ==
             NULL ||
         (fields = cJSON_AddArrayToObject(root, "fields")) == NULL) {
@@ -1172,15 +1173,15 @@ static int finish_meta(loams__split_writer *w, loams_kit_err *e)
         if (cJSON_AddStringToObject(o, "name", f->name) == NULL ||
             cJSON_AddStringToObject(o, "kind", f->kind == LOAMS__FIELD_TEXT ? "text" : "vector") ==
                 NULL ||
-            cJSON_AddNumberToObject(o, "docs", (double)f->docs) == NULL) {
+            loams_kit_json_tree_put_u64(o, "docs", f->docs) != 0) {
             goto nomem;
         }
         if (f->kind == LOAMS__FIELD_TEXT) {
-            if (cJSON_AddNumberToObject(o, "tokens", (double)f->tokens) == NULL ||
-                cJSON_AddNumberToObject(o, "terms", (double)f->n_terms) == NULL) {
+            if (loams_kit_json_tree_put_u64(o, "tokens", f->tokens) != 0 ||
+                loams_kit_json_tree_put_u64(o, "terms", f->n_terms) != 0) {
                 goto nomem;
             }
-        } else if (cJSON_AddNumberToObject(o, "dim", f->dim) == NULL) {
+        } else if (loams_kit_json_tree_put_u64(o, "dim", f->dim) != 0) {
             goto nomem;
         }
     }

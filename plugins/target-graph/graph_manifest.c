@@ -13,6 +13,8 @@
 
 #include <loams/status.h>
 
+#include "loams/kit/json_tree.h"
+
 static int nomem(loams_kit_err *e)
 {
     return loams_kit_err_set(e, -ENOMEM, "out of memory building a graph manifest");
@@ -211,18 +213,15 @@ int loams__gmanifest_add_dropped(loams__gmanifest *m, const char *key, loams_kit
 
 /* ---- JSON ---- */
 
+/* Integers are raw items, exact (loams/kit/json_tree.h). */
 static cJSON *num_u64(uint64_t v)
 {
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    return cJSON_CreateRaw(b);
+    return loams_kit_json_tree_new_u64(v);
 }
 
 static cJSON *num_i64(int64_t v)
 {
-    char b[32];
-    snprintf(b, sizeof b, "%" PRId64, v);
-    return cJSON_CreateRaw(b);
+    return loams_kit_json_tree_new_int(v);
 }
 
 static int add(cJSON *o, const char *name, cJSON *v)
@@ -293,26 +292,15 @@ static int bad_member(const char *ref, const char *what, loams_kit_err *e)
                              ref, what);
 }
 
-/* A non-negative integer member (exact up to 2^53). */
+/* A non-negative integer member. */
 static int get_u64(const cJSON *o, const char *name, uint64_t *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0) {
-        return -1;
-    }
-    *out = (uint64_t)v->valuedouble;
-    return 0;
+    return loams_kit_json_tree_u64(cJSON_GetObjectItemCaseSensitive(o, name), out) == 0 ? 0 : -1;
 }
 
 static int get_i64(const cJSON *o, const char *name, int64_t *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    if (!cJSON_IsNumber(v) || v->valuedouble < -9007199254740992.0 ||
-        v->valuedouble > 9007199254740992.0) {
-        return -1;
-    }
-    *out = (int64_t)v->valuedouble;
-    return 0;
+    return loams_kit_json_tree_int(cJSON_GetObjectItemCaseSensitive(o, name), out) == 0 ? 0 : -1;
 }
 
 static const char *get_str(const cJSON *o, const char *name)
@@ -326,9 +314,13 @@ int loams__gmanifest_parse(const loams_kit_mem *mem, const void *data, size_t le
 {
     *out = NULL;
     loams__gmanifest *m = NULL;
-    cJSON *o = cJSON_ParseWithLength(data, len);
-    int rc;
-    if (o == NULL || !cJSON_IsObject(o)) {
+    cJSON *o = NULL;
+    int rc = loams_kit_json_tree_parse(data, len, &o, NULL);
+    if (rc == -ENOMEM) {
+        rc = nomem(e);
+        goto out;
+    }
+    if (rc != 0 || !cJSON_IsObject(o)) {
         rc = bad_member(ref, "it is not a JSON object", e);
         goto out;
     }

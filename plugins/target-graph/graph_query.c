@@ -15,6 +15,7 @@
 #include <loams/status.h>
 
 #include "graph_json.h"
+#include "loams/kit/json_tree.h"
 
 typedef enum op { OP_NODE, OP_NEIGHBORS, OP_PATH, OP_KHOP, OP_SCAN } op;
 
@@ -68,12 +69,11 @@ static int get_id(const loams_kit_mem *mem, const cJSON *o, const char *name, in
     if (v == NULL) {
         return req ? bad(e, "'%s' is required (a node id)", name) : 0;
     }
+    int64_t iv;
     if (cJSON_IsString(v)) {
         s = v->valuestring;
-    } else if (cJSON_IsNumber(v) && v->valuedouble >= -9223372036854775808.0 &&
-               v->valuedouble <= 9223372036854774784.0 && /* (int64_t) of more is undefined */
-               v->valuedouble == (double)(int64_t)v->valuedouble) {
-        snprintf(num, sizeof num, "%" PRId64, (int64_t)v->valuedouble);
+    } else if (loams_kit_json_tree_int(v, &iv) == 0) { /* exact: the request keeps integers */
+        snprintf(num, sizeof num, "%" PRId64, iv);
         s = num;
     } else {
         return bad(e, "'%s' must be a string (a node id)", name);
@@ -97,14 +97,13 @@ static int get_long(const cJSON *o, const char *name, long min, long max, long d
         *out = def;
         return 0;
     }
-    /* the range first: (long) of a number out of range is undefined */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= (double)min && v->valuedouble <= (double)max) ||
-        v->valuedouble != (double)(long)v->valuedouble) {
+    int64_t iv;
+    if (loams_kit_json_tree_int(v, &iv) != 0 || iv < min || iv > max) {
         char msg[160];
         snprintf(msg, sizeof msg, "'%s' must be an integer from %ld to %ld", name, min, max);
         return loams_kit_err_set(e, LOAMS_EINPUT, "graph query: %s", msg);
     }
-    *out = (long)v->valuedouble;
+    *out = (long)iv;
     return 0;
 }
 
@@ -112,9 +111,9 @@ int loams__gquery_parse(const loams_kit_mem *mem, const char *text, size_t len, 
                         loams_kit_err *e)
 {
     *out = NULL;
-    cJSON *o = cJSON_ParseWithLength(text, len);
-    loams__gquery *q = loams_kit_mem_calloc(mem, 1, sizeof *q);
-    int rc;
+    cJSON *o = NULL;
+    int rc = loams_kit_json_tree_parse(text, len, &o, NULL);
+    loams__gquery *q = rc == -ENOMEM ? NULL : loams_kit_mem_calloc(mem, 1, sizeof *q);
     if (q == NULL) {
         cJSON_Delete(o);
         return loams_kit_err_set(e, -ENOMEM, "out of memory");

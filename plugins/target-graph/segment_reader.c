@@ -15,6 +15,7 @@
 
 #include "loams/kit/buf.h"
 #include "loams/kit/crc32c.h"
+#include "loams/kit/json_tree.h"
 #include "loams/kit/key_hash.h"
 
 typedef struct block_ref {
@@ -146,21 +147,22 @@ static int parse_index(loams__gseg_reader *r, table_index *t, const unsigned cha
 
 static int parse_meta(loams__gseg_reader *r, const unsigned char *p, size_t len, loams_kit_err *e)
 {
-    cJSON *m = cJSON_ParseWithLength((const char *)p, len);
-    if (m == NULL) {
+    cJSON *m = NULL;
+    int rc = loams_kit_json_tree_parse((const char *)p, len, &m, NULL);
+    if (rc == -ENOMEM) {
+        return loams_kit_err_set(e, rc, "out of memory opening graph segment %s", r->name);
+    }
+    if (rc != 0) {
         return corrupt(r, e, "its META section is not JSON");
     }
     static const char *names[] = {"nodes", "node_tombstones", "edges", "edge_tombstones"};
     uint64_t *dst[] = {&r->stats.nodes, &r->stats.node_tombstones, &r->stats.edges,
                        &r->stats.edge_tombstones};
-    int rc = 0;
     for (size_t i = 0; i < 4; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, names[i]);
-        if (!cJSON_IsNumber(v) || v->valuedouble < 0) {
+        if (loams_kit_json_tree_u64(cJSON_GetObjectItemCaseSensitive(m, names[i]), dst[i]) != 0) {
             rc = corrupt(r, e, "its META section lacks a count");
             break;
         }
-        *dst[i] = (uint64_t)v->valuedouble;
     }
     cJSON_Delete(m);
     return rc;

@@ -325,8 +325,7 @@ int loams__ice_write_meta_only(ice *t, cJSON *meta, const char **ref, loams_keyl
     cJSON *me = cJSON_CreateObject();
     int64_t now = loams__ice_now_ms();
     if (!cJSON_IsArray(mlog) || me == NULL ||
-        cJSON_AddNumberToObject(me, "timestamp-ms",
-                                (double)loams__ice_long(meta, "last-updated-ms", 0)) == NULL ||
+        loams__ice_set_int(me, "timestamp-ms", loams__ice_long(meta, "last-updated-ms", 0)) != 0 ||
         cJSON_AddStringToObject(me, "metadata-file", prev_uri) == NULL ||
         !cJSON_AddItemToArray(mlog, me)) {
         cJSON_Delete(me);
@@ -508,7 +507,7 @@ static int do_maintain(ice *t, const char *ref, const char **new_ref, loams_keyl
         in.snap.operation = "replace";
         in.snap.applied_json = loams__ice_summary_str(cur, "loams.applied-offsets");
         in.snap.link = loams__ice_summary_str(cur, "loams.link");
-        in.snap.epoch = (uint64_t)loams__ice_summary_long(cur, "loams.epoch", 0);
+        in.snap.epoch = loams__ice_summary_u64(cur, "loams.epoch", 0);
         in.entries = ents;
         in.nentries = nent;
         in.added_rows = in.snap.added_records;

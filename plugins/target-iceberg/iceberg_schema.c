@@ -11,6 +11,8 @@
 
 #include <loams/host.h>
 
+#include "loams/kit/json_tree.h"
+
 static const char *const type_names[] = {"boolean", "int",        "long",        "float",
                                          "double",  "date",       "timestamptz", "string",
                                          "binary",  "list<float>"};
@@ -170,12 +172,12 @@ cJSON *loams__ice_schema_to_json(const loams__ice_schema *s)
     }
     cJSON_AddItemToObject(j, "fields", fields);
     int ok = cJSON_AddStringToObject(j, "type", "struct") != NULL &&
-             cJSON_AddNumberToObject(j, "schema-id", s->schema_id) != NULL;
+             loams_kit_json_tree_put_int(j, "schema-id", s->schema_id) == 0;
     for (size_t i = 0; i < s->n && ok; i++) {
         const loams__ice_field *f = &s->fields[i];
         cJSON *fj = cJSON_CreateObject();
         ok = fj != NULL && cJSON_AddItemToArray(fields, fj) &&
-             cJSON_AddNumberToObject(fj, "id", f->id) != NULL &&
+             loams_kit_json_tree_put_int(fj, "id", f->id) == 0 &&
              cJSON_AddStringToObject(fj, "name", f->name) != NULL &&
              cJSON_AddBoolToObject(fj, "required", f->required) != NULL;
         if (!ok) {
@@ -185,7 +187,7 @@ cJSON *loams__ice_schema_to_json(const loams__ice_schema *s)
             cJSON *l = cJSON_CreateObject();
             ok = l != NULL && cJSON_AddItemToObject(fj, "type", l) &&
                  cJSON_AddStringToObject(l, "type", "list") != NULL &&
-                 cJSON_AddNumberToObject(l, "element-id", f->element_id) != NULL &&
+                 loams_kit_json_tree_put_int(l, "element-id", f->element_id) == 0 &&
                  cJSON_AddStringToObject(l, "element", "float") != NULL &&
                  cJSON_AddBoolToObject(l, "element-required", 1) != NULL;
         } else {
@@ -210,7 +212,9 @@ int loams__ice_schema_from_json(const cJSON *j, loams__ice_schema *s, int32_t *m
         snprintf(err, errlen, "a table schema has no \"fields\" array");
         return LOAMS_ECORRUPT;
     }
-    s->schema_id = cJSON_IsNumber(sid) ? (int32_t)sid->valuedouble : 0;
+    int64_t v;
+    s->schema_id =
+        loams_kit_json_tree_int(sid, &v) == 0 && v >= 0 && v <= INT32_MAX ? (int32_t)v : 0;
     size_t n = (size_t)cJSON_GetArraySize(fields);
     if (n > 0 && (s->fields = calloc(n, sizeof *s->fields)) == NULL) {
         return -ENOMEM;
@@ -223,13 +227,13 @@ int loams__ice_schema_from_json(const cJSON *j, loams__ice_schema *s, int32_t *m
         const cJSON *req = cJSON_GetObjectItemCaseSensitive(fj, "required");
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(fj, "type");
         loams__ice_field *f = &s->fields[s->n];
-        if (!cJSON_IsNumber(id) || id->valuedouble < 1 || id->valuedouble > INT32_MAX ||
+        if (loams_kit_json_tree_int(id, &v) != 0 || v < 1 || v > INT32_MAX ||
             !cJSON_IsString(name) || name->valuestring[0] == '\0' || type == NULL) {
             snprintf(err, errlen, "field %zu of a table schema lacks an id, a name or a type",
                      s->n + 1);
             goto bad;
         }
-        f->id = (int32_t)id->valuedouble;
+        f->id = (int32_t)v;
         f->required = cJSON_IsTrue(req);
         if (cJSON_IsString(type)) {
             size_t k;
@@ -252,8 +256,8 @@ int loams__ice_schema_from_json(const cJSON *j, loams__ice_schema *s, int32_t *m
             const cJSON *eid = cJSON_GetObjectItemCaseSensitive(type, "element-id");
             const cJSON *el = cJSON_GetObjectItemCaseSensitive(type, "element");
             if (!cJSON_IsString(lt) || strcmp(lt->valuestring, "list") != 0 ||
-                !cJSON_IsNumber(eid) || !cJSON_IsString(el) ||
-                strcmp(el->valuestring, "float") != 0) {
+                loams_kit_json_tree_int(eid, &v) != 0 || v < 1 || v > INT32_MAX ||
+                !cJSON_IsString(el) || strcmp(el->valuestring, "float") != 0) {
                 snprintf(err, errlen,
                          "column '%s' has a nested type the Iceberg target cannot write (only "
                          "list<float>)",
@@ -261,7 +265,7 @@ int loams__ice_schema_from_json(const cJSON *j, loams__ice_schema *s, int32_t *m
                 goto bad;
             }
             f->type = LOAMS__ICE_FLOAT_LIST;
-            f->element_id = (int32_t)eid->valuedouble;
+            f->element_id = (int32_t)v;
             if (f->element_id > *max_id) {
                 *max_id = f->element_id;
             }

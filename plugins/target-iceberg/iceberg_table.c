@@ -14,32 +14,21 @@
 
 #include <loams/status.h>
 
+#include "loams/kit/json_tree.h"
+
 int64_t loams__ice_long(const cJSON *obj, const char *key, int64_t def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (cJSON_IsRaw(v)) {
-        return (int64_t)strtoll(v->valuestring, NULL, 10);
-    }
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
+    return loams_kit_json_tree_int_or(obj, key, def);
 }
 
 cJSON *loams__ice_int(int64_t v)
 {
-    char b[24];
-    snprintf(b, sizeof b, "%" PRId64, v);
-    return cJSON_CreateRaw(b);
+    return loams_kit_json_tree_new_int(v);
 }
 
 int loams__ice_set_int(cJSON *obj, const char *key, int64_t v)
 {
-    cJSON *n = loams__ice_int(v);
-    if (n == NULL) {
-        return -ENOMEM;
-    }
-    if (cJSON_GetObjectItemCaseSensitive(obj, key) != NULL) {
-        return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n) ? 0 : -ENOMEM;
-    }
-    return cJSON_AddItemToObject(obj, key, n) ? 0 : -ENOMEM;
+    return loams_kit_json_tree_put_int(obj, key, v);
 }
 
 const cJSON *loams__ice_snapshot_by_id(const cJSON *meta, int64_t id)
@@ -77,6 +66,18 @@ int64_t loams__ice_summary_long(const cJSON *snapshot, const char *key, int64_t 
     char *end;
     long long v = strtoll(s, &end, 10);
     return end != s && *end == '\0' ? (int64_t)v : def;
+}
+
+uint64_t loams__ice_summary_u64(const cJSON *snapshot, const char *key, uint64_t def)
+{
+    const char *s = loams__ice_summary_str(snapshot, key);
+    if (s == NULL || s[0] < '0' || s[0] > '9') {
+        return def;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *end == '\0' && errno == 0 ? (uint64_t)v : def;
 }
 
 int64_t loams__ice_meta_version(const cJSON *meta)
@@ -133,7 +134,7 @@ int64_t loams__ice_random_id(void)
         clock_gettime(CLOCK_REALTIME, &ts);
         r = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec * 2654435761u;
     }
-    r &= (UINT64_C(1) << 53) - 1;
+    r &= (uint64_t)INT64_MAX; /* positive, as Iceberg's own ids: all 63 bits */
     return r == 0 ? 1 : (int64_t)r;
 }
 
@@ -207,19 +208,6 @@ cJSON *loams__ice_meta_new(const char *location, int64_t now_ms)
     return m;
 }
 
-/* Replaces (or adds) a number member. */
-static int set_num(cJSON *obj, const char *key, double v)
-{
-    cJSON *n = loams__ice_int((int64_t)v);
-    if (n == NULL) {
-        return -ENOMEM;
-    }
-    if (cJSON_GetObjectItemCaseSensitive(obj, key) != NULL) {
-        return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n) ? 0 : -ENOMEM;
-    }
-    return cJSON_AddItemToObject(obj, key, n) ? 0 : -ENOMEM;
-}
-
 static int set_str(cJSON *obj, const char *key, const char *v)
 {
     cJSON *n = cJSON_CreateString(v);
@@ -236,6 +224,13 @@ static int add_i64(cJSON *sum, const char *key, int64_t v)
 {
     char b[24];
     snprintf(b, sizeof b, "%" PRId64, v);
+    return cJSON_AddStringToObject(sum, key, b) != NULL ? 0 : -ENOMEM;
+}
+
+static int add_u64(cJSON *sum, const char *key, uint64_t v)
+{
+    char b[24];
+    snprintf(b, sizeof b, "%" PRIu64, v);
     return cJSON_AddStringToObject(sum, key, b) != NULL ? 0 : -ENOMEM;
 }
 
@@ -294,8 +289,8 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
             return -ENOMEM;
         }
     }
-    if (set_num(meta, "current-schema-id", (double)schema_id) != 0 ||
-        set_num(meta, "last-column-id", last_id) != 0) {
+    if (loams__ice_set_int(meta, "current-schema-id", schema_id) != 0 ||
+        loams__ice_set_int(meta, "last-column-id", last_id) != 0) {
         return -ENOMEM;
     }
     /* the snapshot and its summary */
@@ -336,7 +331,7 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
              (sn->applied_json == NULL ||
               cJSON_AddStringToObject(sum, "loams.applied-offsets", sn->applied_json) != NULL) &&
              (sn->link == NULL || (cJSON_AddStringToObject(sum, "loams.link", sn->link) != NULL &&
-                                   add_i64(sum, "loams.epoch", (int64_t)sn->epoch) == 0));
+                                   add_u64(sum, "loams.epoch", sn->epoch) == 0));
     }
     cJSON *snaps = array_of(meta, "snapshots");
     if (!ok || snaps == NULL || !cJSON_AddItemToArray(snaps, snap)) {
@@ -363,8 +358,7 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
     }
     cJSON *slog = array_of(meta, "snapshot-log");
     cJSON *se = cJSON_CreateObject();
-    if (slog == NULL || se == NULL ||
-        cJSON_AddNumberToObject(se, "timestamp-ms", (double)sn->now_ms) == NULL ||
+    if (slog == NULL || se == NULL || loams__ice_set_int(se, "timestamp-ms", sn->now_ms) != 0 ||
         loams__ice_set_int(se, "snapshot-id", sn->id) != 0 || !cJSON_AddItemToArray(slog, se)) {
         cJSON_Delete(se);
         return -ENOMEM;
@@ -373,8 +367,8 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
         cJSON *mlog = array_of(meta, "metadata-log");
         cJSON *me = cJSON_CreateObject();
         if (mlog == NULL || me == NULL ||
-            cJSON_AddNumberToObject(me, "timestamp-ms",
-                                    (double)loams__ice_long(meta, "last-updated-ms", 0)) == NULL ||
+            loams__ice_set_int(me, "timestamp-ms", loams__ice_long(meta, "last-updated-ms", 0)) !=
+                0 ||
             cJSON_AddStringToObject(me, "metadata-file", prev_uri) == NULL ||
             !cJSON_AddItemToArray(mlog, me)) {
             cJSON_Delete(me);
@@ -389,9 +383,9 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
     char ver[24];
     snprintf(ver, sizeof ver, "%" PRId64, loams__ice_meta_version(meta) + 1);
     if (props == NULL || set_str(props, "loams.metadata-version", ver) != 0 ||
-        set_num(meta, "current-snapshot-id", (double)sn->id) != 0 ||
-        set_num(meta, "last-sequence-number", (double)sn->sequence) != 0 ||
-        set_num(meta, "last-updated-ms", (double)sn->now_ms) != 0) {
+        loams__ice_set_int(meta, "current-snapshot-id", sn->id) != 0 ||
+        loams__ice_set_int(meta, "last-sequence-number", sn->sequence) != 0 ||
+        loams__ice_set_int(meta, "last-updated-ms", sn->now_ms) != 0) {
         return -ENOMEM;
     }
     rc = 0;

@@ -1,6 +1,7 @@
 /*
  * iceberg_table.h - Iceberg v2 table metadata (metadata.json) as the
- * Iceberg target reads and writes it, with cJSON: the current schema and
+ * Iceberg target reads and writes it, with cJSON trees whose integers are
+ * exact (loams/kit/json_tree.h): the current schema and
  * snapshot, the snapshot summary's Loams keys, and the building of the
  * next metadata (a new schema when it changed, an `append` or `replace`
  * snapshot, refs.main, snapshot log, metadata log).
@@ -26,12 +27,17 @@ const cJSON *loams__ice_current_snapshot(const cJSON *meta);
 const cJSON *loams__ice_snapshot_by_id(const cJSON *meta, int64_t id);
 /* A summary value as a number (def when missing). */
 int64_t loams__ice_summary_long(const cJSON *snapshot, const char *key, int64_t def);
+/* A summary value as an unsigned number (def when missing or not one). */
+uint64_t loams__ice_summary_u64(const cJSON *snapshot, const char *key, uint64_t def);
 /* A summary value (NULL when missing). */
 const char *loams__ice_summary_str(const cJSON *snapshot, const char *key);
-/* An integer member (def when missing); numbers and raw integers. */
+/* Integers in metadata are exact (loams/kit/json_tree.h: read with
+ * loams__ice_load_meta, written as raw items; cJSON's doubles would print
+ * ids of 16+ digits in exponent form, which Iceberg readers refuse for
+ * longs, and change some).  An integer member (def when missing or not an
+ * integer). */
 int64_t loams__ice_long(const cJSON *obj, const char *key, int64_t def);
-/* An integer item printed exactly (cJSON prints doubles of 16+ digits in
- * exponent form, which Iceberg readers refuse for longs): a raw item. */
+/* An integer item printed exactly (a raw item); NULL on -ENOMEM. */
 cJSON *loams__ice_int(int64_t v);
 /* Adds (or replaces) an exact integer member.  0 or -ENOMEM. */
 int loams__ice_set_int(cJSON *obj, const char *key, int64_t v);
@@ -81,7 +87,9 @@ int loams__ice_meta_advance(cJSON *meta, const loams__ice_schema *work, int32_t 
 /* The metadata version (property loams.metadata-version; 0 when none). */
 int64_t loams__ice_meta_version(const cJSON *meta);
 
-/* A random 53-bit positive snapshot id and a random UUID text (37 bytes). */
+/* A random positive snapshot id (63 bits, as Java's Iceberg makes them;
+ * the metadata keeps every integer exact) and a random UUID text (37
+ * bytes). */
 int64_t loams__ice_random_id(void);
 void loams__ice_uuid(char out[37]);
 

@@ -111,6 +111,7 @@ tests_unit_test_parquet_reader_LDADD = $(ICEBERG_TEST_LDADD)
 # (exactly once across crashes, schema evolution).
 TESTS += tests/integration/table-link.sh tests/integration/table-declared.sh
 EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-declared.sh tests/integration/table-duckdb.mjs \
+	tests/integration/iceberg-conformance.py \
 	tests/integration/table-files.py
 # Manifest entry metrics of the plugin's files, value by value against DuckDB.
 TESTS += tests/integration/table-metrics.sh
@@ -122,7 +123,8 @@ check_PROGRAMS += tests/unit/test_target_iceberg
 TESTS += tests/unit/test_target_iceberg
 tests_unit_test_target_iceberg_SOURCES = tests/unit/test_target_iceberg.c \
 	$(LOAMS_PLUGIN_TEST_SOURCES)
-tests_unit_test_target_iceberg_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS)
+tests_unit_test_target_iceberg_CPPFLAGS = $(ICEBERG_TEST_CPPFLAGS) \
+	-DLOAMS_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_target_iceberg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_target_iceberg_LDADD = core/libloams-core.la \
 	plugins/target-iceberg/libiceberg-files.la $(CHECK_LIBS) $(CJSON_LIBS)

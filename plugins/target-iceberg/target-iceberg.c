@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "avro_writer.h"
+#include "loams/kit/json_tree.h"
 #include "loams/kit/option.h"
 #include "iceberg_manifest.h"
 
@@ -159,8 +160,8 @@ static int load_options(ice *t)
     }
     const char *decl = host->option(t->ctx, "declared_schema");
     if (decl != NULL && decl[0] != '\0') {
-        cJSON *j = cJSON_Parse(decl);
-        if (j == NULL) {
+        cJSON *j = NULL;
+        if (loams_kit_json_tree_parse(decl, strlen(decl), &j, NULL) != 0) {
             return loams__ice_fail(t, -EINVAL, "target-iceberg: declared_schema is not JSON");
         }
         int32_t max_id;
@@ -306,10 +307,16 @@ int loams__ice_load_meta(ice *t, const char *ref, cJSON **out)
     if (rc != 0) {
         return rc;
     }
-    cJSON *j = cJSON_ParseWithLength(data, len);
-    if (j == NULL) {
-        return loams__ice_fail(t, LOAMS_ECORRUPT, "table %s.%s: metadata '%s' is not JSON", t->ns,
-                               t->name, ref);
+    cJSON *j = NULL;
+    loams_kit_json_error e = {0, NULL};
+    rc = loams_kit_json_tree_parse(data, len, &j, &e);
+    if (rc == -ENOMEM) {
+        return loams__ice_fail(t, rc, "out of memory");
+    }
+    if (rc != 0) {
+        return loams__ice_fail(t, LOAMS_ECORRUPT,
+                               "table %s.%s: metadata '%s' is not JSON (byte %zu: %s)", t->ns,
+                               t->name, ref, e.pos, e.what);
     }
     *out = j;
     return 0;
@@ -937,7 +944,7 @@ static char *offsets_json(const loams_offsets *applied)
         char k[16];
         host->offsets_at(applied, i, &p, &next);
         snprintf(k, sizeof k, "%" PRId32, p);
-        if (cJSON_AddNumberToObject(o, k, (double)next) == NULL) {
+        if (loams_kit_json_tree_put_int(o, k, next) != 0) {
             cJSON_Delete(o);
             o = NULL;
         }
@@ -1162,7 +1169,8 @@ int loams__ice_use_ref(ice *t, const char *ref)
 
 static void new_token(ice *t)
 {
-    snprintf(t->token, sizeof t->token, "%013" PRIx64, (uint64_t)loams__ice_random_id());
+    snprintf(t->token, sizeof t->token, "%013" PRIx64,
+             (uint64_t)loams__ice_random_id() & ((UINT64_C(1) << 52) - 1));
     t->file_seq = 0;
 }
 
@@ -1227,7 +1235,10 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
     const char *aj =
         loams__ice_summary_str(loams__ice_current_snapshot(t->base_meta), "loams.applied-offsets");
     if (aj != NULL) {
-        cJSON *o = cJSON_Parse(aj);
+        cJSON *o = NULL;
+        if ((rc = loams_kit_json_tree_parse(aj, strlen(aj), &o, NULL)) == -ENOMEM) {
+            return report(t, loams__ice_fail(t, rc, "out of memory"));
+        }
         if (!cJSON_IsObject(o)) {
             cJSON_Delete(o);
             return report(t, loams__ice_fail(t, LOAMS_ECORRUPT,
@@ -1240,8 +1251,9 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
         {
             char *end;
             long p = strtol(e->string, &end, 10);
-            if (*end != '\0' || p < 0 || p > INT32_MAX || !cJSON_IsNumber(e) ||
-                host->offsets_set(applied, (int32_t)p, (int64_t)e->valuedouble) != 0) {
+            int64_t next;
+            if (*end != '\0' || p < 0 || p > INT32_MAX || loams_kit_json_tree_int(e, &next) != 0 ||
+                host->offsets_set(applied, (int32_t)p, next) != 0) {
                 cJSON_Delete(o);
                 return report(t, loams__ice_fail(t, LOAMS_ECORRUPT,
                                                  "table %s.%s: %s: bad loams.applied-offsets "

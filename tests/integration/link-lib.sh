@@ -22,12 +22,37 @@ done
 plugin_args+=(--no-default-plugin-dirs)
 export LOAMS_PLUGIN_PATH=""
 
+# iceberg_conformance DIR...: every Iceberg table under DIR (metadata files,
+# manifest lists, manifests) read by the independent strict reader
+# tests/integration/iceberg-conformance.py against the table spec.
+iceberg_conformance() {
+  /usr/bin/python3 "$src/tests/integration/iceberg-conformance.py" "$@"
+}
+
+# Tables a test damages on purpose (paths under $work): left unchecked.
+conformance_skip=()
+
 link_cleanup() {
+  local rc=$?
   for n in "${!pid[@]}"; do
     kill -CONT "${pid[$n]}" 2>/dev/null
     kill -KILL "${pid[$n]}" 2>/dev/null
   done
   wait 2>/dev/null
+  # every table a passing test wrote must conform to the Iceberg spec
+  if [ "$rc" -eq 0 ] && [ "$fail" -eq 0 ] &&
+    find "$work" -name '*.metadata.json' -path '*/metadata/*' | grep -q .; then
+    local d roots=()
+    for d in "$work"/*; do
+      [ -d "$d" ] || continue
+      [[ " ${conformance_skip[*]} " == *" $d "* ]] || roots+=("$d")
+    done
+    if [ "${#roots[@]}" -gt 0 ] && ! iceberg_conformance "${roots[@]}"; then
+      echo "FAIL: the Iceberg tables this test wrote do not conform to the spec (above)"
+      fail=1
+      rc=1
+    fi
+  fi
   if [ "$fail" -ne 0 ]; then
     for f in "$work"/*.log; do
       [ -f "$f" ] || continue
@@ -36,6 +61,7 @@ link_cleanup() {
     done
   fi
   rm -rf "$work" "$plugin_home"
+  exit "$rc"
 }
 trap link_cleanup EXIT
 

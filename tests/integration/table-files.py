@@ -35,7 +35,7 @@ for k in ("table-uuid", "location", "last-sequence-number", "last-updated-ms", "
     assert k in meta, "metadata.json lacks " + k
 cur = [s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"]][0]
 assert meta["refs"]["main"]["snapshot-id"] == cur["snapshot-id"], "refs.main"
-assert 0 < cur["snapshot-id"] < 2 ** 53, "snapshot id range"
+assert 0 < cur["snapshot-id"] < 2 ** 63, "snapshot id range"
 assert meta["last-sequence-number"] == cur["sequence-number"], "last-sequence-number"
 summary = cur["summary"]
 for k in ("operation", "added-data-files", "added-records", "total-records", "total-data-files",

@@ -97,6 +97,53 @@ START_TEST(commit_round_trips_the_pointer)
 }
 END_TEST
 
+/* Every integer of the pointer round-trips exactly, past 2^53 too (the
+ * pointer was written with cJSON's doubles). */
+START_TEST(pointer_integers_past_two_to_the_53_round_trip)
+{
+    loams_objname t;
+    loams_objname_parse("ns.big", &t, NULL, 0);
+    loams_lease l;
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/big/0-0", "n1", 30000, &l, NULL, NULL), 0);
+    loams_pointer p;
+    make_pointer(&p, "ns/big/manifest/1.json", INT64_C(9007199254740993));
+    ck_assert_int_eq(loams_offsets_set(p.applied, 1, INT64_MAX), 0);
+    p.epoch = UINT64_C(18446744073709551615);
+    p.committed_ms = INT64_C(9007199254740995);
+    p.maintained_ms = INT64_C(1796145430086431);
+    p.applied_records = UINT64_C(9007199254740997);
+    p.skipped_records = UINT64_C(1) << 62;
+    p.dead_lettered_records = UINT64_C(9007199254740999);
+    p.lost_records = UINT64_C(9007199254741001);
+    loams_gap g = {3, INT64_C(9007199254740993), INT64_C(9007199254741003),
+                   INT64_C(1796145430086433)};
+    loams_pointer_add_gaps(&p, &g, 1);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    int64_t next = 0;
+    ck_assert_int_eq(loams_offsets_get(r.applied, 0, &next), 0);
+    ck_assert(next == INT64_C(9007199254740993));
+    ck_assert_int_eq(loams_offsets_get(r.applied, 1, &next), 0);
+    ck_assert(next == INT64_MAX);
+    ck_assert(r.epoch == UINT64_C(18446744073709551615));
+    ck_assert(r.committed_ms == INT64_C(9007199254740995));
+    ck_assert(r.maintained_ms == INT64_C(1796145430086431));
+    ck_assert(r.applied_records == UINT64_C(9007199254740997));
+    ck_assert(r.skipped_records == UINT64_C(1) << 62);
+    ck_assert(r.dead_lettered_records == UINT64_C(9007199254740999));
+    ck_assert(r.lost_records == UINT64_C(9007199254741001));
+    ck_assert_uint_eq(r.n_gaps, 1);
+    ck_assert(r.gaps[0].first_offset == INT64_C(9007199254740993));
+    ck_assert(r.gaps[0].last_offset == INT64_C(9007199254741003));
+    ck_assert(r.gaps[0].found_ms == INT64_C(1796145430086433));
+    loams_pointer_clear(&r);
+    loams_pointer_clear(&p);
+}
+END_TEST
+
 START_TEST(zombie_commit_is_fenced_and_writes_nothing)
 {
     loams_objname t;
@@ -257,6 +304,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, missing_pointer_reads_as_version_zero);
     tcase_add_test(tc, commit_round_trips_the_pointer);
+    tcase_add_test(tc, pointer_integers_past_two_to_the_53_round_trip);
     tcase_add_test(tc, zombie_commit_is_fenced_and_writes_nothing);
     tcase_add_test(tc, commit_on_a_moved_pointer_conflicts);
     tcase_add_test(tc, orphans_are_recorded_for_gc);

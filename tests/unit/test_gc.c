@@ -173,6 +173,28 @@ START_TEST(intents_of_a_live_run_stay_and_of_an_ended_one_go)
 }
 END_TEST
 
+/* An intent records its run's epoch exactly: read back as a double, an
+ * epoch past 2^53 became a lower one, whose run GC took as over, and the
+ * live run's file was deleted. */
+START_TEST(an_intent_of_an_epoch_past_two_to_the_53_stays_while_its_run_holds)
+{
+    const char *fence = "9007199254740992";
+    ck_assert_int_eq(
+        loams_meta_put(meta, "fence/link/t/e/0-0", 18, fence, strlen(fence), NULL, NULL), 0);
+    loams_lease l = take("link/t/e/0-0");
+    ck_assert(l.epoch == UINT64_C(9007199254740993));
+    loams_write_journal *j;
+    ck_assert_int_eq(loams_write_journal_new(meta, l.key, l.epoch, &j), 0);
+    put_journaled(j, "t/e/split-1");
+    loams_gc_stats s = run_gc(0);
+    ck_assert_uint_eq(s.intents, 1);
+    ck_assert_uint_eq(s.intents_over, 0);
+    ck_assert_uint_eq(s.bad, 0);
+    ck_assert(exists("t/e/split-1"));
+    loams_write_journal_free(j);
+}
+END_TEST
+
 START_TEST(abandoned_files_are_orphans_deleted_after_the_grace_period)
 {
     loams_lease l = take("link/t/c/0-0");
@@ -326,6 +348,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, committed_files_lose_their_intents_and_stay);
     tcase_add_test(tc, intents_of_a_live_run_stay_and_of_an_ended_one_go);
+    tcase_add_test(tc, an_intent_of_an_epoch_past_two_to_the_53_stays_while_its_run_holds);
     tcase_add_test(tc, abandoned_files_are_orphans_deleted_after_the_grace_period);
     tcase_add_test(tc, obsolete_records_and_missing_objects);
     tcase_add_test(tc, unreadable_records_are_kept);

@@ -362,6 +362,34 @@ START_TEST(the_keymap_interns_many_keys)
 }
 END_TEST
 
+/* Integers past 2^53 read back exactly (they were refused as damage). */
+START_TEST(manifest_integers_past_two_to_the_53_round_trip)
+{
+    loams__gmanifest *m, *p;
+    loams_kit_err e;
+    ck_assert_int_eq(loams__gmanifest_new(NULL, "ns", "g", &m, &e), 0);
+    m->seq = UINT64_C(9007199254740993);
+    m->epoch = UINT64_MAX;
+    m->created_us = INT64_C(1796145430086431);
+    loams__gseg_stats st = {UINT64_C(9007199254740995), 1, 20, 2, UINT64_C(1) << 60};
+    ck_assert_int_eq(loams__gmanifest_add_segment(m, "s1", 1, &st, INT64_MIN, &e), 0);
+    ck_assert_int_eq(loams__gmanifest_set_applied(m, 0, INT64_MAX, &e), 0);
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
+    ck_assert_int_eq(loams__gmanifest_encode(m, &b, &e), 0);
+    ck_assert_msg(loams__gmanifest_parse(NULL, b.data, b.len, "ref", &p, &e) == 0, "%s", e.msg);
+    ck_assert(p->seq == UINT64_C(9007199254740993));
+    ck_assert(p->epoch == UINT64_MAX);
+    ck_assert(p->created_us == INT64_C(1796145430086431));
+    ck_assert(p->segs[0].stats.nodes == UINT64_C(9007199254740995));
+    ck_assert(p->segs[0].stats.bytes == UINT64_C(1) << 60);
+    ck_assert(p->segs[0].created_us == INT64_MIN);
+    ck_assert(p->applied[0].next == INT64_MAX);
+    loams__gmanifest_free(p);
+    loams__gmanifest_free(m);
+    loams_kit_buf_free(&b);
+}
+END_TEST
+
 START_TEST(the_manifest_round_trips_and_compaction_replaces_the_oldest)
 {
     loams__gmanifest *m, *p;
@@ -452,6 +480,7 @@ int main(void)
     tcase_add_test(tc, the_view_shows_the_newest_version_of_each_key);
     tcase_add_test(tc, the_keymap_interns_many_keys);
     tcase_add_test(tc, the_manifest_round_trips_and_compaction_replaces_the_oldest);
+    tcase_add_test(tc, manifest_integers_past_two_to_the_53_round_trip);
     tcase_add_test(tc, property_values_encode_as_json);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1,12 +1,14 @@
 /* test_link_catalog.c - link definitions: create, get, list, duplicate
  * create refused, state changes with error and offset, drop. */
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "catalog/link_catalog.h"
+#include "catalog/link_report.h"
 
 static char dir[256];
 static loams_meta *meta;
@@ -195,6 +197,56 @@ START_TEST(damaged_definition_is_reported)
 }
 END_TEST
 
+/* Every integer of a definition and of a run report round-trips exactly,
+ * past 2^53 too (they were written with cJSON's doubles). */
+START_TEST(integers_past_two_to_the_53_round_trip)
+{
+    loams_link_def d, r;
+    make_def(&d, "ns.big");
+    d.batch_bytes = (UINT64_C(1) << 60) + 1;
+    d.error_partition = 7;
+    d.error_offset = INT64_C(9007199254740993);
+    d.created_ms = INT64_C(9007199254740995);
+    d.start_offsets = strdup("{\"0\":9223372036854775807,\"1\":9007199254740993}");
+    char *text = loams_link_def_to_json(&d);
+    ck_assert_ptr_nonnull(text);
+    loams_link_def_init(&r);
+    ck_assert_int_eq(loams_link_def_from_json(text, strlen(text), &r), 0);
+    ck_assert(r.batch_bytes == (UINT64_C(1) << 60) + 1);
+    ck_assert(r.error_offset == INT64_C(9007199254740993));
+    ck_assert(r.created_ms == INT64_C(9007199254740995));
+    ck_assert_str_eq(r.start_offsets, "{\"0\":9223372036854775807,\"1\":9007199254740993}");
+    free(text);
+    loams_link_def_clear(&r);
+    loams_link_def_clear(&d);
+
+    loams_link_report rep = {"link/ns/big/0-0",
+                             UINT64_C(9007199254740993),
+                             UINT64_C(9007199254740995),
+                             UINT64_MAX,
+                             INT64_C(1796145430086431),
+                             NULL,
+                             0};
+    text = loams_link_report_to_json(&rep);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "\"epoch\":9007199254740993,\"memory_peak\":9007199254740995,"
+                               "\"memory_budget\":18446744073709551615,"
+                               "\"updated_ms\":1796145430086431") != NULL,
+                  "%s", text);
+    ck_assert_int_eq(loams_meta_put(meta, "linkrun/ns/big", 14, text, strlen(text), NULL, NULL), 0);
+    free(text);
+    loams_objname name;
+    loams_objname_parse("ns.big", &name, NULL, 0);
+    loams_link_report got;
+    ck_assert_int_eq(loams_link_report_read(meta, &name, &got, NULL), 0);
+    ck_assert(got.epoch == UINT64_C(9007199254740993));
+    ck_assert(got.memory_peak == UINT64_C(9007199254740995));
+    ck_assert(got.memory_budget == UINT64_MAX);
+    ck_assert(got.updated_ms == INT64_C(1796145430086431));
+    loams_link_report_clear(&got);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("link_catalog");
@@ -206,6 +258,7 @@ int main(void)
     tcase_add_test(tc, list_is_in_name_order_and_drop_removes);
     tcase_add_test(tc, damaged_definition_is_reported);
     tcase_add_test(tc, a_definition_stored_before_transform_plugin_gets_its_kinds_plugin);
+    tcase_add_test(tc, integers_past_two_to_the_53_round_trip);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -68,6 +68,28 @@ START_TEST(test_json_round_trip_and_bad_json_leaves_set_unchanged)
 }
 END_TEST
 
+/* Offsets past 2^53 (a double's exact range) read back exactly; they were
+ * refused. */
+START_TEST(offsets_past_two_to_the_53_round_trip_through_json)
+{
+    loams_offsets *o;
+    ck_assert_int_eq(loams_offsets_create(&o), 0);
+    const char *text = "{\"0\":9007199254740993,\"1\":9223372036854775807}";
+    ck_assert_int_eq(loams_offsets_parse_json(o, text, strlen(text)), 0);
+    int64_t next;
+    ck_assert_int_eq(loams_offsets_get(o, 0, &next), 0);
+    ck_assert(next == INT64_C(9007199254740993));
+    ck_assert_int_eq(loams_offsets_get(o, 1, &next), 0);
+    ck_assert(next == INT64_MAX);
+    char out[128];
+    loams_offsets_format_json(o, out, sizeof out);
+    ck_assert_str_eq(out, text);
+    const char *over = "{\"0\":9223372036854775808}";
+    ck_assert_int_eq(loams_offsets_parse_json(o, over, strlen(over)), LOAMS_EINPUT);
+    loams_offsets_free(o);
+}
+END_TEST
+
 START_TEST(test_copy_makes_an_equal_independent_set)
 {
     loams_offsets *a, *b;
@@ -93,6 +115,7 @@ int main(void)
     TCase *tc = tcase_create("offsets");
     tcase_add_test(tc, test_set_get_and_iteration_in_partition_order);
     tcase_add_test(tc, test_json_round_trip_and_bad_json_leaves_set_unchanged);
+    tcase_add_test(tc, offsets_past_two_to_the_53_round_trip_through_json);
     tcase_add_test(tc, test_copy_makes_an_equal_independent_set);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -189,6 +189,34 @@ START_TEST(empty_split_opens_and_has_no_postings)
 }
 END_TEST
 
+/* A creation time in microseconds has 16 digits: written as a double it
+ * came back as 1.79614543008643e+15, 1 us off. */
+START_TEST(the_creation_time_reads_back_to_the_microsecond)
+{
+    static const int64_t times[] = {INT64_C(1796145430086431), INT64_C(9007199254740993), INT64_MAX,
+                                    INT64_MIN, -1};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        loams_kit_buf bytes = LOAMS_KIT_BUF_INIT;
+        loams__split_writer_opts o;
+        loams__split_writer_opts_default(&o);
+        o.created_us = times[i];
+        loams__split_writer *w;
+        uint64_t size;
+        ck_assert_int_eq(loams__split_writer_new(&o, mem_sink, &bytes, &w, &err), 0);
+        ck_assert_int_eq(loams__split_writer_finish(w, &size, &err), 0);
+        loams__split_writer_free(w);
+        loams__split_reader *r;
+        ck_assert_msg(loams__split_reader_open(NULL, mem_read, &bytes, bytes.len, "t", &r, &err) ==
+                          0,
+                      "%s", err.msg);
+        ck_assert_msg(loams__split_reader_created_us(r) == times[i], "%lld came back as %lld",
+                      (long long)times[i], (long long)loams__split_reader_created_us(r));
+        loams__split_reader_close(r);
+        loams_kit_buf_free(&bytes);
+    }
+}
+END_TEST
+
 START_TEST(schema_conflicts_inside_a_split_are_refused)
 {
     loams_kit_buf bytes = LOAMS_KIT_BUF_INIT;
@@ -515,6 +543,7 @@ int main(void)
     tcase_add_test(tc, small_split_round_trips_with_zstd);
     tcase_add_test(tc, small_split_round_trips_uncompressed);
     tcase_add_test(tc, empty_split_opens_and_has_no_postings);
+    tcase_add_test(tc, the_creation_time_reads_back_to_the_microsecond);
     tcase_add_test(tc, schema_conflicts_inside_a_split_are_refused);
     tcase_add_test(tc, every_term_and_document_of_a_large_split_is_found);
     tcase_add_test(tc, every_copy_of_a_repeated_pk_is_found_in_doc_order);

@@ -69,6 +69,21 @@ static loams_stream_record_in rec_kv(const char *key, const char *value)
     return r;
 }
 
+/* A catalog entry's integers past 2^53 read back exactly: a retention of
+ * 2^60 + 1 bytes made the entry "damaged". */
+START_TEST(retention_past_two_to_the_53_reads_back_exactly)
+{
+    loams_stream_def d = mkdef("big", "s", 2), got, desc;
+    d.retention_bytes = (UINT64_C(1) << 60) + 1;
+    d.retention_ms = INT64_C(9007199254740993);
+    loams_stream_err e;
+    ck_assert_msg(loams_stream_create(slog, &d, 0, &got, &e) == 0, "%s", e.msg);
+    ck_assert_msg(loams_stream_describe(slog, &got.name, &desc, &e) == 0, "%s", e.msg);
+    ck_assert(desc.retention_bytes == (UINT64_C(1) << 60) + 1);
+    ck_assert(desc.retention_ms == INT64_C(9007199254740993));
+}
+END_TEST
+
 START_TEST(create_describe_list_and_duplicate_error)
 {
     loams_stream_def d = mkdef("Shop", "Orders", 4), got;
@@ -704,6 +719,7 @@ static Suite *streamlog_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, create_describe_list_and_duplicate_error);
+    tcase_add_test(tc, retention_past_two_to_the_53_reads_back_exactly);
     tcase_add_test(tc, create_rejects_bad_definitions);
     tcase_add_test(tc, append_assigns_dense_offsets_by_key_hash);
     tcase_add_test(tc, partition_hash_is_fnv1a_64);

@@ -406,6 +406,22 @@ START_TEST(integer_ids_and_typed_properties)
     cJSON_free(s);
     cJSON_Delete(a);
     CHECK_STR(neighbors(&t, "-7", "in", NULL), "42-NEXT->-7");
+    /* an integer id past 2^53 in a request finds its node, not a neighbour's
+     * (read as a double, 9007199254740993 was 9007199254740992) */
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    ck_assert_int_eq(loams_batch_add_column(b, "_node", &cn), 0);
+    for (int64_t id = INT64_C(9007199254740992); id <= INT64_C(9007199254740993); id++) {
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        v = (loams_value){.type = LOAMS_T_INT64, .u.i = id};
+        ck_assert_int_eq(loams_batch_set(b, r, cn, &v), 0);
+    }
+    ck_assert_int_eq(vt->write(t.state, b), 0);
+    loams_batch_free(b);
+    tgt_commit(&t, 2);
+    a = query(&t, "{\"op\":\"node\",\"id\":9007199254740993}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "node"), "id")->valuestring,
+                     "9007199254740993");
+    cJSON_Delete(a);
     tgt_close(&t);
 }
 END_TEST

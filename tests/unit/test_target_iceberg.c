@@ -9,12 +9,17 @@
  * column taking INT64 microseconds (what SQL transforms give), a value the
  * Parquet writer refuses failing only its row, and the
  * manifests of appends, an evolution and a compaction read back with avro_reader
- * (header schema-id and codec, inherited and explicit sequence numbers).
+ * (header schema-id and codec, inherited and explicit sequence numbers);
+ * random int64 offsets, u64 epochs and 63-bit snapshot ids through
+ * write, reload, maintenance and write, carried byte for byte (issue 18).
+ * Every test's tables are then read by the independent conformance reader
+ * (teardown), which must refuse damaged copies.
  */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,8 @@
 #include <loams/plugin.h>
 
 #include "avro_reader.h"
+#include "loams/kit/json_path.h"
+#include "loams/kit/json_tree.h"
 #include "abi/batch.h"
 #include "abi/buf.h"
 #include "abi/keylist.h"
@@ -61,9 +68,22 @@ static void setup(void)
     ck_assert_msg(loams_store_open(fs, opts, 2, &store, err, sizeof err) == 0, "%s", err);
 }
 
+/* Every table a test wrote, read by the independent Iceberg conformance
+ * reader (tests/integration/iceberg-conformance.py: every metadata file,
+ * manifest list and manifest against the table spec). */
+static void check_conformance(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/integration/iceberg-conformance.py %s >&2",
+             LOAMS_SRCDIR, root);
+    int rc = system(cmd);
+    ck_assert_msg(rc == 0, "the tables under %s do not conform to the Iceberg spec (above)", root);
+}
+
 static void teardown(void)
 {
     loams_store_close(store);
+    check_conformance();
     nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -954,6 +974,347 @@ START_TEST(declared_schema_that_is_not_a_schema_fails_open)
 }
 END_TEST
 
+/* ---- exact integers (issue 18): random int64 values through write,
+ * reload, maintenance and write ---- */
+
+static uint64_t rng = 0x5eed1234abcd9876u;
+
+static uint64_t rand64(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A next offset of partition p: every magnitude, the edges of a double
+ * (2^53 +- 1) and of an int64. */
+static int64_t rand_offset(int p)
+{
+    static const int64_t edges[] = {0,
+                                    1,
+                                    (INT64_C(1) << 53) - 1,
+                                    INT64_C(1) << 53,
+                                    (INT64_C(1) << 53) + 1,
+                                    INT64_C(7122230736444199),
+                                    INT64_C(5660696629748481),
+                                    INT64_MAX - 1,
+                                    INT64_MAX};
+    uint64_t r = rand64();
+    switch (p) {
+    case 0: return (int64_t)(r & (uint64_t)INT64_MAX);
+    case 1: return edges[r % (sizeof edges / sizeof edges[0])];
+    case 2: return (int64_t)(r & ((UINT64_C(1) << 53) - 1));
+    default: return (int64_t)(r >> (1 + r % 63));
+    }
+}
+
+/* The metadata file at t->ref (malloc'd, NUL-terminated). */
+static char *read_ref(const tgt *t, size_t *len)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", root, t->ref);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return text;
+}
+
+/* Every number of the value v (depth: containers around it) is written as
+ * an integer: no fraction, no exponent.  Returns how many it saw. */
+static size_t assert_integers(loams_kit_json_doc *doc, const loams_kit_json_value *v,
+                              unsigned depth)
+{
+    if (v->kind == LOAMS_KIT_JSON_NUMBER) {
+        const char *p;
+        size_t n;
+        loams_kit_json_value_raw(doc, v, &p, &n);
+        ck_assert_msg(memchr(p, '.', n) == NULL && memchr(p, 'e', n) == NULL &&
+                          memchr(p, 'E', n) == NULL,
+                      "a number of the metadata is not an integer: %.*s", (int)n, p);
+        return 1;
+    }
+    if (v->kind != LOAMS_KIT_JSON_OBJECT && v->kind != LOAMS_KIT_JSON_ARRAY) {
+        return 0;
+    }
+    size_t seen = 0;
+    loams_kit_json_iter it;
+    loams_kit_json_value k, m;
+    ck_assert_int_eq(loams_kit_json_iter_start(doc, v, depth, &it), 0);
+    while (loams_kit_json_iter_next(&it, &k, &m, NULL) == 1) {
+        seen += assert_integers(doc, &m, depth + 1);
+    }
+    return seen;
+}
+
+/* The raw text of each element of the top-level array `name`, keyed by
+ * its member `key` (an integer, or the text of a string). */
+typedef struct piece {
+    char key[4200];
+    const char *p;
+    size_t n;
+} piece;
+
+static size_t pieces_of(loams_kit_json_doc *doc, const char *name, const char *key, piece *out,
+                        size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "$.%s", name);
+    loams_kit_json_path *jp = NULL;
+    ck_assert_int_eq(loams_kit_json_path_compile(NULL, path, strlen(path), &jp, NULL), 0);
+    loams_kit_json_value arr, el, k, m;
+    ck_assert_int_eq(loams_kit_json_doc_get(doc, jp, &arr, NULL), 0);
+    loams_kit_json_path_free(NULL, jp);
+    ck_assert_uint_eq(arr.kind, LOAMS_KIT_JSON_ARRAY);
+    loams_kit_json_iter it, in;
+    size_t n = 0;
+    ck_assert_int_eq(loams_kit_json_iter_start(doc, &arr, 1, &it), 0);
+    while (loams_kit_json_iter_next(&it, &k, &el, NULL) == 1) {
+        ck_assert_uint_lt(n, cap);
+        loams_kit_json_value_raw(doc, &el, &out[n].p, &out[n].n);
+        out[n].key[0] = '\0';
+        ck_assert_int_eq(loams_kit_json_iter_start(doc, &el, 2, &in), 0);
+        while (loams_kit_json_iter_next(&in, &k, &m, NULL) == 1) {
+            char kn[64];
+            size_t kl;
+            if (loams_kit_json_value_string(doc, &k, kn, sizeof kn - 1, &kl, NULL) != 0) {
+                continue;
+            }
+            kn[kl] = '\0';
+            if (strcmp(kn, key) == 0) {
+                const char *p;
+                size_t pl;
+                loams_kit_json_value_raw(doc, &m, &p, &pl);
+                ck_assert_uint_lt(pl, sizeof out[n].key);
+                memcpy(out[n].key, p, pl);
+                out[n].key[pl] = '\0';
+            }
+        }
+        ck_assert_msg(out[n].key[0] != '\0', "an element of %s has no %s", name, key);
+        n++;
+    }
+    return n;
+}
+
+/* The raw text of top-level member `name` (must exist). */
+static void member_raw(loams_kit_json_doc *doc, const char *name, const char **p, size_t *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "$.%s", name);
+    loams_kit_json_path *jp = NULL;
+    loams_kit_json_value v;
+    ck_assert_int_eq(loams_kit_json_path_compile(NULL, path, strlen(path), &jp, NULL), 0);
+    ck_assert_int_eq(loams_kit_json_doc_get(doc, jp, &v, NULL), 0);
+    loams_kit_json_path_free(NULL, jp);
+    ck_assert_msg(v.kind != LOAMS_KIT_JSON_MISSING, "the metadata has no %s", name);
+    loams_kit_json_value_raw(doc, &v, p, n);
+}
+
+/* What one comparison of two successive metadata files saw. */
+typedef struct carried {
+    size_t snapshots, log_entries, numbers;
+} carried;
+
+/* Compares the metadata `next` with the one it was built from (`prev`):
+ * every snapshot, snapshot-log and metadata-log entry of prev that next
+ * keeps is byte-identical, and so are the table's untouched members; every
+ * number of next is an integer. */
+static void assert_carried(const char *prev, size_t plen, const char *next, size_t nlen, carried *c)
+{
+    static piece a[64], b[64];
+    loams_kit_json_doc *da, *db;
+    ck_assert_int_eq(loams_kit_json_doc_new(NULL, &da), 0);
+    ck_assert_int_eq(loams_kit_json_doc_new(NULL, &db), 0);
+    loams_kit_json_doc_reset(da, prev, plen);
+    loams_kit_json_doc_reset(db, next, nlen);
+    loams_kit_json_value top;
+    ck_assert_int_eq(loams_kit_json_doc_root(db, &top, NULL), 0);
+    c->numbers += assert_integers(db, &top, 0);
+    static const struct {
+        const char *array, *key;
+    } lists[] = {{"snapshots", "snapshot-id"},
+                 {"snapshot-log", "snapshot-id"},
+                 {"metadata-log", "metadata-file"}};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        size_t na = pieces_of(da, lists[l].array, lists[l].key, a, 64);
+        size_t nb = pieces_of(db, lists[l].array, lists[l].key, b, 64);
+        for (size_t i = 0; i < na; i++) {
+            for (size_t j = 0; j < nb; j++) {
+                if (strcmp(a[i].key, b[j].key) != 0) {
+                    continue;
+                }
+                ck_assert_msg(a[i].n == b[j].n && memcmp(a[i].p, b[j].p, a[i].n) == 0,
+                              "%s %s changed when carried over:\n%.*s\nbecame\n%.*s",
+                              lists[l].array, a[i].key, (int)a[i].n, a[i].p, (int)b[j].n, b[j].p);
+                *(l == 0 ? &c->snapshots : &c->log_entries) += 1;
+            }
+        }
+    }
+    static const char *const same[] = {"format-version", "table-uuid",      "location",
+                                       "schemas",        "partition-specs", "sort-orders"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        const char *pa, *pb;
+        size_t la, lb;
+        member_raw(da, same[i], &pa, &la);
+        member_raw(db, same[i], &pb, &lb);
+        ck_assert_msg(la == lb && memcmp(pa, pb, la) == 0, "%s changed", same[i]);
+    }
+    loams_kit_json_doc_free(da);
+    loams_kit_json_doc_free(db);
+}
+
+/* The current snapshot's summary value `key` of t->ref's metadata. */
+static void assert_summary(const tgt *t, const char *key, const char *want)
+{
+    size_t len;
+    char *text = read_ref(t, &len);
+    cJSON *m = NULL;
+    ck_assert_int_eq(loams_kit_json_tree_parse(text, len, &m, NULL), 0);
+    int64_t cur = loams_kit_json_tree_int_or(m, "current-snapshot-id", -1);
+    const cJSON *s, *found = NULL;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(m, "snapshots"))
+    {
+        if (loams_kit_json_tree_int_or(s, "snapshot-id", -2) == cur) {
+            found = s;
+        }
+    }
+    ck_assert_ptr_nonnull(found);
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(found, "summary"), key);
+    ck_assert_msg(cJSON_IsString(v) && strcmp(v->valuestring, want) == 0, "summary %s: %s, want %s",
+                  key, cJSON_IsString(v) ? v->valuestring : "(none)", want);
+    cJSON_Delete(m);
+    free(text);
+}
+
+static void tgt_open_epoch(tgt *t, const loams_option_kv *opts, size_t n, uint64_t epoch)
+{
+    char err[512];
+    memset(t, 0, sizeof *t);
+    ck_assert_msg(loams_ctx_create(desc, opts, n, &t->ctx, err, sizeof err) == 0, "%s", err);
+    loams_target_spec spec = {sizeof spec, 0, "ns", "t", "ns.l", epoch};
+    int rc = vt->open(t->ctx, &spec, store, &t->state);
+    loams_ctx_error(t->ctx, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+}
+
+START_TEST(random_int64_ids_and_offsets_survive_reload_and_maintenance_byte_for_byte)
+{
+    /* a new state (a task) for every step, as after a restart or a lease
+     * moving; maintenance (compaction + expiry) every third round */
+    loams_option_kv opts[] = {{"snapshot_keep", "4"}, {"snapshot_max_age", "0s"}};
+    enum { ROUNDS = 36, PARTS = 4 };
+    int64_t want[PARTS] = {0};
+    char ref[1200] = "", *prev = NULL;
+    size_t plen = 0, offsets = 0, epochs = 0, maints = 0;
+    carried c = {0, 0, 0};
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t epoch = rand64() | 1;
+        tgt t;
+        tgt_open_epoch(&t, opts, 2, epoch);
+        snprintf(t.ref, sizeof t.ref, "%s", ref);
+        loams_offsets *o;
+        ck_assert_int_eq(loams_offsets_create(&o), 0);
+        ck_assert_msg(vt->resume(t.state, ref[0] ? ref : NULL, o) == 0, "%s", ctx_err(&t));
+        for (int p = 0; p < PARTS && round > 0; p++) {
+            int64_t got = -1;
+            ck_assert_int_eq(loams_offsets_get(o, p, &got), 0);
+            ck_assert_msg(got == want[p], "round %d partition %d resumed at %lld, committed %lld",
+                          round, p, (long long)got, (long long)want[p]);
+            offsets++;
+        }
+        loams_offsets_clear(o);
+        write_ids(&t, round * 3, 3, 0);
+        for (int p = 0; p < PARTS; p++) {
+            want[p] = rand_offset(p);
+            loams_offsets_set(o, p, want[p]);
+        }
+        loams_keylist *w;
+        ck_assert_int_eq(loams_keylist_create(&w), 0);
+        const char *nref;
+        ck_assert_msg(vt->prepare(t.state, o, &nref, w) == 0, "%s", ctx_err(&t));
+        snprintf(t.ref, sizeof t.ref, "%s", nref);
+        vt->committed(t.state, t.ref);
+        loams_keylist_free(w);
+        loams_offsets_free(o);
+        char ep[24];
+        snprintf(ep, sizeof ep, "%" PRIu64, epoch);
+        assert_summary(&t, "loams.epoch", ep);
+        epochs++;
+        size_t nlen;
+        char *next = read_ref(&t, &nlen);
+        if (prev != NULL) {
+            assert_carried(prev, plen, next, nlen, &c);
+        }
+        free(prev);
+        prev = next;
+        plen = nlen;
+        snprintf(ref, sizeof ref, "%s", t.ref);
+        tgt_close(&t);
+        if (round % 3 == 2) {
+            /* maintenance in a state of its own, as a link run does it
+             * between two commits */
+            tgt m;
+            tgt_open_epoch(&m, opts, 2, epoch);
+            snprintf(m.ref, sizeof m.ref, "%s", ref);
+            loams_offsets *r;
+            ck_assert_int_eq(loams_offsets_create(&r), 0);
+            ck_assert_msg(vt->resume(m.state, ref, r) == 0, "%s", ctx_err(&m));
+            loams_offsets_free(r);
+            loams_keylist *mw, *obs;
+            if (run_maintain(&m, &mw, &obs)) {
+                maints++;
+                snprintf(ref, sizeof ref, "%s", m.ref);
+                size_t mlen;
+                char *after = read_ref(&m, &mlen);
+                assert_carried(prev, plen, after, mlen, &c);
+                free(prev);
+                prev = after;
+                plen = mlen;
+            }
+            loams_keylist_free(mw);
+            loams_keylist_free(obs);
+            tgt_close(&m);
+        }
+    }
+    free(prev);
+    ck_assert_uint_ge(maints, ROUNDS / 3 - 1);
+    ck_assert_uint_ge(c.snapshots, ROUNDS);
+    printf("exact integers: %d commits and %zu maintenance commits; %zu resumed offsets, %zu "
+           "epochs, %zu carried snapshots and %zu log entries byte-identical, %zu numbers "
+           "all integers\n",
+           ROUNDS, maints, offsets, epochs, c.snapshots, c.log_entries, c.numbers);
+}
+END_TEST
+
+/* The conformance reader that teardown runs refuses what it must: copies
+ * of a table damaged one way each (tests/integration/iceberg-conformance.py
+ * --selftest names them). */
+START_TEST(the_conformance_reader_refuses_damaged_copies)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    for (int i = 0; i < 4; i++) {
+        write_ids(&t, i * 10, 10, 0);
+        tgt_commit(&t, (i + 1) * 10);
+    }
+    tgt_close(&t);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/tests/integration/iceberg-conformance.py --selftest %s >&2",
+             LOAMS_SRCDIR, root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("target_iceberg");
@@ -971,6 +1332,8 @@ int main(void)
     tcase_add_test(tc, declared_timestamptz_takes_int64_microseconds);
     tcase_add_test(tc, a_value_the_writer_refuses_fails_only_its_row);
     tcase_add_test(tc, manifests_name_their_schema_and_inherit_added_sequence_numbers);
+    tcase_add_test(tc, random_int64_ids_and_offsets_survive_reload_and_maintenance_byte_for_byte);
+    tcase_add_test(tc, the_conformance_reader_refuses_damaged_copies);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
