@@ -14,6 +14,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "loams/kit/json_tree.h"
+
 #define PREFIX "embedprovider/"
 
 const loams_option_spec loams_embed_host_options[] = {
@@ -98,7 +100,7 @@ int loams_embed_def_to_json(const loams_embed_def *d, char **out)
              cJSON_AddStringToObject(o, "plugin", d->plugin != NULL ? d->plugin : "") != NULL &&
              add_options(o, "host", &d->host_options) &&
              add_options(o, "options", &d->plugin_options) &&
-             cJSON_AddNumberToObject(o, "created_ms", (double)d->created_ms) != NULL;
+             loams_kit_json_tree_put_int(o, "created_ms", d->created_ms) == 0;
     *out = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return *out != NULL ? 0 : -ENOMEM;
@@ -127,11 +129,12 @@ static int read_options(const cJSON *obj, const char *key, loams_link_options *o
 int loams_embed_def_from_json(const char *text, size_t len, loams_embed_def *d)
 {
     memset(d, 0, sizeof *d);
-    cJSON *o = cJSON_ParseWithLength(text, len);
-    int rc = LOAMS_ECORRUPT;
-    if (o == NULL) {
-        return LOAMS_ECORRUPT;
+    cJSON *o = NULL;
+    int rc = loams_kit_json_tree_parse(text, len, &o, NULL); /* integers exact */
+    if (rc != 0) {
+        return rc == -ENOMEM ? rc : LOAMS_ECORRUPT;
     }
+    rc = LOAMS_ECORRUPT;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
     const cJSON *plugin = cJSON_GetObjectItemCaseSensitive(o, "plugin");
     const cJSON *created = cJSON_GetObjectItemCaseSensitive(o, "created_ms");
@@ -144,7 +147,7 @@ int loams_embed_def_from_json(const char *text, size_t len, loams_embed_def *d)
         rc = -ENOMEM;
         goto out;
     }
-    d->created_ms = cJSON_IsNumber(created) ? (int64_t)created->valuedouble : 0;
+    d->created_ms = loams_kit_json_tree_int(created, &d->created_ms) == 0 ? d->created_ms : 0;
     rc = read_options(o, "host", &d->host_options);
     if (rc == 0) {
         rc = read_options(o, "options", &d->plugin_options);

@@ -354,6 +354,23 @@ START_TEST(sql_embed_checks_its_provider_at_compile_and_fills_vectors)
 }
 END_TEST
 
+/* A provider definition's integers round-trip exactly (issue 18: stored
+ * JSON keeps integers; 2^53 + 1 came back as 2^53). */
+START_TEST(a_definition_keeps_its_integers_exactly)
+{
+    const char *text = "{\"name\":\"ns.p\",\"plugin\":\"embed-x\",\"host\":{},\"options\":{},"
+                       "\"created_ms\":9007199254740993}";
+    loams_embed_def d;
+    ck_assert_int_eq(loams_embed_def_from_json(text, strlen(text), &d), 0);
+    ck_assert(d.created_ms == INT64_C(9007199254740993));
+    char *out = NULL;
+    ck_assert_int_eq(loams_embed_def_to_json(&d, &out), 0);
+    ck_assert_str_eq(out, text);
+    free(out);
+    loams_embed_def_clear(&d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("embed_service");
@@ -367,6 +384,7 @@ int main(void)
     tcase_add_test(tc, the_cache_evicts_the_least_recently_used_at_its_bound);
     tcase_add_test(tc, buckets_allow_one_second_of_burst_then_the_rate);
     tcase_add_test(tc, sql_embed_checks_its_provider_at_compile_and_fills_vectors);
+    tcase_add_test(tc, a_definition_keeps_its_integers_exactly);
     suite_add_tcase(s, tc);
     return loams_test_run_suite(s);
 }
