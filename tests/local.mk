@@ -416,6 +416,13 @@ EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-sear
 # (batches, cache, retries, a crash, rate limits, keys never shown).
 TESTS += tests/integration/embed-link.sh
 EXTRA_DIST += tests/integration/embed-link.sh tests/integration/mock_embed_server.py
+# A link redefined under a running node (DROP + CREATE, CREATE OR REPLACE,
+# ALTER): the run holding the old definition never commits; the same at
+# every failpoint of the commit protocol, and for rebuilds (resume = 'start').
+TESTS += tests/integration/link-redefine.sh tests/integration/link-redefine-failpoints.sh \
+	tests/integration/link-redefine-rebuild.sh
+EXTRA_DIST += tests/integration/link-redefine.sh tests/integration/link-redefine-failpoints.sh \
+	tests/integration/link-redefine-rebuild.sh
 # Commands that read stored data fail loudly on damaged data.
 check_PROGRAMS += tests/integration/store-poke
 tests_integration_store_poke_SOURCES = tests/integration/store-poke.c

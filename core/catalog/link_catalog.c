@@ -5,6 +5,7 @@
 #include "catalog/link_catalog.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ void loams_link_def_init(loams_link_def *d)
     d->batch_interval_ms = 2000;
     d->maintenance_interval_ms = LOAMS_LINK_MAINTENANCE_INTERVAL_MS;
     d->on_error = LOAMS_ON_ERROR_FAIL;
+    d->resume = LOAMS_LINK_RESUME_START;
     d->state = LOAMS_LINK_RUNNING;
     d->error_partition = -1;
     d->error_offset = -1;
@@ -160,9 +162,54 @@ const char *loams_on_error_name(loams_on_error e)
     return "unknown";
 }
 
+const char *loams_link_resume_name(loams_link_resume r)
+{
+    return r == LOAMS_LINK_RESUME_OFFSETS ? "offsets" : "start";
+}
+
 void loams_link_key(const loams_objname *name, char *out, size_t size)
 {
     snprintf(out, size, "link/%s/%s", name->ns, name->name);
+}
+
+/* The key of the definition in force: "linkdef/<ns>/<name>". */
+static void linkdef_key(const loams_objname *name, char *out, size_t size)
+{
+    snprintf(out, size, "linkdef/%s/%s", name->ns, name->name);
+}
+
+void loams_link_fence_compare(const loams_link_def *d, loams_link_fence *f, loams_meta_compare *out)
+{
+    linkdef_key(&d->name, f->key, sizeof f->key);
+    snprintf(f->value, sizeof f->value, "incarnation=%" PRIu64 " version=%" PRIu64, d->incarnation,
+             d->definition_version);
+    memset(out, 0, sizeof *out);
+    out->kind = LOAMS_CMP_VALUE;
+    out->key = f->key;
+    out->key_len = strlen(f->key);
+    out->value = f->value;
+    out->value_len = strlen(f->value);
+}
+
+int loams_link_builds_on(const loams_link_def *d, const loams_pointer *p)
+{
+    return p->version != 0 &&
+           (p->incarnation == d->incarnation || d->resume == LOAMS_LINK_RESUME_OFFSETS);
+}
+
+int loams_link_pointer_read(loams_meta *m, const loams_link_def *d, loams_pointer *p,
+                            loams_meta_err *err)
+{
+    int rc = loams_pointer_read(m, &d->target, p, err);
+    if (rc != 0 || p->version == 0 || loams_link_builds_on(d, p)) {
+        return rc;
+    }
+    loams_offsets *applied = p->applied;
+    free(p->ref);
+    memset(p, 0, sizeof *p);
+    p->applied = applied;
+    loams_offsets_clear(applied);
+    return 0;
 }
 
 static int add_name(cJSON *obj, const char *key, const loams_objname *n)
@@ -219,7 +266,10 @@ char *loams_link_def_to_json(const loams_link_def *d)
         !add_str(root, "error", d->error) ||
         loams_kit_json_tree_put_int(root, "error_partition", d->error_partition) != 0 ||
         loams_kit_json_tree_put_int(root, "error_offset", d->error_offset) != 0 ||
-        loams_kit_json_tree_put_int(root, "created_ms", d->created_ms) != 0) {
+        loams_kit_json_tree_put_int(root, "created_ms", d->created_ms) != 0 ||
+        loams_kit_json_tree_put_u64(root, "incarnation", d->incarnation) != 0 ||
+        loams_kit_json_tree_put_u64(root, "definition_version", d->definition_version) != 0 ||
+        !add_str(root, "resume", loams_link_resume_name(d->resume))) {
         goto out;
     }
     if (d->start_offsets != NULL) {
@@ -296,6 +346,7 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     }
     char *on_error = NULL;
     char *state = NULL;
+    char *resume = NULL;
     if (!get_name(root, "name", &d->name) || !get_name(root, "stream", &d->stream) ||
         !get_str(root, "format", &d->format, 1) || !get_str(root, "decoder", &d->decoder, 1) ||
         !get_options(root, "decoder_options", &d->decoder_options) ||
@@ -309,11 +360,15 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
         !get_options(root, "target_options", &d->target_options) ||
         !get_name(root, "dead_letter_stream", &d->dead_letter_stream) ||
         !get_str(root, "error", &d->error, 0) || !get_str(root, "on_error", &on_error, 1) ||
-        !get_str(root, "state", &state, 1)) {
+        !get_str(root, "state", &state, 1) || !get_str(root, "resume", &resume, 0)) {
         free(on_error);
         free(state);
+        free(resume);
         goto out;
     }
+    d->resume = resume != NULL && strcmp(resume, "offsets") == 0 ? LOAMS_LINK_RESUME_OFFSETS
+                                                                 : LOAMS_LINK_RESUME_START;
+    free(resume);
     d->on_error = strcmp(on_error, "skip") == 0          ? LOAMS_ON_ERROR_SKIP
                   : strcmp(on_error, "dead_letter") == 0 ? LOAMS_ON_ERROR_DEAD_LETTER
                                                          : LOAMS_ON_ERROR_FAIL;
@@ -334,6 +389,8 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     d->error_partition = (int32_t)get_num(root, "error_partition", -1);
     d->error_offset = (int64_t)get_num(root, "error_offset", -1);
     d->created_ms = (int64_t)get_num(root, "created_ms", 0);
+    d->incarnation = (uint64_t)get_num(root, "incarnation", 0);
+    d->definition_version = (uint64_t)get_num(root, "definition_version", 0);
     const cJSON *start = cJSON_GetObjectItemCaseSensitive(root, "start_offsets");
     if (start != NULL) {
         if (!cJSON_IsObject(start)) {
@@ -361,38 +418,186 @@ static void corrupt(loams_meta_err *err, const char *key)
     }
 }
 
-int loams_link_create(loams_meta *m, loams_link_def *d, loams_meta_err *err)
+#define SEQ_KEY "seq/link"
+
+/* The next incarnation the counter hands out and the counter's version (0:
+ * no counter yet, the first incarnation is 1). */
+static int seq_read(loams_meta *m, uint64_t *next, uint64_t *version, loams_meta_err *err)
 {
-    char key[256];
+    loams_meta_kv kv;
+    *next = 1;
+    *version = 0;
+    int rc = loams_meta_get(m, SEQ_KEY, strlen(SEQ_KEY), &kv, err);
+    if (rc == LOAMS_ENOTFOUND) {
+        return 0;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    char buf[32];
+    size_t n = kv.value_len < sizeof buf - 1 ? kv.value_len : sizeof buf - 1;
+    memcpy(buf, kv.value, n);
+    buf[n] = '\0';
+    char *end;
+    *next = strtoull(buf, &end, 10);
+    *version = kv.version;
+    loams_meta_kv_free(&kv);
+    if (*end != '\0' || *next == 0) {
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg,
+                     "the metastore key " SEQ_KEY " is damaged (not a number)");
+        }
+        return LOAMS_ECORRUPT;
+    }
+    return 0;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One attempt of loams_link_store.  *seq_conflict is set when only the
+ * counter moved (another link took the incarnation: try again). */
+static int store_once(loams_meta *m, loams_link_def *d, loams_link_store_kind kind,
+                      const loams_meta_write *extra, size_t nextra, int *seq_conflict,
+                      loams_meta_err *err)
+{
+    char key[256], defkey[256], fence[64], seqbuf[32];
     loams_link_key(&d->name, key, sizeof key);
-    if (d->created_ms == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        d->created_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    linkdef_key(&d->name, defkey, sizeof defkey);
+    int fresh = kind != LOAMS_LINK_STORE_NEXT_VERSION || d->incarnation == 0;
+    uint64_t seq_next = 0, seq_version = 0;
+    int rc;
+    if (fresh && (rc = seq_read(m, &seq_next, &seq_version, err)) != 0) {
+        return rc;
     }
+    uint64_t old_incarnation = d->incarnation, old_definition = d->definition_version;
+    loams_link_resume old_resume = d->resume;
+    if (kind == LOAMS_LINK_STORE_NEXT_VERSION && d->incarnation == 0) {
+        /* A link stored before incarnations: its runs went on from the
+         * target's newest commit, and so does its first incarnation. */
+        d->resume = LOAMS_LINK_RESUME_OFFSETS;
+    }
+    d->incarnation = fresh ? seq_next : d->incarnation;
+    d->definition_version = fresh ? 1 : d->definition_version + 1;
+    snprintf(fence, sizeof fence, "incarnation=%" PRIu64 " version=%" PRIu64, d->incarnation,
+             d->definition_version);
+    snprintf(seqbuf, sizeof seqbuf, "%" PRIu64, seq_next + 1);
     char *json = loams_link_def_to_json(d);
-    if (json == NULL) {
-        return -ENOMEM;
+    loams_meta_write *w = calloc(3 + nextra, sizeof *w);
+    if (json == NULL || w == NULL) {
+        rc = -ENOMEM;
+        goto out;
     }
-    loams_meta_compare cmp = {.kind = LOAMS_CMP_ABSENT, .key = key, .key_len = strlen(key)};
-    loams_meta_write w = {.kind = LOAMS_OP_PUT,
-                          .key = key,
-                          .key_len = strlen(key),
-                          .value = json,
-                          .value_len = strlen(json)};
-    int rc = loams_meta_txn(m, &cmp, 1, &w, 1, NULL, err);
-    free(json);
-    if (rc == LOAMS_ECONFLICT) {
+    loams_meta_compare cmp[2];
+    memset(cmp, 0, sizeof cmp);
+    cmp[0].key = key;
+    cmp[0].key_len = strlen(key);
+    if (kind == LOAMS_LINK_STORE_CREATE) {
+        cmp[0].kind = LOAMS_CMP_ABSENT;
+    } else {
+        cmp[0].kind = LOAMS_CMP_VERSION;
+        cmp[0].version = d->version;
+    }
+    size_t ncmp = 1, nw = 0;
+    w[nw++] = (loams_meta_write){.kind = LOAMS_OP_PUT,
+                                 .key = key,
+                                 .key_len = strlen(key),
+                                 .value = json,
+                                 .value_len = strlen(json)};
+    w[nw++] = (loams_meta_write){.kind = LOAMS_OP_PUT,
+                                 .key = defkey,
+                                 .key_len = strlen(defkey),
+                                 .value = fence,
+                                 .value_len = strlen(fence)};
+    if (fresh) {
+        cmp[ncmp++] = (loams_meta_compare){.kind = LOAMS_CMP_VERSION,
+                                           .key = SEQ_KEY,
+                                           .key_len = strlen(SEQ_KEY),
+                                           .version = seq_version};
+        w[nw++] = (loams_meta_write){.kind = LOAMS_OP_PUT,
+                                     .key = SEQ_KEY,
+                                     .key_len = strlen(SEQ_KEY),
+                                     .value = seqbuf,
+                                     .value_len = strlen(seqbuf)};
+    }
+    for (size_t i = 0; i < nextra; i++) {
+        w[nw++] = extra[i];
+    }
+    size_t failed = 0;
+    rc = loams_meta_txn(m, cmp, ncmp, w, nw, &failed, err);
+    if (rc == 0) {
+        d->version = w[0].new_version;
+    } else if (rc == LOAMS_ECONFLICT && failed == 1) {
+        *seq_conflict = 1;
+    } else if (rc == LOAMS_ECONFLICT && kind == LOAMS_LINK_STORE_CREATE) {
+        rc = LOAMS_EEXISTS;
         if (err != NULL) {
             snprintf(err->msg, sizeof err->msg, "link %s.%s already exists", d->name.ns,
                      d->name.name);
         }
-        return LOAMS_EEXISTS;
+    } else if (rc == LOAMS_ECONFLICT && err != NULL) {
+        snprintf(err->msg, sizeof err->msg,
+                 "link %s.%s changed (or was dropped) while the statement ran: run it again",
+                 d->name.ns, d->name.name);
     }
-    if (rc == 0) {
-        d->version = w.new_version;
+out:
+    if (rc != 0) {
+        d->incarnation = old_incarnation;
+        d->definition_version = old_definition;
+        d->resume = old_resume;
     }
+    free(w);
+    free(json);
     return rc;
+}
+
+int loams_link_store(loams_meta *m, loams_link_def *d, loams_link_store_kind kind,
+                     const loams_meta_write *extra, size_t nextra, loams_meta_err *err)
+{
+    if (kind != LOAMS_LINK_STORE_NEXT_VERSION) {
+        d->created_ms = wall_ms(); /* a new incarnation is created now */
+    } else if (d->created_ms == 0) {
+        d->created_ms = wall_ms();
+    }
+    for (int attempt = 0; attempt < 64; attempt++) {
+        int seq_conflict = 0;
+        int rc = store_once(m, d, kind, extra, nextra, &seq_conflict, err);
+        if (!seq_conflict) {
+            return rc;
+        }
+    }
+    if (err != NULL) {
+        snprintf(err->msg, sizeof err->msg,
+                 "link %s.%s: the incarnation counter kept moving (many links created at once): "
+                 "run the statement again",
+                 d->name.ns, d->name.name);
+    }
+    return LOAMS_ECONFLICT;
+}
+
+int loams_link_create(loams_meta *m, loams_link_def *d, loams_meta_err *err)
+{
+    return loams_link_store(m, d, LOAMS_LINK_STORE_CREATE, NULL, 0, err);
+}
+
+int loams_link_upgrade(loams_meta *m, loams_link_def *d, loams_meta_err *err)
+{
+    for (int attempt = 0; attempt < 16 && d->incarnation == 0; attempt++) {
+        int rc = loams_link_store(m, d, LOAMS_LINK_STORE_NEXT_VERSION, NULL, 0, err);
+        if (rc != LOAMS_ECONFLICT) {
+            return rc;
+        }
+        /* Changed meanwhile (a state change, or another run upgraded it). */
+        loams_objname name = d->name;
+        if ((rc = loams_link_get(m, &name, d, err)) != 0) {
+            return rc;
+        }
+    }
+    return 0;
 }
 
 int loams_link_get(loams_meta *m, const loams_objname *name, loams_link_def *d, loams_meta_err *err)
@@ -499,12 +704,15 @@ int loams_link_drop(loams_meta *m, const loams_objname *name, loams_meta_err *er
     if (rc != LOAMS_ECONFLICT) {
         return rc;
     }
-    /* Its runs' report goes with it (catalog/link_report.h). */
-    char report[256];
+    /* Its runs' report goes with it (catalog/link_report.h), and the key
+     * its runs' commits compare: none of them can commit any more. */
+    char report[256], defkey[256];
     loams_link_report_key(name, report, sizeof report);
-    loams_meta_write del[2] = {{.kind = LOAMS_OP_DELETE, .key = key, .key_len = strlen(key)},
-                               {.kind = LOAMS_OP_DELETE, .key = report, .key_len = strlen(report)}};
-    return loams_meta_txn(m, NULL, 0, del, 2, NULL, err);
+    linkdef_key(name, defkey, sizeof defkey);
+    loams_meta_write del[3] = {{.kind = LOAMS_OP_DELETE, .key = key, .key_len = strlen(key)},
+                               {.kind = LOAMS_OP_DELETE, .key = report, .key_len = strlen(report)},
+                               {.kind = LOAMS_OP_DELETE, .key = defkey, .key_len = strlen(defkey)}};
+    return loams_meta_txn(m, NULL, 0, del, 3, NULL, err);
 }
 
 int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state state,
@@ -512,6 +720,7 @@ int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state stat
 {
     char key[256];
     loams_link_key(&d->name, key, sizeof key);
+    const uint64_t incarnation = d->incarnation, definition = d->definition_version;
     for (int attempt = 0; attempt < 16; attempt++) {
         char *copy = NULL;
         if (state == LOAMS_LINK_FAILED && error != NULL && (copy = strdup(error)) == NULL) {
@@ -542,11 +751,20 @@ int loams_link_set_state(loams_meta *m, loams_link_def *d, loams_link_state stat
         if (rc != LOAMS_ECONFLICT) {
             return rc;
         }
-        /* Someone changed the definition meanwhile: read it again. */
+        /* Someone changed the link meanwhile: read it again; the state
+         * of another definition is not this caller's to set. */
         loams_objname name = d->name;
         rc = loams_link_get(m, &name, d, err);
         if (rc != 0) {
             return rc;
+        }
+        if (d->incarnation != incarnation || d->definition_version != definition) {
+            if (err != NULL) {
+                snprintf(err->msg, sizeof err->msg,
+                         "link %s.%s was redefined meanwhile: its state was left as it is",
+                         d->name.ns, d->name.name);
+            }
+            return LOAMS_ECONFLICT;
         }
     }
     if (err != NULL) {

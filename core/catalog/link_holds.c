@@ -52,7 +52,7 @@ static int each_link(loams_meta *meta, const loams_objname *stream, each_fn fn, 
         if ((rc = loams_link_start_offsets(d, start)) != 0) {
             snprintf(err, errlen, "link %s.%s: its start offsets are damaged", d->name.ns,
                      d->name.name);
-        } else if ((rc = loams_pointer_read(meta, &d->target, &p, &merr)) != 0) {
+        } else if ((rc = loams_link_pointer_read(meta, d, &p, &merr)) != 0) {
             snprintf(err, errlen, "link %s.%s: %s", d->name.ns, d->name.name, merr.msg);
         } else {
             rc = fn(d, start, &p, ud);

@@ -56,6 +56,16 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     cJSON_AddStringToObject(row, "target_plugin", d->target_plugin);
     cJSON_AddStringToObject(row, "state", loams_link_state_name(d->state));
     cJSON_AddStringToObject(row, "on_error", loams_on_error_name(d->on_error));
+    /* The definition in force (catalog/link_catalog.h); null for one stored
+     * before incarnations that has not run since. */
+    if (d->incarnation > 0) {
+        cJSON_AddNumberToObject(row, "incarnation", (double)d->incarnation);
+        cJSON_AddNumberToObject(row, "definition_version", (double)d->definition_version);
+    } else {
+        cJSON_AddNullToObject(row, "incarnation");
+        cJSON_AddNullToObject(row, "definition_version");
+    }
+    cJSON_AddStringToObject(row, "resume", loams_link_resume_name(d->resume));
     /* What its runs report: the peak memory, and the error of the last
      * failed run while the link runs (retried with backoff). */
     loams_link_report report;
@@ -98,7 +108,7 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     if (rc != 0) {
         return rc;
     }
-    if ((rc = loams_pointer_read(meta, &d->target, &p, &merr)) != 0) {
+    if ((rc = loams_link_pointer_read(meta, d, &p, &merr)) != 0) {
         snprintf(err, errlen, "%s", merr.msg);
         goto out;
     }

@@ -129,10 +129,13 @@ int loams_cmd_gc(int argc, char **argv)
         fprintf(stderr, CMD ": %s\n", err);
         return 1;
     }
-    kind_count kinds[] = {
-        {LOAMS_GC_INTENT, 0, 0}, {LOAMS_GC_ORPHAN, 0, 0}, {LOAMS_GC_OBSOLETE, 0, 0}};
+    kind_count kinds[] = {{LOAMS_GC_INTENT, 0, 0},
+                          {LOAMS_GC_ORPHAN, 0, 0},
+                          {LOAMS_GC_OBSOLETE, 0, 0},
+                          {LOAMS_GC_REPLACED, 0, 0}};
+    const size_t nkinds = sizeof kinds / sizeof kinds[0];
     int rc = 0;
-    for (size_t i = 0; i < 3 && rc == 0; i++) {
+    for (size_t i = 0; i < nkinds && rc == 0; i++) {
         rc = count_kind(dd->meta, &kinds[i], err, sizeof err);
     }
     int64_t last = 0;
@@ -149,14 +152,14 @@ int loams_cmd_gc(int argc, char **argv)
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     if (json) {
         printf("{");
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < nkinds; i++) {
             printf("\"%s\":{\"count\":%" PRIu64 ",\"oldest_age_ms\":%" PRId64 "},", kinds[i].kind,
                    kinds[i].count, kinds[i].oldest_ms ? now - kinds[i].oldest_ms : 0);
         }
         printf("\"last_pass_ms\":%" PRId64 "}\n", last);
     } else {
         printf("%-10s %10s %16s\n", "record", "count", "oldest age (s)");
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < nkinds; i++) {
             printf("%-10s %10" PRIu64 " %16.1f\n", kinds[i].kind, kinds[i].count,
                    kinds[i].oldest_ms ? (double)(now - kinds[i].oldest_ms) / 1000.0 : 0.0);
         }

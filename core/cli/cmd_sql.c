@@ -24,6 +24,7 @@ static int needs_plugins(const loams_ddl_script *script)
     for (size_t i = 0; i < loams_ddl_script_count(script); i++) {
         switch (loams_ddl_script_at(script, i)->kind) {
         case LOAMS_DDL_CREATE_LINK:
+        case LOAMS_DDL_ALTER_LINK:
         case LOAMS_DDL_DROP_LINK:
         case LOAMS_DDL_PAUSE_LINK:
         case LOAMS_DDL_RESUME_LINK:

@@ -207,19 +207,23 @@ int loams_table_relocate(loams_node *node, const loams_objname *table, const cha
     /* The fenced commit: the lease's epoch and the pointer read above. */
     snprintf(next.kind, sizeof next.kind, "%s", ptr.kind);
     snprintf(next.link, sizeof next.link, "%s", ptr.link);
+    next.incarnation = ptr.incarnation;
+    next.definition_version = ptr.definition_version;
     next.epoch = lease.epoch;
     next.committed_ms = ptr.committed_ms;
     next.maintained_ms = ptr.maintained_ms;
     next.applied_records = ptr.applied_records;
     next.skipped_records = ptr.skipped_records;
     next.dead_lettered_records = ptr.dead_lettered_records;
+    next.lost_records = ptr.lost_records;
+    loams_pointer_add_gaps(&next, ptr.gaps, ptr.n_gaps);
     if ((rc = loams_pointer_set_ref(&next, new_ref)) != 0 ||
         (rc = loams_offsets_copy(next.applied, ptr.applied)) != 0 ||
         (rc = gc_writes(journal, ptr.ref, new_ref, obsolete, &ws)) != 0) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    rc = loams_commit(node->dd->meta, &lease, table, ptr.version, &next, ws.w, ws.n, &merr);
+    rc = loams_commit(node->dd->meta, &lease, table, ptr.version, NULL, &next, ws.w, ws.n, &merr);
     if (rc != 0) {
         snprintf(err, errlen, "committing the relocation of %s.%s: %s", table->ns, table->name,
                  merr.msg);

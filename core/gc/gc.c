@@ -123,6 +123,7 @@ typedef struct pass {
     const loams_gc_options *o;
     loams_gc_stats *st;
     loams_meta_err *err;
+    int keep_rewritten; /* replaced records: keep an object written after the record's time */
 } pass;
 
 static int txn(pass *p, const loams_meta_compare *c, size_t nc, loams_meta_write *w, size_t nw,
@@ -279,6 +280,13 @@ static int delete_page(pass *p, const loams_meta_range_result *r, int *stop)
             rc = LOAMS_ECANCELLED;
             break;
         }
+        loams_object_info info;
+        if (p->keep_rewritten && loams_store_head(p->o->store, object, &info) == 0 &&
+            info.mtime_us / 1000 > ms) {
+            p->st->rewritten++; /* written again since: the new target's */
+            rc = loams_gc_writes_delete(&ws, kv->key);
+            continue;
+        }
         int st = loams_store_delete(p->o->store, object);
         if (st == -ENOENT || st == LOAMS_ENOTFOUND || st == -EINVAL) {
             p->st->missing++; /* gone, or a key that cannot hold an object */
@@ -315,6 +323,10 @@ int loams_gc_run(const loams_gc_options *o, loams_gc_stats *stats, loams_meta_er
     }
     if (rc == 0) {
         rc = each_page(&p, LOAMS_GC_OBSOLETE, delete_page);
+    }
+    if (rc == 0) {
+        p.keep_rewritten = 1;
+        rc = each_page(&p, LOAMS_GC_REPLACED, delete_page);
     }
     return rc;
 }

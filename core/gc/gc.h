@@ -14,6 +14,14 @@
  *       the newest commit no longer references it (the manifest a commit
  *       superseded, files a maintenance commit replaced); readers of older
  *       commits may still read it for gc_grace.
+ *   gc/replaced/<ms>/<h>  <object>
+ *       an object that was under a target's prefix when a link started to
+ *       rebuild the target (resume = 'start', link/commit_cycle.h),
+ *       written with the rebuild's first commit; <ms> is when the objects
+ *       were listed.  Like obsolete, but an object written again after
+ *       <ms> (a key the rebuilt target writes too, such as an Iceberg
+ *       table's version-hint.text) is the new target's: it is kept and
+ *       only the record goes.
  *
  * <ms> is the record's wall-clock time in 13 decimal digits, so records
  * sort by age; <h> is 16 hex digits of FNV-1a over the object key (with the
@@ -24,8 +32,9 @@
  *      becomes an orphan, in a transaction that compares the intent and the
  *      lease records it read - an intent that a commit deletes meanwhile
  *      is left alone, so a committed file is never turned into an orphan;
- *   2. every orphan and obsolete record older than the grace period: the
- *      object is deleted (a missing one is fine), then the record.
+ *   2. every orphan, obsolete and replaced record older than the grace
+ *      period: the object is deleted (a missing one is fine; a replaced
+ *      one written again is kept), then the record.
  * A crash between the two steps of 2 deletes the object again next time.
  *
  * Threads: any; every type here is the caller's.
@@ -43,6 +52,7 @@
 #define LOAMS_GC_INTENT "intent"
 #define LOAMS_GC_ORPHAN "orphan"
 #define LOAMS_GC_OBSOLETE "obsolete"
+#define LOAMS_GC_REPLACED "replaced"
 
 /* Room for any GC record key. */
 #define LOAMS_GC_KEY_MAX 64
@@ -92,7 +102,8 @@ typedef struct loams_gc_options {
 typedef struct loams_gc_stats {
     size_t intents;      /* intent records seen */
     size_t intents_over; /* of them, turned into orphans (their run is over) */
-    size_t deleted;      /* objects deleted (orphan + obsolete) */
+    size_t deleted;      /* objects deleted (orphan + obsolete + replaced) */
+    size_t rewritten;    /* replaced records whose object was written again (kept) */
     size_t missing;      /* records whose object was already gone */
     size_t young;        /* records kept for the grace period, of the page where the
                             pass stopped reading (loams-host gc status counts all) */

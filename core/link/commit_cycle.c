@@ -36,9 +36,20 @@ struct loams_commit_cycle {
     void *state;
     loams_ctx *ctx;
 
+    const loams_link_def *def; /* the definition the run holds (NULL: none) */
+    loams_link_fence fence;    /* its fence ... */
+    loams_meta_compare def_cmp; /* ... as the commit's compare */
+    loams_store *store;
+
     loams_pointer base;           /* the commit the run builds on */
     loams_write_journal *journal; /* intents of the files written since the base */
     loams_keylist *written;       /* the files the target names for a commit */
+    /* A rebuild (resume = start) until its first commit: the commit of
+     * another incarnation that it replaces, and the objects that were under
+     * the target's prefix when it resumed. */
+    char *replaced_ref;
+    int64_t replaced_ms; /* when they were listed */
+    loams_keylist *replaced;
 };
 
 static int64_t now_ms(void)
@@ -88,9 +99,17 @@ int loams_commit_cycle_new(const loams_commit_cycle_spec *spec, loams_commit_cyc
     c->vt = spec->vt;
     c->state = spec->state;
     c->ctx = spec->ctx;
+    c->def = spec->def;
+    c->store = spec->store;
+    if (c->def != NULL) {
+        loams_link_fence_compare(c->def, &c->fence, &c->def_cmp);
+    }
     int rc = loams_pointer_init(&c->base);
     if (rc == 0) {
         rc = loams_keylist_create(&c->written);
+    }
+    if (rc == 0) {
+        rc = loams_keylist_create(&c->replaced);
     }
     if (rc == 0) {
         rc = loams_write_journal_new(c->meta, c->task_key, c->epoch, &c->journal);
@@ -110,6 +129,8 @@ void loams_commit_cycle_free(loams_commit_cycle *c)
     }
     loams_write_journal_free(c->journal);
     loams_keylist_free(c->written);
+    loams_keylist_free(c->replaced);
+    free(c->replaced_ref);
     loams_pointer_clear(&c->base);
     free(c);
 }
@@ -121,6 +142,97 @@ const loams_pointer *loams_commit_cycle_base(const loams_commit_cycle *c)
 
 /* ---- 1. resume ---- */
 
+/* Lists the objects under the target's prefix into c->replaced. */
+static int list_replaced(loams_commit_cycle *c, char *err, size_t errsize)
+{
+    enum { PAGE = 1000 };
+    char prefix[2 * LOAMS_IDENT_MAX + 3];
+    snprintf(prefix, sizeof prefix, "%s/%s/", c->target.ns, c->target.name);
+    c->replaced_ms = now_ms();
+    if (c->store == NULL) {
+        return 0;
+    }
+    loams_keylist *page = NULL;
+    char *after = NULL;
+    int rc = loams_keylist_create(&page);
+    while (rc == 0) {
+        loams_keylist_clear(page);
+        if ((rc = loams_store_list(c->store, prefix, after, PAGE, page)) != 0) {
+            snprintf(err, errsize, "listing the objects of %s.%s that the rebuild replaces: %s",
+                     c->target.ns, c->target.name, loams_store_last_error());
+            break;
+        }
+        size_t n = loams_keylist_count(page);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const char *key = loams_keylist_at(page, i);
+            if (strcmp(key, c->replaced_ref) != 0) {
+                rc = loams_keylist_add(c->replaced, key);
+            }
+        }
+        free(after);
+        after = NULL;
+        if (rc != 0 || n < PAGE) {
+            break;
+        }
+        if ((after = strdup(loams_keylist_at(page, n - 1))) == NULL) {
+            rc = -ENOMEM;
+        }
+    }
+    if (rc == -ENOMEM) {
+        snprintf(err, errsize, "out of memory");
+    }
+    free(after);
+    loams_keylist_free(page);
+    return rc;
+}
+
+/* The base is a commit another incarnation of the link wrote (or a link
+ * before incarnations): "offsets" builds on it; "start" builds on nothing,
+ * and its first commit replaces it (commit_cycle.h, step 1). */
+static int take_over(loams_commit_cycle *c, char *err, size_t errsize)
+{
+    free(c->replaced_ref);
+    c->replaced_ref = NULL;
+    loams_keylist_clear(c->replaced);
+    if (c->def == NULL || c->base.version == 0 || c->base.incarnation == c->def->incarnation) {
+        return 0;
+    }
+    char by[sizeof c->base.link + 48];
+    snprintf(by, sizeof by, "%s (incarnation %" PRIu64 ")",
+             c->base.link[0] != '\0' ? c->base.link : "another link", c->base.incarnation);
+    if (loams_link_builds_on(c->def, &c->base)) {
+        cycle_log(c, LOAMS_LOG_INFO,
+                  "takes over %s.%s at %s, written by %s: goes on from its applied offsets "
+                  "(resume = 'offsets')",
+                  c->target.ns, c->target.name, c->base.ref != NULL ? c->base.ref : "(none)", by);
+        return 0;
+    }
+    c->replaced_ref = c->base.ref;
+    c->base.ref = NULL;
+    if (c->replaced_ref == NULL && (c->replaced_ref = strdup("")) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    int rc = list_replaced(c, err, errsize);
+    if (rc != 0) {
+        return rc;
+    }
+    cycle_log(c, LOAMS_LOG_INFO,
+              "rebuilds %s.%s from the link's start offsets (resume = 'start'): its first "
+              "commit replaces %s, written by %s, and %zu objects become obsolete",
+              c->target.ns, c->target.name, c->replaced_ref, by,
+              loams_keylist_count(c->replaced) + 1);
+    /* What the first commit builds on: nothing but the pointer's version. */
+    c->base.incarnation = c->base.definition_version = 0;
+    c->base.epoch = 0;
+    c->base.committed_ms = c->base.maintained_ms = 0;
+    c->base.applied_records = c->base.skipped_records = c->base.dead_lettered_records = 0;
+    c->base.lost_records = 0;
+    c->base.n_gaps = 0;
+    loams_offsets_clear(c->base.applied);
+    return 0;
+}
+
 int loams_commit_cycle_resume(loams_commit_cycle *c, loams_offsets *applied, char *err,
                               size_t errsize)
 {
@@ -129,6 +241,9 @@ int loams_commit_cycle_resume(loams_commit_cycle *c, loams_offsets *applied, cha
     if (rc != 0) {
         snprintf(err, errsize, "reading the pointer of %s.%s: %s", c->target.ns, c->target.name,
                  merr.msg);
+        return rc;
+    }
+    if ((rc = take_over(c, err, errsize)) != 0) {
         return rc;
     }
     loams_offsets_clear(applied);
@@ -214,6 +329,9 @@ static int pointer_next(const loams_commit_cycle *c, const char *ref, const loam
     }
     snprintf(next->kind, sizeof next->kind, "%s", c->target_kind);
     snprintf(next->link, sizeof next->link, "%s", c->link);
+    next->incarnation = c->def != NULL ? c->def->incarnation : c->base.incarnation;
+    next->definition_version =
+        c->def != NULL ? c->def->definition_version : c->base.definition_version;
     next->epoch = c->epoch;
     next->committed_ms = now_ms();
     next->maintained_ms = c->base.maintained_ms;
@@ -253,6 +371,19 @@ static int gc_writes(const loams_commit_cycle *c, const loams_pointer *next,
             return rc;
         }
     }
+    /* A rebuild's first commit replaces the other incarnation's. */
+    if (c->replaced_ref != NULL && c->replaced_ref[0] != '\0' &&
+        strcmp(c->replaced_ref, next->ref) != 0 &&
+        (rc = loams_gc_writes_record(ws, LOAMS_GC_OBSOLETE, now, c->replaced_ref)) != 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < loams_keylist_count(c->replaced); i++) {
+        const char *key = loams_keylist_at(c->replaced, i);
+        if (strcmp(key, next->ref) != 0 &&
+            (rc = loams_gc_writes_record(ws, LOAMS_GC_REPLACED, c->replaced_ms, key)) != 0) {
+            return rc;
+        }
+    }
     return 0;
 }
 
@@ -277,9 +408,13 @@ static int commit_txn(loams_commit_cycle *c, loams_pointer *next, const loams_ke
     memset(&fence, 0, sizeof fence);
     snprintf(fence.key, sizeof fence.key, "%s", c->task_key);
     fence.epoch = c->epoch;
-    rc = loams_commit(c->meta, &fence, &c->target, c->base.version, next, ws.w, ws.n, merr);
+    rc = loams_commit(c->meta, &fence, &c->target, c->base.version,
+                      c->def != NULL ? &c->def_cmp : NULL, next, ws.w, ws.n, merr);
     if (rc == 0) {
         loams_write_journal_settled(c->journal);
+        free(c->replaced_ref); /* replaced: the commit is this incarnation's now */
+        c->replaced_ref = NULL;
+        loams_keylist_clear(c->replaced);
         loams_pointer tmp = c->base;
         c->base = *next;
         *next = tmp;

@@ -15,7 +15,15 @@
  *
  *   1. resume      loams_commit_cycle_resume: read the pointer (V, R), let
  *                  the target load R; its manifest gives the applied
- *                  offsets, where reading starts again.
+ *                  offsets, where reading starts again.  A pointer that
+ *                  another incarnation of the link wrote (or a link
+ *                  before incarnations) is taken over as the definition's
+ *                  `resume` says (catalog/link_catalog.h): "offsets"
+ *                  builds on R; "start" builds on nothing (the target
+ *                  resumes no commit, reading starts at the link's start
+ *                  offsets) and the first commit replaces R: R and every
+ *                  object that was under the target's prefix "<ns>/<name>/"
+ *                  at the resume become obsolete with it (GC).
  *   2. stage       loams_commit_cycle_write, any number of times: the
  *                  target indexes a batch; every object it creates is a
  *                  write intent in the metastore first (store.write is the
@@ -26,8 +34,13 @@
  *                  failpoint link.before_commit: R' is written, not
  *                  committed.
  *   4. transaction one fenced metastore transaction (loams_commit): it
- *                  compares the task's lease epoch and V, swaps the
- *                  pointer to R', and in the same transaction writes the
+ *                  compares the task's lease epoch, V and the link's
+ *                  definition in force (incarnation and definition
+ *                  version: a run of a definition that was altered,
+ *                  replaced or dropped since it started never commits),
+ *                  swaps the pointer to R' (stamped with the incarnation
+ *                  and definition version), and in the same transaction
+ *                  writes the
  *                  caller's extra writes (the dead-letter marks), deletes
  *                  the intents of R''s files (now referenced) and records
  *                  R and whatever a maintenance replaced as obsolete (GC
@@ -36,7 +49,8 @@
  *                  result is ignored), then the target's committed(R'):
  *                  R' becomes the base.
  *   6. abort       when 3 or 4 fails - a stale epoch (LOAMS_EFENCED: a
- *                  zombie), a moved pointer (LOAMS_ECONFLICT), a target or
+ *                  zombie), a moved pointer or a changed definition
+ *                  (LOAMS_ECONFLICT), a target or
  *                  metastore error, a failpoint - the target's abort()
  *                  drops the staged work and the journal's intents become
  *                  orphans in one transaction (when even that fails they
@@ -73,6 +87,8 @@
 
 #include <loams/plugin.h>
 
+#include "abi/store.h"
+#include "catalog/link_catalog.h"
 #include "gc/gc.h"
 #include "link/link_stats.h"
 #include "meta/commit.h"
@@ -95,6 +111,14 @@ typedef struct loams_commit_cycle_spec {
     const loams_target_vtable *vt;
     void *state;
     loams_ctx *ctx;
+    /* The link definition the run holds (NULL: none, no definition is
+     * compared and the pointer is always built on): its fence goes in
+     * every commit, its incarnation and resume decide how a target with
+     * another incarnation's commits is taken over (step 1). */
+    const loams_link_def *def;
+    /* Where a rebuild lists the objects it replaces (NULL: only the
+     * replaced manifest becomes obsolete). */
+    loams_store *store;
 } loams_commit_cycle_spec;
 
 /* Records applied, skipped and dead-lettered by the work being committed,
@@ -125,9 +149,11 @@ void loams_commit_cycle_free(loams_commit_cycle *c);
  * resume, commit, maintain). */
 const loams_pointer *loams_commit_cycle_base(const loams_commit_cycle *c);
 
-/* Step 1: reads the pointer and lets the target load its commit; `applied`
- * is cleared and gets the offsets the target applied.  Logs "resumed at".
- * Errors: metastore errors (reading the pointer), the target's status. */
+/* Step 1: reads the pointer and lets the target load its commit (or none,
+ * for a rebuild); `applied` is cleared and gets the offsets the target
+ * applied.  Logs "resumed at" (and a take-over).
+ * Errors: metastore errors (reading the pointer), the store's (listing a
+ * rebuild's objects), -ENOMEM, the target's status. */
 int loams_commit_cycle_resume(loams_commit_cycle *c, loams_offsets *applied, char *err,
                               size_t errsize);
 

@@ -393,3 +393,57 @@ int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *e
     }
     return rc;
 }
+
+int loams_dead_letter_marks_at_end(loams_streamlog *log, const loams_objname *link,
+                                   const loams_objname *dlq, loams_gc_writes *ws, char *err,
+                                   size_t errsize)
+{
+    char key[300];
+    linkstate_key(link, key, sizeof key);
+    loams_stream *s = NULL;
+    loams_stream_err serr;
+    int rc = loams_stream_open(log, dlq, &s, &serr);
+    if (rc == LOAMS_ENOTFOUND) {
+        rc = loams_gc_writes_delete(ws, key);
+        if (rc != 0) {
+            snprintf(err, errsize, "out of memory");
+        }
+        return rc;
+    }
+    if (rc != 0) {
+        snprintf(err, errsize, "dead-letter stream %s.%s: %s", dlq->ns, dlq->name, serr.msg);
+        return rc;
+    }
+    loams_offsets *marks = NULL;
+    char *text = NULL;
+    if ((rc = loams_offsets_create(&marks)) != 0) {
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    for (uint32_t q = 0; q < loams_stream_definition(s)->partitions; q++) {
+        loams_stream_partition_info info;
+        if ((rc = loams_stream_partition_state(s, (int32_t)q, &info, &serr)) != 0) {
+            snprintf(err, errsize, "dead-letter stream %s.%s: %s", dlq->ns, dlq->name, serr.msg);
+            goto out;
+        }
+        if ((rc = loams_offsets_set(marks, (int32_t)q, info.high_offset)) != 0) {
+            snprintf(err, errsize, "out of memory");
+            goto out;
+        }
+    }
+    size_t n = loams_offsets_format_json(marks, NULL, 0);
+    if ((text = malloc(n + 1)) == NULL) {
+        rc = -ENOMEM;
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    loams_offsets_format_json(marks, text, n + 1);
+    if ((rc = loams_gc_writes_put(ws, key, text)) != 0) {
+        snprintf(err, errsize, "out of memory");
+    }
+out:
+    free(text);
+    loams_offsets_free(marks);
+    loams_stream_close(s);
+    return rc;
+}

@@ -113,4 +113,14 @@ void loams_dead_letter_handled(loams_dead_letters *d, const loams_offsets *next)
  * Errors: stream errors, -ENOMEM; message in err. */
 int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *err, size_t errsize);
 
+/* The writes that start link `link`'s dead letters at the end of stream
+ * `dlq` (its marks := the DLQ's high-water marks), appended to ws: for a
+ * new incarnation that does not go on from the target's commits, and for
+ * a new dead-letter stream, whose older dead letters are not that run's to
+ * find.  A DLQ that does not exist (yet) deletes the marks.
+ * Errors: the stream log's (message in err), -ENOMEM. */
+int loams_dead_letter_marks_at_end(loams_streamlog *log, const loams_objname *link,
+                                   const loams_objname *dlq, loams_gc_writes *ws, char *err,
+                                   size_t errsize);
+
 #endif

@@ -510,6 +510,13 @@ static int handle_failures(link_run *r)
             loams_meta_err merr;
             rc = loams_link_set_state(r->env->meta, &r->def, LOAMS_LINK_FAILED, msg, partition,
                                       offset, &merr);
+            if (rc == LOAMS_ECONFLICT || rc == LOAMS_ENOTFOUND) {
+                /* Redefined or dropped meanwhile: the record is tried again
+                 * by the next run, under the definition in force. */
+                run_log(r, LOAMS_LOG_INFO, "not marking the link failed: %s", merr.msg);
+                r->stop_seen = 1;
+                return 1;
+            }
             if (rc != 0) {
                 loams_task_set_error(r->task, "marking the link failed: %s", merr.msg);
                 return rc;
@@ -675,6 +682,9 @@ static int maintain(link_run *r)
         loams_task_set_error(r->task, "%s", err);
         return rc;
     }
+    if (rc == 1) {
+        r->def_checked_ms = 0; /* a rejected maintenance commit may be a new definition's doing */
+    }
     return rc == 1 ? resumed(r) : 0;
 }
 
@@ -788,8 +798,12 @@ static int write_chunk(link_run *r, size_t nrecords)
     return 0;
 }
 
-/* Re-reads the definition now and then: a PAUSE, DROP or failure elsewhere
- * ends the run.  Returns 1 when the run must end. */
+/* Re-reads the definition now and then: a PAUSE, DROP, failure elsewhere
+ * or a new definition (ALTER LINK, CREATE OR REPLACE LINK, DROP + CREATE:
+ * another incarnation or definition version) ends the run; the next run
+ * compiles what is in force.  Its commits could not land anyway: they
+ * compare the definition (commit_cycle.h).  Returns 1 when the run must
+ * end. */
 static int definition_changed(link_run *r)
 {
     int64_t now = now_ms();
@@ -801,15 +815,32 @@ static int definition_changed(link_run *r)
     loams_link_def_init(&d);
     loams_meta_err merr;
     int rc = loams_link_get(r->env->meta, &r->def.name, &d, &merr);
-    int stop = rc == LOAMS_ENOTFOUND || (rc == 0 && d.state != LOAMS_LINK_RUNNING);
-    if (stop) {
+    int redefined = rc == 0 && (d.incarnation != r->def.incarnation ||
+                                d.definition_version != r->def.definition_version);
+    int stop = rc == LOAMS_ENOTFOUND || redefined || (rc == 0 && d.state != LOAMS_LINK_RUNNING);
+    if (redefined) {
+        run_log(r, LOAMS_LOG_INFO,
+                "definition changed (incarnation %" PRIu64 " version %" PRIu64
+                " is now incarnation %" PRIu64 " version %" PRIu64
+                "): stopping; what is not committed is redone by the next run, under the new "
+                "definition",
+                r->def.incarnation, r->def.definition_version, d.incarnation,
+                d.definition_version);
+    } else if (stop) {
         run_log(r, LOAMS_LOG_INFO, "link is %s: stopping",
                 rc == LOAMS_ENOTFOUND ? "dropped" : loams_link_state_name(d.state));
     } else if (rc == 0) {
-        r->def.version = d.version;
+        r->def.version = d.version; /* the same definition, another state write */
     }
     loams_link_def_clear(&d);
     return stop;
+}
+
+/* After a rejected commit: whether the definition changed (read now). */
+static int definition_changed_now(link_run *r)
+{
+    r->def_checked_ms = 0;
+    return definition_changed(r);
 }
 
 static int run_loop(link_run *r)
@@ -863,6 +894,10 @@ static int run_loop(link_run *r)
         if (!nothing_staged(r) &&
             (r->staged_bytes >= r->def.batch_bytes || age >= r->def.batch_interval_ms)) {
             rc = commit(r);
+            if (rc == LOAMS_ECONFLICT && definition_changed_now(r)) {
+                rc = 0; /* the staged work is redone under the new definition */
+                break;
+            }
             if (rc == LOAMS_ECONFLICT) {
                 rc = resume(r);
             }
@@ -957,7 +992,9 @@ static int run_setup(link_run *r)
                                     .plugin_name = r->target.plugin->name,
                                     .vt = r->gvt,
                                     .state = r->target.state,
-                                    .ctx = r->target.ctx};
+                                    .ctx = r->target.ctx,
+                                    .def = &r->def,
+                                    .store = r->env->store};
     if ((rc = loams_commit_cycle_new(&spec, &r->cycle)) != 0) {
         loams_task_set_error(r->task, "link %s.%s: %s", r->def.name.ns, r->def.name.name,
                              rc == -ENOMEM ? "out of memory" : "bad task key");
@@ -1006,6 +1043,16 @@ int loams_link_run(loams_link_env *env, loams_task *t)
     if (r.def.state != LOAMS_LINK_RUNNING) {
         loams_link_def_clear(&r.def);
         return 0;
+    }
+    /* A definition stored before incarnations gets one: every commit
+     * compares the definition in force. */
+    if (r.def.incarnation == 0 && (rc = loams_link_upgrade(env->meta, &r.def, &merr)) != 0) {
+        loams_link_def_clear(&r.def);
+        if (rc == LOAMS_ENOTFOUND) {
+            return 0;
+        }
+        loams_task_set_error(t, "%s", merr.msg);
+        return rc;
     }
     r.def_checked_ms = now_ms();
     r.thread = pthread_self();

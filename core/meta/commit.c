@@ -147,6 +147,8 @@ static int pointer_parse(const char *key, const char *text, size_t len, loams_po
         }
         goto out;
     }
+    p->incarnation = json_u64(root, "incarnation");
+    p->definition_version = json_u64(root, "definition_version");
     p->epoch = json_u64(root, "epoch");
     p->committed_ms = (int64_t)json_u64(root, "committed_ms");
     p->maintained_ms = (int64_t)json_u64(root, "maintained_ms");
@@ -211,6 +213,9 @@ static char *pointer_format(const loams_pointer *p)
         (p->ref != NULL ? cJSON_AddStringToObject(root, "ref", p->ref)
                         : cJSON_AddNullToObject(root, "ref")) == NULL ||
         cJSON_AddStringToObject(root, "link", p->link) == NULL ||
+        (p->incarnation > 0 &&
+         (loams_kit_json_tree_put_u64(root, "incarnation", p->incarnation) != 0 ||
+          loams_kit_json_tree_put_u64(root, "definition_version", p->definition_version) != 0)) ||
         loams_kit_json_tree_put_u64(root, "epoch", p->epoch) != 0 ||
         loams_kit_json_tree_put_int(root, "committed_ms", p->committed_ms) != 0 ||
         loams_kit_json_tree_put_int(root, "maintained_ms", p->maintained_ms) != 0 ||
@@ -250,8 +255,8 @@ out:
 }
 
 int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *target,
-                 uint64_t expected_version, loams_pointer *next, loams_meta_write *extra,
-                 size_t nextra, loams_meta_err *err)
+                 uint64_t expected_version, const loams_meta_compare *definition,
+                 loams_pointer *next, loams_meta_write *extra, size_t nextra, loams_meta_err *err)
 {
     char key[256];
     loams_pointer_key(target, key, sizeof key);
@@ -260,13 +265,17 @@ int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *t
         return -ENOMEM;
     }
     loams_fence_storage fence;
-    loams_meta_compare cmps[2];
+    loams_meta_compare cmps[3];
     memset(cmps, 0, sizeof cmps);
     loams_lease_fence_compare(lease, &fence, &cmps[0]);
     cmps[1].kind = LOAMS_CMP_VERSION;
     cmps[1].key = key;
     cmps[1].key_len = strlen(key);
     cmps[1].version = expected_version;
+    size_t ncmps = 2;
+    if (definition != NULL) {
+        cmps[ncmps++] = *definition;
+    }
 
     size_t nw = 1 + nextra;
     loams_meta_write *writes = calloc(nw, sizeof *writes);
@@ -283,7 +292,7 @@ int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *t
         writes[1 + i] = extra[i];
     }
     size_t failed = 0;
-    int rc = loams_meta_txn(m, cmps, 2, writes, nw, &failed, err);
+    int rc = loams_meta_txn(m, cmps, ncmps, writes, nw, &failed, err);
     if (rc == 0) {
         next->version = writes[0].new_version;
         for (size_t i = 0; i < nextra; i++) {
@@ -297,6 +306,12 @@ int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *t
                      " is stale (another node took the task)",
                      target->ns, target->name, lease->key, lease->epoch);
         }
+    } else if (rc == LOAMS_ECONFLICT && failed == 2 && err != NULL) {
+        snprintf(err->msg, sizeof err->msg,
+                 "commit to %s.%s rejected: the link's definition changed since the run read it "
+                 "(%.*s is no longer in force)",
+                 target->ns, target->name, (int)definition->value_len,
+                 (const char *)definition->value);
     } else if (rc == LOAMS_ECONFLICT && err != NULL) {
         snprintf(err->msg, sizeof err->msg,
                  "commit to %s.%s rejected: its pointer moved (expected version %" PRIu64 ")",

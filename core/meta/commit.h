@@ -6,10 +6,14 @@
  * "target/<ns>/<name>", whose value (JSON) holds:
  *
  *   {"kind":"collection","ref":"<manifest object key>","link":"ns.l",
- *    "epoch":7,"committed_ms":...,"maintained_ms":...,"applied":{"0":120,"1":98},
+ *    "incarnation":3,"definition_version":2,"epoch":7,"committed_ms":...,"maintained_ms":...,"applied":{"0":120,"1":98},
  *    "applied_records":..,"skipped_records":..,"dead_lettered_records":..,
  *    "lost_records":..,"gaps":[{"partition":1,"first":100,"last":141,
  *    "count":42,"ms":...}]}
+ *
+ * incarnation and definition_version name the link definition the commit
+ * was made under (catalog/link_catalog.h; absent in pointers written
+ * before incarnations: 0).
  *
  * lost_records counts the records retention deleted before the link
  * applied them, and gaps lists the newest LOAMS_POINTER_GAPS such runs
@@ -22,12 +26,13 @@
  * counters, which are therefore exact: they move only with a commit.
  *
  * loams_commit() is the only writer of pointers during link runs: one
- * metastore transaction that compares the task's lease fence (epoch) and
- * the pointer's version read at resume, then writes the new pointer (and
- * any extra writes the caller adds, e.g. link status).  A zombie (stale
- * epoch) gets LOAMS_EFENCED, a concurrent writer LOAMS_ECONFLICT; in both
- * cases nothing was written, and the files the target wrote are recorded as
- * orphans (loams_orphans_record) for GC.
+ * metastore transaction that compares the task's lease fence (epoch), the
+ * pointer's version read at resume and the link's definition in force,
+ * then writes the new pointer (and any extra writes the caller adds, e.g.
+ * link status).  A zombie (stale epoch) gets LOAMS_EFENCED, a concurrent
+ * writer or a run of a definition no longer in force LOAMS_ECONFLICT; in
+ * every case nothing was written, and the files the target wrote are
+ * recorded as orphans (loams_orphans_record) for GC.
  *
  * Threads: any; a loams_pointer is the caller's.
  */
@@ -58,6 +63,8 @@ typedef struct loams_pointer {
     char kind[16];                      /* "collection", "table" or "graph" */
     char *ref;                          /* manifest key of the newest commit (owned), or NULL */
     char link[2 * LOAMS_IDENT_MAX + 2]; /* "ns.name" of the link that committed */
+    uint64_t incarnation;               /* of its definition (0: before incarnations) */
+    uint64_t definition_version;        /* of its definition (0: before incarnations) */
     uint64_t epoch;                     /* its lease epoch */
     int64_t committed_ms;
     int64_t maintained_ms;    /* the last maintenance commit (0: none) */
@@ -91,15 +98,18 @@ void loams_pointer_key(const loams_objname *target, char *out, size_t size);
 int loams_pointer_read(loams_meta *m, const loams_objname *target, loams_pointer *p,
                        loams_meta_err *err);
 
-/* The commit transaction: compares the fence of `lease` and the pointer's
- * version (expected_version, 0 = no pointer yet), then writes `next` as the
- * new pointer plus extra[0..nextra) (may be 0).  On success
- * next->version gets the new version.
+/* The commit transaction: compares the fence of `lease`, the pointer's
+ * version (expected_version, 0 = no pointer yet) and, when `definition` is
+ * not NULL, that compare too (the link's definition in force:
+ * loams_link_fence_compare), then writes `next` as the new pointer plus
+ * extra[0..nextra) (may be 0).  On success next->version gets the new
+ * version.
  * Errors: LOAMS_EFENCED (the lease was taken: a zombie), LOAMS_ECONFLICT
- * (the pointer moved since it was read), -ENOMEM, metastore errors. */
+ * (the pointer moved since it was read, or the definition compare failed:
+ * the message says which), -ENOMEM, metastore errors. */
 int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *target,
-                 uint64_t expected_version, loams_pointer *next, loams_meta_write *extra,
-                 size_t nextra, loams_meta_err *err);
+                 uint64_t expected_version, const loams_meta_compare *definition,
+                 loams_pointer *next, loams_meta_write *extra, size_t nextra, loams_meta_err *err);
 
 /* Records object keys that no commit references (files of a failed commit)
  * under "gc/orphan/<ms>/<seq>" so that GC deletes them after a grace

@@ -1018,6 +1018,15 @@ static int parse_drop_embedding_provider(parser *p, loams_ddl_stmt *st)
 
 static int parse_create(parser *p, loams_ddl_stmt *st)
 {
+    if (is_kw(p, "OR")) {
+        loams_ddl_pos or_pos = p->tok.pos;
+        TRY(next(p));
+        TRY(expect_kw(p, "REPLACE"));
+        if (!is_kw(p, "LINK")) {
+            return error_at(p, or_pos, "OR REPLACE is for links only (CREATE OR REPLACE LINK)");
+        }
+        st->or_replace = 1;
+    }
     if (is_kw(p, "STREAM")) {
         st->kind = LOAMS_DDL_CREATE_STREAM;
         TRY(next(p));
@@ -1044,6 +1053,10 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
     }
     st->kind = LOAMS_DDL_CREATE_LINK;
     TRY(next(p));
+    if (st->or_replace && is_kw(p, "IF")) {
+        return error_at(p, p->tok.pos,
+                        "OR REPLACE and IF NOT EXISTS contradict each other: use one of them");
+    }
     TRY(parse_if_not_exists(p, st));
     TRY(parse_name(p, "a link name", &st->name, &st->name_pos));
     TRY(expect_kw(p, "FROM"));
@@ -1114,6 +1127,14 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
         return parse_name(p, st->kind == LOAMS_DDL_DROP_LINK ? "a link name" : "a stream name",
                           &st->name, &st->name_pos);
     }
+    if (is_kw(p, "ALTER")) {
+        st->kind = LOAMS_DDL_ALTER_LINK;
+        TRY(next(p));
+        TRY(expect_kw(p, "LINK"));
+        TRY(parse_name(p, "a link name", &st->name, &st->name_pos));
+        TRY(expect_kw(p, "SET"));
+        return parse_options(p, &st->with);
+    }
     int pause = is_kw(p, "PAUSE");
     if (pause || is_kw(p, "RESUME")) {
         st->kind = pause ? LOAMS_DDL_PAUSE_LINK : LOAMS_DDL_RESUME_LINK;
@@ -1136,7 +1157,7 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
         }
         return 0;
     }
-    return expected(p, "a statement (CREATE, DROP, PAUSE, RESUME or SELECT)");
+    return expected(p, "a statement (CREATE, ALTER, DROP, PAUSE, RESUME or SELECT)");
 }
 
 int loams_ddl_parse(const char *src, size_t len, loams_ddl_script **out, loams_ddl_error *err)
@@ -1330,8 +1351,15 @@ const char *loams_ddl_kind_name(loams_ddl_kind kind)
     case LOAMS_DDL_PAUSE_LINK: return "PAUSE LINK";
     case LOAMS_DDL_RESUME_LINK: return "RESUME LINK";
     case LOAMS_DDL_SELECT_SYSTEM: return "SELECT";
+    case LOAMS_DDL_ALTER_LINK: return "ALTER LINK";
     }
     return "?";
+}
+
+const char *loams_ddl_stmt_name(const loams_ddl_stmt *st)
+{
+    return st->kind == LOAMS_DDL_CREATE_LINK && st->or_replace ? "CREATE OR REPLACE LINK"
+                                                               : loams_ddl_kind_name(st->kind);
 }
 
 const char *loams_ddl_format_name(loams_ddl_format_kind kind)

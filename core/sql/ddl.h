@@ -3,12 +3,13 @@
  * recursive-descent parser for every statement, producing a typed AST.
  *
  *   CREATE STREAM [IF NOT EXISTS] ns.s [WITH (k = v, ...)]
- *   CREATE LINK [IF NOT EXISTS] ns.l FROM STREAM ns.s
+ *   CREATE [OR REPLACE] LINK [IF NOT EXISTS] ns.l FROM STREAM ns.s
  *       [FORMAT <decoder> [SCHEMA 'x' [MESSAGE 'pkg.M']] [(k = v, ...)]]
  *       INTO <kind> ns.t [USING <target plugin>]
  *       TRANSFORM ( SELECT ... ) | TRANSFORM <transform plugin> { 'script' | $$ ... $$ }
  *       [WITH (k = v, ...)]
  *   CREATE TABLE [IF NOT EXISTS] ns.t (col type [NOT NULL], ...)
+ *   ALTER LINK ns.l SET (k = v, ...)
  *   DROP { LINK | STREAM } [IF EXISTS] ns.x
  *   PAUSE LINK ns.l      RESUME LINK ns.l
  *   CREATE EMBEDDING PROVIDER [IF NOT EXISTS] ns.p USING <embed plugin>
@@ -22,7 +23,8 @@
  * "kv" for FORMAT kv).  A plugin name is a bare name - a letter, then
  * letters, digits, '_', '.' or '-', folded to lower case - or a 'string'
  * kept as written; at most 64 characters.  AVRO and PROTOBUF take SCHEMA
- * (and MESSAGE); any FORMAT takes options.  A target kind is an
+ * (and MESSAGE); any FORMAT takes options.  OR REPLACE and IF NOT EXISTS
+ * do not go together; OR REPLACE is for links only.  A target kind is an
  * identifier of at most LOAMS_DDL_KIND_MAX characters: TABLE, COLLECTION
  * and GRAPH have built-in plugins, any other kind needs USING.
  *
@@ -100,7 +102,8 @@ typedef enum loams_ddl_kind {
     LOAMS_DDL_RESUME_LINK = 7,
     LOAMS_DDL_SELECT_SYSTEM = 8, /* SELECT * FROM system.<table> */
     LOAMS_DDL_CREATE_EMBEDDING_PROVIDER = 9,
-    LOAMS_DDL_DROP_EMBEDDING_PROVIDER = 10
+    LOAMS_DDL_DROP_EMBEDDING_PROVIDER = 10,
+    LOAMS_DDL_ALTER_LINK = 11 /* ALTER LINK ns.l SET (...): the options in `with` */
 } loams_ddl_kind;
 
 typedef enum loams_ddl_format_kind {
@@ -187,7 +190,8 @@ typedef struct loams_ddl_stmt {
                          * resumed, or the system table selected */
     loams_ddl_pos name_pos;
     int if_exists;             /* DROP ... IF EXISTS, CREATE ... IF NOT EXISTS */
-    loams_ddl_options with;    /* CREATE STREAM / LINK: WITH (...) */
+    int or_replace;            /* CREATE OR REPLACE LINK */
+    loams_ddl_options with;    /* CREATE STREAM / LINK: WITH (...); ALTER LINK: SET (...) */
     loams_ddl_link link;       /* CREATE LINK only */
     loams_ddl_column *columns; /* CREATE TABLE only */
     size_t ncolumns;
@@ -236,9 +240,12 @@ void loams_ddl_map_position(const loams_ddl_transform *t, uint32_t line, uint32_
                             uint32_t *src_line, uint32_t *src_column);
 
 /* Names for messages: "CREATE LINK", "json", "COLLECTION", ...
+ * (stmt_name: the statement's own, "CREATE OR REPLACE LINK" for one with
+ * or_replace)
  * (format_name: "plugin" for LOAMS_DDL_FORMAT_PLUGIN, whose name is the
  * format's own; target_name: "OTHER" for LOAMS_DDL_TARGET_OTHER). */
 const char *loams_ddl_kind_name(loams_ddl_kind kind);
+const char *loams_ddl_stmt_name(const loams_ddl_stmt *st);
 const char *loams_ddl_format_name(loams_ddl_format_kind kind);
 const char *loams_ddl_target_name(loams_ddl_target_kind kind);
 

@@ -328,13 +328,14 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         return loams_embed_ddl_execute(&env, script, st, err, errlen);
     }
     case LOAMS_DDL_CREATE_LINK:
+    case LOAMS_DDL_ALTER_LINK:
     case LOAMS_DDL_DROP_LINK:
     case LOAMS_DDL_PAUSE_LINK:
     case LOAMS_DDL_RESUME_LINK: {
         if (ctx->registry == NULL) {
             return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
                             "%s needs the plugins: run it through 'loams-host sql'",
-                            loams_ddl_kind_name(st->kind));
+                            loams_ddl_stmt_name(st));
         }
         loams_embed_service *embed = NULL;
         loams_embed_service_config ecfg = {.meta = ctx->dd->meta, .registry = ctx->registry};

@@ -13,6 +13,8 @@
 
 #include "catalog/link_catalog.h"
 #include "abi/offsets.h"
+#include "gc/gc.h"
+#include "link/dead_letter.h"
 #include "abi/plugin_ctx.h"
 #include "embed/embed_host.h"
 #include "abi/plugin_resolve.h"
@@ -247,57 +249,99 @@ static int read_transform_options(const loams_ddl_script *script, const loams_dd
 #define LINK_OPTIONS                                                                               \
     "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream"
 
-/* Fills the definition's link options and target options from WITH. */
+/* One of the link's own options into d (*handled = 1), or *handled = 0. */
+static int read_link_option(const loams_ddl_script *script, const loams_ddl_option *o,
+                            loams_link_def *d, int *handled, char *err, size_t errlen)
+{
+    char why[256] = "";
+    *handled = 1;
+    if (strcmp(o->key, "batch_bytes") == 0) {
+        if (loams_size_parse(option_text(o), &d->batch_bytes, why, sizeof why) != 0 ||
+            d->batch_bytes == 0) {
+            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "batch_bytes: %s",
+                            why[0] ? why : "must be above 0");
+        }
+    } else if (strcmp(o->key, "batch_interval") == 0) {
+        int64_t us;
+        if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 || us < 1000) {
+            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "batch_interval: %s",
+                            why[0] ? why : "must be at least 1ms");
+        }
+        d->batch_interval_ms = us / 1000;
+    } else if (strcmp(o->key, "maintenance_interval") == 0) {
+        int64_t us;
+        if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 ||
+            (us != 0 && us < 1000000)) {
+            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                            "maintenance_interval: %s",
+                            why[0] ? why : "must be at least 1s, or 0 (never)");
+        }
+        d->maintenance_interval_ms = us / 1000;
+    } else if (strcmp(o->key, "on_error") == 0) {
+        const char *v = option_text(o);
+        if (strcmp(v, "fail") == 0) {
+            d->on_error = LOAMS_ON_ERROR_FAIL;
+        } else if (strcmp(v, "skip") == 0) {
+            d->on_error = LOAMS_ON_ERROR_SKIP;
+        } else if (strcmp(v, "dead_letter") == 0) {
+            d->on_error = LOAMS_ON_ERROR_DEAD_LETTER;
+        } else {
+            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                            "on_error must be 'fail', 'skip' or 'dead_letter', not '%s'", v);
+        }
+    } else if (strcmp(o->key, "dead_letter_stream") == 0) {
+        if (loams_objname_parse(option_text(o), &d->dead_letter_stream, why, sizeof why) != 0) {
+            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                            "dead_letter_stream: %s", why);
+        }
+    } else {
+        *handled = 0;
+    }
+    return 0;
+}
+
+/* WITH (resume = 'offsets' | 'start') of CREATE [OR REPLACE] LINK. */
+static int read_resume(const loams_ddl_script *script, const loams_ddl_option *o,
+                       loams_link_resume *out, char *err, size_t errlen)
+{
+    const char *v = option_text(o);
+    if (strcmp(v, "offsets") == 0) {
+        *out = LOAMS_LINK_RESUME_OFFSETS;
+    } else if (strcmp(v, "start") == 0) {
+        *out = LOAMS_LINK_RESUME_START;
+    } else {
+        return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                        "resume must be 'offsets' (go on from the target's newest commit) or "
+                        "'start' (rebuild the target from the stream's first offsets), not '%s'",
+                        v);
+    }
+    return 0;
+}
+
+/* Fills the definition's link options and target options from WITH;
+ * *resume gets the option resume (NULL when not given). */
 static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
                      const loams_plugin *target, const loams_plugin *transform, loams_link_def *d,
-                     char *err, size_t errlen)
+                     const loams_ddl_option **resume, char *err, size_t errlen)
 {
-    int dlq_named = 0;
+    *resume = NULL;
     for (size_t i = 0; i < st->with.count; i++) {
         const loams_ddl_option *o = &st->with.items[i];
-        char why[256] = "";
-        if (strcmp(o->key, "batch_bytes") == 0) {
-            if (loams_size_parse(option_text(o), &d->batch_bytes, why, sizeof why) != 0 ||
-                d->batch_bytes == 0) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "batch_bytes: %s",
-                                why[0] ? why : "must be above 0");
+        int handled = 0;
+        int rc = read_link_option(script, o, d, &handled, err, errlen);
+        if (rc != 0 || handled) {
+            if (rc != 0) {
+                return rc;
             }
-        } else if (strcmp(o->key, "batch_interval") == 0) {
-            int64_t us;
-            if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 || us < 1000) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "batch_interval: %s", why[0] ? why : "must be at least 1ms");
+            continue;
+        }
+        if (strcmp(o->key, "resume") == 0) {
+            if ((rc = read_resume(script, o, &d->resume, err, errlen)) != 0) {
+                return rc;
             }
-            d->batch_interval_ms = us / 1000;
-        } else if (strcmp(o->key, "maintenance_interval") == 0) {
-            int64_t us;
-            if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 ||
-                (us != 0 && us < 1000000)) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "maintenance_interval: %s",
-                                why[0] ? why : "must be at least 1s, or 0 (never)");
-            }
-            d->maintenance_interval_ms = us / 1000;
+            *resume = o;
         } else if (is_transform_option(d, o->key)) {
             continue; /* read by read_transform_options */
-        } else if (strcmp(o->key, "on_error") == 0) {
-            const char *v = option_text(o);
-            if (strcmp(v, "fail") == 0) {
-                d->on_error = LOAMS_ON_ERROR_FAIL;
-            } else if (strcmp(v, "skip") == 0) {
-                d->on_error = LOAMS_ON_ERROR_SKIP;
-            } else if (strcmp(v, "dead_letter") == 0) {
-                d->on_error = LOAMS_ON_ERROR_DEAD_LETTER;
-            } else {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "on_error must be 'fail', 'skip' or 'dead_letter', not '%s'", v);
-            }
-        } else if (strcmp(o->key, "dead_letter_stream") == 0) {
-            if (loams_objname_parse(option_text(o), &d->dead_letter_stream, why, sizeof why) != 0) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "dead_letter_stream: %s", why);
-            }
-            dlq_named = 1;
         } else if (loams_option_spec_find(target->descriptor, o->key) != NULL) {
             if (loams_link_options_add(&d->target_options, o->key, option_text(o)) != 0) {
                 return -ENOMEM;
@@ -308,7 +352,7 @@ static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
             plugin_option_names(transform, "script_path", xlist, sizeof xlist);
             return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
                             "unknown option '%s': it is neither a link option (" LINK_OPTIONS
-                            ") nor an option of the target plugin %s (%s)%s%s%s%s%s",
+                            ", resume) nor an option of the target plugin %s (%s)%s%s%s%s%s",
                             o->key, target->name, tlist[0] ? tlist : "it declares none",
                             xlist[0] ? ", nor of the transform plugin " : "",
                             xlist[0] ? transform->name : "", xlist[0] ? " (" : "",
@@ -320,7 +364,7 @@ static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
     if (rc != 0) {
         return rc;
     }
-    if (!dlq_named) {
+    if (loams_ddl_option_find(&st->with, "dead_letter_stream") == NULL) {
         char name[LOAMS_IDENT_MAX + 1];
         snprintf(name, sizeof name, "%.59s_dlq", d->name.name);
         loams_objname_set(&d->dead_letter_stream, d->name.ns, name, NULL, 0);
@@ -359,31 +403,27 @@ static int read_decoder_options(const loams_ddl_script *script, const loams_ddl_
                               errlen);
 }
 
-/* A target keeps its kind: a link INTO <kind> cannot write a target whose
+/* Reads the target's pointer into *ptr (initialised) and checks that the
+ * target keeps its kind: a link INTO <kind> cannot write a target whose
  * commits are of another kind (its plugin could not read them). */
-static int check_target_kind(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                             const loams_ddl_stmt *st, char *err, size_t errlen)
+static int read_target(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                       const loams_ddl_stmt *st, loams_pointer *ptr, char *err, size_t errlen)
 {
     const loams_ddl_link *l = &st->link;
-    loams_pointer ptr;
     loams_meta_err merr;
-    int rc = loams_pointer_init(&ptr);
+    int rc = loams_pointer_read(env->meta, &l->target, ptr, &merr);
     if (rc != 0) {
-        return rc;
+        return error_at(script, l->target_pos, rc, err, errlen, "%s", merr.msg);
     }
-    if ((rc = loams_pointer_read(env->meta, &l->target, &ptr, &merr)) != 0) {
-        rc = error_at(script, l->target_pos, rc, err, errlen, "%s", merr.msg);
-    } else if (ptr.version != 0 && strcmp(ptr.kind, l->target_kind_word) != 0) {
-        rc = error_at(script, l->target_kind_pos, LOAMS_EINPUT, err, errlen,
-                      "%s.%s holds the commits of a %s, which a link INTO %s cannot write "
-                      "(write it INTO %s, or give the target another name)",
-                      l->target.ns, l->target.name, ptr.kind, l->target_kind_word, ptr.kind);
+    if (ptr->version != 0 && strcmp(ptr->kind, l->target_kind_word) != 0) {
+        return error_at(script, l->target_kind_pos, LOAMS_EINPUT, err, errlen,
+                        "%s.%s holds the commits of a %s, which a link INTO %s cannot write "
+                        "(write it INTO %s, or give the target another name)",
+                        l->target.ns, l->target.name, ptr->kind, l->target_kind_word, ptr->kind);
     }
-    loams_pointer_clear(&ptr);
-    return rc;
+    return 0;
 }
 
-/* No two links may write one target: its pointer admits one writer. */
 /* The stream's first offsets now become the link's start (link_catalog.h):
  * what retention deleted before the link existed is not the link's loss. */
 static int set_start_offsets(const loams_link_ddl_env *env, loams_link_def *d,
@@ -416,8 +456,10 @@ static int set_start_offsets(const loams_link_ddl_env *env, loams_link_def *d,
     return rc;
 }
 
+/* No two links may write one target: its pointer admits one writer (the
+ * link being replaced does not count). */
 static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_script *script,
-                             const loams_ddl_stmt *st, char *err, size_t errlen)
+                             const loams_ddl_stmt *st, int replacing, char *err, size_t errlen)
 {
     loams_link_def *defs;
     size_t n;
@@ -427,6 +469,10 @@ static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_scri
         return error_at(script, st->pos, rc, err, errlen, "%s", merr.msg);
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
+        if (replacing && strcmp(defs[i].name.ns, st->name.ns) == 0 &&
+            strcmp(defs[i].name.name, st->name.name) == 0) {
+            continue;
+        }
         if (strcmp(defs[i].target.ns, st->link.target.ns) == 0 &&
             strcmp(defs[i].target.name, st->link.target.name) == 0) {
             rc = error_at(script, st->link.target_pos, LOAMS_EEXISTS, err, errlen,
@@ -475,38 +521,170 @@ static int add_declared_schema(const loams_link_ddl_env *env, const loams_ddl_sc
     return 0;
 }
 
+/* What an existing link (replacing: *existing) or a target's commits
+ * (ptr) mean for a CREATE [OR REPLACE] LINK: how d is stored (*kind), and
+ * whether its dead letters start at the end of its DLQ (*fresh_marks).
+ * A replace must say resume; so must a new link whose target holds
+ * commits.  resume = 'offsets' of a replace keeps the incarnation, which
+ * needs the same stream and target. */
+static int decide_resume(const loams_ddl_script *script, const loams_ddl_stmt *st,
+                         const loams_link_def *existing, const loams_pointer *ptr,
+                         const loams_ddl_option *resume, loams_link_def *d,
+                         loams_link_store_kind *kind, int *fresh_marks, char *err, size_t errlen)
+{
+    const loams_ddl_link *l = &st->link;
+    *kind = LOAMS_LINK_STORE_CREATE;
+    *fresh_marks = 1;
+    if (existing == NULL) {
+        if (ptr->version != 0 && resume == NULL) {
+            return error_at(
+                script, l->target_pos, LOAMS_EINPUT, err, errlen,
+                "%s.%s holds the commits of link %s (incarnation %" PRIu64
+                "): say what link %s.%s does with them: WITH (resume = 'offsets') goes on from "
+                "their applied offsets (what the target holds stays; the offsets are positions "
+                "in the stream those commits read), or WITH (resume = 'start') rebuilds %s.%s "
+                "from the stream's first offsets (its first commit replaces what the target "
+                "holds)",
+                l->target.ns, l->target.name, ptr->link[0] != '\0' ? ptr->link : "(unknown)",
+                ptr->incarnation, st->name.ns, st->name.name, l->target.ns, l->target.name);
+        }
+        *fresh_marks = !(ptr->version != 0 && d->resume == LOAMS_LINK_RESUME_OFFSETS);
+        return 0;
+    }
+    if (resume == NULL) {
+        return error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
+                        "CREATE OR REPLACE LINK %s.%s replaces a link: say what the new "
+                        "definition does with what the link applied: WITH (resume = 'offsets') "
+                        "goes on from the offsets of its target's newest commit (what the "
+                        "target holds stays, later records get the new definition), or WITH "
+                        "(resume = 'start') rebuilds the target from the stream's first offsets "
+                        "(its first commit replaces what the target holds)",
+                        st->name.ns, st->name.name);
+    }
+    d->version = existing->version;
+    d->state = existing->state == LOAMS_LINK_PAUSED ? LOAMS_LINK_PAUSED : LOAMS_LINK_RUNNING;
+    if (d->resume == LOAMS_LINK_RESUME_START) {
+        *kind = LOAMS_LINK_STORE_NEW_INCARNATION;
+        return 0;
+    }
+    if (strcmp(existing->stream.ns, l->stream.ns) != 0 ||
+        strcmp(existing->stream.name, l->stream.name) != 0) {
+        return error_at(script, l->stream_pos, LOAMS_EINPUT, err, errlen,
+                        "resume = 'offsets' goes on from offsets in stream %s.%s, the one link "
+                        "%s.%s reads: it cannot read %s.%s instead (resume = 'start' can)",
+                        existing->stream.ns, existing->stream.name, st->name.ns, st->name.name,
+                        l->stream.ns, l->stream.name);
+    }
+    if (strcmp(existing->target.ns, l->target.ns) != 0 ||
+        strcmp(existing->target.name, l->target.name) != 0) {
+        return error_at(script, l->target_pos, LOAMS_EINPUT, err, errlen,
+                        "resume = 'offsets' goes on from the commits of %s.%s, the target link "
+                        "%s.%s writes: it cannot write %s.%s instead (resume = 'start' can)",
+                        existing->target.ns, existing->target.name, st->name.ns, st->name.name,
+                        l->target.ns, l->target.name);
+    }
+    /* The same incarnation, its next definition: it keeps its start, its
+     * rule for taking a target over, and its dead letters' marks unless
+     * they go to another stream. */
+    *kind = LOAMS_LINK_STORE_NEXT_VERSION;
+    d->incarnation = existing->incarnation;
+    d->definition_version = existing->definition_version;
+    d->resume = existing->resume;
+    d->created_ms = existing->created_ms;
+    free(d->start_offsets);
+    d->start_offsets = NULL;
+    if (existing->start_offsets != NULL &&
+        (d->start_offsets = strdup(existing->start_offsets)) == NULL) {
+        return -ENOMEM;
+    }
+    *fresh_marks = strcmp(existing->dead_letter_stream.ns, d->dead_letter_stream.ns) != 0 ||
+                   strcmp(existing->dead_letter_stream.name, d->dead_letter_stream.name) != 0;
+    return 0;
+}
+
+/* The dead-letter stream of on_error = 'dead_letter' (1 partition), when
+ * missing. */
+static int create_dlq(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                      const loams_ddl_stmt *st, const loams_link_def *d, char *err, size_t errlen)
+{
+    if (d->on_error != LOAMS_ON_ERROR_DEAD_LETTER) {
+        return 0;
+    }
+    loams_stream_err serr;
+    loams_stream_def dlq = {.name = d->dead_letter_stream, .partitions = 1};
+    int rc = loams_stream_create(env->log, &dlq, 1, NULL, &serr);
+    if (rc != 0) {
+        return error_at(script, st->pos, rc, err, errlen, "dead-letter stream: %s", serr.msg);
+    }
+    return 0;
+}
+
+/* Stores d as `kind`, with its dead letters' marks at the end of its DLQ
+ * when fresh_marks. */
+static int store_link(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                      const loams_ddl_stmt *st, loams_link_def *d, loams_link_store_kind kind,
+                      int fresh_marks, char *err, size_t errlen)
+{
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    char msg[1024];
+    int rc = fresh_marks ? loams_dead_letter_marks_at_end(
+                               env->log, &d->name, &d->dead_letter_stream, &ws, msg, sizeof msg)
+                         : 0;
+    loams_meta_err merr;
+    if (rc == 0 && (rc = loams_link_store(env->meta, d, kind, ws.w, ws.n, &merr)) != 0) {
+        snprintf(msg, sizeof msg, "%s", merr.msg);
+    }
+    if (rc != 0) {
+        rc = error_at(script, st->name_pos, rc, err, errlen, "%s", msg);
+    }
+    loams_gc_writes_clear(&ws);
+    return rc;
+}
+
 static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *script,
                        const loams_ddl_stmt *st, char *err, size_t errlen)
 {
     const char *declared = NULL;
     const loams_ddl_link *l = &st->link;
-    loams_link_def d;
+    loams_link_def d, existing;
     loams_link_def_init(&d);
-    int rc;
+    loams_link_def_init(&existing);
+    loams_pointer ptr;
+    int rc = loams_pointer_init(&ptr);
+    if (rc != 0) {
+        return rc;
+    }
     loams_stream_def sd;
     loams_stream_err serr;
     const loams_plugin *decoder, *transform, *target;
+    const loams_ddl_option *resume = NULL;
     char clause[2 * LOAMS_DDL_PLUGIN_NAME_MAX + 32];
     d.name = st->name;
     d.stream = l->stream;
     d.target = l->target;
 
     loams_meta_err merr;
-    loams_link_def existing;
-    loams_link_def_init(&existing);
-    if (loams_link_get(env->meta, &st->name, &existing, &merr) == 0) {
-        loams_link_def_clear(&existing);
-        if (st->if_exists) {
-            fprintf(env->out,
-                    env->json ? "{\"statement\":\"CREATE LINK\",\"result\":\"kept existing\","
-                                "\"link\":\"%s.%s\"}\n"
-                              : "kept existing link %s.%s\n",
-                    st->name.ns, st->name.name);
-            return 0;
-        }
-        return error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
-                        "link %s.%s already exists (DROP LINK it first, or use IF NOT EXISTS)",
-                        st->name.ns, st->name.name);
+    int replacing = 0;
+    rc = loams_link_get(env->meta, &st->name, &existing, &merr);
+    if (rc == 0 && st->or_replace) {
+        replacing = 1;
+    } else if (rc == 0 && st->if_exists) {
+        fprintf(env->out,
+                env->json ? "{\"statement\":\"CREATE LINK\",\"result\":\"kept existing\","
+                            "\"link\":\"%s.%s\"}\n"
+                          : "kept existing link %s.%s\n",
+                st->name.ns, st->name.name);
+        goto out;
+    } else if (rc == 0) {
+        rc = error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
+                      "link %s.%s already exists (change it with ALTER LINK or CREATE OR "
+                      "REPLACE LINK, DROP LINK it first, or use IF NOT EXISTS)",
+                      st->name.ns, st->name.name);
+        goto out;
+    } else if (rc != LOAMS_ENOTFOUND) {
+        rc = error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        goto out;
     }
     if ((rc = loams_stream_describe(env->log, &l->stream, &sd, &serr)) != 0) {
         rc = error_at(script, l->stream_pos, rc, err, errlen,
@@ -533,7 +711,7 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         rc = resolve_plugin(env, script, l->target_kind_pos, LOAMS_KIND_TARGET,
                             builtin_target_plugin(l->target_kind), clause, &target, err, errlen);
     }
-    if (rc != 0 || (rc = check_target_kind(env, script, st, err, errlen)) != 0) {
+    if (rc != 0 || (rc = read_target(env, script, st, &ptr, err, errlen)) != 0) {
         goto out;
     }
     if (loams_option_spec_find(target->descriptor, "declared_schema") != NULL &&
@@ -560,8 +738,8 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     }
     if ((rc = read_transform_options(script, st, transform, &d, err, errlen)) != 0 ||
         (rc = check_transform(env, script, st, transform, &d, declared, err, errlen)) != 0 ||
-        (rc = read_with(script, st, target, transform, &d, err, errlen)) != 0 ||
-        (rc = check_target_free(env, script, st, err, errlen)) != 0) {
+        (rc = read_with(script, st, target, transform, &d, &resume, err, errlen)) != 0 ||
+        (rc = check_target_free(env, script, st, replacing, err, errlen)) != 0) {
         goto out;
     }
     if ((d.format = strdup(format)) == NULL || (d.decoder = strdup(decoder->name)) == NULL ||
@@ -571,31 +749,142 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         rc = -ENOMEM;
         goto out;
     }
-    if ((rc = set_start_offsets(env, &d, &serr)) != 0) {
+    const loams_link_resume chosen = d.resume;
+    loams_link_store_kind kind;
+    int fresh_marks;
+    if ((rc = decide_resume(script, st, replacing ? &existing : NULL, &ptr, resume, &d, &kind,
+                            &fresh_marks, err, errlen)) != 0) {
+        goto out;
+    }
+    if (kind != LOAMS_LINK_STORE_NEXT_VERSION && (rc = set_start_offsets(env, &d, &serr)) != 0) {
         rc = error_at(script, l->stream_pos, rc, err, errlen, "%s", serr.msg);
         goto out;
     }
-    if (d.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
-        loams_stream_def dlq = {.name = d.dead_letter_stream, .partitions = 1};
-        if ((rc = loams_stream_create(env->log, &dlq, 1, NULL, &serr)) != 0) {
-            rc = error_at(script, st->pos, rc, err, errlen, "dead-letter stream: %s", serr.msg);
-            goto out;
-        }
-    }
-    if ((rc = loams_link_create(env->meta, &d, &merr)) != 0) {
-        rc = error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+    if ((rc = create_dlq(env, script, st, &d, err, errlen)) != 0 ||
+        (rc = store_link(env, script, st, &d, kind, fresh_marks, err, errlen)) != 0) {
         goto out;
     }
     if (env->json) {
+        fprintf(
+            env->out,
+            "{\"statement\":\"%s\",\"result\":\"%s\",\"link\":\"%s.%s\",\"incarnation\":%" PRIu64
+            ",\"definition_version\":%" PRIu64 ",\"resume\":\"%s\"}\n",
+            loams_ddl_stmt_name(st), replacing ? "replaced" : "created", d.name.ns, d.name.name,
+            d.incarnation, d.definition_version, loams_link_resume_name(chosen));
+    } else if (replacing) {
         fprintf(env->out,
-                "{\"statement\":\"CREATE LINK\",\"result\":\"created\",\"link\":\"%s.%s\"}\n",
-                d.name.ns, d.name.name);
+                "replaced link %s.%s: %s.%s -> %s %s.%s (on_error = %s; %s: incarnation %" PRIu64
+                ", definition version %" PRIu64 ")\n",
+                d.name.ns, d.name.name, d.stream.ns, d.stream.name, d.target_kind, d.target.ns,
+                d.target.name, loams_on_error_name(d.on_error),
+                kind == LOAMS_LINK_STORE_NEXT_VERSION ? "goes on from its offsets"
+                                                      : "rebuilds its target from the start",
+                d.incarnation, d.definition_version);
     } else {
         fprintf(env->out, "created link %s.%s: %s.%s -> %s %s.%s (on_error = %s)\n", d.name.ns,
                 d.name.name, d.stream.ns, d.stream.name, d.target_kind, d.target.ns, d.target.name,
                 loams_on_error_name(d.on_error));
     }
 out:
+    loams_pointer_clear(&ptr);
+    loams_link_def_clear(&existing);
+    loams_link_def_clear(&d);
+    return rc;
+}
+
+/* Sets name = value in an option list (replacing a value it has). */
+static int options_set(loams_link_options *o, const char *name, const char *value)
+{
+    for (size_t i = 0; i < o->count; i++) {
+        if (strcmp(o->items[i].name, name) == 0) {
+            char *v = strdup(value);
+            if (v == NULL) {
+                return -ENOMEM;
+            }
+            free((char *)o->items[i].value);
+            o->items[i].value = v;
+            return 0;
+        }
+    }
+    return loams_link_options_add(o, name, value);
+}
+
+/* ALTER LINK ns.l SET (...): the link options and the transform plugin's;
+ * the incarnation stays, the definition version goes up by one (a run of
+ * the old one stops and can no longer commit). */
+static int alter_link(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                      const loams_ddl_stmt *st, char *err, size_t errlen)
+{
+    loams_meta_err merr;
+    loams_link_def d;
+    loams_link_def_init(&d);
+    int rc = loams_link_get(env->meta, &st->name, &d, &merr);
+    if (rc != 0) {
+        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+    }
+    const loams_plugin *transform = NULL, *target = NULL;
+    loams_registry_find(env->registry, LOAMS_KIND_TRANSFORM, loams_link_transform_plugin(&d),
+                        &transform);
+    loams_registry_find(env->registry, LOAMS_KIND_TARGET, d.target_plugin, &target);
+    const loams_objname old_dlq = d.dead_letter_stream;
+    for (size_t i = 0; i < st->with.count && rc == 0; i++) {
+        const loams_ddl_option *o = &st->with.items[i];
+        int handled = 0;
+        if ((rc = read_link_option(script, o, &d, &handled, err, errlen)) != 0 || handled) {
+            continue;
+        }
+        if (strcmp(o->key, "resume") == 0) {
+            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                          "resume is chosen when a link is created or replaced (CREATE [OR "
+                          "REPLACE] LINK ... WITH (resume = ...)); ALTER LINK keeps the link's "
+                          "incarnation and goes on from its offsets");
+        } else if (strcmp(o->key, "script_path") == 0 || strcmp(o->key, "declared_schema") == 0) {
+            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                          "%s is set by the host, not in ALTER LINK (docs/LINKS.md)", o->key);
+        } else if (transform != NULL && transform->descriptor != NULL &&
+                   loams_option_spec_find(transform->descriptor, o->key) != NULL) {
+            rc = options_set(&d.transform_options, o->key, option_text(o));
+        } else if (target != NULL && target->descriptor != NULL &&
+                   loams_option_spec_find(target->descriptor, o->key) != NULL) {
+            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                          "'%s' is an option of the target plugin %s, which ALTER LINK does not "
+                          "change (it decides how the target's files are written and read): "
+                          "use CREATE OR REPLACE LINK ... WITH (resume = 'offsets' or 'start')",
+                          o->key, target->name);
+        } else {
+            char xlist[1024] = "";
+            plugin_option_names(transform, "script_path", xlist, sizeof xlist);
+            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                          "ALTER LINK cannot set '%s': it changes the link options (" LINK_OPTIONS
+                          ")%s%s%s%s%s; the format, transform, target and resume change with "
+                          "CREATE OR REPLACE LINK",
+                          o->key, xlist[0] ? " and those of the transform plugin " : "",
+                          xlist[0] ? transform->name : "", xlist[0] ? " (" : "",
+                          xlist[0] ? xlist : "", xlist[0] ? ")" : "");
+        }
+    }
+    if (rc == 0 && transform != NULL && transform->descriptor != NULL) {
+        rc = validate_at_option(script, transform, &d.transform_options, &st->with, st->pos, err,
+                                errlen);
+    }
+    int fresh_marks = strcmp(old_dlq.ns, d.dead_letter_stream.ns) != 0 ||
+                      strcmp(old_dlq.name, d.dead_letter_stream.name) != 0;
+    if (rc == 0 && (rc = create_dlq(env, script, st, &d, err, errlen)) == 0) {
+        rc = store_link(env, script, st, &d, LOAMS_LINK_STORE_NEXT_VERSION, fresh_marks, err,
+                        errlen);
+    }
+    if (rc == 0 && env->json) {
+        fprintf(env->out,
+                "{\"statement\":\"ALTER LINK\",\"link\":\"%s.%s\",\"incarnation\":%" PRIu64
+                ",\"definition_version\":%" PRIu64 "}\n",
+                d.name.ns, d.name.name, d.incarnation, d.definition_version);
+    } else if (rc == 0) {
+        fprintf(env->out,
+                "altered link %s.%s (incarnation %" PRIu64 ", definition version %" PRIu64
+                "; on_error = %s)\n",
+                d.name.ns, d.name.name, d.incarnation, d.definition_version,
+                loams_on_error_name(d.on_error));
+    }
     loams_link_def_clear(&d);
     return rc;
 }
@@ -606,30 +895,38 @@ static int change_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     loams_meta_err merr;
     loams_link_def d;
     loams_link_def_init(&d);
-    int rc = loams_link_get(env->meta, &st->name, &d, &merr);
     const char *done = NULL;
-    if (rc == LOAMS_ENOTFOUND && st->kind == LOAMS_DDL_DROP_LINK && st->if_exists) {
-        return 0;
+    int rc = 0;
+    /* A state change keeps to the definition it read: one that a run or
+     * another statement redefines meanwhile is read again. */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        rc = loams_link_get(env->meta, &st->name, &d, &merr);
+        if (rc == LOAMS_ENOTFOUND && st->kind == LOAMS_DDL_DROP_LINK && st->if_exists) {
+            return 0;
+        }
+        if (rc != 0) {
+            return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        }
+        switch (st->kind) {
+        case LOAMS_DDL_DROP_LINK:
+            rc = loams_link_drop(env->meta, &st->name, &merr);
+            done = "dropped";
+            break;
+        case LOAMS_DDL_PAUSE_LINK:
+            rc = loams_link_set_state(env->meta, &d, LOAMS_LINK_PAUSED, NULL, -1, -1, &merr);
+            done = "paused";
+            break;
+        case LOAMS_DDL_RESUME_LINK:
+            rc = loams_link_set_state(env->meta, &d, LOAMS_LINK_RUNNING, NULL, -1, -1, &merr);
+            done = "resumed";
+            break;
+        default: rc = -EINVAL; snprintf(merr.msg, sizeof merr.msg, "not a link statement");
+        }
+        loams_link_def_clear(&d);
+        if (rc != LOAMS_ECONFLICT) {
+            break;
+        }
     }
-    if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
-    }
-    switch (st->kind) {
-    case LOAMS_DDL_DROP_LINK:
-        rc = loams_link_drop(env->meta, &st->name, &merr);
-        done = "dropped";
-        break;
-    case LOAMS_DDL_PAUSE_LINK:
-        rc = loams_link_set_state(env->meta, &d, LOAMS_LINK_PAUSED, NULL, -1, -1, &merr);
-        done = "paused";
-        break;
-    case LOAMS_DDL_RESUME_LINK:
-        rc = loams_link_set_state(env->meta, &d, LOAMS_LINK_RUNNING, NULL, -1, -1, &merr);
-        done = "resumed";
-        break;
-    default: rc = -EINVAL; snprintf(merr.msg, sizeof merr.msg, "not a link statement");
-    }
-    loams_link_def_clear(&d);
     if (rc != 0) {
         return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
     }
@@ -647,6 +944,7 @@ int loams_link_ddl_execute(const loams_link_ddl_env *env, const loams_ddl_script
 {
     switch (st->kind) {
     case LOAMS_DDL_CREATE_LINK: return create_link(env, script, st, err, errlen);
+    case LOAMS_DDL_ALTER_LINK: return alter_link(env, script, st, err, errlen);
     case LOAMS_DDL_DROP_LINK:
     case LOAMS_DDL_PAUSE_LINK:
     case LOAMS_DDL_RESUME_LINK: return change_link(env, script, st, err, errlen);

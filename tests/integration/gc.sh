@@ -91,7 +91,8 @@ stop_node c
 sql "DROP LINK t.l;
      CREATE LINK t.l FROM STREAM t.s INTO COLLECTION t.c
        TRANSFORM (SELECT key AS _pk, json_get_str(value, '\$.body') AS body)
-       WITH (batch_bytes = '2KiB', batch_interval = '100ms', maintenance_interval = '1s')" \
+       WITH (batch_bytes = '2KiB', batch_interval = '100ms', maintenance_interval = '1s',
+             resume = 'offsets')" \
   >/dev/null || die "re-CREATE failed"
 # A maintenance that fails after writing its files (link.after_maintain =
 # error) changes nothing, is tried again one interval later (not at every

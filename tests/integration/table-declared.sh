@@ -44,10 +44,10 @@ echo "$out" | grep -q "line 2, column 14: table d.tab declares column 'id' NOT N
 ok "CREATE TABLE errors carry line, column and caret; IF NOT EXISTS; CREATE LINK checks NOT NULL columns"
 
 # link_sql PRIORITY_EXPR SCORE_EXPR
-link_sql() {
-  echo "CREATE LINK d.l FROM STREAM d.tickets FORMAT json INTO TABLE d.tab
+link_sql() { # link_sql PRIORITY SCORE [VERB [EXTRA_WITH]]
+  echo "${3:-CREATE LINK} d.l FROM STREAM d.tickets FORMAT json INTO TABLE d.tab
   TRANSFORM (SELECT json_get_str(value, '\$.id') AS id, subject, $1 AS priority, $2 AS score)
-  WITH (batch_bytes = '16KiB', batch_interval = '200ms')"
+  WITH (batch_bytes = '16KiB', batch_interval = '200ms'${4:-})"
 }
 P="CAST(json_get_int(value, '\$.priority') AS INTEGER)"
 sql "$(link_sql "$P" "$P * 0.5")" >/dev/null || die "CREATE LINK failed"
@@ -88,7 +88,7 @@ printf 'id BYTE_ARRAY REQUIRED 1\npriority INT32 OPTIONAL 3\nscore FLOAT OPTIONA
 ok "the first commit took the declared schema (ids, NOT NULL, int, float; DuckDB: INT32, FLOAT, REQUIRED)"
 
 # 3. widening through the declared table
-sql "DROP LINK d.l; $(link_sql "$P * 3000000000" "$P / 3.0")" >/dev/null ||
+sql "$(link_sql "$P * 3000000000" "$P / 3.0" "CREATE OR REPLACE LINK" ", resume = 'offsets'")" >/dev/null ||
   die "re-creating the link failed"
 "$host" produce d.tickets --data-dir "$data" --key-field id <"$work/more.jsonl" >/dev/null ||
   die "produce 2 failed"

@@ -213,7 +213,7 @@ setup
 start_node a
 wait_caught_up 90
 stop_node a
-sql "DROP LINK t.l; $(link_sql "$PRIO" ", $PRIO * 1.5 AS score" ", manifest_codec = 'null'");" \
+sql "DROP LINK t.l; $(link_sql "$PRIO" ", $PRIO * 1.5 AS score" ", manifest_codec = 'null', resume = 'offsets'");" \
   >/dev/null || die "re-creating the link with a new column failed"
 head -n 50 "$work/input.jsonl" | sed 's/"id": *"\([^"]*\)"/"id":"NEW-\1"/' >"$work/more.jsonl"
 "$host" produce t.tickets --data-dir "$data" --key-field id <"$work/more.jsonl" >/dev/null || die "produce 2 failed"
@@ -246,7 +246,7 @@ assert f["score"]["id"] == 6 and f["score"]["type"] == "double", f
 assert d["schema"]["schema-id"] == 1 and d["schemas"] == 2, d["schema"]' ||
   die "the new column did not get field id 6 in schema 1"
 ok "a new output column became field 6 of schema 1"
-sql "DROP LINK t.l; $(link_sql "json_get_str(value, '\$.subject')" ", $PRIO * 1.5 AS score");" >/dev/null ||
+sql "DROP LINK t.l; $(link_sql "json_get_str(value, '\$.subject')" ", $PRIO * 1.5 AS score" ", resume = 'offsets'");" >/dev/null ||
   die "re-creating the link with a changed type failed"
 "$host" produce t.tickets --data-dir "$data" --key-field id <"$work/more.jsonl" >/dev/null || die "produce 3 failed"
 start_node a

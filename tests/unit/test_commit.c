@@ -75,7 +75,7 @@ START_TEST(commit_round_trips_the_pointer)
         loams_lease_acquire(meta, &test_clock, "link/ns/l/0-3", "n1", 30000, &l, NULL, NULL), 0);
     loams_pointer p;
     make_pointer(&p, "ns/c/manifest/1.json", 42);
-    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, NULL, &p, NULL, 0, NULL), 0);
     ck_assert_uint_gt(p.version, 0);
     loams_pointer r;
     ck_assert_int_eq(loams_pointer_init(&r), 0);
@@ -119,7 +119,7 @@ START_TEST(pointer_integers_past_two_to_the_53_round_trip)
     loams_gap g = {3, INT64_C(9007199254740993), INT64_C(9007199254741003),
                    INT64_C(1796145430086433)};
     loams_pointer_add_gaps(&p, &g, 1);
-    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, NULL, &p, NULL, 0, NULL), 0);
     loams_pointer r;
     ck_assert_int_eq(loams_pointer_init(&r), 0);
     ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
@@ -164,7 +164,7 @@ START_TEST(zombie_commit_is_fenced_and_writes_nothing)
                               .key_len = strlen(extra_key),
                               .value = "{}",
                               .value_len = 2};
-    ck_assert_int_eq(loams_commit(meta, &old, &t, 0, &p, &extra, 1, &err), LOAMS_EFENCED);
+    ck_assert_int_eq(loams_commit(meta, &old, &t, 0, NULL, &p, &extra, 1, &err), LOAMS_EFENCED);
     ck_assert_ptr_nonnull(strstr(err.msg, "is stale"));
     loams_pointer r;
     ck_assert_int_eq(loams_pointer_init(&r), 0);
@@ -174,7 +174,7 @@ START_TEST(zombie_commit_is_fenced_and_writes_nothing)
     ck_assert_int_eq(loams_meta_get(meta, extra_key, strlen(extra_key), &kv, NULL),
                      LOAMS_ENOTFOUND);
     /* the new holder commits fine */
-    ck_assert_int_eq(loams_commit(meta, &fresh, &t, 0, &p, &extra, 1, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &fresh, &t, 0, NULL, &p, &extra, 1, NULL), 0);
     loams_pointer_clear(&r);
     loams_pointer_clear(&p);
 }
@@ -190,16 +190,16 @@ START_TEST(commit_on_a_moved_pointer_conflicts)
     loams_pointer a, b;
     make_pointer(&a, "a.json", 1);
     make_pointer(&b, "b.json", 2);
-    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &a, NULL, 0, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, NULL, &a, NULL, 0, NULL), 0);
     loams_meta_err err;
     /* b was prepared on version 0, but a moved the pointer */
-    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &b, NULL, 0, &err), LOAMS_ECONFLICT);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, NULL, &b, NULL, 0, &err), LOAMS_ECONFLICT);
     ck_assert_ptr_nonnull(strstr(err.msg, "pointer moved"));
     loams_pointer r;
     ck_assert_int_eq(loams_pointer_init(&r), 0);
     ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
     ck_assert_str_eq(r.ref, "a.json");
-    ck_assert_int_eq(loams_commit(meta, &l, &t, r.version, &b, NULL, 0, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, r.version, NULL, &b, NULL, 0, NULL), 0);
     loams_pointer_clear(&r);
     loams_pointer_clear(&a);
     loams_pointer_clear(&b);
@@ -261,7 +261,7 @@ START_TEST(lost_records_and_the_newest_gaps_round_trip)
         loams_pointer_add_gaps(&p, &g, 1);
     }
     ck_assert_uint_eq(p.n_gaps, LOAMS_POINTER_GAPS);
-    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &p, NULL, 0, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, NULL, &p, NULL, 0, NULL), 0);
     loams_pointer r;
     ck_assert_int_eq(loams_pointer_init(&r), 0);
     ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);

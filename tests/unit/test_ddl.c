@@ -482,8 +482,9 @@ END_TEST
 
 START_TEST(statement_level_errors)
 {
-    check_error("UPDATE x", 1, 1,
-                "expected a statement (CREATE, DROP, PAUSE, RESUME or SELECT), found 'UPDATE'");
+    check_error(
+        "UPDATE x", 1, 1,
+        "expected a statement (CREATE, ALTER, DROP, PAUSE, RESUME or SELECT), found 'UPDATE'");
     check_error("CREATE VIEW v", 1, 8,
                 "expected STREAM, LINK, TABLE or EMBEDDING PROVIDER, found 'VIEW'");
     check_error("CREATE STREAM", 1, 14, "expected a stream name, found the end of the input");

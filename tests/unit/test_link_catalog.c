@@ -102,10 +102,25 @@ START_TEST(failed_state_keeps_error_and_offset_until_resume)
     ck_assert_str_eq(r.error, "bad json");
     ck_assert_int_eq(r.error_partition, 2);
     ck_assert_int_eq(r.error_offset, 99);
-    /* a stale copy still gets its change through (re-read on conflict) */
+    /* a copy of another definition changes nothing (re-read: not the same
+     * incarnation and definition version) */
     loams_link_def stale;
     make_def(&stale, "ns.l");
     stale.version = 1;
+    loams_meta_err merr;
+    ck_assert_int_eq(loams_link_set_state(meta, &stale, LOAMS_LINK_RUNNING, NULL, -1, -1, &merr),
+                     LOAMS_ECONFLICT);
+    ck_assert_str_eq(merr.msg, "link ns.l was redefined meanwhile: its state was left as it is");
+    loams_link_def_clear(&r);
+    loams_link_def_init(&r);
+    ck_assert_int_eq(loams_link_get(meta, &d.name, &r, NULL), 0);
+    ck_assert_int_eq(r.state, LOAMS_LINK_FAILED);
+    /* a stale copy of the same definition still gets its change through */
+    loams_link_def_clear(&stale);
+    make_def(&stale, "ns.l");
+    stale.version = 1;
+    stale.incarnation = d.incarnation;
+    stale.definition_version = d.definition_version;
     ck_assert_int_eq(loams_link_set_state(meta, &stale, LOAMS_LINK_RUNNING, NULL, -1, -1, NULL), 0);
     loams_link_def_clear(&r);
     loams_link_def_init(&r);

@@ -235,7 +235,7 @@ START_TEST(plugin_options_are_checked_at_the_option)
     ck_assert_str_eq(line,
                      "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
                      "(batch_bytes, batch_interval, maintenance_interval, on_error, "
-                     "dead_letter_stream) nor an option of the target plugin target-collection "
+                     "dead_letter_stream, resume) nor an option of the target plugin target-collection "
                      "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
                      "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
                      "cached_splits)");
@@ -276,7 +276,8 @@ START_TEST(a_target_keeps_its_kind)
     ck_assert_str_eq(line, "line 1, column 34: default.x holds the commits of a collection, which "
                            "a link INTO docs cannot write (write it INTO collection, or give the "
                            "target another name)");
-    run_ok("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT key AS _pk)");
+    run_ok("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT key AS _pk)\n"
+           "  WITH (resume = 'offsets')");
 }
 END_TEST
 
