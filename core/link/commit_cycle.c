@@ -36,8 +36,8 @@ struct loams_commit_cycle {
     void *state;
     loams_ctx *ctx;
 
-    const loams_link_def *def; /* the definition the run holds (NULL: none) */
-    loams_link_fence fence;    /* its fence ... */
+    const loams_link_def *def;  /* the definition the run holds (NULL: none) */
+    loams_link_fence fence;     /* its fence ... */
     loams_meta_compare def_cmp; /* ... as the commit's compare */
     loams_store *store;
 

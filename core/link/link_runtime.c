@@ -824,8 +824,7 @@ static int definition_changed(link_run *r)
                 " is now incarnation %" PRIu64 " version %" PRIu64
                 "): stopping; what is not committed is redone by the next run, under the new "
                 "definition",
-                r->def.incarnation, r->def.definition_version, d.incarnation,
-                d.definition_version);
+                r->def.incarnation, r->def.definition_version, d.incarnation, d.definition_version);
     } else if (stop) {
         run_log(r, LOAMS_LOG_INFO, "link is %s: stopping",
                 rc == LOAMS_ENOTFOUND ? "dropped" : loams_link_state_name(d.state));

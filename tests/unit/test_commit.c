@@ -180,6 +180,49 @@ START_TEST(zombie_commit_is_fenced_and_writes_nothing)
 }
 END_TEST
 
+START_TEST(commit_of_a_definition_no_longer_in_force_conflicts)
+{
+    loams_objname t;
+    loams_objname_parse("ns.c", &t, NULL, 0);
+    loams_lease l;
+    ck_assert_int_eq(
+        loams_lease_acquire(meta, &test_clock, "link/ns/l/0-0", "n1", 30000, &l, NULL, NULL), 0);
+    const char *key = "linkdef/ns/l", *now = "incarnation=2 version=1";
+    ck_assert_int_eq(loams_meta_put(meta, key, strlen(key), now, strlen(now), NULL, NULL), 0);
+    loams_meta_compare held = {.kind = LOAMS_CMP_VALUE,
+                               .key = key,
+                               .key_len = strlen(key),
+                               .value = "incarnation=1 version=3",
+                               .value_len = strlen("incarnation=1 version=3")};
+    loams_pointer p;
+    make_pointer(&p, "a.json", 1);
+    loams_meta_err err;
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &held, &p, NULL, 0, &err), LOAMS_ECONFLICT);
+    ck_assert_str_eq(err.msg, "commit to ns.c rejected: the link's definition changed since the "
+                              "run read it (incarnation=1 version=3 is no longer in force)");
+    loams_pointer r;
+    ck_assert_int_eq(loams_pointer_init(&r), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    ck_assert_uint_eq(r.version, 0);
+    /* the definition in force commits, and its pair is in the pointer */
+    held.value = now;
+    held.value_len = strlen(now);
+    p.incarnation = 2;
+    p.definition_version = 1;
+    ck_assert_int_eq(loams_commit(meta, &l, &t, 0, &held, &p, NULL, 0, NULL), 0);
+    ck_assert_int_eq(loams_pointer_read(meta, &t, &r, NULL), 0);
+    ck_assert_uint_eq(r.incarnation, 2);
+    ck_assert_uint_eq(r.definition_version, 1);
+    /* a dropped link (no key) commits nothing either */
+    loams_meta_write del = {.kind = LOAMS_OP_DELETE, .key = key, .key_len = strlen(key)};
+    ck_assert_int_eq(loams_meta_txn(meta, NULL, 0, &del, 1, NULL, NULL), 0);
+    ck_assert_int_eq(loams_commit(meta, &l, &t, r.version, &held, &p, NULL, 0, NULL),
+                     LOAMS_ECONFLICT);
+    loams_pointer_clear(&r);
+    loams_pointer_clear(&p);
+}
+END_TEST
+
 START_TEST(commit_on_a_moved_pointer_conflicts)
 {
     loams_objname t;
@@ -307,6 +350,7 @@ int main(void)
     tcase_add_test(tc, pointer_integers_past_two_to_the_53_round_trip);
     tcase_add_test(tc, zombie_commit_is_fenced_and_writes_nothing);
     tcase_add_test(tc, commit_on_a_moved_pointer_conflicts);
+    tcase_add_test(tc, commit_of_a_definition_no_longer_in_force_conflicts);
     tcase_add_test(tc, orphans_are_recorded_for_gc);
     tcase_add_test(tc, corrupt_pointer_is_reported);
     tcase_add_test(tc, lost_records_and_the_newest_gaps_round_trip);

@@ -403,6 +403,35 @@ START_TEST(drop_pause_resume_select)
 }
 END_TEST
 
+START_TEST(alter_link_and_create_or_replace_link)
+{
+    loams_ddl_script *s = parse_ok("ALTER LINK a.l SET (batch_interval = '1s', on_error = skip);\n"
+                                   "create or replace link l from stream s into table t\n"
+                                   "  transform (select 1) with (resume = 'offsets');\n"
+                                   "CREATE LINK m FROM STREAM s INTO TABLE t TRANSFORM (SELECT 1)");
+    ck_assert_uint_eq(loams_ddl_script_count(s), 3);
+    const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_ALTER_LINK);
+    ck_assert_str_eq(st->name.ns, "a");
+    ck_assert_str_eq(st->name.name, "l");
+    ck_assert_uint_eq(st->with.count, 2);
+    ck_assert_str_eq(st->with.items[1].key, "on_error");
+    ck_assert_str_eq(st->with.items[1].text, "skip");
+    ck_assert_str_eq(loams_ddl_stmt_name(st), "ALTER LINK");
+    st = loams_ddl_script_at(s, 1);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_CREATE_LINK);
+    ck_assert_int_eq(st->or_replace, 1);
+    ck_assert_int_eq(st->if_exists, 0);
+    ck_assert_str_eq(st->name.name, "l");
+    ck_assert_str_eq(loams_ddl_option_find(&st->with, "resume")->text, "offsets");
+    ck_assert_str_eq(loams_ddl_stmt_name(st), "CREATE OR REPLACE LINK");
+    st = loams_ddl_script_at(s, 2);
+    ck_assert_int_eq(st->or_replace, 0);
+    ck_assert_str_eq(loams_ddl_stmt_name(st), "CREATE LINK");
+    loams_ddl_script_free(s);
+}
+END_TEST
+
 START_TEST(comments_and_empty_scripts)
 {
     loams_ddl_script *s = parse_ok("-- nothing\n/* at all */ ; ;");
@@ -495,6 +524,16 @@ START_TEST(statement_level_errors)
     check_error("DROP TABLE t", 1, 6, "expected LINK, STREAM or EMBEDDING PROVIDER, found 'TABLE'");
     check_error("DROP LINK IF l", 1, 14, "expected EXISTS, found 'l'");
     check_error("PAUSE STREAM s", 1, 7, "expected LINK, found 'STREAM'");
+    check_error("ALTER STREAM s SET (a = 1)", 1, 7, "expected LINK, found 'STREAM'");
+    check_error("ALTER LINK l (a = 1)", 1, 14, "expected SET, found '('");
+    check_error("ALTER LINK l SET", 1, 17, "expected '(', found the end of the input");
+    check_error("ALTER LINK l SET ()", 1, 19, "expected an option name, found ')'");
+    check_error("CREATE OR REPLACE STREAM s", 1, 8,
+                "OR REPLACE is for links only (CREATE OR REPLACE LINK)");
+    check_error("CREATE OR LINK l", 1, 11, "expected REPLACE, found 'LINK'");
+    check_error("CREATE OR REPLACE LINK IF NOT EXISTS l FROM STREAM s INTO TABLE t "
+                "TRANSFORM (SELECT 1)",
+                1, 24, "OR REPLACE and IF NOT EXISTS contradict each other: use one of them");
     check_error("RESUME LINK", 1, 12, "expected a link name, found the end of the input");
     check_error("SELECT a FROM system.links", 1, 8, "expected '*', found 'a'");
     check_error("SELECT * system.links", 1, 10, "expected FROM, found 'system'");
@@ -643,6 +682,7 @@ static Suite *ddl_suite(void)
     tcase_add_test(tc, plugins_by_name_in_format_using_and_transform);
     tcase_add_test(tc, create_table_columns_types_and_not_null);
     tcase_add_test(tc, drop_pause_resume_select);
+    tcase_add_test(tc, alter_link_and_create_or_replace_link);
     tcase_add_test(tc, comments_and_empty_scripts);
     suite_add_tcase(s, tc);
     TCase *te = tcase_create("errors");

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gc/gc.h"
@@ -236,6 +237,38 @@ START_TEST(obsolete_records_and_missing_objects)
 }
 END_TEST
 
+START_TEST(replaced_objects_go_but_one_written_again_after_the_listing_stays)
+{
+    /* Both objects exist before the listing; "hint" is written again after
+     * it (a rebuilt target writing a key the old one had). */
+    ck_assert_int_eq(loams_store_put(st, "t/d/old-data", "d", 1), 0);
+    ck_assert_int_eq(loams_store_put(st, "t/d/hint", "1", 1), 0);
+    int64_t listed = loams_clock_real()->now_ms(NULL) + 1;
+    struct timespec pause = {0, 20 * 1000000L};
+    nanosleep(&pause, NULL);
+    ck_assert_int_eq(loams_store_put(st, "t/d/hint", "2", 1), 0);
+    loams_gc_writes ws;
+    loams_gc_writes_init(&ws);
+    ck_assert_int_eq(loams_gc_writes_record(&ws, LOAMS_GC_REPLACED, listed, "t/d/old-data"), 0);
+    ck_assert_int_eq(loams_gc_writes_record(&ws, LOAMS_GC_REPLACED, listed, "t/d/hint"), 0);
+    ck_assert_int_eq(loams_gc_writes_record(&ws, LOAMS_GC_REPLACED, listed, "t/d/gone"), 0);
+    ck_assert_int_eq(loams_meta_txn(meta, NULL, 0, ws.w, ws.n, NULL, NULL), 0);
+    loams_gc_writes_clear(&ws);
+    /* young: kept for the grace period */
+    fake_now = listed + 1000;
+    loams_gc_stats s = run_gc(5000);
+    ck_assert_uint_eq(s.deleted + s.rewritten, 0);
+    ck_assert_uint_eq(count(LOAMS_GC_REPLACED), 3);
+    fake_now = listed + 10000;
+    s = run_gc(5000);
+    ck_assert_uint_eq(s.deleted + s.missing, 2); /* old-data, gone */
+    ck_assert_uint_eq(s.rewritten, 1);
+    ck_assert(!exists("t/d/old-data"));
+    ck_assert(exists("t/d/hint"));
+    ck_assert_uint_eq(count(LOAMS_GC_REPLACED), 0);
+}
+END_TEST
+
 START_TEST(unreadable_records_are_kept)
 {
     const char *k1 = "gc/intent/0000000000001/0000000000000001";
@@ -351,6 +384,7 @@ static Suite *suite(void)
     tcase_add_test(tc, an_intent_of_an_epoch_past_two_to_the_53_stays_while_its_run_holds);
     tcase_add_test(tc, abandoned_files_are_orphans_deleted_after_the_grace_period);
     tcase_add_test(tc, obsolete_records_and_missing_objects);
+    tcase_add_test(tc, replaced_objects_go_but_one_written_again_after_the_listing_stays);
     tcase_add_test(tc, unreadable_records_are_kept);
     tcase_add_test(tc, an_intent_committed_meanwhile_is_left_alone);
     tcase_add_test(tc, an_intent_of_a_refused_key_is_cleared);

@@ -3,7 +3,12 @@
  * (plugin_resolve.h) against a registry of the built plugins and the test
  * plugin ok-decoder, the definition stores the resolved names, and every
  * refusal (unknown plugin, plugin of another kind, unknown or bad plugin
- * option, a target of another kind) has its exact message and position. */
+ * option, a target of another kind) has its exact message and position.
+ * ALTER LINK changes the link and transform options only (a new definition
+ * version of the same incarnation); CREATE OR REPLACE LINK and a CREATE
+ * into a target with commits must say resume, 'offsets' keeping the
+ * incarnation (same stream and target), 'start' making a new one; DROP
+ * deletes the definition in force; incarnations are never reused. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -232,13 +237,13 @@ START_TEST(plugin_options_are_checked_at_the_option)
              err, sizeof err);
     ck_assert_int_eq(rc, LOAMS_EINPUT);
     first_line(err, line, sizeof line);
-    ck_assert_str_eq(line,
-                     "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
-                     "(batch_bytes, batch_interval, maintenance_interval, on_error, "
-                     "dead_letter_stream, resume) nor an option of the target plugin target-collection "
-                     "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
-                     "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
-                     "cached_splits)");
+    ck_assert_str_eq(
+        line, "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
+              "(batch_bytes, batch_interval, maintenance_interval, on_error, "
+              "dead_letter_stream, resume) nor an option of the target plugin target-collection "
+              "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
+              "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
+              "cached_splits)");
     rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c\n"
              "  TRANSFORM lua $$function transform(r) return r end$$ WITH (lua_x = 1)",
              err, sizeof err);
@@ -278,6 +283,243 @@ START_TEST(a_target_keeps_its_kind)
                            "target another name)");
     run_ok("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT key AS _pk)\n"
            "  WITH (resume = 'offsets')");
+}
+END_TEST
+
+/* The value of metastore key `key` (NUL-terminated) into out; 0 or the
+ * status of the read. */
+static int meta_value(const char *key, char *out, size_t size)
+{
+    loams_meta_kv kv;
+    int rc = loams_meta_get(dd->meta, key, strlen(key), &kv, NULL);
+    if (rc == 0) {
+        snprintf(out, size, "%.*s", (int)kv.value_len, (const char *)kv.value);
+        loams_meta_kv_free(&kv);
+    }
+    return rc;
+}
+
+/* A commit of target default.x by `link` (incarnation 0: none recorded). */
+static void fake_commit(const char *link, unsigned incarnation)
+{
+    const char *key = "target/default/x";
+    char ptr[512];
+    snprintf(ptr, sizeof ptr,
+             "{\"kind\":\"collection\",\"ref\":\"default/x/m1\",\"link\":\"%s\","
+             "\"incarnation\":%u,\"definition_version\":1,\"epoch\":1,\"committed_ms\":1,"
+             "\"applied\":{\"0\":5}}",
+             link, incarnation);
+    ck_assert_int_eq(loams_meta_put(dd->meta, key, strlen(key), ptr, strlen(ptr), NULL, NULL), 0);
+}
+
+START_TEST(alter_link_changes_link_and_transform_options_only)
+{
+    run_ok("CREATE STREAM s;\n"
+           "CREATE LINK l FROM STREAM s INTO COLLECTION x\n"
+           "  TRANSFORM LUA $$function transform(r) return {_pk = r.key} end$$\n"
+           "  WITH (batch_interval = '1s', zstd_level = 3)");
+    loams_link_def d;
+    get_link("l", &d);
+    const uint64_t incarnation = d.incarnation;
+    ck_assert_uint_gt(incarnation, 0);
+    ck_assert_uint_eq(d.definition_version, 1);
+    loams_link_def_clear(&d);
+    char value[128];
+    ck_assert_int_eq(meta_value("linkdef/default/l", value, sizeof value), 0);
+    ck_assert_str_eq(value, "incarnation=1 version=1");
+
+    run_ok("ALTER LINK l SET (batch_bytes = '1MiB', on_error = 'dead_letter',\n"
+           "  lua_instruction_limit = 5000)");
+    get_link("l", &d);
+    ck_assert_uint_eq(d.incarnation, incarnation);
+    ck_assert_uint_eq(d.definition_version, 2);
+    ck_assert_uint_eq(d.batch_bytes, 1u << 20);
+    ck_assert_int_eq(d.batch_interval_ms, 1000);
+    ck_assert_int_eq(d.on_error, LOAMS_ON_ERROR_DEAD_LETTER);
+    ck_assert_uint_eq(d.transform_options.count, 1);
+    ck_assert_str_eq(d.transform_options.items[0].value, "5000");
+    ck_assert_uint_eq(d.target_options.count, 1); /* zstd_level kept */
+    loams_link_def_clear(&d);
+    ck_assert_int_eq(meta_value("linkdef/default/l", value, sizeof value), 0);
+    ck_assert_str_eq(value, "incarnation=1 version=2");
+    /* on_error = 'dead_letter' made its stream */
+    loams_stream_def sd;
+    loams_objname dlq;
+    ck_assert_int_eq(loams_objname_parse("l_dlq", &dlq, NULL, 0), 0);
+    ck_assert_int_eq(loams_stream_describe(dd->log, &dlq, &sd, NULL), 0);
+    run_ok("ALTER LINK l SET (lua_instruction_limit = 6000)");
+    get_link("l", &d);
+    ck_assert_uint_eq(d.definition_version, 3);
+    ck_assert_uint_eq(d.transform_options.count, 1);
+    ck_assert_str_eq(d.transform_options.items[0].value, "6000");
+    loams_link_def_clear(&d);
+
+    char err[4096], line[1024];
+    ck_assert_int_eq(run("ALTER LINK l SET (zstd_level = 5)", err, sizeof err), LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 19: 'zstd_level' is an option of the target plugin "
+                           "target-collection, which ALTER LINK does not change (it decides how "
+                           "the target's files are written and read): use CREATE OR REPLACE "
+                           "LINK ... WITH (resume = 'offsets' or 'start')");
+    ck_assert_int_eq(run("ALTER LINK l SET (resume = 'start')", err, sizeof err), LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 19: resume is chosen when a link is created or "
+                           "replaced (CREATE [OR REPLACE] LINK ... WITH (resume = ...)); ALTER "
+                           "LINK keeps the link's incarnation and goes on from its offsets");
+    ck_assert_int_eq(run("ALTER LINK l SET (batch_bytes = '0')", err, sizeof err), LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 33: batch_bytes: must be above 0");
+    ck_assert_int_eq(run("ALTER LINK l SET (transform = 'x')", err, sizeof err), LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err, "ALTER LINK cannot set 'transform': it changes the link "
+                                      "options (batch_bytes, batch_interval, "
+                                      "maintenance_interval, on_error, dead_letter_stream) and "
+                                      "those of the transform plugin transform-lua (lua_"));
+    ck_assert_ptr_nonnull(strstr(err, "the format, transform, target and resume change with "
+                                      "CREATE OR REPLACE LINK"));
+    ck_assert_int_eq(run("ALTER LINK l SET (lua_instruction_limit = 'many')", err, sizeof err),
+                     LOAMS_EINPUT);
+    ck_assert_int_eq(run("ALTER LINK nope SET (batch_bytes = '1MiB')", err, sizeof err),
+                     LOAMS_ENOTFOUND);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 12: link default.nope does not exist");
+    /* none of the refused ones changed anything */
+    get_link("l", &d);
+    ck_assert_uint_eq(d.definition_version, 3);
+    ck_assert_uint_eq(d.batch_bytes, 1u << 20);
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+START_TEST(create_or_replace_must_say_resume)
+{
+    run_ok("CREATE STREAM s; CREATE STREAM s2;\n"
+           "CREATE OR REPLACE LINK l FROM STREAM s INTO COLLECTION x\n"
+           "  TRANSFORM (SELECT key AS _pk)");
+    loams_link_def d;
+    get_link("l", &d);
+    const uint64_t first = d.incarnation;
+    char *start = d.start_offsets != NULL ? strdup(d.start_offsets) : NULL;
+    loams_link_def_clear(&d);
+
+    char err[4096], line[1024];
+    const char *again = "CREATE OR REPLACE LINK l FROM STREAM s INTO COLLECTION x\n"
+                        "  TRANSFORM (SELECT key AS _pk, value AS v)";
+    ck_assert_int_eq(run(again, err, sizeof err), LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line,
+                     "line 1, column 24: CREATE OR REPLACE LINK default.l replaces a link: say "
+                     "what the new definition does with what the link applied: WITH (resume = "
+                     "'offsets') goes on from the offsets of its target's newest commit (what "
+                     "the target holds stays, later records get the new definition), or WITH "
+                     "(resume = 'start') rebuilds the target from the stream's first offsets "
+                     "(its first commit replaces what the target holds)");
+    ck_assert_int_eq(
+        run("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT 1)", err, sizeof err),
+        LOAMS_EEXISTS);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 13: link default.l already exists (change it with "
+                           "ALTER LINK or CREATE OR REPLACE LINK, DROP LINK it first, or use IF "
+                           "NOT EXISTS)");
+
+    /* offsets: the same incarnation, the next version, the same start */
+    run_ok("PAUSE LINK l;\n"
+           "CREATE OR REPLACE LINK l FROM STREAM s INTO COLLECTION x\n"
+           "  TRANSFORM (SELECT key AS _pk, value AS v) WITH (resume = 'offsets')");
+    get_link("l", &d);
+    ck_assert_uint_eq(d.incarnation, first);
+    ck_assert_uint_eq(d.definition_version, 2);
+    ck_assert_str_eq(d.transform_text, "SELECT key AS _pk, value AS v");
+    ck_assert_int_eq(d.state, LOAMS_LINK_PAUSED); /* a paused link stays paused */
+    if (start != NULL) {
+        ck_assert_str_eq(d.start_offsets, start);
+    }
+    loams_link_def_clear(&d);
+    /* ... which reads the same stream and writes the same target */
+    ck_assert_int_eq(run("CREATE OR REPLACE LINK l FROM STREAM s2 INTO COLLECTION x\n"
+                         "  TRANSFORM (SELECT key AS _pk) WITH (resume = 'offsets')",
+                         err, sizeof err),
+                     LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 38: resume = 'offsets' goes on from offsets in stream "
+                           "default.s, the one link default.l reads: it cannot read default.s2 "
+                           "instead (resume = 'start' can)");
+    ck_assert_int_eq(run("CREATE OR REPLACE LINK l FROM STREAM s INTO COLLECTION y\n"
+                         "  TRANSFORM (SELECT key AS _pk) WITH (resume = 'offsets')",
+                         err, sizeof err),
+                     LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 56: resume = 'offsets' goes on from the commits of "
+                           "default.x, the target link default.l writes: it cannot write "
+                           "default.y instead (resume = 'start' can)");
+    ck_assert_int_eq(run("CREATE OR REPLACE LINK l FROM STREAM s INTO COLLECTION x\n"
+                         "  TRANSFORM (SELECT key AS _pk) WITH (resume = 'later')",
+                         err, sizeof err),
+                     LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 2, column 48: resume must be 'offsets' (go on from the "
+                           "target's newest commit) or 'start' (rebuild the target from the "
+                           "stream's first offsets), not 'later'");
+
+    /* start: a new incarnation, version 1, another stream is fine */
+    run_ok("CREATE OR REPLACE LINK l FROM STREAM s2 INTO COLLECTION x\n"
+           "  TRANSFORM (SELECT key AS _pk) WITH (resume = 'start')");
+    get_link("l", &d);
+    ck_assert_uint_gt(d.incarnation, first);
+    ck_assert_uint_eq(d.definition_version, 1);
+    ck_assert_int_eq(d.resume, LOAMS_LINK_RESUME_START);
+    ck_assert_str_eq(d.stream.name, "s2");
+    loams_link_def_clear(&d);
+    free(start);
+}
+END_TEST
+
+START_TEST(a_target_with_commits_needs_resume_and_incarnations_are_never_reused)
+{
+    run_ok("CREATE STREAM s; CREATE STREAM l_dlq");
+    fake_commit("default.old", 7);
+    char err[4096], line[1024];
+    const char *plain = "CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT 1)";
+    ck_assert_int_eq(run(plain, err, sizeof err), LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line,
+                     "line 1, column 45: default.x holds the commits of link default.old "
+                     "(incarnation 7): say what link default.l does with them: WITH (resume = "
+                     "'offsets') goes on from their applied offsets (what the target holds "
+                     "stays; the offsets are positions in the stream those commits read), or "
+                     "WITH (resume = 'start') rebuilds default.x from the stream's first "
+                     "offsets (its first commit replaces what the target holds)");
+    /* an append to the dead-letter stream: a new incarnation that starts
+     * over begins its dead letters after it */
+    loams_objname dlq;
+    ck_assert_int_eq(loams_objname_parse("l_dlq", &dlq, NULL, 0), 0);
+    loams_stream *ds = NULL;
+    ck_assert_int_eq(loams_stream_open(dd->log, &dlq, &ds, NULL), 0);
+    loams_stream_record_in rec = {.value = "x", .value_len = 1, .partition = -1};
+    ck_assert_int_eq(loams_stream_append(ds, &rec, 1, NULL, NULL), 0);
+    loams_stream_close(ds);
+    run_ok("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT 1)\n"
+           "  WITH (resume = 'start', on_error = 'dead_letter')");
+    loams_link_def d;
+    get_link("l", &d);
+    const uint64_t first = d.incarnation;
+    ck_assert_int_eq(d.resume, LOAMS_LINK_RESUME_START);
+    loams_link_def_clear(&d);
+    char value[128];
+    ck_assert_int_eq(meta_value("linkstate/default/l", value, sizeof value), 0);
+    ck_assert_str_eq(value, "{\"0\":1}");
+    /* DROP: the definition in force goes with it; the target stays */
+    run_ok("DROP LINK l");
+    ck_assert_int_eq(meta_value("linkdef/default/l", value, sizeof value), LOAMS_ENOTFOUND);
+    ck_assert_int_eq(meta_value("target/default/x", value, sizeof value), 0);
+    run_ok("CREATE LINK l FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT 1)\n"
+           "  WITH (resume = 'offsets')");
+    get_link("l", &d);
+    ck_assert_uint_gt(d.incarnation, first);
+    ck_assert_uint_eq(d.definition_version, 1);
+    ck_assert_int_eq(d.resume, LOAMS_LINK_RESUME_OFFSETS);
+    loams_link_def_clear(&d);
+    /* a target without commits needs no resume */
+    run_ok("CREATE LINK l2 FROM STREAM s INTO COLLECTION fresh TRANSFORM (SELECT 1)");
 }
 END_TEST
 
@@ -348,6 +590,9 @@ int main(void)
     tcase_add_test(tc, a_plugin_of_another_kind_is_named_with_its_kind);
     tcase_add_test(tc, plugin_options_are_checked_at_the_option);
     tcase_add_test(tc, a_target_keeps_its_kind);
+    tcase_add_test(tc, alter_link_changes_link_and_transform_options_only);
+    tcase_add_test(tc, create_or_replace_must_say_resume);
+    tcase_add_test(tc, a_target_with_commits_needs_resume_and_incarnations_are_never_reused);
     tcase_add_test(tc, the_naming_rule_prefers_the_kind_prefix_and_skips_lua_scripts);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -7,7 +7,11 @@
  * count, append and stop as they say; a failpoint error at every step of
  * a run commits nothing and the next run applies every record once (dead
  * letters too); a zombie's commit is fenced and its files are orphans;
- * maintenance between commits merges the target's files.
+ * maintenance between commits merges the target's files.  A run whose
+ * definition changes never commits, and the next run applies the new one;
+ * a new incarnation rebuilds (resume = start: its objects are replaced) or
+ * takes over (resume = offsets) a target another one wrote; a definition
+ * stored before incarnations gets one and goes on from the target.
  */
 #include <check.h>
 #include <errno.h>
@@ -125,6 +129,8 @@ static int src_run(void *userdata, loams_task *t)
 typedef struct run_ctl {
     int commits;      /* stop after this many commits (0: when the run ends) */
     int take_over_at; /* take the lease away once this many intents exist (0: never) */
+    int redefine_at;  /* call redefine once this many intents exist (0: never) */
+    void (*redefine)(void);
 } run_ctl;
 
 /* One run of the link: claims it, waits (up to 10 s) for what ctl says or
@@ -164,6 +170,11 @@ static probe run_link(run_ctl ctl)
             ck_assert_int_eq(
                 loams_lease_acquire(lf_meta, loams_clock_real(), KEY, "n2", 30000, &l, NULL, NULL),
                 0);
+            taken = 1;
+        }
+        if (ctl.redefine_at > 0 && !taken &&
+            lf_gc_count(LOAMS_GC_INTENT) >= (size_t)ctl.redefine_at) {
+            ctl.redefine();
             taken = 1;
         }
         sleep_ms(10);
@@ -411,6 +422,158 @@ START_TEST(maintenance_between_commits_merges_the_target)
 }
 END_TEST
 
+/* The link's definition, changed as `kind` (link_catalog.h) with the
+ * transform `select`. */
+static void redefine(loams_link_store_kind kind, loams_link_resume resume, const char *select)
+{
+    loams_link_def d;
+    loams_objname name;
+    ck_assert_int_eq(loams_objname_set(&name, "t", "l", NULL, 0), 0);
+    loams_link_def_init(&d);
+    ck_assert_int_eq(loams_link_get(lf_meta, &name, &d, NULL), 0);
+    free(d.transform_text);
+    d.transform_text = dup(select);
+    d.resume = resume;
+    loams_meta_err merr;
+    ck_assert_msg(loams_link_store(lf_meta, &d, kind, NULL, 0, &merr) == 0, "%s", merr.msg);
+    loams_link_def_clear(&d);
+}
+
+static void alter_to_bang(void)
+{
+    redefine(LOAMS_LINK_STORE_NEXT_VERSION, LOAMS_LINK_RESUME_START, "SELECT v || '!' AS v");
+}
+
+START_TEST(a_run_holding_a_changed_definition_never_commits)
+{
+    create_link(LOAMS_ON_ERROR_FAIL, 0);
+    lf_append("t", "s", 0, "a");
+    lf_append("t", "s", 1, "b");
+    /* The run stops before its commit; the definition changes meanwhile. */
+    set_failpoints("link.before_commit=sleep:500");
+    probe p = run_link((run_ctl){.redefine_at = 2, .redefine = alter_to_bang});
+    ck_assert_int_eq(p.rc, 0); /* it ends: the next run compiles the new one */
+    ck_assert_int_eq(p.commits, 0);
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.version, 0);
+    loams_pointer_clear(&ptr);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_ORPHAN), 2); /* its data object and manifest */
+    set_failpoints(NULL);
+    p = run_until_commit();
+    ck_assert_int_eq(p.rc, 0);
+    char lines[4096];
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 2);
+    ck_assert_str_eq(lines, "0 0 a!\n1 0 b!");
+    ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.incarnation, 1);
+    ck_assert_uint_eq(ptr.definition_version, 2);
+    loams_pointer_clear(&ptr);
+}
+END_TEST
+
+START_TEST(resume_start_rebuilds_the_target_and_replaces_its_objects)
+{
+    create_link(LOAMS_ON_ERROR_FAIL, 0);
+    lf_append("t", "s", 0, "a");
+    lf_append("t", "s", 1, "b");
+    ck_assert_int_eq(run_until_commit().rc, 0);
+    loams_pointer old = lf_pointer("t", "out");
+    ck_assert_uint_eq(old.incarnation, 1);
+    redefine(LOAMS_LINK_STORE_NEW_INCARNATION, LOAMS_LINK_RESUME_START, "SELECT v || '2' AS v");
+    lf_append("t", "s", 0, "c");
+    probe p = run_until_commit();
+    ck_assert_int_eq(p.rc, 0);
+    char lines[4096];
+    /* every record again, by the new definition only */
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 3);
+    ck_assert_str_eq(lines, "0 0 a2\n0 1 c2\n1 0 b2");
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.incarnation, 2);
+    ck_assert_uint_eq(ptr.definition_version, 1);
+    ck_assert_uint_eq(ptr.applied_records, 3); /* the counters start over */
+    ck_assert_str_ne(ptr.ref, old.ref);
+    loams_pointer_clear(&ptr);
+    loams_pointer_clear(&old);
+    /* the old manifest is obsolete, the old data object replaced */
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_OBSOLETE), 1);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_REPLACED), 1);
+}
+END_TEST
+
+START_TEST(resume_offsets_takes_the_target_over_where_it_stands)
+{
+    create_link(LOAMS_ON_ERROR_FAIL, 0);
+    lf_append("t", "s", 0, "a");
+    lf_append("t", "s", 1, "b");
+    ck_assert_int_eq(run_until_commit().rc, 0);
+    redefine(LOAMS_LINK_STORE_NEW_INCARNATION, LOAMS_LINK_RESUME_OFFSETS, "SELECT v || '2' AS v");
+    lf_append("t", "s", 0, "c");
+    ck_assert_int_eq(run_until_commit().rc, 0);
+    char lines[4096];
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 3);
+    ck_assert_str_eq(lines, "0 0 a\n0 1 c2\n1 0 b");
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.incarnation, 2);
+    ck_assert_uint_eq(ptr.applied_records, 3); /* the counters go on */
+    loams_pointer_clear(&ptr);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_REPLACED), 0);
+}
+END_TEST
+
+START_TEST(a_link_from_before_incarnations_gets_one_and_goes_on)
+{
+    create_link(LOAMS_ON_ERROR_FAIL, 0);
+    lf_append("t", "s", 0, "a");
+    ck_assert_int_eq(run_until_commit().rc, 0);
+    /* As stored before incarnations: no pair in the definition, no
+     * "linkdef/" key, none in the pointer. */
+    loams_objname name;
+    ck_assert_int_eq(loams_objname_set(&name, "t", "l", NULL, 0), 0);
+    loams_link_def d;
+    loams_link_def_init(&d);
+    ck_assert_int_eq(loams_link_get(lf_meta, &name, &d, NULL), 0);
+    d.incarnation = d.definition_version = 0;
+    char *json = loams_link_def_to_json(&d);
+    ck_assert_ptr_nonnull(json);
+    loams_link_def_clear(&d);
+    ck_assert_int_eq(loams_meta_put(lf_meta, "link/t/l", 8, json, strlen(json), NULL, NULL), 0);
+    free(json);
+    loams_meta_write del = {.kind = LOAMS_OP_DELETE, .key = "linkdef/t/l", .key_len = 11};
+    ck_assert_int_eq(loams_meta_txn(lf_meta, NULL, 0, &del, 1, NULL, NULL), 0);
+    loams_meta_kv kv;
+    ck_assert_int_eq(loams_meta_get(lf_meta, "target/t/out", 12, &kv, NULL), 0);
+    char value[4096];
+    snprintf(value, sizeof value, "%.*s", (int)kv.value_len, (const char *)kv.value);
+    loams_meta_kv_free(&kv);
+    const char *stamp = "\"incarnation\":1,\"definition_version\":1,";
+    char *pair = strstr(value, stamp);
+    ck_assert_ptr_nonnull(pair);
+    memmove(pair, pair + strlen(stamp), strlen(pair + strlen(stamp)) + 1);
+    ck_assert_int_eq(loams_meta_put(lf_meta, "target/t/out", 12, value, strlen(value), NULL, NULL),
+                     0);
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.incarnation, 0);
+    loams_pointer_clear(&ptr);
+    lf_append("t", "s", 1, "b");
+    ck_assert_int_eq(run_until_commit().rc, 0);
+    loams_link_def_init(&d);
+    ck_assert_int_eq(loams_link_get(lf_meta, &name, &d, NULL), 0);
+    ck_assert_uint_gt(d.incarnation, 0);
+    ck_assert_uint_eq(d.definition_version, 1);
+    ck_assert_int_eq(d.resume, LOAMS_LINK_RESUME_OFFSETS);
+    const uint64_t incarnation = d.incarnation;
+    loams_link_def_clear(&d);
+    char lines[4096];
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 2);
+    ck_assert_str_eq(lines, "0 0 a\n1 0 b");
+    ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.incarnation, incarnation);
+    ck_assert_uint_eq(ptr.applied_records, 2);
+    loams_pointer_clear(&ptr);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_REPLACED), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("link_runtime");
@@ -426,6 +589,10 @@ static Suite *suite(void)
                         0, (int)(sizeof step_failpoints / sizeof *step_failpoints));
     tcase_add_test(tc, zombie_run_commit_is_fenced_and_its_files_become_orphans);
     tcase_add_test(tc, maintenance_between_commits_merges_the_target);
+    tcase_add_test(tc, a_run_holding_a_changed_definition_never_commits);
+    tcase_add_test(tc, resume_start_rebuilds_the_target_and_replaces_its_objects);
+    tcase_add_test(tc, resume_offsets_takes_the_target_over_where_it_stands);
+    tcase_add_test(tc, a_link_from_before_incarnations_gets_one_and_goes_on);
     suite_add_tcase(s, tc);
     return s;
 }

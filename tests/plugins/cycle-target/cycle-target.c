@@ -2,10 +2,10 @@
  * cycle-target - a small target for the unit tests of the commit cycle and
  * the link runtime (tests/unit/test_commit_cycle.c, test_link_runtime.c).
  *
- * Each write() puts one data object "cycle/<ns>.<name>/data-..." holding a
+ * Each write() puts one data object "<ns>/<name>/data-..." holding a
  * line "<partition> <offset> <v>" per row (v: the row's column "v", or
  * "-"); a row whose v starts with "refuse" is refused (batch_row_fail).
- * prepare() puts a manifest "cycle/<ns>.<name>/manifest-..." of the form
+ * prepare() puts a manifest "<ns>/<name>/manifest-..." of the form
  *
  *   offsets <p>=<next> <p>=<next> ...
  *   file <data key>            one line per data object of the commit
@@ -34,7 +34,7 @@ typedef struct keys {
 typedef struct cycle_target {
     loams_ctx *ctx;
     loams_store *store;
-    char prefix[160]; /* "cycle/<ns>.<name>/" */
+    char prefix[160]; /* "<ns>/<name>/": where a target keeps its objects */
     uint64_t epoch;
     keys base;          /* the data objects of the base commit */
     keys staged;        /* written since */
@@ -95,7 +95,7 @@ static int ct_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store *s
     t->ctx = ctx;
     t->store = store;
     t->epoch = spec->epoch;
-    snprintf(t->prefix, sizeof t->prefix, "cycle/%s.%s/", spec->ns, spec->name);
+    snprintf(t->prefix, sizeof t->prefix, "%s/%s/", spec->ns, spec->name);
     *state = t;
     return 0;
 }
