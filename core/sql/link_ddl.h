@@ -1,6 +1,6 @@
 /*
- * link_ddl.h - executes the link statements: CREATE LINK, DROP LINK,
- * PAUSE LINK, RESUME LINK (docs/LINKS.md).
+ * link_ddl.h - executes the link statements: CREATE [OR REPLACE] LINK,
+ * ALTER LINK, DROP LINK, PAUSE LINK, RESUME LINK (docs/LINKS.md).
  *
  * CREATE LINK checks everything it can before storing the definition, so
  * that a link never fails at run time for a reason known at CREATE time:
@@ -12,11 +12,22 @@
  * one of another kind (its pointer's kind); the transform compiles (its
  * errors are mapped back to the statement's line and column); every WITH
  * option is a link option (batch_bytes, batch_interval,
- * maintenance_interval, on_error, dead_letter_stream) or one the target or
+ * maintenance_interval, on_error, dead_letter_stream, resume) or one the target or
  * transform plugin declares, with a valid value; no other link writes the
  * same target.  The definition stores the plugins' resolved names.  With
  * on_error = 'dead_letter' the dead-letter stream (default
  * "<ns>.<link>_dlq") is created when missing.
+ *
+ * Redefinitions (docs/LINKS.md, "Changing a link"; link_catalog.h for
+ * incarnations): CREATE OR REPLACE LINK of an existing link, and a CREATE
+ * LINK into a target that holds commits, must give WITH (resume =
+ * 'offsets' | 'start'); 'offsets' of a replace keeps the incarnation (the
+ * next definition version: same stream, same target), 'start' makes a new
+ * one.  ALTER LINK ns.l SET (...) changes the link options and the
+ * transform plugin's (the next definition version) and refuses the target
+ * plugin's, resume, script_path and declared_schema.  A new incarnation
+ * that does not go on from the target's commits, and a new
+ * dead_letter_stream, start the dead letters at the DLQ's end.
  *
  * Errors: LOAMS_EINPUT (the statement is wrong: the message has the line,
  * column, the source line with a caret, and what to do), LOAMS_ENOTFOUND,
@@ -44,8 +55,9 @@ typedef struct loams_link_ddl_env {
     struct loams_embed_service *embed;
 } loams_link_ddl_env;
 
-/* Executes a CREATE LINK, DROP LINK, PAUSE LINK or RESUME LINK statement
- * of `script`.  -EINVAL for any other statement kind. */
+/* Executes a CREATE [OR REPLACE] LINK, ALTER LINK, DROP LINK, PAUSE LINK
+ * or RESUME LINK statement of `script`.  -EINVAL for any other statement
+ * kind. */
 int loams_link_ddl_execute(const loams_link_ddl_env *env, const loams_ddl_script *script,
                            const loams_ddl_stmt *st, char *err, size_t errlen);
 

@@ -2,7 +2,9 @@
  * or fail with LOAMS_EINPUT and a positioned message, never crash, leak or
  * read out of bounds; a parsed script's statements must be consistent (a
  * link's plugin names are 1 to 64 characters, a target kind other than the
- * built-in ones has its plugin named, the kind word fits the pointer). */
+ * built-in ones has its plugin named, the kind word fits the pointer; OR
+ * REPLACE only on CREATE LINK without IF NOT EXISTS; ALTER LINK sets at
+ * least one option). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < loams_ddl_script_count(s); i++) {
         const loams_ddl_stmt *st = loams_ddl_script_at(s, i);
         if (st->text < src || st->text + st->text_len > src + len || st->name.name[0] == '\0') {
+            abort();
+        }
+        if ((st->or_replace && (st->kind != LOAMS_DDL_CREATE_LINK || st->if_exists)) ||
+            (st->kind == LOAMS_DDL_ALTER_LINK && st->with.count == 0)) {
             abort();
         }
         if (st->kind == LOAMS_DDL_CREATE_LINK) {
