@@ -14,17 +14,20 @@
 
 #include "base/log.h"
 
-enum fp_action { FP_CRASH = 1, FP_ERROR = 2, FP_SLEEP = 3 };
+enum fp_action { FP_CRASH = 1, FP_ERROR = 2, FP_SLEEP = 3, FP_WAIT = 4 };
 
 #define FP_MAX 32
 #define FP_NAME_MAX 64
+#define FP_PATH_MAX 256
+#define FP_WAIT_MS 60000
 
 struct fp_entry {
     char name[FP_NAME_MAX];
     enum fp_action action;
-    long arg;  /* sleep milliseconds */
-    long nth;  /* 0 = every time */
-    long hits; /* times reached */
+    char path[FP_PATH_MAX]; /* wait: the file that releases it */
+    long arg;               /* sleep milliseconds */
+    long nth;               /* 0 = every time */
+    long hits;              /* times reached */
 };
 
 static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,10 +78,15 @@ static int parse_entry(const char *s, size_t n, struct fp_entry *e, char *err, u
     } else if (alen > 6 && memcmp(act, "sleep:", 6) == 0 &&
                parse_long(act + 6, alen - 6, &e->arg) == 0) {
         e->action = FP_SLEEP;
+    } else if (alen > 5 && memcmp(act, "wait:", 5) == 0 && act[5] == '/' &&
+               alen - 5 < FP_PATH_MAX) {
+        e->action = FP_WAIT;
+        memcpy(e->path, act + 5, alen - 5);
     } else {
         snprintf(err, errlen,
-                 "failpoint '%s': unknown action '%.*s' (use crash, error or sleep:MS)", e->name,
-                 (int)alen, act);
+                 "failpoint '%s': unknown action '%.*s' (use crash, error, sleep:MS or "
+                 "wait:/ABSOLUTE/PATH)",
+                 e->name, (int)alen, act);
         return -EINVAL;
     }
     return 0;
@@ -135,6 +143,7 @@ int loams_failpoint(const char *name)
     }
     enum fp_action action = 0;
     long arg = 0;
+    char path[FP_PATH_MAX] = "";
     pthread_mutex_lock(&fp_lock);
     for (int i = 0; i < fp_count; i++) {
         struct fp_entry *e = &fp_set[i];
@@ -145,6 +154,7 @@ int loams_failpoint(const char *name)
         if (e->nth == 0 || e->hits == e->nth) {
             action = e->action;
             arg = e->arg;
+            memcpy(path, e->path, sizeof path);
         }
         break;
     }
@@ -161,6 +171,22 @@ int loams_failpoint(const char *name)
         loams_log(LOAMS_LOG_INFO, "failpoint", "%s: sleeping %ld ms", name, arg);
         struct timespec ts = {arg / 1000, (arg % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        return 0;
+    }
+    case FP_WAIT: {
+        loams_log(LOAMS_LOG_INFO, "failpoint", "%s: waiting for %s", name, path);
+        struct timespec tick = {0, 10 * 1000000L};
+        long waited = 0;
+        while (access(path, F_OK) != 0 && waited < FP_WAIT_MS) {
+            nanosleep(&tick, NULL);
+            waited += 10;
+        }
+        if (waited >= FP_WAIT_MS) {
+            loams_log(LOAMS_LOG_WARN, "failpoint", "%s: %s did not appear in %d ms: carrying on",
+                      name, path, FP_WAIT_MS);
+        } else {
+            loams_log(LOAMS_LOG_INFO, "failpoint", "%s: %s is there: carrying on", name, path);
         }
         return 0;
     }

@@ -11,6 +11,10 @@
  *   crash      the process kills itself with SIGKILL (no cleanup, like a power cut)
  *   error      loams_failpoint() returns -EIO with a message naming the point
  *   sleep:MS   the calling thread sleeps MS milliseconds, then carries on
+ *   wait:PATH  the calling thread waits until the file PATH (absolute; no
+ *              ',', ';', ' ' or '@') exists, then carries on: a test holds
+ *              a run at the point for as long as it needs (checked every
+ *              10 ms; after 60 s it carries on with a warning)
  *   @N         fire only on the N-th time the point is reached (1-based);
  *              without @N the point fires every time
  *

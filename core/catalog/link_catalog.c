@@ -366,7 +366,9 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
         free(resume);
         goto out;
     }
-    d->resume = resume != NULL && strcmp(resume, "offsets") == 0 ? LOAMS_LINK_RESUME_OFFSETS
+    /* Stored before incarnations (no resume): its runs went on from the
+     * target's newest commit. */
+    d->resume = resume == NULL || strcmp(resume, "offsets") == 0 ? LOAMS_LINK_RESUME_OFFSETS
                                                                  : LOAMS_LINK_RESUME_START;
     free(resume);
     d->on_error = strcmp(on_error, "skip") == 0          ? LOAMS_ON_ERROR_SKIP

@@ -780,6 +780,37 @@ static int do_write(ice *t, loams_batch *b)
 
 /* ---- snapshots ---- */
 
+/* A new table where one was (a link rebuilding its target, resume =
+ * 'start'): its versions go on after the old table's version-hint.text,
+ * so that no v<N>.metadata.json it writes has a key the old table's
+ * commits named (GC may still delete those). */
+static int continue_versions(ice *t, cJSON *meta)
+{
+    char key[LOAMS__ICE_KEY_MAX], num[24];
+    int rc = loams__ice_key(t, key, sizeof key, "metadata/version-hint.text");
+    if (rc != 0) {
+        return rc;
+    }
+    host->buf_reset(t->rbuf);
+    if (host->store_get(t->store, key, 0, 0, t->rbuf) != 0) {
+        return 0; /* no table was there */
+    }
+    size_t len;
+    const char *data = host->buf_data(t->rbuf, &len);
+    long long old = 0;
+    for (size_t i = 0; i < len && data[i] >= '0' && data[i] <= '9' && old < (1LL << 50); i++) {
+        old = old * 10 + (data[i] - '0');
+    }
+    cJSON *props = cJSON_GetObjectItemCaseSensitive(meta, "properties");
+    snprintf(num, sizeof num, "%lld", old);
+    cJSON *v = cJSON_CreateString(num);
+    if (v == NULL || !cJSON_ReplaceItemInObjectCaseSensitive(props, "loams.metadata-version", v)) {
+        cJSON_Delete(v);
+        return loams__ice_fail(t, -ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int avro_sink(void *ud, const void *p, size_t n)
 {
     return loams_kit_buf_append(ud, p, n);
@@ -808,6 +839,10 @@ int loams__ice_commit_snapshot(ice *t, const loams__ice_snapshot_in *in, const c
         }
         uri[strlen(uri) - strlen("/metadata")] = '\0';
         meta = loams__ice_meta_new(uri, now);
+        if (meta != NULL && (rc = continue_versions(t, meta)) != 0) {
+            cJSON_Delete(meta);
+            return rc;
+        }
     }
     if (meta == NULL) {
         return loams__ice_fail(t, -ENOMEM, "out of memory");

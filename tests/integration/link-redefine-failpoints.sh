@@ -8,13 +8,15 @@
 # with resume = 'offsets' and with resume = 'start', DROP + CREATE LINK
 # with each - and for each failpoint (link.after_read ... link.after_commit,
 # link.after_maintain), one step:
-#   1. a node starts with the failpoint set to sleep (the first time it is
-#      reached), records are produced, the node's run reaches the failpoint
+#   1. a node starts with the failpoint set to wait for a file (the first
+#      time it is reached), records are produced, the node's run reaches
+#      the failpoint and is held there
 #      (link.after_maintain: once their commit made two files to compact,
 #      one maintenance_interval after the run started);
-#   2. while it sleeps there: the applied offsets are read (what was
+#   2. while it is held there: the applied offsets are read (what was
 #      committed before the change), then the definition changes;
-#   3. the run wakes up: none of its commits may land any more; more
+#   3. the file appears and the run goes on: none of its commits may land
+#      any more; more
 #      records are produced; the node catches up and stops;
 #   4. the table (`table scan`) is checked record by record against the
 #      source: a record at or past the offsets read in 2 is applied by the
@@ -38,7 +40,6 @@ FAILPOINTS="link.after_read link.after_decode link.after_transform link.after_ta
   link.after_dead_letter link.before_commit link.after_commit link.after_maintain"
 # link-redefine-rebuild.sh runs the kinds that rebuild (in parallel with this one).
 KINDS=${LOAMS_REDEFINE_KINDS:-"alter replace_offsets drop_create_offsets"}
-SLEEP_MS=1500
 LOW=100000 HIGH=10000000
 seq_no=0
 
@@ -165,23 +166,23 @@ run_kind() { # run_kind KIND: a data dir of its own, one step per failpoint
       stmt="DROP LINK t.l; $(link_sql "CREATE LINK" "$ntag" "$limit" ", resume = '${kind#drop_create_}'")"
       ;;
     esac
-    start_node "$node" LOAMS_FAILPOINTS="$fp=sleep:$SLEEP_MS@1"
+    local go="$work/go-$node"
+    start_node "$node" LOAMS_FAILPOINTS="$fp=wait:$go@1"
     produce 30
-    wait_log "$node" "$fp: sleeping" 30 "$fp reached ($kind)"
+    wait_log "$node" "$fp: waiting for" 30 "$fp reached ($kind)"
     local applied
     applied=$("$host" links --json --data-dir "$data" |
       /usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[0]["partitions"]))') ||
       die "$kind $fp: links failed"
     sql "$stmt" >/dev/null || die "$kind $fp: the change failed: $stmt"
-    grep -q "$fp: sleeping" <(tail -n 1 <(grep "failpoint" "$work/$node.log")) ||
-      die "$kind $fp: the change took longer than the failpoint's sleep"
+    touch "$go"
     produce 20
     wait_caught_up 60
     stop_node "$node"
-    # The run that slept there made no commit after it woke up (at
+    # The run held there made no commit once it went on (at
     # link.after_commit: but the one it had made, logged after the point).
     local late
-    late=$(awk -v fp="$fp: sleeping" '
+    late=$(awk -v fp="$fp: waiting for" '
       index($0, fp) { seen = 1; next }
       !seen && match($0, /epoch=[0-9]+/) { e = substr($0, RSTART, RLENGTH) }
       seen && index($0, e " committed") { n++ }
