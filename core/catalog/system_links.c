@@ -59,8 +59,8 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     /* The definition in force (catalog/link_catalog.h); null for one stored
      * before incarnations that has not run since. */
     if (d->incarnation > 0) {
-        cJSON_AddNumberToObject(row, "incarnation", (double)d->incarnation);
-        cJSON_AddNumberToObject(row, "definition_version", (double)d->definition_version);
+        add_uint(row, "incarnation", d->incarnation);
+        add_uint(row, "definition_version", d->definition_version);
     } else {
         cJSON_AddNullToObject(row, "incarnation");
         cJSON_AddNullToObject(row, "definition_version");

@@ -16,6 +16,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "loams/kit/json_tree.h"
+
 static const char *const role_names[] = {"none", "read", "write", "admin"};
 
 const char *loams_token_role_name(loams_token_role role)
@@ -166,8 +168,8 @@ static char *encode_record(const loams_token_info *t)
         cJSON_AddStringToObject(o, "namespace", t->ns) == NULL ||
         cJSON_AddStringToObject(o, "role", loams_token_role_name(t->role)) == NULL ||
         cJSON_AddStringToObject(o, "sha256", hash) == NULL ||
-        cJSON_AddNumberToObject(o, "created_ms", (double)t->created_ms) == NULL ||
-        cJSON_AddNumberToObject(o, "expires_ms", (double)t->expires_ms) == NULL) {
+        loams_kit_json_tree_put_int(o, "created_ms", t->created_ms) != 0 ||
+        loams_kit_json_tree_put_int(o, "expires_ms", t->expires_ms) != 0) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -179,7 +181,11 @@ static char *encode_record(const loams_token_info *t)
 int loams_token_decode(const char *json, size_t len, loams_token_info *out)
 {
     memset(out, 0, sizeof *out);
-    cJSON *o = cJSON_ParseWithLength(json, len);
+    cJSON *o = NULL;
+    int prc = loams_kit_json_tree_parse(json, len, &o, NULL);
+    if (prc != 0) {
+        return prc == -ENOMEM ? prc : LOAMS_ECORRUPT;
+    }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "namespace");
     const cJSON *role = cJSON_GetObjectItemCaseSensitive(o, "role");
@@ -190,12 +196,11 @@ int loams_token_decode(const char *json, size_t len, loams_token_info *out)
     if (cJSON_IsString(id) && strlen(id->valuestring) == LOAMS_TOKEN_ID_LEN && cJSON_IsString(ns) &&
         strlen(ns->valuestring) <= LOAMS_IDENT_MAX && cJSON_IsString(role) &&
         loams_token_role_parse(role->valuestring, &out->role) == 0 && cJSON_IsString(hash) &&
-        hex_decode(hash->valuestring, out->sha256, 32) == 0 && cJSON_IsNumber(created) &&
-        cJSON_IsNumber(expires)) {
+        hex_decode(hash->valuestring, out->sha256, 32) == 0 &&
+        loams_kit_json_tree_int(created, &out->created_ms) == 0 &&
+        loams_kit_json_tree_int(expires, &out->expires_ms) == 0) {
         snprintf(out->id, sizeof out->id, "%s", id->valuestring);
         snprintf(out->ns, sizeof out->ns, "%s", ns->valuestring);
-        out->created_ms = (int64_t)created->valuedouble;
-        out->expires_ms = (int64_t)expires->valuedouble;
         rc = 0;
     }
     cJSON_Delete(o);

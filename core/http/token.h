@@ -111,8 +111,8 @@ int loams_token_list(loams_meta *meta, loams_token_info **out, size_t *n, loams_
 /* Deletes token `id`.  Errors: LOAMS_ENOTFOUND (no such token). */
 int loams_token_revoke(loams_meta *meta, const char *id, loams_meta_err *err);
 
-/* Reads a record's JSON (the value of token/<id>).  LOAMS_ECORRUPT when it
- * is not one. */
+/* Reads a record's JSON (the value of token/<id>), its integers exact.
+ * Errors: LOAMS_ECORRUPT when it is not one, -ENOMEM. */
 int loams_token_decode(const char *json, size_t len, loams_token_info *out);
 
 #endif

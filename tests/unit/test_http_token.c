@@ -6,6 +6,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -177,6 +178,28 @@ START_TEST(tokens_expire_and_are_revoked)
 }
 END_TEST
 
+/* Times far past 2^53 ms come back with every digit (through cJSON's
+ * double the last digits changed). */
+START_TEST(token_times_are_exact)
+{
+    char text[LOAMS_TOKEN_TEXT_LEN + 1], err[256];
+    loams_token_info info;
+    loams_meta_err merr;
+    const int64_t created = 9007199254740993LL, expires = INT64_MAX - 2;
+    ck_assert_int_eq(loams_token_create(meta, "*", LOAMS_TOKEN_READ, created, expires, text, &info,
+                                        err, sizeof err),
+                     0);
+    loams_token_info *list;
+    size_t n;
+    ck_assert_int_eq(loams_token_list(meta, &list, &n, &merr), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(list[0].created_ms, created);
+    ck_assert_int_eq(list[0].expires_ms, expires);
+    free(list);
+    ck_assert_int_eq(loams_token_revoke(meta, info.id, &merr), 0);
+}
+END_TEST
+
 START_TEST(bad_arguments_make_no_token)
 {
     char text[LOAMS_TOKEN_TEXT_LEN + 1], err[256];
@@ -263,6 +286,7 @@ int main(void)
     tcase_add_test(tc, sha256_of_a_known_text);
     tcase_add_test(tc, a_made_token_checks_and_only_its_hash_is_stored);
     tcase_add_test(tc, tokens_expire_and_are_revoked);
+    tcase_add_test(tc, token_times_are_exact);
     tcase_add_test(tc, bad_arguments_make_no_token);
     tcase_add_test(tc, authorization_answers_401_and_403);
     suite_add_tcase(s, tc);
