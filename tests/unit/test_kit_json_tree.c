@@ -60,7 +60,7 @@ START_TEST(random_int64_values_round_trip_through_text_and_accessors)
 {
     uint64_t x = 0x9e3779b97f4a7c15u;
     char text[64];
-    for (int i = 0; i < 200000; i++) {
+    for (int i = 0; i < 40000; i++) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
