@@ -15,14 +15,16 @@ core_loams_host_CFLAGS = $(AM_CFLAGS)
 core_loams_host_LDADD = core/libloams-core.la
 
 # base/: status codes and their text, the log, failpoints, sizes and
-# durations, exact JSON text, a task run's memory account.
+# durations, exact JSON text, a task run's memory account, the process's
+# metric series.
 core_libloams_core_la_SOURCES = \
 	core/base/status.c core/base/status.h \
 	core/base/log.c core/base/log.h \
 	core/base/failpoint.c core/base/failpoint.h \
 	core/base/units.h \
 	core/base/json_text.c core/base/json_text.h \
-	core/base/mem_account.c core/base/mem_account.h
+	core/base/mem_account.c core/base/mem_account.h \
+	core/base/metrics.c core/base/metrics.h
 
 # meta/: the metastore (front, backend seam, LMDB backend and its gate),
 # task leases, and the commit protocol's pointer and fenced transaction.
@@ -129,7 +131,8 @@ core_libloams_core_la_SOURCES += \
 	core/http/streams.c core/http/streams.h \
 	core/http/produce.c core/http/produce.h \
 	core/http/sql.c core/http/sql.h \
-	core/http/links.c core/http/links.h
+	core/http/links.c core/http/links.h \
+	core/http/metrics.c core/http/metrics.h
 
 # cli/: the commands (one cmd_<name>.c each, listed in main.c) and what
 # they share: options, opening a data dir, querying a target.

@@ -5,6 +5,12 @@
 LOAMS_UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 LOAMS_UNIT_LDADD = core/libloams-core.la $(CHECK_LIBS)
 
+check_PROGRAMS += tests/unit/test_metrics
+tests_unit_test_metrics_SOURCES = tests/unit/test_metrics.c
+tests_unit_test_metrics_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_metrics_LDADD = $(LOAMS_UNIT_LDADD)
+TESTS += tests/unit/test_metrics
+
 check_PROGRAMS += tests/unit/test_failpoint
 tests_unit_test_failpoint_SOURCES = tests/unit/test_failpoint.c
 tests_unit_test_failpoint_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -246,6 +252,9 @@ EXTRA_DIST += tests/integration/stream-cli.sh
 TESTS += tests/integration/http-server.sh tests/integration/http-api.sh
 EXTRA_DIST += tests/integration/http-server.sh tests/integration/http-api.sh tests/integration/http-lib.sh \
 	tests/integration/http-slow-clients.py tests/integration/http-stop.py
+# GET /metrics, read by python3-prometheus-client.
+TESTS += tests/integration/http-metrics.sh
+EXTRA_DIST += tests/integration/http-metrics.sh
 
 # The first real plugins, loaded as modules and run through the real host.
 # (tests/unit/plugin_loader.c loads them through the registry.)

@@ -412,7 +412,8 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     signal(SIGPIPE, SIG_IGN);
 
     /* The HTTP API: its threads start after the mask, so they inherit it. */
-    http_env = (loams_http_env){.dd = dd, .registry = reg, .store = store, .cfg = &cfg};
+    http_env =
+        (loams_http_env){.dd = dd, .registry = reg, .store = store, .cfg = &cfg, .worker = w};
     if ((rc = loams_http_router_new(&router)) != 0 || (rc = loams_http_api_routes(router)) != 0) {
         fprintf(stderr, "%s: cannot build the HTTP routes: %s\n", CMD, loams_strerror(rc));
         goto out;

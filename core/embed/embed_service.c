@@ -21,6 +21,7 @@
 #include "abi/plugin_ctx.h"
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "catalog/objname.h"
 #include "embed/embed_cache.h"
 #include "embed/embed_catalog.h"
@@ -507,6 +508,33 @@ static int take_answer(call *c, const job *j, loams_batch *out, char *msg, size_
     return 0;
 }
 
+static const loams_metric_family embed_requests = {
+    "loams_embed_requests_total",
+    "Requests sent to embedding providers, by provider and result (ok, retry, refused, error)",
+    LOAMS_METRIC_COUNTER, NULL, 0};
+static const loams_metric_family embed_texts = {"loams_embed_texts_total",
+                                                "Texts sent to embedding providers (cache misses)",
+                                                LOAMS_METRIC_COUNTER, NULL, 0};
+
+/* Counts one request to rt's provider and its texts (metrics.h). */
+static void count_request(const runtime *rt, int rc, size_t texts)
+{
+    char name[2 * LOAMS_IDENT_MAX + 2], labels[512];
+    snprintf(name, sizeof name, "%s.%s", rt->name.ns, rt->name.name);
+    const char *result = rc == 0                  ? "ok"
+                         : rc == LOAMS_ERETRY     ? "retry"
+                         : rc == LOAMS_EINPUT     ? "refused"
+                         : rc == LOAMS_ECANCELLED ? "cancelled"
+                                                  : "error";
+    if (loams_metrics_labels(labels, sizeof labels, "provider", name, "result", result, NULL) ==
+        0) {
+        loams_metrics_count(&embed_requests, labels, 1);
+    }
+    if (loams_metrics_labels(labels, sizeof labels, "provider", name, NULL) == 0) {
+        loams_metrics_count(&embed_texts, labels, texts);
+    }
+}
+
 static void run_job(call *c, job j)
 {
     runtime *rt = c->rt;
@@ -550,6 +578,7 @@ static void run_job(call *c, job j)
         const char *e = loams_ctx_thread_error(rt->ctx);
         snprintf(msg, sizeof msg, "%s", e != NULL && e[0] != '\0' ? e : "failed without a message");
         loams_ctx_set_current(prev);
+        count_request(rt, rc, j.count);
         uint64_t used = 0;
         if (rc == 0 && rt->vt->size > offsetof(loams_embed_vtable, last_tokens) &&
             rt->vt->last_tokens != NULL) {

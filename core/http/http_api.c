@@ -6,6 +6,7 @@
 
 #include "http/health.h"
 #include "http/links.h"
+#include "http/metrics.h"
 #include "http/produce.h"
 #include "http/sql.h"
 #include "http/streams.h"
@@ -14,7 +15,7 @@ int loams_http_api_routes(loams_http_router *r)
 {
     int (*const families[])(loams_http_router *) = {
         loams_http_health_routes, loams_http_streams_routes, loams_http_produce_routes,
-        loams_http_sql_routes,    loams_http_links_routes,
+        loams_http_sql_routes,    loams_http_links_routes,   loams_http_metrics_routes,
     };
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         int rc = families[i](r);

@@ -53,6 +53,7 @@ struct loams_datadir;
 struct loams_registry;
 struct loams_store;
 struct loams_config;
+struct loams_worker;
 
 /* The node's handles that handlers use (the caller's, shared by every
  * request; thread-safe as their own headers say). */
@@ -61,6 +62,7 @@ typedef struct loams_http_env {
     const struct loams_registry *registry; /* plugins */
     struct loams_store *store;             /* the object store (NULL: none opened) */
     const struct loams_config *cfg;        /* the node's settings */
+    struct loams_worker *worker;           /* its task runs (NULL: none) */
 } loams_http_env;
 
 /* Who calls: the token's grant, or everything when auth is off. */

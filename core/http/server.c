@@ -20,6 +20,7 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "http/auth.h"
 #include "http/listen_addr.h"
 #include "run/node_config.h"
@@ -168,6 +169,23 @@ static const char *request_header(const loams_http_request *req, const char *nam
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+static const loams_metric_family requests_total = {
+    "loams_http_requests_total",
+    "HTTP requests answered, by route (\"-\": none matched) and status", LOAMS_METRIC_COUNTER, NULL,
+    0};
+
+/* Counts the answer of r in the process's metrics. */
+static void count_request(const http_req *r)
+{
+    char labels[256], status[16];
+    snprintf(status, sizeof status, "%u", r->status);
+    if (loams_metrics_labels(labels, sizeof labels, "route",
+                             r->route != NULL ? r->route->name : "-", "status", status,
+                             NULL) == 0) {
+        loams_metrics_count(&requests_total, labels, 1);
+    }
+}
+
 /* Queues r->resp.  Returns MHD's answer. */
 static enum MHD_Result send_response(http_req *r)
 {
@@ -195,6 +213,7 @@ static enum MHD_Result send_response(http_req *r)
     }
     r->status = resp->status;
     r->answered = 1;
+    count_request(r);
     enum MHD_Result rc = MHD_queue_response(r->conn, resp->status, m);
     MHD_destroy_response(m);
     return rc;

@@ -21,6 +21,7 @@
 #include "abi/plugin_ctx.h"
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/mem_account.h"
 #include "catalog/link_catalog.h"
 #include "embed/embed_host.h"
@@ -616,6 +617,24 @@ static int commit_extra(void *userdata, loams_gc_writes *ws, char *err, size_t e
     return rc != 0 ? rc : loams_run_report_commit_writes(r->task, &r->def.name, ws, err, errsize);
 }
 
+static const double commit_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                        1,     2.5,  5,     10,   30,  60};
+static const loams_metric_family commit_seconds = {
+    "loams_link_commit_duration_seconds",
+    "Wall time of a link's commits: the target's prepare and the fenced metastore commit",
+    LOAMS_METRIC_HISTOGRAM, commit_buckets, sizeof commit_buckets / sizeof commit_buckets[0]};
+
+/* Records the commit that r->cur describes in the process's metrics. */
+static void observe_commit(const link_run *r)
+{
+    char name[2 * LOAMS_IDENT_MAX + 2], labels[512];
+    snprintf(name, sizeof name, "%s.%s", r->def.name.ns, r->def.name.name);
+    if (loams_metrics_labels(labels, sizeof labels, "link", name, NULL) == 0) {
+        double wall = (double)(r->cur.prepare.wall_ns + r->cur.commit.wall_ns) / 1e9;
+        loams_metrics_observe(&commit_seconds, labels, wall);
+    }
+}
+
 /* Commits what is staged.  Returns 0, LOAMS_EFENCED (zombie), LOAMS_ECONFLICT
  * (the caller resumes and carries on), or an error. */
 static int commit(link_run *r)
@@ -647,6 +666,7 @@ static int commit(link_run *r)
             " dead-lettered (%" PRIu64 " records, %" PRIu64 " bytes; %s; peak memory %s)",
             loams_commit_cycle_base(r->cycle)->ref, r->d_applied, r->d_skipped, r->d_dead,
             r->cur.records, r->cur.bytes, times, peak);
+    observe_commit(r);
     if (r->env->on_commit != NULL) {
         r->env->on_commit(r->env->userdata, &r->def, &r->cur);
     }

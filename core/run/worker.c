@@ -127,6 +127,11 @@ struct loams_worker {
 
     /* Statistics (atomic). */
     uint64_t n_claimed, n_finished, n_failed, n_cancelled, n_lost, n_renewed_late, n_fenced;
+    uint64_t n_renewed;
+    uint64_t mem_peak[LOAMS_MEM_CLASSES];
+    /* Under lock: the queue as of the last poll (order_by_wait). */
+    size_t queued[LOAMS_PRIO_COUNT];
+    int64_t queue_age_ms[LOAMS_PRIO_COUNT];
 };
 
 /* ---- small helpers ---- */
@@ -609,6 +614,12 @@ static void run_task(loams_worker *w, loams_task *t)
     char mem[160] = "";
     if (t->memory != NULL) {
         memory_text(t, mem, sizeof mem);
+        uint64_t peak, *max = &w->mem_peak[loams_mem_class_of(t->prio)];
+        loams_mem_account_usage(t->memory, NULL, &peak);
+        uint64_t seen = __atomic_load_n(max, __ATOMIC_RELAXED);
+        while (peak > seen && !__atomic_compare_exchange_n(max, &seen, peak, 0, __ATOMIC_RELAXED,
+                                                           __ATOMIC_RELAXED)) {
+        }
     }
     int64_t took = mono_elapsed_ms(&t->started);
     release_lease(w, t, "");
@@ -716,6 +727,7 @@ static void renew_one(loams_worker *w, loams_task *t)
     int rc = loams_lease_renew(w->meta, w->clock, &t->lease, &err);
     if (rc == 0) {
         t->next_renew_ms = now + w->ttl_ms / 3;
+        stat_inc(&w->n_renewed);
         if (now >= old_deadline) {
             stat_inc(&w->n_renewed_late);
             loams_log_task(LOAMS_LOG_WARN, COMPONENT, t->key, t->lease.epoch,
@@ -904,6 +916,8 @@ static void order_by_wait(loams_worker *w, const loams_task_list *list,
                           size_t *order)
 {
     size_t n = list->n;
+    size_t queued[LOAMS_PRIO_COUNT] = {0};
+    int64_t age[LOAMS_PRIO_COUNT] = {0};
     char **keys = calloc(n ? n : 1, sizeof *keys);
     int64_t *since = calloc(n ? n : 1, sizeof *since);
     int64_t *item_since = calloc(n ? n : 1, sizeof *item_since);
@@ -933,7 +947,17 @@ static void order_by_wait(loams_worker *w, const loams_task_list *list,
         if (!here && (keys[nk] = strdup(key)) != NULL) {
             since[nk++] = item_since[i];
         }
+        if (!here && list->items[i].prio < LOAMS_PRIO_COUNT) {
+            queued[list->items[i].prio]++;
+            if (now - item_since[i] > age[list->items[i].prio]) {
+                age[list->items[i].prio] = now - item_since[i];
+            }
+        }
     }
+    pthread_mutex_lock(&w->lock);
+    memcpy(w->queued, queued, sizeof queued);
+    memcpy(w->queue_age_ms, age, sizeof age);
+    pthread_mutex_unlock(&w->lock);
     /* insertion sort: stable, and n is the number of proposed tasks */
     for (size_t i = 1; i < n; i++) {
         size_t v = order[i], j = i;
@@ -1442,9 +1466,18 @@ void loams_worker_get_stats(loams_worker *w, loams_worker_stats *out)
     out->lost = stat_get(&w->n_lost);
     out->renewed_after_expiry = stat_get(&w->n_renewed_late);
     out->fenced_rejects = stat_get(&w->n_fenced);
+    out->renewed = stat_get(&w->n_renewed);
+    for (size_t c = 0; c < LOAMS_MEM_CLASSES; c++) {
+        out->memory_peak[c] = stat_get(&w->mem_peak[c]);
+    }
     pthread_mutex_lock(&w->lock);
     for (loams_task *t = w->tasks; t != NULL; t = t->next) {
         out->running += t->state != T_DONE;
+        if (t->state != T_DONE && t->prio < LOAMS_PRIO_COUNT) {
+            out->running_by_prio[t->prio]++;
+        }
     }
+    memcpy(out->queued, w->queued, sizeof out->queued);
+    memcpy(out->queue_age_ms, w->queue_age_ms, sizeof out->queue_age_ms);
     pthread_mutex_unlock(&w->lock);
 }

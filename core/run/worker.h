@@ -209,10 +209,20 @@ void loams_worker_free(loams_worker *w);
  * started).  Returns the number of tasks started, or a negative status. */
 int loams_worker_poll(loams_worker *w);
 
-/* Statistics, safe from any thread. */
+/* Statistics, safe from any thread.  renewed: lease renewals that
+ * succeeded; lost: renewals that found the lease taken.  Per priority
+ * class: the runs in progress, and, as of the last poll, the proposed
+ * tasks not running here (queued) and how long the one that waited
+ * longest has waited (ms; 0 when none waits).  memory_peak: per memory
+ * class, the largest peak of a run that ended (bytes). */
 typedef struct loams_worker_stats {
     uint64_t claimed, finished, failed, cancelled, lost, renewed_after_expiry, fenced_rejects;
+    uint64_t renewed;
     size_t running;
+    size_t running_by_prio[LOAMS_PRIO_COUNT];
+    size_t queued[LOAMS_PRIO_COUNT];
+    int64_t queue_age_ms[LOAMS_PRIO_COUNT];
+    uint64_t memory_peak[LOAMS_MEM_CLASSES];
 } loams_worker_stats;
 void loams_worker_get_stats(loams_worker *w, loams_worker_stats *out);
 
