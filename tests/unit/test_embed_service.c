@@ -124,8 +124,9 @@ START_TEST(distinct_uncached_texts_go_in_requests_of_the_batch_limit)
     size_t sizes[16];
     size_t n = requests(sizes, 16);
     ck_assert_uint_eq(n, 2); /* 4 distinct texts, 3 per request */
-    ck_assert_uint_eq(sizes[0], 3);
-    ck_assert_uint_eq(sizes[1], 1);
+    /* sent at once by two threads: the plugin sees them in either order */
+    ck_assert_uint_eq(sizes[0] + sizes[1], 4);
+    ck_assert_uint_eq(sizes[0] > sizes[1] ? sizes[0] : sizes[1], 3);
     for (size_t i = 0; i < 7; i++) {
         ck_assert_int_eq(st[i], 0);
         if (i == 4) {
@@ -346,7 +347,7 @@ START_TEST(sql_embed_checks_its_provider_at_compile_and_fills_vectors)
     size_t sizes[16];
     size_t n = requests(sizes, 16);
     ck_assert_uint_ge(n, 2);
-    ck_assert_uint_eq(sizes[0], 3);
+    ck_assert(sizes[0] == 3 || sizes[1] == 3); /* the first two go at once */
     vt->close(state);
     loams_batch_free(in);
     loams_batch_free(out);
