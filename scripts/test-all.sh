@@ -53,6 +53,35 @@ check_sanitized() { # check_sanitized DIR: check_in with leak detection on
   check_in "$@"
 }
 
+distcheck_in() { # distcheck_in DIR: the tarball builds, installs and runs
+  # its unit tests from itself; the whole suite ran in the build tree above
+  # (running it again there doubled this step's time).
+  local dir=$1 unit
+  unit=$(make -s -C "$dir" --no-print-directory \
+    --eval 'loams-unit-tests: ; @echo $(filter tests/unit/%,$(TESTS))' loams-unit-tests) || return 1
+  [ -n "$unit" ] || { echo "no unit tests found in $dir/Makefile"; return 1; }
+  make -C "$dir" -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror TESTS="$unit"
+}
+
+tarball_complete() { # tarball_complete DIR: every file git tracks is in the
+  # tarball distcheck made (so its build and tests cannot miss one)
+  local dir=$1 tarball missing
+  tarball=$(ls -t "$dir"/loams-host-*.tar.gz 2>/dev/null | head -n 1)
+  [ -n "$tarball" ] || { echo "no tarball in $dir"; return 1; }
+  command -v git >/dev/null && [ -e "$here/.git" ] || {
+    echo "not a git checkout: nothing to compare the tarball with"
+    return 0
+  }
+  missing=$(comm -23 <(git -C "$here" ls-files | sort) \
+    <(tar -tzf "$tarball" | sed 's|^[^/]*/||' | sort) | grep -v -E '^(\.gitignore|.*/\.gitignore)$')
+  if [ -n "$missing" ]; then
+    echo "tracked files missing from $(basename "$tarball") (add them to EXTRA_DIST or a _SOURCES):"
+    echo "$missing"
+    return 1
+  fi
+  echo "$(git -C "$here" ls-files | wc -l) tracked files, all in $(basename "$tarball")"
+}
+
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
   say "autoreconf"
   autoreconf -fi >/dev/null || exit 1
@@ -68,7 +97,8 @@ if command -v clang >/dev/null; then
   step "configure --enable-fuzzers (clang)" configure_in build-fuzz --enable-fuzzers CC=clang
   step "fuzzers (bounded)" "$here/tests/fuzz/run-fuzzers.sh" "$here/build-fuzz"
 fi
-step "make distcheck" make -C build -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+step "make distcheck (unit tests in the tarball)" distcheck_in build
+step "the tarball holds every tracked file" tarball_complete build
 
 echo
 [ -n "$failures" ] && printf 'failed steps:%b\n' "$failures"

@@ -60,7 +60,12 @@ link_cleanup() {
       tail -n 30 "$f"
     done
   fi
-  rm -rf "$work" "$plugin_home"
+  if [ "$fail" -ne 0 ] && [ -n "${LOAMS_TEST_KEEP:-}" ]; then
+    echo "kept the test's work dir for a look: $work"
+  else
+    rm -rf "$work"
+  fi
+  rm -rf "$plugin_home"
   exit "$rc"
 }
 trap link_cleanup EXIT
