@@ -96,6 +96,12 @@ static int same_text(const loams_json_text *t, const loams_kit_json_value *a,
     return a->kind == b->kind && la == lb && memcmp(pa, pb, la) == 0;
 }
 
+/* Non-zero when the answer to a node or path query found nothing. */
+static int nothing_found(const char *op, const loams_json_text *t)
+{
+    return (strcmp(op, "node") == 0 || strcmp(op, "path") == 0) && !is_true(t, &t->root, "found");
+}
+
 /* Prints an answer as text; returns the exit status (1: nothing found). */
 static int print_text(const char *op, const loams_json_text *t)
 {
@@ -410,7 +416,9 @@ int loams_cmd_graph(int argc, char **argv)
     if (json) {
         loams_json_fwrite(stdout, &answer, &answer.root);
         fputc('\n', stdout);
-        status = fflush(stdout) == 0 ? 0 : 1;
+        /* the same exit status as the text form: 1 when a lookup of one
+         * thing (node, path) found nothing (docs/loams-host.1, EXIT STATUS) */
+        status = fflush(stdout) != 0 || nothing_found(op, &answer) ? 1 : 0;
     } else {
         status = print_text(op, &answer);
     }

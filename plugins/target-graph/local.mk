@@ -13,6 +13,7 @@ plugins_target_graph_libgraph_la_SOURCES = \
 	plugins/target-graph/segment_reader.c plugins/target-graph/segment_reader.h \
 	plugins/target-graph/graph_keymap.c plugins/target-graph/graph_keymap.h \
 	plugins/target-graph/graph_json.c plugins/target-graph/graph_json.h \
+	plugins/target-graph/graph_props.c plugins/target-graph/graph_props.h \
 	plugins/target-graph/graph_manifest.c plugins/target-graph/graph_manifest.h \
 	plugins/target-graph/graph_view.c plugins/target-graph/graph_view.h \
 	plugins/target-graph/graph_query.c plugins/target-graph/graph_query.h
@@ -57,8 +58,8 @@ tests_bench_bench_graph_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/t
 tests_bench_bench_graph_LDADD = core/libloams-core.la $(SQLITE_LIBS)
 
 # the failpoint crash suite against a graph fed by lua/examples/graph_fanout.lua
-TESTS += tests/integration/link-graph-exactly-once.sh
-EXTRA_DIST += tests/integration/link-graph-exactly-once.sh
+TESTS += tests/integration/link-graph-exactly-once.sh tests/integration/link-graph-merge.sh
+EXTRA_DIST += tests/integration/link-graph-exactly-once.sh tests/integration/link-graph-merge.sh
 
 # Fuzzer (configure --enable-fuzzers CC=clang; tests/fuzz/run-fuzzers.sh):
 # the reader and the query parser compiled into the target, instrumented.

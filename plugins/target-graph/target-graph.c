@@ -37,6 +37,7 @@
 #include "graph_json.h"
 #include "graph_keymap.h"
 #include "graph_manifest.h"
+#include "graph_props.h"
 #include "graph_query.h"
 #include "graph_view.h"
 #include "segment_reader.h"
@@ -57,6 +58,9 @@ static const loams_option_spec options[] = {
      "maintenance compacts once a graph has this many segments (>= 2)"},
     {"max_compact_bytes", LOAMS_OPT_SIZE, 0, "1GiB", NULL,
      "at most this many segment bytes go into one compaction (at least two segments do)"},
+    {"node_upsert", LOAMS_OPT_ENUM, 0, "merge", "merge|replace",
+     "what a node row does to a node that exists: merge sets the row's properties and keeps "
+     "the others; replace makes the row the whole node (a row's _merge overrides it)"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -66,14 +70,28 @@ typedef struct opts {
     long cached_segments;
     long compact_min_segments;
     uint64_t max_compact_bytes;
+    int merge; /* node_upsert = 'merge' */
 } opts;
 
 /* A staged version of a node or edge (strings in the staging arena). */
 typedef struct staged {
     unsigned flags;
+    int based;                   /* nodes: props are a merge patch onto the committed version */
     size_t label_off, label_len; /* nodes */
     size_t props_off, props_len;
+    size_t unset_off, unset_len; /* based nodes: names to drop from the committed version */
+    uint64_t seq;                /* edges: the staging order of the row */
+    int has_origin;              /* edges: origin is the row's record */
+    unsigned char origin[12];
 } staged;
+
+/* A _replace_edges of (source, type) staged in this commit: the newest
+ * one decides which staged edges it removes (docs/GRAPH.md). */
+typedef struct clear {
+    uint64_t seq;
+    int has_origin;
+    unsigned char origin[12];
+} clear;
 
 typedef struct cached {
     char *key;
@@ -107,6 +125,15 @@ typedef struct graph {
     loams__gkeymap *edges; /* "src\0type\0dst" -> index into ev */
     staged *ev;
     size_t ev_cap;
+    loams__gkeymap *clears; /* "src\0type" -> index into cv */
+    clear *cv;
+    size_t cv_cap;
+    uint64_t seq;          /* rows staged since the last commit */
+    loams__gprops *merger; /* node property merges */
+    loams_kit_buf merged;  /* one merge's result */
+    loams_kit_buf names;   /* one row's _unset names */
+    loams_kit_buf found;   /* a committed node's label and properties */
+    loams__gedges out;     /* a committed node's out-edges of one type */
     loams_kit_buf arena;
     loams_kit_buf props; /* one row's properties */
     loams_kit_buf key;   /* one edge key */
@@ -159,6 +186,9 @@ static int load_options(graph *g)
             0) {
         return rc;
     }
+    /* the host checked the word against the choices; unset means the default */
+    const char *up = host->option(g->ctx, "node_upsert");
+    g->o.merge = up == NULL || strcmp(up, "replace") != 0;
     return 0;
 }
 
@@ -341,6 +371,10 @@ static void staging_clear(graph *g)
     if (g->edges) {
         loams__gkeymap_clear(g->edges);
     }
+    if (g->clears) {
+        loams__gkeymap_clear(g->clears);
+    }
+    g->seq = 0;
     g->arena.len = 0;
 }
 
@@ -374,7 +408,8 @@ static const char *cell_id(const loams_value *v, char *num, size_t *len, const c
 
 typedef struct cols {
     long node, label, src, dst, type, deleted;
-    size_t *props; /* property column indexes */
+    long merge, unset, repl; /* _merge, _unset, _replace_edges */
+    size_t *props;           /* property column indexes */
     size_t n_props;
 } cols;
 
@@ -387,6 +422,68 @@ static int get_cell(loams_batch *b, size_t row, long col, loams_value *v)
         return 0;
     }
     return host->batch_get(b, row, (size_t)col, v);
+}
+
+/* Non-zero when v is null, a string or a list of strings, each valid
+ * UTF-8 of 1 to max bytes (_unset names, _replace_edges types). */
+static int names_ok(const loams_value *v, size_t max)
+{
+    const loams_value *items = v;
+    size_t n = 1;
+    if (v->type == LOAMS_T_NULL) {
+        return 1;
+    }
+    if (v->type == LOAMS_T_LIST) {
+        items = v->u.list.items;
+        n = v->u.list.n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].type != LOAMS_T_STRING || items[i].u.s.len == 0 || items[i].u.s.len > max ||
+            !loams__gjson_valid_text(items[i].u.s.ptr, items[i].u.s.len)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Checks the node-only columns _merge, _unset and _replace_edges of a row
+ * of `kind`; 0, or 1 with a message in why[]. */
+static int check_node_columns(graph *g, loams_batch *b, size_t row, const cols *c, int kind,
+                              char *why, size_t whylen)
+{
+    loams_value m, u, r;
+    if (get_cell(b, row, c->merge, &m) || get_cell(b, row, c->unset, &u) ||
+        get_cell(b, row, c->repl, &r)) {
+        return -EINVAL;
+    }
+    if (kind == ROW_EDGE &&
+        (m.type != LOAMS_T_NULL || u.type != LOAMS_T_NULL || r.type != LOAMS_T_NULL)) {
+        snprintf(why, whylen,
+                 "graph %s: _merge, _unset and _replace_edges are for node rows (an edge row "
+                 "always replaces its edge)",
+                 g->full);
+        return 1;
+    }
+    if (m.type != LOAMS_T_NULL && m.type != LOAMS_T_BOOL) {
+        snprintf(why, whylen, "graph %s: _merge must be true or false, not %s", g->full,
+                 loams_kit_type_name(m.type));
+        return 1;
+    }
+    if (!names_ok(&u, LOAMS__GRAPH_ID_MAX)) {
+        snprintf(why, whylen,
+                 "graph %s: _unset must be a property name or a list of them (non-empty UTF-8 "
+                 "text; it is %s)",
+                 g->full, loams_kit_type_name(u.type));
+        return 1;
+    }
+    if (!names_ok(&r, LOAMS__GRAPH_TYPE_MAX)) {
+        snprintf(why, whylen,
+                 "graph %s: _replace_edges must be an edge type or a list of them (non-empty "
+                 "UTF-8 text of at most 256 bytes; it is %s)",
+                 g->full, loams_kit_type_name(r.type));
+        return 1;
+    }
+    return 0;
 }
 
 /* Checks one row; 0 with *kind set, or a message in why[] (the row fails). */
@@ -537,11 +634,162 @@ static int stage_grow(const loams_kit_mem *mem, staged **v, size_t *cap, size_t 
     return 0;
 }
 
+/* The names of a checked _unset / _replace_edges cell (a string or a
+ * list of strings): *items and *n. */
+static void cell_names(const loams_value *v, const loams_value **items, size_t *n)
+{
+    *items = v->type == LOAMS_T_LIST ? v->u.list.items : v;
+    *n = v->type == LOAMS_T_LIST ? v->u.list.n : v->type == LOAMS_T_STRING ? 1 : 0;
+}
+
+static int origin_key(loams_batch *b, size_t row, unsigned char key[12]);
+
+/* Stages a node version: a replace, or under merge a patch onto what is
+ * staged already (or, when nothing is, onto the committed version, which
+ * prepare reads: resolve_staged). */
+static int stage_node(graph *g, loams_batch *b, size_t row, const cols *c, staged *st,
+                      const unsigned char *props, size_t props_len)
+{
+    loams_value v, lab, m, u;
+    char num[32];
+    size_t len;
+    const char *why;
+    uint32_t idx;
+    int found;
+    if (get_cell(b, row, c->node, &v) != 0 || get_cell(b, row, c->label, &lab) != 0 ||
+        get_cell(b, row, c->merge, &m) != 0 || get_cell(b, row, c->unset, &u) != 0) {
+        return -EINVAL;
+    }
+    const char *id = cell_id(&v, num, &len, &why);
+    int deleted = st->flags & LOAMS__GREC_DELETED;
+    int merge = m.type == LOAMS_T_BOOL ? m.u.b : g->o.merge;
+    if (loams__gkeymap_put(g->nodes, id, len, &idx, &found) != 0 ||
+        stage_grow(g->mem, &g->nv, &g->nv_cap, (size_t)idx + 1) != 0) {
+        return -ENOMEM;
+    }
+    staged prev = found ? g->nv[idx] : (staged){0};
+    if (!deleted && lab.type == LOAMS_T_STRING) {
+        st->flags |= LOAMS__GREC_LABEL;
+        st->label_off = g->arena.len;
+        st->label_len = lab.u.s.len;
+        if (loams_kit_buf_append(&g->arena, lab.u.s.ptr, lab.u.s.len) != 0) {
+            return -ENOMEM;
+        }
+    }
+    if (deleted || !merge || (found && (prev.flags & LOAMS__GREC_DELETED))) {
+        /* a tombstone, a replace, or a node created again after a delete
+         * in this commit: the row is the whole node */
+        if (!deleted && props_len > 0) {
+            st->props_off = g->arena.len;
+            st->props_len = props_len;
+            if (loams_kit_buf_append(&g->arena, props, props_len) != 0) {
+                return -ENOMEM;
+            }
+        }
+        g->nv[idx] = *st;
+        return 0;
+    }
+    /* merge: the patch onto what is staged without the row's _unset
+     * names; a based version keeps every name unset since the commit (for
+     * the committed version: the patch's own members win over them) */
+    const loams_value *items;
+    size_t n;
+    g->names.len = 0;
+    cell_names(&u, &items, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (loams__gprops_names_add(&g->names, items[i].u.s.ptr, items[i].u.s.len) != 0) {
+            return -ENOMEM;
+        }
+    }
+    g->merged.len = 0;
+    if (found) {
+        const char *a = (const char *)g->arena.data;
+        int rc = loams__gprops_merge(g->merger, a + prev.props_off, prev.props_len,
+                                     (const char *)props, props_len, (const char *)g->names.data,
+                                     g->names.len, &g->merged, &g->err);
+        if (rc != 0) {
+            return rc;
+        }
+        if (!(st->flags & LOAMS__GREC_LABEL) && (prev.flags & LOAMS__GREC_LABEL)) {
+            st->flags |= LOAMS__GREC_LABEL;
+            st->label_off = prev.label_off;
+            st->label_len = prev.label_len;
+        }
+        st->based = prev.based;
+        for (size_t i = 0; st->based && i < prev.unset_len;) {
+            const char *nm = (const char *)g->arena.data + prev.unset_off + i;
+            size_t l = strlen(nm);
+            if (loams__gprops_names_add(&g->names, nm, l) != 0) {
+                return -ENOMEM;
+            }
+            i += l + 1;
+        }
+    } else {
+        if (loams_kit_buf_append(&g->merged, props, props_len) != 0) {
+            return -ENOMEM;
+        }
+        st->based = 1;
+    }
+    st->props_off = g->arena.len;
+    st->props_len = g->merged.len;
+    if (loams_kit_buf_append(&g->arena, g->merged.data, g->merged.len) != 0) {
+        return -ENOMEM;
+    }
+    if (st->based) {
+        st->unset_off = g->arena.len;
+        st->unset_len = g->names.len;
+        if (loams_kit_buf_append(&g->arena, g->names.data, g->names.len) != 0) {
+            return -ENOMEM;
+        }
+    }
+    g->nv[idx] = *st;
+    return 0;
+}
+
+/* Stages the _replace_edges of a node row: (node, type) for each type. */
+static int stage_clears(graph *g, loams_batch *b, size_t row, const cols *c, uint64_t seq)
+{
+    loams_value v, r;
+    char num[32];
+    size_t len, n;
+    const char *why;
+    const loams_value *items;
+    if (get_cell(b, row, c->node, &v) != 0 || get_cell(b, row, c->repl, &r) != 0) {
+        return -EINVAL;
+    }
+    cell_names(&r, &items, &n);
+    const char *id = cell_id(&v, num, &len, &why);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t idx;
+        int found;
+        g->key.len = 0;
+        if (loams_kit_buf_append(&g->key, id, len) != 0 ||
+            loams_kit_buf_append(&g->key, "", 1) != 0 ||
+            loams_kit_buf_append(&g->key, items[i].u.s.ptr, items[i].u.s.len) != 0 ||
+            loams__gkeymap_put(g->clears, g->key.data, g->key.len, &idx, &found) != 0) {
+            return -ENOMEM;
+        }
+        if (idx >= g->cv_cap) {
+            size_t nc = g->cv_cap ? g->cv_cap * 2 : 64;
+            clear *p = loams_kit_mem_realloc(g->mem, g->cv, nc * sizeof *p);
+            if (p == NULL) {
+                return -ENOMEM;
+            }
+            g->cv = p;
+            g->cv_cap = nc;
+        }
+        clear *cl = &g->cv[idx];
+        cl->seq = seq;
+        cl->has_origin = origin_key(b, row, cl->origin) == 0;
+    }
+    return 0;
+}
+
 /* Stages one checked row. */
 static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int kind,
                      const unsigned char *props, size_t props_len)
 {
-    loams_value v, del, lab;
+    loams_value v, del;
     char num[32];
     size_t len;
     const char *why;
@@ -549,47 +797,34 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
         return -EINVAL;
     }
     unsigned flags = del.type == LOAMS_T_BOOL && del.u.b ? LOAMS__GREC_DELETED : 0;
-    staged st = {.flags = flags};
+    staged st = {.flags = flags, .seq = ++g->seq};
     uint32_t idx;
     int found, rc;
     if (kind == ROW_NODE) {
-        if (get_cell(b, row, c->node, &v) != 0 || get_cell(b, row, c->label, &lab) != 0) {
-            return -EINVAL;
+        if ((rc = stage_node(g, b, row, c, &st, props, props_len)) != 0) {
+            return rc;
         }
-        const char *id = cell_id(&v, num, &len, &why);
-        if (!flags && lab.type == LOAMS_T_STRING) {
-            st.flags |= LOAMS__GREC_LABEL;
-            st.label_off = g->arena.len;
-            st.label_len = lab.u.s.len;
-            if (loams_kit_buf_append(&g->arena, lab.u.s.ptr, lab.u.s.len) != 0) {
-                return -ENOMEM;
-            }
-        }
-        if ((rc = loams__gkeymap_put(g->nodes, id, len, &idx, &found)) != 0 ||
-            stage_grow(g->mem, &g->nv, &g->nv_cap, (size_t)idx + 1) != 0) {
-            return -ENOMEM;
-        }
-    } else {
-        g->key.len = 0;
-        loams_value t;
-        if (get_cell(b, row, c->src, &v) != 0) {
-            return -EINVAL;
-        }
-        const char *id = cell_id(&v, num, &len, &why);
-        if (loams_kit_buf_append(&g->key, id, len) != 0 ||
-            loams_kit_buf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->type, &t) != 0 ||
-            loams_kit_buf_append(&g->key, t.u.s.ptr, t.u.s.len) != 0 ||
-            loams_kit_buf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->dst, &v) != 0) {
-            return -ENOMEM;
-        }
-        id = cell_id(&v, num, &len, &why);
-        if (loams_kit_buf_append(&g->key, id, len) != 0) {
-            return -ENOMEM;
-        }
-        if ((rc = loams__gkeymap_put(g->edges, g->key.data, g->key.len, &idx, &found)) != 0 ||
-            stage_grow(g->mem, &g->ev, &g->ev_cap, (size_t)idx + 1) != 0) {
-            return -ENOMEM;
-        }
+        return c->repl >= 0 ? stage_clears(g, b, row, c, st.seq) : 0;
+    }
+    g->key.len = 0;
+    loams_value t;
+    if (get_cell(b, row, c->src, &v) != 0) {
+        return -EINVAL;
+    }
+    const char *id = cell_id(&v, num, &len, &why);
+    if (loams_kit_buf_append(&g->key, id, len) != 0 || loams_kit_buf_append(&g->key, "", 1) != 0 ||
+        get_cell(b, row, c->type, &t) != 0 ||
+        loams_kit_buf_append(&g->key, t.u.s.ptr, t.u.s.len) != 0 ||
+        loams_kit_buf_append(&g->key, "", 1) != 0 || get_cell(b, row, c->dst, &v) != 0) {
+        return -ENOMEM;
+    }
+    id = cell_id(&v, num, &len, &why);
+    if (loams_kit_buf_append(&g->key, id, len) != 0) {
+        return -ENOMEM;
+    }
+    if ((rc = loams__gkeymap_put(g->edges, g->key.data, g->key.len, &idx, &found)) != 0 ||
+        stage_grow(g->mem, &g->ev, &g->ev_cap, (size_t)idx + 1) != 0) {
+        return -ENOMEM;
     }
     if (!flags && props_len > 0) {
         st.props_off = g->arena.len;
@@ -598,7 +833,8 @@ static int stage_row(graph *g, loams_batch *b, size_t row, const cols *c, int ki
             return -ENOMEM;
         }
     }
-    (kind == ROW_NODE ? g->nv : g->ev)[idx] = st;
+    st.has_origin = origin_key(b, row, st.origin) == 0;
+    g->ev[idx] = st;
     return 0;
 }
 
@@ -624,6 +860,9 @@ static int do_write(graph *g, loams_batch *b)
         .dst = host->batch_column_find(b, "_dst"),
         .type = host->batch_column_find(b, "_type"),
         .deleted = host->batch_column_find(b, "_deleted"),
+        .merge = host->batch_column_find(b, "_merge"),
+        .unset = host->batch_column_find(b, "_unset"),
+        .repl = host->batch_column_find(b, "_replace_edges"),
     };
     int rc = 0;
     if ((c.props = loams_kit_mem_calloc(g->mem, ncols ? ncols : 1, sizeof *c.props)) == NULL) {
@@ -632,7 +871,8 @@ static int do_write(graph *g, loams_batch *b)
     for (size_t i = 0; i < ncols; i++) {
         const char *n = host->batch_column_name(b, i);
         if (strcmp(n, "_node") && strcmp(n, "_label") && strcmp(n, "_src") && strcmp(n, "_dst") &&
-            strcmp(n, "_type") && strcmp(n, "_deleted")) {
+            strcmp(n, "_type") && strcmp(n, "_deleted") && strcmp(n, "_merge") &&
+            strcmp(n, "_unset") && strcmp(n, "_replace_edges")) {
             c.props[c.n_props++] = i;
         }
     }
@@ -668,6 +908,9 @@ static int do_write(graph *g, loams_batch *b)
         }
         int kind = ROW_SKIP;
         rc = check_row(g, b, r, &c, &kind, why, sizeof why);
+        if (rc == 0) {
+            rc = check_node_columns(g, b, r, &c, kind, why, sizeof why);
+        }
         if (rc == 0) {
             rc = row_props(g, b, r, &c, why, sizeof why);
         }
@@ -881,6 +1124,139 @@ static int write_staged(graph *g, const char *key, loams_keylist *written, loams
     return seg_end(g, &s, w, rc, st);
 }
 
+/* Edge e of the staging (its key "src\0type\0dst"): the _replace_edges of
+ * its (source, type) staged after it by another record, or NULL. */
+static const clear *clear_of(graph *g, const char *k, size_t len, const staged *e)
+{
+    const char *z2 = memchr(memchr(k, 0, len) + 1, 0, len - (strlen(k) + 1));
+    int64_t ci = loams__gkeymap_find(g->clears, k, (size_t)(z2 - k));
+    if (ci < 0) {
+        return NULL;
+    }
+    const clear *cl = &g->cv[ci];
+    if (cl->seq < e->seq ||
+        (cl->has_origin && e->has_origin && memcmp(cl->origin, e->origin, 12) == 0)) {
+        return NULL;
+    }
+    return cl;
+}
+
+/* Tombstones the committed out-edges of each cleared (source, type) that
+ * the staging does not hold. */
+static int clear_committed_edges(graph *g, const loams__gview *v)
+{
+    size_t nc = loams__gkeymap_count(g->clears);
+    for (size_t i = 0; i < nc; i++) {
+        size_t klen;
+        const char *k = loams__gkeymap_key(g->clears, (uint32_t)i, &klen);
+        size_t slen = strlen(k);
+        int rc = loams__gview_neighbors(v, k, slen, LOAMS__GDIR_OUT, k + slen + 1, klen - slen - 1,
+                                        0, &g->out, &g->err);
+        if (rc != 0) {
+            return rc;
+        }
+        const char *oa = (const char *)g->out.arena.data;
+        for (size_t j = 0; j < g->out.n; j++) {
+            const loams__gedge *oe = &g->out.v[j];
+            uint32_t idx;
+            int found;
+            g->key.len = 0;
+            if (loams_kit_buf_append(&g->key, k, klen) != 0 ||
+                loams_kit_buf_append(&g->key, "", 1) != 0 ||
+                loams_kit_buf_append(&g->key, oa + oe->other_off, oe->other_len) != 0 ||
+                loams__gkeymap_put(g->edges, g->key.data, g->key.len, &idx, &found) != 0 ||
+                stage_grow(g->mem, &g->ev, &g->ev_cap, (size_t)idx + 1) != 0) {
+                return loams_kit_err_set(&g->err, -ENOMEM, "out of memory replacing edges");
+            }
+            if (!found) {
+                g->ev[idx] = (staged){.flags = LOAMS__GREC_DELETED, .seq = g->cv[i].seq};
+            }
+        }
+    }
+    return 0;
+}
+
+/* Merges each based node's patch into its committed version. */
+static int merge_committed_nodes(graph *g, const loams__gview *v)
+{
+    size_t nn = loams__gkeymap_count(g->nodes);
+    for (size_t i = 0; i < nn; i++) {
+        staged *st = &g->nv[i];
+        if (!st->based) {
+            continue;
+        }
+        st->based = 0;
+        size_t len;
+        const char *id = loams__gkeymap_key(g->nodes, (uint32_t)i, &len);
+        loams__gnode n;
+        int found = 0, rc;
+        g->found.len = 0;
+        if (v->n > 0 && (rc = loams__gview_node(v, id, len, &g->found, &n, &found, &g->err)) != 0) {
+            return rc;
+        }
+        if (!found) {
+            continue;
+        }
+        const char *a = (const char *)g->arena.data, *f = (const char *)g->found.data;
+        g->merged.len = 0;
+        if ((rc = loams__gprops_merge(g->merger, f + n.props_off, n.props_len, a + st->props_off,
+                                      st->props_len, a + st->unset_off, st->unset_len, &g->merged,
+                                      &g->err)) != 0) {
+            return rc;
+        }
+        st->props_off = g->arena.len;
+        st->props_len = g->merged.len;
+        if (loams_kit_buf_append(&g->arena, g->merged.data, g->merged.len) != 0) {
+            return loams_kit_err_set(&g->err, -ENOMEM, "out of memory merging node properties");
+        }
+        if (!(st->flags & LOAMS__GREC_LABEL) && n.has_label) {
+            st->flags |= LOAMS__GREC_LABEL;
+            st->label_off = g->arena.len;
+            st->label_len = n.label_len;
+            if (loams_kit_buf_append(&g->arena, f + n.label_off, n.label_len) != 0) {
+                return loams_kit_err_set(&g->err, -ENOMEM, "out of memory merging node properties");
+            }
+        }
+    }
+    return 0;
+}
+
+/* Applies what needs the committed graph: merges of based nodes, and the
+ * _replace_edges of this commit (staged edges an older record wrote become
+ * tombstones, and so do committed edges the staging does not hold).  The
+ * outcome depends only on the base commit and the rows in stream order,
+ * so a commit replayed after a crash stages the same versions. */
+static int resolve_staged(graph *g)
+{
+    size_t ne = loams__gkeymap_count(g->edges);
+    if (loams__gkeymap_count(g->clears) > 0) {
+        for (size_t i = 0; i < ne; i++) {
+            size_t len;
+            const char *k = loams__gkeymap_key(g->edges, (uint32_t)i, &len);
+            if (clear_of(g, k, len, &g->ev[i]) != NULL) {
+                g->ev[i].flags = LOAMS__GREC_DELETED;
+                g->ev[i].props_len = 0;
+            }
+        }
+    }
+    const loams__gmanifest *m = BASE(g);
+    loams__gseg_reader **segs = NULL;
+    int rc = view_open(g, m, m->n_segs, &segs);
+    if (rc != 0) {
+        return rc;
+    }
+    loams__gview v = {segs, m->n_segs, g->mem};
+    if (m->n_segs > 0) {
+        rc = clear_committed_edges(g, &v);
+    }
+    if (rc == 0) {
+        rc = merge_committed_nodes(g, &v);
+    }
+    loams_kit_mem_free(g->mem, segs);
+    cache_trim(g);
+    return rc;
+}
+
 static int do_prepare(graph *g, const loams_offsets *applied, const char **ref,
                       loams_keylist *written)
 {
@@ -896,6 +1272,9 @@ static int do_prepare(graph *g, const loams_offsets *applied, const char **ref,
     loams__gmanifest_clear_dropped(m);
     if ((rc = loams__gmanifest_set_parent(m, g->chain.base_ref, &g->err)) != 0 ||
         (rc = loams__gmanifest_set_link(m, g->link, &g->err)) != 0) {
+        goto out;
+    }
+    if ((rc = resolve_staged(g)) != 0) {
         goto out;
     }
     size_t nn = loams__gkeymap_count(g->nodes), ne = loams__gkeymap_count(g->edges);
@@ -1101,6 +1480,9 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
     loams_kit_buf_init(&g->props, g->mem);
     loams_kit_buf_init(&g->key, g->mem);
     loams_kit_buf_init(&g->bprops, g->mem);
+    loams_kit_buf_init(&g->merged, g->mem);
+    loams_kit_buf_init(&g->names, g->mem);
+    loams_kit_buf_init(&g->found, g->mem);
     g->store = store;
     g->epoch = spec->epoch;
     snprintf(g->full, sizeof g->full, "%s.%s", spec->ns, spec->name);
@@ -1110,7 +1492,9 @@ static int graph_open(loams_ctx *ctx, const loams_target_spec *spec, loams_store
         (g->name = loams_kit_mem_strdup(g->mem, spec->name)) == NULL ||
         (spec->link != NULL && (g->link = loams_kit_mem_strdup(g->mem, spec->link)) == NULL) ||
         loams__gkeymap_new(g->mem, &g->nodes) != 0 || loams__gkeymap_new(g->mem, &g->edges) != 0 ||
-        loams__gkeymap_new(g->mem, &g->failed) != 0) {
+        loams__gkeymap_new(g->mem, &g->failed) != 0 ||
+        loams__gkeymap_new(g->mem, &g->clears) != 0 || loams__gprops_new(g->mem, &g->merger) != 0 ||
+        loams__gedges_init(g->mem, &g->out) != 0) {
         goto fail;
     }
     if ((rc = loams_kit_chain_init(&g->chain, host, ctx, store, &chain_ops, g, g->mem, "graph",
@@ -1136,6 +1520,13 @@ static void graph_close(void *state)
     loams__gkeymap_free(g->nodes);
     loams__gkeymap_free(g->edges);
     loams__gkeymap_free(g->failed);
+    loams__gkeymap_free(g->clears);
+    loams_kit_mem_free(g->mem, g->cv);
+    loams__gprops_free(g->merger);
+    loams__gedges_free(&g->out);
+    loams_kit_buf_free(&g->merged);
+    loams_kit_buf_free(&g->names);
+    loams_kit_buf_free(&g->found);
     loams_kit_mem_free(g->mem, g->nv);
     loams_kit_mem_free(g->mem, g->ev);
     loams_kit_mem_free(g->mem, g->kind);

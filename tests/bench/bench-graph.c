@@ -3,11 +3,14 @@
  * target, next to SQLite measured in the same run.
  *
  *   bench-graph [-n RECORDS] [-c RECORDS_PER_COMMIT] [-q QUERIES] [-d DIR] [-R]
+ *               [-u merge|replace]
  *
  * Each record fans out like lua/examples/graph_fanout.lua: four nodes
  * (ticket, customer, two tags, with small properties) and three edges
  * (customer -OPENED-> ticket, ticket -TAGGED-> tag twice).  The default
- * 333,334 records make a 1,000,002-edge graph.  -R skips the reference.
+ * 333,334 records make a 1,000,002-edge graph.  -R skips the reference;
+ * -u sets the target's node_upsert (merge, the default, reads the
+ * committed version of every node a commit merges into).
  *
  * Timed:
  *   apply      host batches of 3,000 records (21,000 rows) through the real
@@ -363,15 +366,16 @@ int main(int argc, char **argv)
 {
     uint64_t records = 333334, per_commit = 50000;
     size_t nq = 20000;
-    const char *dir_arg = NULL;
+    const char *dir_arg = NULL, *upsert = "merge";
     int reference = 1, opt;
-    while ((opt = getopt(argc, argv, "n:c:q:d:R")) != -1) {
+    while ((opt = getopt(argc, argv, "n:c:q:d:Ru:")) != -1) {
         switch (opt) {
         case 'n': records = strtoull(optarg, NULL, 10); break;
         case 'c': per_commit = strtoull(optarg, NULL, 10); break;
         case 'q': nq = strtoul(optarg, NULL, 10); break;
         case 'd': dir_arg = optarg; break;
         case 'R': reference = 0; break;
+        case 'u': upsert = optarg; break;
         default:
             fprintf(stderr, "usage: bench-graph [-n RECORDS] [-c RECORDS_PER_COMMIT] [-q QUERIES] "
                             "[-d DIR] [-R]\n");
@@ -401,10 +405,11 @@ int main(int argc, char **argv)
     if (loams_store_open(fs, sopts, 2, &store, err, sizeof err) != 0) {
         die("store-fs", err);
     }
-    loams_option_kv gopts[] = {{"compact_min_segments", "2"}, {"max_compact_bytes", "64GiB"}};
+    loams_option_kv gopts[] = {
+        {"compact_min_segments", "2"}, {"max_compact_bytes", "64GiB"}, {"node_upsert", upsert}};
     loams_ctx *ctx;
     void *state;
-    if (loams_ctx_create(gd, gopts, 2, &ctx, err, sizeof err) != 0) {
+    if (loams_ctx_create(gd, gopts, 3, &ctx, err, sizeof err) != 0) {
         die("ctx", err);
     }
     loams_target_spec spec = {sizeof spec, 0, "bench", "g", "bench.l", 1};

@@ -190,7 +190,8 @@ while read -r kind a b; do
   khop) graph khop "$a" --depth 2 --limit 100000 --json ;;
   neighbors) graph neighbors "$a" --direction both --json ;;
   node) graph node "$a" --json ;;
-  path) graph path "$a" "$b" --max-depth 4 --json ;;
+  path) # exit status 1: no path (the answer says "found": false, checked below)
+    graph path "$a" "$b" --max-depth 4 --json || [ $? -eq 1 ] ;;
   esac >"$work/answer.json" || die "graph $kind $a $b failed"
   /usr/bin/python3 - "$work/expected-nodes.jsonl" "$work/expected-edges.jsonl" "$work/answer.json" \
     "$kind" "$a" "${b:-}" <<'PY' || die "graph $kind $a ${b:-}: answer differs from the source"

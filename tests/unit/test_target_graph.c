@@ -749,6 +749,270 @@ START_TEST(an_aborted_commit_leaves_nothing_staged)
 }
 END_TEST
 
+/* ---- merge upserts and _replace_edges ---- */
+
+/* A row with the node-only columns: merge is 0 (null), 'y' or 'n'; unset
+ * and repl are comma-separated names (a list; one name: a string). */
+typedef struct xrow {
+    const char *node, *label, *src, *type, *dst;
+    char merge;
+    const char *unset, *repl;
+    const char *color, *size;
+    int deleted;
+    int64_t offset;
+} xrow;
+
+static void set_names(loams_batch *b, size_t r, size_t c, const char *csv)
+{
+    if (csv == NULL) {
+        return;
+    }
+    static char copy[256];
+    loams_value items[8];
+    size_t n = 0;
+    snprintf(copy, sizeof copy, "%s", csv);
+    for (char *save, *w = strtok_r(copy, ",", &save); w && n < 8; w = strtok_r(NULL, ",", &save)) {
+        items[n].type = LOAMS_T_STRING;
+        items[n].u.s.ptr = w;
+        items[n].u.s.len = strlen(w);
+        n++;
+    }
+    loams_value v = {.type = LOAMS_T_LIST};
+    v.u.list.items = items;
+    v.u.list.n = n;
+    ck_assert_int_eq(loams_batch_set(b, r, c, n == 1 ? &items[0] : &v), 0);
+}
+
+static loams_batch *make_xbatch(const xrow *rows, size_t n)
+{
+    static const char *names[] = {"_node",  "_label",         "_src",  "_type", "_dst",    "_merge",
+                                  "_unset", "_replace_edges", "color", "size",  "_deleted"};
+    size_t c[11];
+    loams_batch *b;
+    ck_assert_int_eq(loams_batch_create(&b), 0);
+    for (size_t i = 0; i < 11; i++) {
+        ck_assert_int_eq(loams_batch_add_column(b, names[i], &c[i]), 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t r;
+        const xrow *x = &rows[i];
+        ck_assert_int_eq(loams_batch_append_row(b, NULL, 0, &r), 0);
+        loams_batch_set_origin(b, r, 0, x->offset);
+        set_str(b, r, c[0], x->node);
+        set_str(b, r, c[1], x->label);
+        set_str(b, r, c[2], x->src);
+        set_str(b, r, c[3], x->type);
+        set_str(b, r, c[4], x->dst);
+        if (x->merge) {
+            loams_value v = {.type = LOAMS_T_BOOL, .u.b = x->merge == 'y'};
+            ck_assert_int_eq(loams_batch_set(b, r, c[5], &v), 0);
+        }
+        set_names(b, r, c[6], x->unset);
+        set_names(b, r, c[7], x->repl);
+        set_str(b, r, c[8], x->color);
+        set_str(b, r, c[9], x->size);
+        if (x->deleted) {
+            loams_value v = {.type = LOAMS_T_BOOL, .u.b = 1};
+            ck_assert_int_eq(loams_batch_set(b, r, c[10], &v), 0);
+        }
+    }
+    return b;
+}
+
+static void write_xrows(tgt *t, const xrow *rows, size_t n)
+{
+    loams_batch *b = make_xbatch(rows, n);
+    int rc = vt->write(t->state, b);
+    ck_assert_msg(rc == 0, "%s", ctx_err(t));
+    ck_assert_uint_eq(loams_batch_failed_count(b), 0);
+    loams_batch_free(b);
+}
+
+/* "label {properties}" of a node as stored, "-" when absent */
+static char *node_json(tgt *t, const char *id)
+{
+    char req[256];
+    snprintf(req, sizeof req, "{\"op\":\"node\",\"id\":\"%s\"}", id);
+    cJSON *a = query(t, req);
+    char *s = malloc(1024);
+    ck_assert_ptr_nonnull(s);
+    if (!cJSON_IsTrue(cJSON_GetObjectItem(a, "found"))) {
+        snprintf(s, 1024, "-");
+    } else {
+        const cJSON *n = cJSON_GetObjectItem(a, "node");
+        const cJSON *l = cJSON_GetObjectItem(n, "label");
+        char *p = cJSON_PrintUnformatted(cJSON_GetObjectItem(n, "properties"));
+        snprintf(s, 1024, "%s %s", cJSON_IsString(l) ? l->valuestring : "null", p ? p : "?");
+        cJSON_free(p);
+    }
+    cJSON_Delete(a);
+    return s;
+}
+
+START_TEST(a_bare_node_row_merges_and_keeps_the_properties_it_does_not_name)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    /* the package graph: each record is a package with its properties and
+     * a bare row for each dependency, so edges never dangle */
+    xrow r1[] = {
+        {.node = "libc", .label = "Package", .color = "red", .size = "9", .offset = 0},
+        {.node = "app", .label = "Package", .color = "blue", .offset = 1},
+        {.node = "libc", .offset = 1},
+        {.src = "app", .type = "depends", .dst = "libc", .offset = 1},
+    };
+    write_xrows(&t, r1, 4);
+    CHECK_STR(node_json(&t, "libc"), "-");
+    tgt_commit(&t, 2);
+    CHECK_STR(node_json(&t, "libc"), "Package {\"color\":\"red\",\"size\":\"9\"}");
+    /* across commits: a bare row again, then a patch of one property */
+    xrow r2[] = {
+        {.node = "libc", .offset = 2},
+        {.node = "app", .size = "1", .offset = 3},
+    };
+    write_xrows(&t, r2, 2);
+    tgt_commit(&t, 4);
+    CHECK_STR(node_json(&t, "libc"), "Package {\"color\":\"red\",\"size\":\"9\"}");
+    CHECK_STR(node_json(&t, "app"), "Package {\"color\":\"blue\",\"size\":\"1\"}");
+    /* _unset removes one property (the committed one and a staged one);
+     * a new label replaces the old */
+    xrow r3[] = {
+        {.node = "libc", .label = "Lib", .unset = "color", .offset = 4},
+        {.node = "app", .color = "green", .offset = 5},
+        {.node = "app", .unset = "color,size", .offset = 6},
+    };
+    write_xrows(&t, r3, 3);
+    tgt_commit(&t, 7);
+    CHECK_STR(node_json(&t, "libc"), "Lib {\"size\":\"9\"}");
+    CHECK_STR(node_json(&t, "app"), "Package {}");
+    /* _merge = false: the row is the whole node */
+    xrow r4[] = {{.node = "libc", .merge = 'n', .color = "white", .offset = 7}};
+    write_xrows(&t, r4, 1);
+    tgt_commit(&t, 8);
+    CHECK_STR(node_json(&t, "libc"), "null {\"color\":\"white\"}");
+    /* a node deleted then merged in one commit starts from nothing */
+    xrow r5[] = {
+        {.node = "libc", .deleted = 1, .offset = 8},
+        {.node = "libc", .size = "3", .offset = 9},
+    };
+    write_xrows(&t, r5, 2);
+    tgt_commit(&t, 10);
+    CHECK_STR(node_json(&t, "libc"), "null {\"size\":\"3\"}");
+    /* an _unset drops the committed value, not what a row of the same
+     * commit sets after it */
+    xrow r6[] = {
+        {.node = "x", .color = "c0", .size = "1", .offset = 10},
+        {.node = "y", .color = "c0", .size = "1", .offset = 10},
+    };
+    write_xrows(&t, r6, 2);
+    tgt_commit(&t, 11);
+    xrow r7[] = {
+        {.node = "x", .unset = "color", .color = "c1", .offset = 11},
+        {.node = "x", .size = "2", .offset = 12},
+        {.node = "y", .unset = "color", .offset = 11},
+        {.node = "y", .size = "2", .offset = 12},
+    };
+    write_xrows(&t, r7, 4);
+    tgt_commit(&t, 13);
+    CHECK_STR(node_json(&t, "x"), "null {\"color\":\"c1\",\"size\":\"2\"}");
+    CHECK_STR(node_json(&t, "y"), "null {\"size\":\"2\"}");
+    tgt_close(&t);
+}
+END_TEST
+
+START_TEST(node_upsert_replace_makes_each_row_the_whole_node)
+{
+    tgt t;
+    loams_option_kv o[] = {{"node_upsert", "replace"}};
+    tgt_open(&t, o, 1);
+    tgt_resume(&t);
+    xrow r1[] = {
+        {.node = "libc", .label = "Package", .color = "red", .offset = 0},
+        {.node = "libc", .offset = 1},
+        {.node = "app", .label = "Package", .color = "blue", .offset = 1},
+    };
+    write_xrows(&t, r1, 3);
+    tgt_commit(&t, 2);
+    CHECK_STR(node_json(&t, "libc"), "null {}");
+    /* a row's _merge = true overrides the link's replace */
+    xrow r2[] = {{.node = "app", .merge = 'y', .size = "2", .offset = 2}};
+    write_xrows(&t, r2, 1);
+    tgt_commit(&t, 3);
+    CHECK_STR(node_json(&t, "app"), "Package {\"color\":\"blue\",\"size\":\"2\"}");
+    tgt_close(&t);
+    /* an unknown word is refused when the target opens */
+    char err[512];
+    loams_ctx *ctx;
+    loams_option_kv bad[] = {{"node_upsert", "upsert"}};
+    ck_assert_int_ne(loams_ctx_create(desc, bad, 1, &ctx, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "merge") != NULL, "%s", err);
+}
+END_TEST
+
+START_TEST(replace_edges_makes_a_record_the_truth_of_its_out_edges)
+{
+    tgt t;
+    tgt_open(&t, NULL, 0);
+    tgt_resume(&t);
+    xrow r1[] = {
+        {.node = "app", .offset = 0},
+        {.src = "app", .type = "depends", .dst = "a", .offset = 0},
+        {.src = "app", .type = "depends", .dst = "b", .offset = 0},
+        {.src = "app", .type = "recommends", .dst = "r", .offset = 0},
+        {.src = "other", .type = "depends", .dst = "a", .offset = 0},
+    };
+    write_xrows(&t, r1, 5);
+    tgt_commit(&t, 1);
+    /* a new version depends on b and c: a goes, in the same commit; an edge
+     * of the record written before its node row stays; recommends stays */
+    xrow r2[] = {
+        {.src = "app", .type = "depends", .dst = "c", .offset = 1},
+        {.node = "app", .repl = "depends", .offset = 1},
+        {.src = "app", .type = "depends", .dst = "b", .offset = 1},
+    };
+    write_xrows(&t, r2, 3);
+    tgt_commit(&t, 2);
+    CHECK_STR(neighbors(&t, "app", "out", NULL), "app-depends->b app-depends->c app-recommends->r");
+    CHECK_STR(neighbors(&t, "a", "in", NULL), "other-depends->a");
+    /* within one commit: an older record's edges go, a newer record's stay */
+    xrow r3[] = {
+        {.src = "app", .type = "depends", .dst = "x", .offset = 2},
+        {.node = "app", .repl = "depends,recommends", .offset = 3},
+        {.src = "app", .type = "depends", .dst = "y", .offset = 3},
+        {.src = "app", .type = "depends", .dst = "z", .offset = 4},
+    };
+    write_xrows(&t, r3, 4);
+    tgt_commit(&t, 5);
+    CHECK_STR(neighbors(&t, "app", "out", NULL), "app-depends->y app-depends->z");
+    CHECK_STR(neighbors(&t, "b", "in", NULL), "");
+    /* a deleted node's _replace_edges removes its edges of those types */
+    xrow r4[] = {{.node = "app", .deleted = 1, .repl = "depends", .offset = 5}};
+    write_xrows(&t, r4, 1);
+    tgt_commit(&t, 6);
+    CHECK_STR(neighbors(&t, "app", "out", NULL), "");
+    CHECK_STR(node_json(&t, "app"), "-");
+    /* _replace_edges and _merge on an edge row, a bad type: the row fails */
+    xrow bad[] = {
+        {.src = "a", .type = "t", .dst = "b", .repl = "t", .offset = 6},
+        {.node = "n", .merge = 0, .offset = 7},
+    };
+    loams_batch *b = make_xbatch(bad, 2);
+    loams_value nonstr = {.type = LOAMS_T_INT64, .u.i = 3};
+    ck_assert_int_eq(loams_batch_set(b, 1, 7, &nonstr), 0);
+    ck_assert_int_eq(vt->write(t.state, b), 0);
+    ck_assert_uint_eq(loams_batch_failed_count(b), 2);
+    int status;
+    const char *msg;
+    ck_assert_int_eq(loams_batch_row_error(b, 0, &status, &msg), 0);
+    ck_assert_msg(strstr(msg, "are for node rows") != NULL, "%s", msg);
+    ck_assert_int_eq(loams_batch_row_error(b, 1, &status, &msg), 0);
+    ck_assert_msg(strstr(msg, "_replace_edges must be an edge type") != NULL, "%s", msg);
+    loams_batch_free(b);
+    tgt_close(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("target_graph");
@@ -762,6 +1026,9 @@ int main(void)
     tcase_add_test(tc, bad_requests_are_refused_with_what_is_allowed);
     tcase_add_test(tc, random_history_matches_the_model_and_compaction_keeps_every_answer);
     tcase_add_test(tc, an_aborted_commit_leaves_nothing_staged);
+    tcase_add_test(tc, a_bare_node_row_merges_and_keeps_the_properties_it_does_not_name);
+    tcase_add_test(tc, node_upsert_replace_makes_each_row_the_whole_node);
+    tcase_add_test(tc, replace_edges_makes_a_record_the_truth_of_its_out_edges);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
