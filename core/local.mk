@@ -132,7 +132,8 @@ core_libloams_core_la_SOURCES += \
 	core/http/produce.c core/http/produce.h \
 	core/http/sql.c core/http/sql.h \
 	core/http/links.c core/http/links.h \
-	core/http/metrics.c core/http/metrics.h
+	core/http/metrics.c core/http/metrics.h \
+	core/http/iceberg.c core/http/iceberg.h
 
 # cli/: the commands (one cmd_<name>.c each, listed in main.c) and what
 # they share: options, opening a data dir, querying a target.

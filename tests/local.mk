@@ -255,6 +255,9 @@ EXTRA_DIST += tests/integration/http-server.sh tests/integration/http-api.sh tes
 # GET /metrics, read by python3-prometheus-client.
 TESTS += tests/integration/http-metrics.sh
 EXTRA_DIST += tests/integration/http-metrics.sh
+# The Iceberg REST catalog, read by a strict schema check and DuckDB.
+TESTS += tests/integration/http-iceberg.sh
+EXTRA_DIST += tests/integration/http-iceberg.sh
 
 # The first real plugins, loaded as modules and run through the real host.
 # (tests/unit/plugin_loader.c loads them through the registry.)

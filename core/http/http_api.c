@@ -5,6 +5,7 @@
 #include "http/http_api.h"
 
 #include "http/health.h"
+#include "http/iceberg.h"
 #include "http/links.h"
 #include "http/metrics.h"
 #include "http/produce.h"
@@ -14,8 +15,9 @@
 int loams_http_api_routes(loams_http_router *r)
 {
     int (*const families[])(loams_http_router *) = {
-        loams_http_health_routes, loams_http_streams_routes, loams_http_produce_routes,
-        loams_http_sql_routes,    loams_http_links_routes,   loams_http_metrics_routes,
+        loams_http_health_routes,  loams_http_streams_routes, loams_http_produce_routes,
+        loams_http_sql_routes,     loams_http_links_routes,   loams_http_metrics_routes,
+        loams_http_iceberg_routes,
     };
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         int rc = families[i](r);
