@@ -258,6 +258,9 @@ EXTRA_DIST += tests/integration/http-metrics.sh
 # The Iceberg REST catalog, read by a strict schema check and DuckDB.
 TESTS += tests/integration/http-iceberg.sh
 EXTRA_DIST += tests/integration/http-iceberg.sh
+# Collection backpressure: 429, Retry-After, the budgets, the override.
+TESTS += tests/integration/http-backpressure.sh
+EXTRA_DIST += tests/integration/http-backpressure.sh
 
 # The first real plugins, loaded as modules and run through the real host.
 # (tests/unit/plugin_loader.c loads them through the registry.)

@@ -260,6 +260,9 @@ char *loams_link_def_to_json(const loams_link_def *d)
         loams_kit_json_tree_put_int(root, "batch_interval_ms", d->batch_interval_ms) != 0 ||
         loams_kit_json_tree_put_int(root, "maintenance_interval_ms", d->maintenance_interval_ms) !=
             0 ||
+        loams_kit_json_tree_put_u64(root, "max_unapplied_records", d->max_unapplied_records) != 0 ||
+        loams_kit_json_tree_put_u64(root, "max_unapplied_bytes", d->max_unapplied_bytes) != 0 ||
+        loams_kit_json_tree_put_int(root, "max_lag_ms", d->max_lag_ms) != 0 ||
         !add_str(root, "on_error", loams_on_error_name(d->on_error)) ||
         !add_name(root, "dead_letter_stream", &d->dead_letter_stream) ||
         !add_str(root, "state", loams_link_state_name(d->state)) ||
@@ -388,6 +391,14 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
     d->maintenance_interval_ms =
         (int64_t)get_num(root, "maintenance_interval_ms", LOAMS_LINK_MAINTENANCE_INTERVAL_MS);
+    /* definitions stored before the budgets existed: a collection link
+     * gets the defaults, other links none */
+    int coll = d->target_kind != NULL && strcmp(d->target_kind, "collection") == 0;
+    d->max_unapplied_records = (uint64_t)get_num(
+        root, "max_unapplied_records", coll ? (int64_t)LOAMS_LINK_MAX_UNAPPLIED_RECORDS : 0);
+    d->max_unapplied_bytes = (uint64_t)get_num(root, "max_unapplied_bytes",
+                                               coll ? (int64_t)LOAMS_LINK_MAX_UNAPPLIED_BYTES : 0);
+    d->max_lag_ms = (int64_t)get_num(root, "max_lag_ms", 0);
     d->error_partition = (int32_t)get_num(root, "error_partition", -1);
     d->error_offset = (int64_t)get_num(root, "error_offset", -1);
     d->created_ms = (int64_t)get_num(root, "created_ms", 0);

@@ -92,6 +92,15 @@ typedef struct loams_link_def {
     int64_t maintenance_interval_ms; /* how often the run maintains the target (0: never) */
     loams_on_error on_error;
     loams_objname dead_letter_stream;
+    /* Producers' budgets (docs/LINKS.md, "Backpressure"; 0: none): writes
+     * to the stream are refused while the link's unapplied records or
+     * bytes are at them.  Collection links: max_unapplied_records and
+     * max_unapplied_bytes (defaults below); other links: max_lag, as a
+     * count (kept in max_unapplied_records) or a duration (max_lag_ms, the
+     * age of the oldest unapplied record). */
+    uint64_t max_unapplied_records;
+    uint64_t max_unapplied_bytes;
+    int64_t max_lag_ms;
     loams_link_state state;
     char *error;             /* state FAILED: what failed, else NULL */
     int32_t error_partition; /* -1 when none */
@@ -108,6 +117,10 @@ typedef struct loams_link_def {
     loams_link_resume resume;    /* taking over a target with another incarnation's commits */
     uint64_t version;            /* metastore version read (0 = not stored) */
 } loams_link_def;
+
+/* A collection link's default budgets (seed §7). */
+#define LOAMS_LINK_MAX_UNAPPLIED_RECORDS 1000000ULL
+#define LOAMS_LINK_MAX_UNAPPLIED_BYTES (128ULL << 20)
 
 /* The default maintenance_interval: 10 minutes. */
 #define LOAMS_LINK_MAINTENANCE_INTERVAL_MS (10 * 60 * 1000)

@@ -10,19 +10,13 @@
 #include <time.h>
 
 #include "meta/commit.h"
+#include "catalog/link_backlog.h"
 #include "catalog/link_catalog.h"
 #include "catalog/link_holds.h"
 #include "catalog/link_report.h"
 #include "base/mem_account.h"
 #include "base/units.h"
 #include "abi/offsets.h"
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* Adds v as a number member with every digit: cJSON keeps a double and
  * prints 16 digits or more as 1.79614543008643e+15, or rounded past 2^53.
@@ -66,6 +60,18 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         cJSON_AddNullToObject(row, "definition_version");
     }
     cJSON_AddStringToObject(row, "resume", loams_link_resume_name(d->resume));
+    /* the producers' budgets (backpressure.h); null: none */
+    static const char *const budget_keys[] = {"max_unapplied_records", "max_unapplied_bytes",
+                                              "max_lag_ms"};
+    uint64_t budgets[] = {d->max_unapplied_records, d->max_unapplied_bytes,
+                          (uint64_t)d->max_lag_ms};
+    for (size_t i = 0; i < 3; i++) {
+        if (budgets[i] > 0) {
+            add_uint(row, budget_keys[i], budgets[i]);
+        } else {
+            cJSON_AddNullToObject(row, budget_keys[i]);
+        }
+    }
     /* What its runs report: the peak memory, and the error of the last
      * failed run while the link runs (retried with backoff). */
     loams_link_report report;
@@ -144,81 +150,44 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
         cJSON_AddNullToObject(row, "commit");
     }
     cJSON *parts = cJSON_AddArrayToObject(row, "partitions");
-    uint64_t lag = 0, pending = 0;
-    double lag_s = 0;
-    loams_stream *s = NULL;
-    loams_stream_err serr;
-    rc = loams_stream_open(log, &d->stream, &s, &serr);
+    loams_link_backlog b;
+    char berr[1024];
+    rc = loams_link_backlog_of(log, d, &p, 1, &b, berr, sizeof berr);
     if (rc == LOAMS_ENOTFOUND) {
         /* The stream was dropped under the link: nothing left to apply,
          * which the row says instead of a lag of 0. */
         cJSON_AddNullToObject(row, "lag_records");
         cJSON_AddNullToObject(row, "lag_seconds");
+        cJSON_AddNullToObject(row, "unapplied_bytes");
         cJSON_AddNullToObject(row, "lost_pending_records");
-        cJSON_AddStringToObject(row, "stream_error", serr.msg);
+        cJSON_AddStringToObject(row, "stream_error", berr);
         rc = 0;
         goto out;
     }
     if (rc != 0) {
-        snprintf(err, errlen, "link %s.%s: its stream %s.%s: %s", d->name.ns, d->name.name,
-                 d->stream.ns, d->stream.name, serr.msg);
+        snprintf(err, errlen, "%s", berr);
         goto out;
     }
-    {
-        unsigned n = loams_stream_definition(s)->partitions;
-        loams_stream_slice slice;
-        loams_stream_slice_init(&slice);
-        for (unsigned i = 0; i < n; i++) {
-            loams_stream_partition_info info;
-            if ((rc = loams_stream_partition_state(s, (int32_t)i, &info, &serr)) != 0) {
-                snprintf(err, errlen, "link %s.%s: partition %u of %s.%s: %s", d->name.ns,
-                         d->name.name, i, d->stream.ns, d->stream.name, serr.msg);
-                break;
-            }
-            int64_t applied = 0;
-            loams_offsets_get(p.applied, (int32_t)i, &applied);
-            cJSON *pp = cJSON_CreateObject();
-            add_int(pp, "partition", (int64_t)i);
-            add_int(pp, "applied", applied);
-            add_int(pp, "high_water_mark", info.high_offset);
-            /* deleted by retention below what the link is owed: lost once
-             * the link reads past them (link_gaps.h) */
-            int64_t owed = loams_link_owed_from(start, &p, (int32_t)i);
-            uint64_t lost = info.low_offset > owed ? (uint64_t)(info.low_offset - owed) : 0;
-            add_uint(pp, "lost_pending", lost);
-            pending += lost;
-            cJSON_AddItemToArray(parts, pp);
-            if (info.high_offset > applied) {
-                lag += (uint64_t)(info.high_offset - applied);
-                /* the age of the oldest unapplied record: a record that
-                 * cannot be read fails the view (a lag of 0 seconds would
-                 * hide it) */
-                if ((rc = loams_stream_read(s, (int32_t)i, applied, 1, 0, &slice, &serr)) != 0) {
-                    snprintf(err, errlen,
-                             "link %s.%s: reading its next record (partition %u, offset %" PRId64
-                             ") of %s.%s: %s",
-                             d->name.ns, d->name.name, i, applied, d->stream.ns, d->stream.name,
-                             serr.msg);
-                    break;
-                }
-                if (slice.count > 0) {
-                    double age = (double)(now_us() - slice.records[0].timestamp_us) / 1e6;
-                    if (age > lag_s) {
-                        lag_s = age;
-                    }
-                }
-                loams_stream_slice_release(&slice);
-            }
-        }
-        loams_stream_slice_free(&slice);
-        loams_stream_close(s);
-        if (rc != 0) {
-            goto out;
-        }
+    uint64_t pending = 0;
+    for (size_t i = 0; i < b.nparts; i++) {
+        const loams_link_backlog_part *bp = &b.parts[i];
+        cJSON *pp = cJSON_CreateObject();
+        add_int(pp, "partition", bp->partition);
+        add_int(pp, "applied", bp->applied);
+        add_int(pp, "high_water_mark", bp->high_offset);
+        /* deleted by retention below what the link is owed: lost once
+         * the link reads past them (link_gaps.h) */
+        int64_t owed = loams_link_owed_from(start, &p, bp->partition);
+        uint64_t lost = bp->low_offset > owed ? (uint64_t)(bp->low_offset - owed) : 0;
+        add_uint(pp, "lost_pending", lost);
+        pending += lost;
+        cJSON_AddItemToArray(parts, pp);
     }
-    add_uint(row, "lag_records", lag);
-    cJSON_AddNumberToObject(row, "lag_seconds", lag_s);
+    add_uint(row, "lag_records", b.records);
+    cJSON_AddNumberToObject(row, "lag_seconds", b.age_seconds);
+    add_uint(row, "unapplied_bytes", b.bytes);
     add_uint(row, "lost_pending_records", pending);
+    loams_link_backlog_clear(&b);
 out:
     loams_pointer_clear(&p);
     return rc;

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/status.h"
 #include "cli/cli.h"
+#include "catalog/backpressure.h"
 #include "cli/datadir.h"
 #include "stream/produce_batch.h"
 #include "stream/streamlog.h"
@@ -21,7 +23,7 @@ static const char usage[] =
     "Usage: loams-host produce NS.STREAM [--data-dir DIR] [--key-field FIELD]\n"
     "                          [--value-field FIELD] [--batch N] [--partition P]\n"
     "                          [--key K] [--encoding base64] [--key-encoding base64]\n"
-    "                          [--progress]   < records\n"
+    "                          [--backpressure on|off] [--progress]   < records\n"
     "  Each line of stdin is one record (empty lines are skipped).  Without\n"
     "  --key-field the line is the value and the record has no key\n"
     "  (round-robin over the partitions); with --key-field each line must be a\n"
@@ -32,13 +34,50 @@ static const char usage[] =
     "  --key K gives every record the key K.  --encoding base64: each line is\n"
     "  the value in base64 (RFC 4648), for values with line breaks or binary\n"
     "  bytes; --key-encoding base64: each line is the key in base64, a tab,\n"
-    "  then the value (in --encoding).\n";
+    "  then the value (in --encoding).  Before each batch it checks the\n"
+    "  budgets of the stream's links (max_unapplied_records, max_unapplied_bytes,\n"
+    "  max_lag) and waits while one is reached, as the HTTP API answers 429;\n"
+    "  --backpressure off allows 4x the budgets (bulk loads).\n";
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Waits while the budgets of the stream's links refuse a batch of n
+ * records and `bytes` bytes (catalog/backpressure.h), saying so with
+ * --progress.  Returns 0 to append, -1 after printing why it cannot. */
+static int wait_for_budget(loams_datadir *dd, const loams_objname *name, size_t n, uint64_t bytes,
+                           int off, int progress, uint64_t done)
+{
+    for (;;) {
+        loams_backpressure bp;
+        char err[1024] = "";
+        int rc =
+            loams_backpressure_check(dd->meta, dd->log, name, n, bytes, off, &bp, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr,
+                    "loams-host produce: %s; the %" PRIu64 " records before were appended\n",
+                    err[0] ? err : loams_strerror(rc), done);
+            return -1;
+        }
+        if (bp.too_large) {
+            fprintf(stderr,
+                    "loams-host produce: %s (a smaller --batch); the %" PRIu64
+                    " records before were appended\n",
+                    bp.message, done);
+            return -1;
+        }
+        if (!bp.refused) {
+            return 0;
+        }
+        if (progress) {
+            fprintf(stderr, "waiting %d s (Retry-After): %s\n", bp.retry_after_s, bp.message);
+        }
+        sleep((unsigned)bp.retry_after_s);
+    }
 }
 
 int loams_cmd_produce(int argc, char **argv)
@@ -53,11 +92,12 @@ int loams_cmd_produce(int argc, char **argv)
         {"key", required_argument, NULL, 'K'},
         {"encoding", required_argument, NULL, 'E'},
         {"key-encoding", required_argument, NULL, 'J'},
+        {"backpressure", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *data_dir = NULL, *key_field = NULL, *value_field = NULL, *fixed_key = NULL;
-    int value_b64 = 0, key_b64 = 0;
+    int value_b64 = 0, key_b64 = 0, bp_off = 0;
     long batch_size = 10000, partition = -1;
     int progress = isatty(STDERR_FILENO), c;
     char *end;
@@ -95,6 +135,13 @@ int loams_cmd_produce(int argc, char **argv)
                 return 2;
             }
             *(c == 'E' ? &value_b64 : &key_b64) = strcmp(optarg, "base64") == 0;
+            break;
+        case 'B':
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                fprintf(stderr, "loams-host produce: --backpressure %s: give on or off\n", optarg);
+                return 2;
+            }
+            bp_off = strcmp(optarg, "off") == 0;
             break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
@@ -184,6 +231,10 @@ int loams_cmd_produce(int argc, char **argv)
         }
         size_t n = loams_produce_batch_count(b);
         if (n > 0 && (n == (size_t)batch_size || eof)) {
+            if (wait_for_budget(dd, &name, n, loams_produce_batch_bytes(b), bp_off, progress,
+                                records) != 0) {
+                goto out;
+            }
             if (loams_produce_batch_append(b, s, &se) != 0) {
                 fprintf(stderr,
                         "loams-host produce: %s; the %" PRIu64 " records before this "

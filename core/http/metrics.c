@@ -71,13 +71,20 @@ static const family link_families[] = {
     {"loams_link_lag_records", "Records of a link's stream not applied yet", "gauge"},
     {"loams_link_lag_seconds", "Age of the oldest record a link has not applied (0: caught up)",
      "gauge"},
+    {"loams_link_unapplied_bytes", "Estimated bytes of the records a link has not applied",
+     "gauge"},
+    {"loams_link_max_unapplied_records",
+     "A link's producers' budget in records (max_unapplied_records, or max_lag as a count)",
+     "gauge"},
+    {"loams_link_max_unapplied_bytes", "A link's producers' budget in bytes", "gauge"},
     {"loams_link_last_commit_timestamp_seconds", "When a link last committed (Unix time)", "gauge"},
     {"loams_link_memory_peak_bytes", "The most memory a link's run held up to its last commit",
      "gauge"},
 };
 static const char *const link_keys[] = {
-    "applied_records", "skipped_records", "dead_lettered_records", "lag_records",
-    "lag_seconds",     "last_commit_ms",  "memory_peak_bytes"};
+    "applied_records", "skipped_records",  "dead_lettered_records", "lag_records",
+    "lag_seconds",     "unapplied_bytes",  "max_unapplied_records", "max_unapplied_bytes",
+    "last_commit_ms",  "memory_peak_bytes"};
 
 static int links_part(const loams_http_env *env, loams_buf *out, char *err, size_t errlen)
 {

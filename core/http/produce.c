@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "base/metrics.h"
+#include "catalog/backpressure.h"
 #include "cli/datadir.h"
 #include "loams/kit/json_path.h"
 #include "stream/produce_batch.h"
@@ -131,6 +134,70 @@ out:
     return rc == 0 ? 0 : -1;
 }
 
+static const loams_metric_family refused_total = {
+    "loams_stream_writes_refused_total",
+    "Writes to a stream refused for its links' budgets (429), by stream", LOAMS_METRIC_COUNTER,
+    NULL, 0};
+
+/* Sets the backlog headers to records and bytes. */
+static void backlog_headers(loams_http_response *resp, uint64_t records, uint64_t bytes)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%" PRIu64, records);
+    loams_http_add_header(resp, "Loams-Unapplied-Records", v);
+    snprintf(v, sizeof v, "%" PRIu64, bytes);
+    loams_http_add_header(resp, "Loams-Unapplied-Bytes", v);
+}
+
+/* The budgets of the stream's links (catalog/backpressure.h) for a write
+ * of n records and `bytes` bytes, under the stream's lock.  0: go on (the
+ * headers say the backlog with the write); else the response is the
+ * refusal (429 with Retry-After, or 413) or the error. */
+static int admit(const loams_http_request *req, loams_http_response *resp, size_t n, uint64_t bytes)
+{
+    const char *h = req->header(req, "Loams-Backpressure");
+    int override = h != NULL && strcasecmp(h, "off") == 0;
+    if (h != NULL && !override && strcasecmp(h, "on") != 0) {
+        loams_http_fail(resp, LOAMS_HTTP_BAD_REQUEST, NULL,
+                        "Loams-Backpressure is 'off' (write up to 4x the links' budgets) or "
+                        "'on', not '%.40s'",
+                        h);
+        return LOAMS_EINPUT;
+    }
+    loams_backpressure bp;
+    char err[1024] = "";
+    int rc = loams_backpressure_check(req->env->dd->meta, req->env->dd->log, req->object, n, bytes,
+                                      override, &bp, err, sizeof err);
+    if (rc != 0) {
+        loams_http_fail(resp, loams_http_code_for_status(rc), NULL, "%s",
+                        err[0] ? err : "out of memory");
+        return rc;
+    }
+    if (bp.too_large || bp.refused) {
+        backlog_headers(resp, bp.unapplied_records, bp.unapplied_bytes);
+    }
+    if (bp.too_large) {
+        loams_http_fail(resp, LOAMS_HTTP_PAYLOAD_TOO_LARGE, NULL, "%s; nothing was appended",
+                        bp.message);
+        return LOAMS_ELIMIT;
+    }
+    if (bp.refused) {
+        char labels[256], name[2 * LOAMS_IDENT_MAX + 2], retry[16];
+        snprintf(name, sizeof name, "%s.%s", req->object->ns, req->object->name);
+        if (loams_metrics_labels(labels, sizeof labels, "stream", name, NULL) == 0) {
+            loams_metrics_count(&refused_total, labels, 1);
+        }
+        snprintf(retry, sizeof retry, "%d", bp.retry_after_s);
+        loams_http_add_header(resp, "Retry-After", retry);
+        loams_http_fail(resp, LOAMS_HTTP_TOO_MANY_REQUESTS, NULL, "%s; nothing was appended",
+                        bp.message);
+        return LOAMS_ELIMIT;
+    }
+    backlog_headers(resp, bp.unapplied_records + (bp.link[0] ? n : 0),
+                    bp.unapplied_bytes + (bp.link[0] ? bytes : 0));
+    return 0;
+}
+
 static void produce(const loams_http_request *req, loams_http_response *resp)
 {
     body_kind kind;
@@ -235,9 +302,14 @@ static void produce(const loams_http_request *req, loams_http_response *resp)
         goto out;
     }
     size_t n = loams_produce_batch_count(b);
-    if (n > 0 && (rc = loams_produce_batch_append(b, s, &se)) != 0) {
+    loams_backpressure_enter(req->object);
+    rc = admit(req, resp, n, loams_produce_batch_bytes(b));
+    if (rc == 0 && n > 0 && (rc = loams_produce_batch_append(b, s, &se)) != 0) {
         loams_http_fail(resp, loams_http_code_for_status(rc), NULL, "%s; nothing was appended",
                         se.msg);
+    }
+    loams_backpressure_leave(req->object);
+    if (rc != 0) {
         goto out;
     }
     const loams_stream_pos *pos = loams_produce_batch_positions(b);

@@ -247,7 +247,76 @@ static int read_transform_options(const loams_ddl_script *script, const loams_dd
 }
 
 #define LINK_OPTIONS                                                                               \
-    "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream"
+    "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream, "            \
+    "max_unapplied_records, max_unapplied_bytes (collection links), max_lag (other links)"
+
+/* A count of records: decimal digits, at most 10^15.  0 or -1 with why. */
+static int parse_count(const char *text, uint64_t *out, char *why, size_t whylen)
+{
+    uint64_t v = 0;
+    const char *p = text;
+    for (; *p >= '0' && *p <= '9' && v <= 1000000000000000ULL; p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == text || *p != '\0' || v > 1000000000000000ULL) {
+        snprintf(why, whylen, "'%s' is not a number of records (digits, at most 10^15)", text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* max_unapplied_records, max_unapplied_bytes and max_lag into d.  kind:
+ * the target kind word.  Returns 1 when o is one of them (0 or an error
+ * after it), 0 when it is not. */
+static int read_budget(const loams_ddl_script *script, const loams_ddl_option *o, const char *kind,
+                       loams_link_def *d, int *rc, char *err, size_t errlen)
+{
+    char why[256] = "";
+    int coll = strcmp(kind, "collection") == 0;
+    *rc = 0;
+    if (strcmp(o->key, "max_unapplied_records") == 0 ||
+        strcmp(o->key, "max_unapplied_bytes") == 0) {
+        int records = strcmp(o->key, "max_unapplied_records") == 0;
+        uint64_t v = 0;
+        if (!coll) {
+            *rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                           "%s is an option of collection links; a %s link throttles its "
+                           "producers with max_lag (records or a duration)",
+                           o->key, kind);
+        } else if (records ? parse_count(option_text(o), &v, why, sizeof why) != 0 || v == 0
+                           : loams_size_parse(option_text(o), &v, why, sizeof why) != 0 || v == 0) {
+            *rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "%s: %s", o->key,
+                           why[0] ? why : "must be above 0");
+        } else if (records) {
+            d->max_unapplied_records = v;
+        } else {
+            d->max_unapplied_bytes = v;
+        }
+        return 1;
+    }
+    if (strcmp(o->key, "max_lag") != 0) {
+        return 0;
+    }
+    const char *text = option_text(o);
+    int64_t us;
+    uint64_t v;
+    if (coll) {
+        *rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                       "max_lag is an option of table and graph links; a collection link's "
+                       "budgets are max_unapplied_records and max_unapplied_bytes");
+    } else if (parse_count(text, &v, why, sizeof why) == 0 && v > 0) {
+        d->max_unapplied_records = v;
+    } else if (loams_duration_parse(text, &us, why, sizeof why) == 0 && us >= 1000000) {
+        d->max_lag_ms = us / 1000;
+    } else {
+        *rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                       "max_lag is a number of records ('100000') or a duration of 1s or more "
+                       "('30s'), not '%s'",
+                       text);
+    }
+    return 1;
+}
 
 /* One of the link's own options into d (*handled = 1), or *handled = 0. */
 static int read_link_option(const loams_ddl_script *script, const loams_ddl_option *o,
@@ -325,10 +394,19 @@ static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
                      const loams_ddl_option **resume, char *err, size_t errlen)
 {
     *resume = NULL;
+    const char *kind = st->link.target_kind_word;
+    if (strcmp(kind, "collection") == 0) {
+        d->max_unapplied_records = LOAMS_LINK_MAX_UNAPPLIED_RECORDS;
+        d->max_unapplied_bytes = LOAMS_LINK_MAX_UNAPPLIED_BYTES;
+    }
     for (size_t i = 0; i < st->with.count; i++) {
         const loams_ddl_option *o = &st->with.items[i];
-        int handled = 0;
-        int rc = read_link_option(script, o, d, &handled, err, errlen);
+        int handled = 0, rc = 0;
+        if (read_budget(script, o, kind, d, &rc, err, errlen)) {
+            handled = 1;
+        } else {
+            rc = read_link_option(script, o, d, &handled, err, errlen);
+        }
         if (rc != 0 || handled) {
             if (rc != 0) {
                 return rc;
