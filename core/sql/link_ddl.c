@@ -247,7 +247,9 @@ static int read_transform_options(const loams_ddl_script *script, const loams_dd
 }
 
 #define LINK_OPTIONS                                                                               \
-    "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream, "            \
+    "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream"
+/* CREATE LINK only: ALTER LINK does not change them yet */
+#define BUDGET_OPTIONS                                                                             \
     "max_unapplied_records, max_unapplied_bytes (collection links), max_lag (other links)"
 
 /* A count of records: decimal digits, at most 10^15.  0 or -1 with why. */
@@ -430,6 +432,7 @@ static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
             plugin_option_names(transform, "script_path", xlist, sizeof xlist);
             return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
                             "unknown option '%s': it is neither a link option (" LINK_OPTIONS
+                            ", " BUDGET_OPTIONS
                             ", resume) nor an option of the target plugin %s (%s)%s%s%s%s%s",
                             o->key, target->name, tlist[0] ? tlist : "it declares none",
                             xlist[0] ? ", nor of the transform plugin " : "",

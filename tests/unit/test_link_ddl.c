@@ -237,13 +237,15 @@ START_TEST(plugin_options_are_checked_at_the_option)
              err, sizeof err);
     ck_assert_int_eq(rc, LOAMS_EINPUT);
     first_line(err, line, sizeof line);
-    ck_assert_str_eq(
-        line, "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
-              "(batch_bytes, batch_interval, maintenance_interval, on_error, "
-              "dead_letter_stream, resume) nor an option of the target plugin target-collection "
-              "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
-              "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
-              "cached_splits)");
+    ck_assert_str_eq(line,
+                     "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
+                     "(batch_bytes, batch_interval, maintenance_interval, on_error, "
+                     "dead_letter_stream, max_unapplied_records, max_unapplied_bytes (collection "
+                     "links), max_lag (other links), resume) nor an option of the target plugin "
+                     "target-collection "
+                     "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
+                     "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
+                     "cached_splits)");
     rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c\n"
              "  TRANSFORM lua $$function transform(r) return r end$$ WITH (lua_x = 1)",
              err, sizeof err);
