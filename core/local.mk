@@ -135,7 +135,11 @@ core_libloams_core_la_SOURCES += \
 	core/http/sql.c core/http/sql.h \
 	core/http/links.c core/http/links.h \
 	core/http/metrics.c core/http/metrics.h \
-	core/http/iceberg.c core/http/iceberg.h
+	core/http/iceberg.c core/http/iceberg.h \
+	core/http/targets.c core/http/targets.h \
+	core/http/collections.c core/http/collections.h \
+	core/http/graphs.c core/http/graphs.h \
+	core/http/tables.c core/http/tables.h
 
 # cli/: the commands (one cmd_<name>.c each, listed in main.c) and what
 # they share: options, opening a data dir, querying a target.
@@ -144,6 +148,7 @@ core_libloams_core_la_SOURCES += \
 	core/cli/cli_args.c core/cli/cli_args.h \
 	core/cli/datadir.c core/cli/datadir.h \
 	core/cli/target_query.c core/cli/target_query.h \
+	core/cli/target_request.c core/cli/target_request.h \
 	core/cli/table_relocate.c core/cli/table_relocate.h \
 	core/cli/cmd_serve.c core/cli/cmd_list_plugins.c core/cli/cmd_version.c \
 	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c core/cli/cmd_init.c \

@@ -80,9 +80,10 @@ tests_unit_test_ddl_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 
 # The HTTP API: routes and request parsing, the error shape, tokens; the
-# records a producer's text makes (the CLI's and the API's produce).
+# records a producer's text makes (the CLI's and the API's produce); the
+# requests both send to target plugins.
 LOAMS_HTTP_UNIT_TESTS = tests/unit/test_http_router tests/unit/test_http_error \
-	tests/unit/test_http_token tests/unit/test_produce_batch
+	tests/unit/test_http_token tests/unit/test_produce_batch tests/unit/test_target_request
 check_PROGRAMS += $(LOAMS_HTTP_UNIT_TESTS)
 TESTS += $(LOAMS_HTTP_UNIT_TESTS)
 tests_unit_test_http_router_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -93,6 +94,8 @@ tests_unit_test_http_token_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_http_token_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_produce_batch_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_produce_batch_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_target_request_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_target_request_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Fuzzers (libFuzzer): built by `make` after configure --enable-fuzzers
 # CC=clang, run by tests/fuzz/run-fuzzers.sh BUILD_DIR [SECONDS], each from
@@ -249,8 +252,10 @@ EXTRA_DIST += tests/bench/bench-log-smoke.sh
 TESTS += tests/integration/stream-cli.sh
 EXTRA_DIST += tests/integration/stream-cli.sh
 # The HTTP API (core/http/): the server, tokens, limits, the stop.
-TESTS += tests/integration/http-server.sh tests/integration/http-api.sh
-EXTRA_DIST += tests/integration/http-server.sh tests/integration/http-api.sh tests/integration/http-lib.sh \
+TESTS += tests/integration/http-server.sh tests/integration/http-api.sh \
+	tests/integration/http-read.sh
+EXTRA_DIST += tests/integration/http-server.sh tests/integration/http-api.sh \
+	tests/integration/http-read.sh tests/integration/http-lib.sh \
 	tests/integration/http-slow-clients.py tests/integration/http-stop.py
 # GET /metrics, read by python3-prometheus-client.
 TESTS += tests/integration/http-metrics.sh

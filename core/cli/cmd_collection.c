@@ -3,6 +3,10 @@
  * prints every live document of a collection's newest commit as JSON
  * lines ({"_pk": ..., fields...}), paging through the plugin's scan query.
  * A page it cannot read ends the dump with exit status 1 and a message.
+ * `loams-host collection get NS.C PK [--json]`: one live document by its
+ * _pk (the plugin's get query, cli/target_request.h), as a dump line, or
+ * with --json the plugin's answer ({"doc": ...}, what the HTTP API's
+ * GET /v1/collections/{c}/docs/{pk} answers); none is exit status 1.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,12 +17,49 @@
 #include "cli/cli_args.h"
 #include "base/json_text.h"
 #include "cli/target_query.h"
+#include "cli/target_request.h"
+
+/* Prints document pk of cname from the answer read into `answer` (see
+ * the top of the file): the exit status. */
+static int print_doc(const loams_json_text *answer, const loams_objname *cname, const char *pk,
+                     int json)
+{
+    loams_kit_json_value doc;
+    if (loams_json_member(answer, &answer->root, "doc", &doc) != 1 ||
+        doc.kind != LOAMS_KIT_JSON_OBJECT) {
+        fprintf(stderr, "loams-host collection: no live document of %s.%s has the _pk '%s'\n",
+                cname->ns, cname->name, pk);
+        return 1;
+    }
+    loams_json_fwrite(stdout, answer, json ? &answer->root : &doc);
+    putchar('\n');
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* collection get on a data dir. */
+static int get_doc(loams_node *node, const loams_objname *cname, const char *pk, int json,
+                   loams_buf *out, loams_json_text *answer)
+{
+    char *req = NULL, err[1024];
+    if (loams_collection_get_request(pk, &req) != 0) {
+        fprintf(stderr, "loams-host collection: out of memory\n");
+        return 1;
+    }
+    int rc = loams_target_query_text(node, cname, "collection", "target-collection", req, out,
+                                     answer, err, sizeof err);
+    free(req);
+    if (rc != 0) {
+        fprintf(stderr, "loams-host collection: %s\n", err);
+        return 1;
+    }
+    return print_doc(answer, cname, pk, json);
+}
 
 int loams_cmd_collection(int argc, char **argv)
 {
     loams_cli_args args = {0};
-    const char *dir = NULL, *name = NULL;
-    int status = 2, dump = 0;
+    const char *dir = NULL, *name = NULL, *pk = NULL;
+    int status = 2, dump = 0, get = 0, json = 0;
     loams_node *node = NULL;
     loams_buf *out = NULL;
     loams_kit_buf req = LOAMS_KIT_BUF_INIT, cursor = LOAMS_KIT_BUF_INIT;
@@ -34,18 +75,26 @@ int loams_cmd_collection(int argc, char **argv)
         }
         if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc) {
             dir = argv[++i];
-        } else if (strcmp(argv[i], "dump") == 0 && !dump) {
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "dump") == 0 && !dump && !get) {
             dump = 1;
+        } else if (strcmp(argv[i], "get") == 0 && !dump && !get) {
+            get = 1;
         } else if (argv[i][0] != '-' && name == NULL) {
             name = argv[i];
+        } else if (argv[i][0] != '-' && get && pk == NULL) {
+            pk = argv[i];
         } else {
             fprintf(stderr, "loams-host collection: unexpected argument '%s'\n", argv[i]);
             goto done;
         }
     }
     dir = loams_datadir_choose(dir);
-    if (!dump || name == NULL || dir == NULL) {
+    if ((!dump && !get) || name == NULL || dir == NULL || (get && pk == NULL) || (dump && json)) {
         fprintf(stderr, "usage: loams-host collection dump NS.COLLECTION --data-dir DIR "
+                        "[--plugin-dir DIR]...\n"
+                        "       loams-host collection get NS.COLLECTION PK [--json] --data-dir DIR "
                         "[--plugin-dir DIR]...\n");
         goto done;
     }
@@ -62,6 +111,10 @@ int loams_cmd_collection(int argc, char **argv)
         .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
     if (loams_node_open(&nopts, &node, err, sizeof err) != 0 || loams_buf_create(&out) != 0) {
         fprintf(stderr, "loams-host collection: %s\n", err);
+        goto done;
+    }
+    if (get) {
+        status = get_doc(node, &cname, pk, json, out, &answer);
         goto done;
     }
     for (;;) {

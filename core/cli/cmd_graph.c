@@ -18,6 +18,7 @@
 #include "base/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
+#include "cli/target_request.h"
 
 static void usage(void)
 {
@@ -268,7 +269,6 @@ int loams_cmd_graph(int argc, char **argv)
     int json = 0, status = 2;
     loams_node *node = NULL;
     loams_buf *out = NULL;
-    cJSON *req = NULL;
     char *request = NULL;
     loams_json_text answer;
     loams_json_text_init(&answer);
@@ -367,41 +367,17 @@ int loams_cmd_graph(int argc, char **argv)
         status = 0;
         goto done;
     }
-    if ((req = cJSON_CreateObject()) == NULL) {
-        goto done;
-    }
-    cJSON_AddStringToObject(req, "op", op);
-    if (strcmp(op, "path") == 0) {
-        cJSON_AddStringToObject(req, "from", pos[0]);
-        cJSON_AddStringToObject(req, "to", pos[1]);
-    } else {
-        cJSON_AddStringToObject(req, "id", pos[0]);
-    }
-    if (strcmp(op, "node") != 0) {
-        if (direction != NULL) {
-            cJSON_AddStringToObject(req, "direction", direction);
-        }
-        if (type != NULL) {
-            cJSON_AddStringToObject(req, "type", type);
-        }
-    } else if (direction != NULL || type != NULL) {
-        fprintf(stderr, "loams-host graph: node takes no --direction or --type\n");
-        goto done;
-    }
-    if (limit > 0 && strcmp(op, "neighbors") != 0 && strcmp(op, "khop") != 0) {
-        fprintf(stderr, "loams-host graph: --limit is for neighbors and khop\n");
-        goto done;
-    }
-    if (limit > 0) {
-        cJSON_AddNumberToObject(req, "limit", (double)limit);
-    }
-    if (depth > 0) {
-        cJSON_AddNumberToObject(req, "depth", (double)depth);
-    }
-    if (max_depth > 0) {
-        cJSON_AddNumberToObject(req, "max_depth", (double)max_depth);
-    }
-    if ((request = cJSON_PrintUnformatted(req)) == NULL) {
+    loams_graph_args ga = {.op = op,
+                           .id = npos == 1 ? pos[0] : NULL,
+                           .from = npos == 2 ? pos[0] : NULL,
+                           .to = npos == 2 ? pos[1] : NULL,
+                           .direction = direction,
+                           .type = type,
+                           .limit = limit,
+                           .depth = depth,
+                           .max_depth = max_depth};
+    if (loams_graph_request(&ga, &request, err, sizeof err) != 0) {
+        fprintf(stderr, "loams-host graph: %s\n", err);
         goto done;
     }
     if (loams_buf_create(&out) != 0) {
@@ -424,8 +400,7 @@ int loams_cmd_graph(int argc, char **argv)
     }
 done:
     loams_json_text_free(&answer);
-    cJSON_Delete(req);
-    cJSON_free(request);
+    free(request);
     loams_buf_free(out);
     loams_node_close(node);
     loams_cli_args_free(&args);

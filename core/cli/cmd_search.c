@@ -10,14 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "abi/buf.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "base/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
+#include "cli/target_request.h"
 
 static void usage(void)
 {
@@ -26,46 +25,6 @@ static void usage(void)
             "         [--vector '[x, y, ...]'] [--vector-field F] [--metric cosine|dot|l2]\n"
             "         [--json]\n"
             "         --data-dir DIR [--plugin-dir DIR]...\n");
-}
-
-/* Builds the collection's JSON request. */
-static char *build_request(const char *q, long k, const char **fields, size_t nf,
-                           const char *vector, const char *vfield, const char *metric)
-{
-    cJSON *req = cJSON_CreateObject();
-    char *text = NULL;
-    if (req == NULL) {
-        return NULL;
-    }
-    if (vector != NULL) {
-        cJSON *v = cJSON_Parse(vector);
-        if (v == NULL || !cJSON_IsArray(v)) {
-            cJSON_Delete(v);
-            fprintf(stderr, "loams-host search: --vector must be a JSON array of numbers, "
-                            "e.g. '[0.1, 0.2]'\n");
-            goto out;
-        }
-        cJSON_AddItemToObject(req, "vector", v);
-        if (vfield != NULL) {
-            cJSON_AddStringToObject(req, "field", vfield);
-        }
-        if (metric != NULL) {
-            cJSON_AddStringToObject(req, "metric", metric);
-        }
-    } else {
-        cJSON_AddStringToObject(req, "q", q);
-        if (nf > 0) {
-            cJSON *arr = cJSON_AddArrayToObject(req, "fields");
-            for (size_t i = 0; i < nf; i++) {
-                cJSON_AddItemToArray(arr, cJSON_CreateString(fields[i]));
-            }
-        }
-    }
-    cJSON_AddNumberToObject(req, "k", (double)k);
-    text = cJSON_PrintUnformatted(req);
-out:
-    cJSON_Delete(req);
-    return text;
 }
 
 /* Member `name` of o, or a value of kind MISSING. */
@@ -230,7 +189,15 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    if ((request = build_request(query, k, fields, nf, vector, vfield, metric)) == NULL) {
+    loams_search_args sa = {.q = vector == NULL ? query : NULL,
+                            .vector = vector,
+                            .k = k,
+                            .fields = fields,
+                            .nfields = nf,
+                            .vector_field = vfield,
+                            .metric = metric};
+    if (loams_search_request(&sa, &request, err, sizeof err) != 0) {
+        fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
     loams_registry_config rcfg;

@@ -21,6 +21,7 @@
 #include "base/json_text.h"
 #include "cli/table_relocate.h"
 #include "cli/target_query.h"
+#include "cli/target_request.h"
 
 static void print_describe(const cJSON *a)
 {
@@ -112,6 +113,7 @@ int loams_cmd_table(int argc, char **argv)
     loams_node *node = NULL;
     loams_buf *out = NULL;
     cJSON *a = NULL;
+    char *req = NULL;
     loams_json_text answer;
     loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
@@ -192,13 +194,11 @@ int loams_cmd_table(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : 1;
         goto done;
     }
-    char req[128];
-    if (strcmp(what, "describe") == 0) {
-        snprintf(req, sizeof req, "{\"describe\":true}");
-    } else {
-        snprintf(req, sizeof req, "{\"scan\":true,\"limit\":%ld}", limit);
-    }
     int scan = strcmp(what, "scan") == 0;
+    if (loams_table_request(scan, limit, &req) != 0) {
+        fprintf(stderr, "loams-host table: out of memory\n");
+        goto done;
+    }
     if ((scan ? loams_target_query_text(node, &tname, "table", "target-iceberg", req, out, &answer,
                                         err, sizeof err)
               : loams_target_query_json(node, &tname, "table", "target-iceberg", req, out, &a, err,
@@ -220,6 +220,7 @@ int loams_cmd_table(int argc, char **argv)
     }
     status = fflush(stdout) == 0 ? 0 : 1;
 done:
+    free(req);
     loams_json_text_free(&answer);
     cJSON_Delete(a);
     loams_buf_free(out);

@@ -143,6 +143,12 @@ int loams_http_pct_decode(const char *text, size_t len, int plus_is_space, char 
 
 int loams_http_query_param(const char *query, size_t len, const char *name, char *out, size_t size)
 {
+    return loams_http_query_param_nth(query, len, name, 0, out, size);
+}
+
+int loams_http_query_param_nth(const char *query, size_t len, const char *name, size_t nth,
+                               char *out, size_t size)
+{
     size_t nlen = strlen(name);
     size_t i = 0;
     while (i < len) {
@@ -155,7 +161,7 @@ int loams_http_query_param(const char *query, size_t len, const char *name, char
             eq++;
         }
         /* the name as sent: parameter names of the API need no encoding */
-        if (eq - i == nlen && memcmp(query + i, name, nlen) == 0) {
+        if (eq - i == nlen && memcmp(query + i, name, nlen) == 0 && nth-- == 0) {
             const char *v = eq < end ? query + eq + 1 : query + end;
             size_t vlen = eq < end ? end - eq - 1 : 0;
             if (vlen >= size) {

@@ -141,6 +141,12 @@ int loams_http_pct_decode(const char *text, size_t len, int plus_is_space, char 
  * parameters is taken. */
 int loams_http_query_param(const char *query, size_t len, const char *name, char *out, size_t size);
 
+/* The n-th (from 0) of the parameters called `name` (a=1&a=2), as
+ * loams_http_query_param: 1, 0 when there are not that many, or
+ * LOAMS_EINPUT. */
+int loams_http_query_param_nth(const char *query, size_t len, const char *name, size_t n, char *out,
+                               size_t size);
+
 /* The query parameter of a request (as loams_http_query_param). */
 int loams_http_query(const loams_http_request *req, const char *name, char *out, size_t size);
 

@@ -191,6 +191,9 @@ START_TEST(query_parameters)
     ck_assert_int_eq(loams_http_query_param("a=%zz", 5, "a", v, sizeof v), LOAMS_EINPUT);
     ck_assert_int_eq(loams_http_query_param("a=12345", 7, "a", v, 4), LOAMS_EINPUT);
     ck_assert_int_eq(loams_http_query_param("", 0, "a", v, sizeof v), 0);
+    ck_assert_int_eq(loams_http_query_param_nth(q, len, "partition", 1, v, sizeof v), 1);
+    ck_assert_str_eq(v, "9");
+    ck_assert_int_eq(loams_http_query_param_nth(q, len, "partition", 2, v, sizeof v), 0);
 }
 END_TEST
 
