@@ -81,9 +81,10 @@ tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 
 # The HTTP API: routes and request parsing, the error shape, tokens; the
 # records a producer's text makes (the CLI's and the API's produce); the
-# requests both send to target plugins.
+# requests both send to target plugins; the CLI's client of the API.
 LOAMS_HTTP_UNIT_TESTS = tests/unit/test_http_router tests/unit/test_http_error \
-	tests/unit/test_http_token tests/unit/test_produce_batch tests/unit/test_target_request
+	tests/unit/test_http_token tests/unit/test_produce_batch tests/unit/test_target_request \
+	tests/unit/test_remote
 check_PROGRAMS += $(LOAMS_HTTP_UNIT_TESTS)
 TESTS += $(LOAMS_HTTP_UNIT_TESTS)
 tests_unit_test_http_router_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -96,6 +97,8 @@ tests_unit_test_produce_batch_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_produce_batch_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_target_request_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_target_request_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_remote_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_remote_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Fuzzers (libFuzzer): built by `make` after configure --enable-fuzzers
 # CC=clang, run by tests/fuzz/run-fuzzers.sh BUILD_DIR [SECONDS], each from

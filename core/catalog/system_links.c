@@ -260,15 +260,23 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
     if (rc != 0) {
         return rc;
     }
+    rc = loams_system_links_render(arr, out, json);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory");
+    }
+    cJSON_Delete(arr);
+    return rc;
+}
+
+int loams_system_links_render(const cJSON *arr, FILE *out, int json)
+{
     if (json) {
         char *text = cJSON_Print(arr);
         if (text == NULL) {
-            cJSON_Delete(arr);
             return -ENOMEM;
         }
         fprintf(out, "%s\n", text);
         cJSON_free(text);
-        cJSON_Delete(arr);
         return 0;
     }
     fprintf(out, "%-24s %-8s %-24s %10s %8s %8s %10s %8s  %s\n", "LINK", "STATE", "TARGET",
@@ -336,7 +344,6 @@ int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, 
             }
         }
     }
-    cJSON_Delete(arr);
     return 0;
 }
 

@@ -33,6 +33,11 @@ int loams_system_links(loams_meta *meta, loams_streamlog *log, cJSON **out, char
 int loams_system_links_print(loams_meta *meta, loams_streamlog *log, FILE *out, int json, char *err,
                              size_t errlen);
 
+/* Prints rows of the view (as loams_system_links builds them, or as GET
+ * /v1/links answers them) as loams_system_links_print does, so that
+ * `links --server` prints what `links` prints.  Errors: -ENOMEM. */
+int loams_system_links_render(const cJSON *arr, FILE *out, int json);
+
 /* Total lag of every running link in records: 0 when all caught up.
  * (The main job and tests wait on it.) */
 int loams_system_links_lag(loams_meta *meta, loams_streamlog *log, uint64_t *records, char *err,

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/remote.h"
 #include "base/json_text.h"
 #include "cli/target_query.h"
 #include "cli/target_request.h"
@@ -34,6 +35,30 @@ static int print_doc(const loams_json_text *answer, const loams_objname *cname, 
     loams_json_fwrite(stdout, answer, json ? &answer->root : &doc);
     putchar('\n');
     return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* collection get through a server (GET .../docs/{pk}). */
+static int get_doc_remote(loams_remote *remote, const loams_objname *cname, const char *pk,
+                          int json, loams_buf *out, loams_json_text *answer)
+{
+    char err[1024];
+    loams_buf *path = NULL;
+    int rc = loams_buf_create(&path) != 0 ||
+                     loams_buf_appendf(path, "/v1/collections/%s.%s/docs/", cname->ns,
+                                       cname->name) != 0 ||
+                     loams_remote_escape(path, pk) != 0
+                 ? -ENOMEM
+                 : loams_remote_call(remote, "GET", loams_buf_data(path, NULL), NULL, NULL, 0, out,
+                                     err, sizeof err);
+    loams_buf_free(path);
+    if (rc == 0) {
+        rc = loams_remote_read_answer(out, answer, err, sizeof err);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "loams-host collection: %s\n", rc == -ENOMEM ? "out of memory" : err);
+        return 1;
+    }
+    return print_doc(answer, cname, pk, json);
 }
 
 /* collection get on a data dir. */
@@ -65,8 +90,14 @@ int loams_cmd_collection(int argc, char **argv)
     loams_kit_buf req = LOAMS_KIT_BUF_INIT, cursor = LOAMS_KIT_BUF_INIT;
     loams_json_text answer;
     loams_json_text_init(&answer);
+    loams_remote_args ra = {0};
+    loams_remote *remote = NULL;
+    const char *server = NULL;
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "collection", argc, argv, &i);
+        if (rc == 0) {
+            rc = loams_remote_take_option(&ra, "collection", argc, argv, &i);
+        }
         if (rc < 0) {
             goto done;
         }
@@ -90,12 +121,18 @@ int loams_cmd_collection(int argc, char **argv)
             goto done;
         }
     }
-    dir = loams_datadir_choose(dir);
-    if ((!dump && !get) || name == NULL || dir == NULL || (get && pk == NULL) || (dump && json)) {
+    if (loams_remote_choose(&ra, "collection", dir != NULL, &server) != 0) {
+        goto done;
+    }
+    dir = server != NULL ? NULL : loams_datadir_choose(dir);
+    if ((!dump && !get) || name == NULL || (dir == NULL && server == NULL) || (get && pk == NULL) ||
+        (dump && json)) {
         fprintf(stderr, "usage: loams-host collection dump NS.COLLECTION --data-dir DIR "
                         "[--plugin-dir DIR]...\n"
                         "       loams-host collection get NS.COLLECTION PK [--json] --data-dir DIR "
-                        "[--plugin-dir DIR]...\n");
+                        "[--plugin-dir DIR]...\n"
+                        "       loams-host collection get NS.COLLECTION PK [--json] --server URL "
+                        "[--token T]\n");
         goto done;
     }
     status = 1;
@@ -103,6 +140,20 @@ int loams_cmd_collection(int argc, char **argv)
     loams_objname cname;
     if (loams_objname_parse(name, &cname, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host collection: %s\n", err);
+        goto done;
+    }
+    if (server != NULL) {
+        if (dump) {
+            fprintf(stderr, "loams-host collection: dump reads a data dir (the API has no dump "
+                            "endpoint); run it where the data dir is\n");
+            goto done;
+        }
+        if (loams_buf_create(&out) != 0 ||
+            loams_remote_open(server, ra.token, &remote, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host collection: %s\n", out == NULL ? "out of memory" : err);
+            goto done;
+        }
+        status = get_doc_remote(remote, &cname, pk, json, out, &answer);
         goto done;
     }
     loams_registry_config rcfg;
@@ -173,6 +224,7 @@ done:
     loams_kit_buf_free(&cursor);
     loams_buf_free(out);
     loams_node_close(node);
+    loams_remote_close(remote);
     loams_cli_args_free(&args);
     return status;
 }

@@ -15,6 +15,7 @@
 #include "abi/buf.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/remote.h"
 #include "base/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
@@ -31,7 +32,8 @@ static void usage(void)
             "       loams-host graph NS.GRAPH khop ID --depth K [--limit N] [--direction D]"
             " [--type T]\n"
             "       loams-host graph NS.GRAPH nodes | edges     (every live one, JSON lines)\n"
-            "  common: [--json] --data-dir DIR [--plugin-dir DIR]...\n");
+            "  common: [--json] --data-dir DIR [--plugin-dir DIR]... | --server URL [--token "
+            "T]\n" LOAMS_REMOTE_USAGE);
 }
 
 /* The answer is printed from its text (json_text.h): through cJSON a
@@ -270,10 +272,17 @@ int loams_cmd_graph(int argc, char **argv)
     loams_node *node = NULL;
     loams_buf *out = NULL;
     char *request = NULL;
+    loams_remote_args ra = {0};
+    loams_remote *remote = NULL;
+    loams_buf *path = NULL;
+    const char *server = NULL;
     loams_json_text answer;
     loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "graph", argc, argv, &i);
+        if (rc == 0) {
+            rc = loams_remote_take_option(&ra, "graph", argc, argv, &i);
+        }
         if (rc < 0) {
             goto done;
         }
@@ -323,7 +332,10 @@ int loams_cmd_graph(int argc, char **argv)
             goto done;
         }
     }
-    dir = loams_datadir_choose(dir);
+    if (loams_remote_choose(&ra, "graph", dir != NULL, &server) != 0) {
+        goto done;
+    }
+    dir = server != NULL ? NULL : loams_datadir_choose(dir);
     static const struct {
         const char *op;
         size_t npos;
@@ -332,8 +344,8 @@ int loams_cmd_graph(int argc, char **argv)
     while (op != NULL && k < sizeof ops / sizeof ops[0] && strcmp(ops[k].op, op) != 0) {
         k++;
     }
-    if (name == NULL || op == NULL || dir == NULL || k == sizeof ops / sizeof ops[0] ||
-        npos != ops[k].npos) {
+    if (name == NULL || op == NULL || (dir == NULL && server == NULL) ||
+        k == sizeof ops / sizeof ops[0] || npos != ops[k].npos) {
         if (op != NULL && k == sizeof ops / sizeof ops[0]) {
             fprintf(stderr, "loams-host graph: unknown query '%s'\n", op);
         }
@@ -351,43 +363,95 @@ int loams_cmd_graph(int argc, char **argv)
         fprintf(stderr, "loams-host graph: %s\n", err);
         goto done;
     }
-    loams_registry_config rcfg;
-    loams_cli_registry_config(&args, &rcfg);
-    loams_node_options nopts = {
-        .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
-    if (loams_node_open(&nopts, &node, err, sizeof err) != 0) {
-        fprintf(stderr, "loams-host graph: %s\n", err);
-        goto done;
-    }
-    if (strcmp(op, "nodes") == 0 || strcmp(op, "edges") == 0) {
-        if (dump(node, &gname, op, err, sizeof err) != 0) {
-            fprintf(stderr, "loams-host graph: %s\n", err);
-            goto done;
-        }
-        status = 0;
-        goto done;
-    }
-    loams_graph_args ga = {.op = op,
-                           .id = npos == 1 ? pos[0] : NULL,
-                           .from = npos == 2 ? pos[0] : NULL,
-                           .to = npos == 2 ? pos[1] : NULL,
-                           .direction = direction,
-                           .type = type,
-                           .limit = limit,
-                           .depth = depth,
-                           .max_depth = max_depth};
-    if (loams_graph_request(&ga, &request, err, sizeof err) != 0) {
-        fprintf(stderr, "loams-host graph: %s\n", err);
-        goto done;
-    }
-    if (loams_buf_create(&out) != 0) {
+    if (loams_buf_create(&out) != 0 || loams_buf_create(&path) != 0) {
         fprintf(stderr, "loams-host graph: out of memory\n");
         goto done;
     }
-    if (loams_target_query_text(node, &gname, "graph", "target-graph", request, out, &answer, err,
-                                sizeof err) != 0) {
-        fprintf(stderr, "loams-host graph: %s\n", err);
+    int scan = strcmp(op, "nodes") == 0 || strcmp(op, "edges") == 0;
+    if (scan && server != NULL) {
+        fprintf(stderr,
+                "loams-host graph: %s reads a data dir (the API has no %s endpoint); "
+                "run it where the data dir is\n",
+                op, op);
         goto done;
+    }
+    if (!scan) {
+        loams_graph_args ga = {.op = op,
+                               .id = npos == 1 ? pos[0] : NULL,
+                               .from = npos == 2 ? pos[0] : NULL,
+                               .to = npos == 2 ? pos[1] : NULL,
+                               .direction = direction,
+                               .type = type,
+                               .limit = limit,
+                               .depth = depth,
+                               .max_depth = max_depth};
+        if (loams_graph_request(&ga, &request, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host graph: %s\n", err);
+            goto done;
+        }
+    }
+    if (server != NULL) {
+        /* GET /v1/graphs/{g}/nodes/{id} | neighbors/{id} | path | khop/{id} */
+        int rc = loams_buf_appendf(path, "/v1/graphs/%s.%s/%s", gname.ns, gname.name,
+                                   strcmp(op, "node") == 0 ? "nodes" : op);
+        if (rc == 0 && npos == 1) {
+            rc = loams_buf_append(path, "/", 1) != 0 ? -ENOMEM : loams_remote_escape(path, pos[0]);
+        } else if (rc == 0) {
+            rc = loams_remote_add_param(path, "from", pos[0]) != 0 ||
+                         loams_remote_add_param(path, "to", pos[1]) != 0
+                     ? -ENOMEM
+                     : 0;
+        }
+        char number[24];
+        const struct {
+            const char *name;
+            long value;
+        } numbers[] = {{"limit", limit}, {"depth", depth}, {"max_depth", max_depth}};
+        for (size_t n = 0; rc == 0 && n < sizeof numbers / sizeof numbers[0]; n++) {
+            if (numbers[n].value > 0) {
+                snprintf(number, sizeof number, "%ld", numbers[n].value);
+                rc = loams_remote_add_param(path, numbers[n].name, number);
+            }
+        }
+        if (rc == 0 && direction != NULL) {
+            rc = loams_remote_add_param(path, "direction", direction);
+        }
+        if (rc == 0 && type != NULL) {
+            rc = loams_remote_add_param(path, "type", type);
+        }
+        if (rc != 0) {
+            fprintf(stderr, "loams-host graph: out of memory\n");
+            goto done;
+        }
+        if (loams_remote_open(server, ra.token, &remote, err, sizeof err) != 0 ||
+            loams_remote_call(remote, "GET", loams_buf_data(path, NULL), NULL, NULL, 0, out, err,
+                              sizeof err) != 0 ||
+            loams_remote_read_answer(out, &answer, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host graph: %s\n", err);
+            goto done;
+        }
+    } else {
+        loams_registry_config rcfg;
+        loams_cli_registry_config(&args, &rcfg);
+        loams_node_options nopts = {
+            .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
+        if (loams_node_open(&nopts, &node, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host graph: %s\n", err);
+            goto done;
+        }
+        if (scan) {
+            if (dump(node, &gname, op, err, sizeof err) != 0) {
+                fprintf(stderr, "loams-host graph: %s\n", err);
+                goto done;
+            }
+            status = 0;
+            goto done;
+        }
+        if (loams_target_query_text(node, &gname, "graph", "target-graph", request, out, &answer,
+                                    err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host graph: %s\n", err);
+            goto done;
+        }
     }
     if (json) {
         loams_json_fwrite(stdout, &answer, &answer.root);
@@ -402,6 +466,8 @@ done:
     loams_json_text_free(&answer);
     free(request);
     loams_buf_free(out);
+    loams_buf_free(path);
+    loams_remote_close(remote);
     loams_node_close(node);
     loams_cli_args_free(&args);
     return status;

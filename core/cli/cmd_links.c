@@ -1,19 +1,58 @@
 /*
- * cmd_links.c - `loams-host links [--json] --data-dir D`: prints
- * system.links (system_links.h).
+ * cmd_links.c - `loams-host links [--json] --data-dir D | --server URL`:
+ * prints system.links (system_links.h), from a data dir or from a server
+ * (GET /v1/links; the links of the token's namespace).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog/system_links.h"
 #include "cli/cli.h"
 #include "cli/datadir.h"
-#include "catalog/system_links.h"
+#include "cli/remote.h"
+
+/* Prints the server's rows as the local command does. */
+static int links_remote(const char *server, const char *token, int json)
+{
+    char err[1024];
+    loams_remote *r = NULL;
+    loams_buf *out = NULL;
+    cJSON *arr = NULL;
+    int rc =
+        loams_buf_create(&out) != 0 ? -1 : loams_remote_open(server, token, &r, err, sizeof err);
+    if (rc == 0) {
+        rc = loams_remote_get_json(r, "/v1/links", out, &arr, err, sizeof err);
+    }
+    if (rc == 0 && !cJSON_IsArray(arr)) {
+        snprintf(err, sizeof err, "the server's /v1/links answer is not an array");
+        rc = -1;
+    }
+    if (rc == 0 && loams_system_links_render(arr, stdout, json) != 0) {
+        snprintf(err, sizeof err, "out of memory");
+        rc = -1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "loams-host links: %s\n", out == NULL ? "out of memory" : err);
+    }
+    cJSON_Delete(arr);
+    loams_remote_close(r);
+    loams_buf_free(out);
+    return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
+}
 
 int loams_cmd_links(int argc, char **argv)
 {
-    const char *dir = NULL;
+    const char *dir = NULL, *server = NULL;
+    loams_remote_args ra = {0};
     int json = 0;
     for (int i = 1; i < argc; i++) {
+        int taken = loams_remote_take_option(&ra, "links", argc, argv, &i);
+        if (taken < 0) {
+            return 2;
+        }
+        if (taken > 0) {
+            continue;
+        }
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc) {
@@ -23,15 +62,21 @@ int loams_cmd_links(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "loams-host links: unknown argument '%s'\n"
-                    "usage: loams-host links [--json] --data-dir DIR\n",
+                    "usage: loams-host links [--json] --data-dir DIR | --server URL [--token T]\n",
                     argv[i]);
             return 2;
         }
     }
+    if (loams_remote_choose(&ra, "links", dir != NULL, &server) != 0) {
+        return 2;
+    }
+    if (server != NULL) {
+        return links_remote(server, ra.token, json);
+    }
     dir = loams_datadir_choose(dir);
     if (dir == NULL) {
         fprintf(stderr, "loams-host links: no data dir: pass --data-dir DIR or set "
-                        "LOAMS_DATA_DIR\n");
+                        "LOAMS_DATA_DIR (or --server URL)\n");
         return 2;
     }
     char err[1024];

@@ -13,6 +13,7 @@
 #include "abi/buf.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/remote.h"
 #include "base/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
@@ -24,7 +25,8 @@ static void usage(void)
             "usage: loams-host search COLLECTION [QUERY] [--k N] [--field F]...\n"
             "         [--vector '[x, y, ...]'] [--vector-field F] [--metric cosine|dot|l2]\n"
             "         [--json]\n"
-            "         --data-dir DIR [--plugin-dir DIR]...\n");
+            "         --data-dir DIR [--plugin-dir DIR]... | --server URL [--token "
+            "T]\n" LOAMS_REMOTE_USAGE);
 }
 
 /* Member `name` of o, or a value of kind MISSING. */
@@ -137,10 +139,16 @@ int loams_cmd_search(int argc, char **argv)
     loams_node *node = NULL;
     char *request = NULL;
     loams_buf *out = NULL;
+    loams_remote_args ra = {0};
+    loams_remote *remote = NULL;
+    const char *server = NULL;
     loams_json_text answer;
     loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "search", argc, argv, &i);
+        if (rc == 0) {
+            rc = loams_remote_take_option(&ra, "search", argc, argv, &i);
+        }
         if (rc < 0) {
             goto done;
         }
@@ -177,8 +185,11 @@ int loams_cmd_search(int argc, char **argv)
             goto done;
         }
     }
-    dir = loams_datadir_choose(dir);
-    if (name == NULL || (query == NULL && vector == NULL) || dir == NULL) {
+    if (loams_remote_choose(&ra, "search", dir != NULL, &server) != 0) {
+        goto done;
+    }
+    dir = server != NULL ? NULL : loams_datadir_choose(dir);
+    if (name == NULL || (query == NULL && vector == NULL) || (dir == NULL && server == NULL)) {
         usage();
         goto done;
     }
@@ -200,22 +211,35 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    loams_registry_config rcfg;
-    loams_cli_registry_config(&args, &rcfg);
-    loams_node_options nopts = {
-        .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
-    if (loams_node_open(&nopts, &node, err, sizeof err) != 0) {
-        fprintf(stderr, "loams-host search: %s\n", err);
-        goto done;
-    }
     if (loams_buf_create(&out) != 0) {
         fprintf(stderr, "loams-host search: out of memory\n");
         goto done;
     }
-    if (loams_target_query_text(node, &cname, "collection", "target-collection", request, out,
-                                &answer, err, sizeof err) != 0) {
-        fprintf(stderr, "loams-host search: %s\n", err);
-        goto done;
+    if (server != NULL) {
+        /* the same request, as the body of POST .../search */
+        char path[2 * LOAMS_IDENT_MAX + 64];
+        snprintf(path, sizeof path, "/v1/collections/%s.%s/search", cname.ns, cname.name);
+        if (loams_remote_open(server, ra.token, &remote, err, sizeof err) != 0 ||
+            loams_remote_call(remote, "POST", path, "application/json", request, strlen(request),
+                              out, err, sizeof err) != 0 ||
+            loams_remote_read_answer(out, &answer, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host search: %s\n", err);
+            goto done;
+        }
+    } else {
+        loams_registry_config rcfg;
+        loams_cli_registry_config(&args, &rcfg);
+        loams_node_options nopts = {
+            .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
+        if (loams_node_open(&nopts, &node, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host search: %s\n", err);
+            goto done;
+        }
+        if (loams_target_query_text(node, &cname, "collection", "target-collection", request, out,
+                                    &answer, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host search: %s\n", err);
+            goto done;
+        }
     }
     if (json) {
         loams_json_fwrite(stdout, &answer, &answer.root);
@@ -229,6 +253,7 @@ done:
     loams_buf_free(out);
     free(request);
     loams_node_close(node);
+    loams_remote_close(remote);
     loams_cli_args_free(&args);
     return status;
 }

@@ -8,15 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/cli.h"
 #include "cli/datadir.h"
+#include "cli/remote.h"
 #include "sql/ddl.h"
 #include "sql/ddl_exec.h"
 
 static const char usage[] =
     "Usage: loams-host sql [--data-dir DIR] [--json] [--plugin-dir DIR]... \"STATEMENT; ...\"\n"
     "       loams-host sql [--data-dir DIR] [--json] [--plugin-dir DIR]... -f FILE.sql\n"
-    "       (-f - reads stdin; link statements load the plugins of the plugin path)\n";
+    "       (-f - reads stdin; link statements load the plugins of the plugin path)\n"
+    "       Instead of --data-dir, --server URL [--token T] runs them on a node (POST /v1/sql,\n"
+    "       an admin token).\n" LOAMS_REMOTE_USAGE;
 
 /* 1 when a statement of the script needs the plugins. */
 static int needs_plugins(const loams_ddl_script *script)
@@ -61,6 +66,48 @@ static char *read_all(FILE *f, size_t *len)
     return NULL;
 }
 
+/* Runs text[0..len) on the server and prints what the server printed. */
+static int sql_remote(const char *server, const char *token, const char *what, const char *text,
+                      size_t len, int json)
+{
+    char err[4096];
+    loams_remote *r = NULL;
+    loams_buf *out = NULL;
+    cJSON *doc = NULL;
+    int rc = loams_buf_create(&out) != 0 ? -ENOMEM
+                                         : loams_remote_open(server, token, &r, err, sizeof err);
+    if (rc == 0) {
+        rc = loams_remote_call(r, "POST", json ? "/v1/sql?print=json" : "/v1/sql?print=text",
+                               "text/plain", text, len, out, err, sizeof err);
+        size_t n;
+        const char *answer = loams_buf_data(out, &n);
+        doc = cJSON_ParseWithLength(answer, n);
+    }
+    /* what was printed: all of it, or what the statements before a failed
+     * one printed (they took effect) */
+    const cJSON *printed = cJSON_GetObjectItemCaseSensitive(doc, "printed");
+    if (printed == NULL) {
+        printed = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "error"),
+                                             "detail"),
+            "printed");
+    }
+    if (cJSON_IsString(printed)) {
+        fputs(printed->valuestring, stdout);
+    }
+    if (rc == 0 && !cJSON_IsString(printed)) {
+        snprintf(err, sizeof err, "the server's answer has no \"printed\" text");
+        rc = -EIO;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "loams-host sql: %s, %s\n", what, out == NULL ? "out of memory" : err);
+    }
+    cJSON_Delete(doc);
+    loams_remote_close(r);
+    loams_buf_free(out);
+    return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
+}
+
 int loams_cmd_sql(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -69,10 +116,13 @@ int loams_cmd_sql(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"plugin-dir", required_argument, NULL, 'p'},
         {"no-default-plugin-dirs", no_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 'S'},
+        {"token", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *data_dir = NULL, *file = NULL;
+    const char *data_dir = NULL, *file = NULL, *server = NULL;
+    loams_remote_args ra = {0};
     int json = 0, c, no_defaults = 0;
     const char *dirs[64];
     size_t ndirs = 0;
@@ -90,6 +140,8 @@ int loams_cmd_sql(int argc, char **argv)
         case 'd': data_dir = optarg; break;
         case 'f': file = optarg; break;
         case 'j': json = 1; break;
+        case 'S': ra.server = optarg; break;
+        case 'T': ra.token = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -123,6 +175,15 @@ int loams_cmd_sql(int argc, char **argv)
             return 1;
         }
         len = strlen(text);
+    }
+    if (loams_remote_choose(&ra, "sql", data_dir != NULL, &server) != 0) {
+        free(text);
+        return 2;
+    }
+    if (server != NULL) {
+        int st = sql_remote(server, ra.token, what, text, len, json);
+        free(text);
+        return st;
     }
     loams_ddl_script *script = NULL;
     loams_ddl_error perr;

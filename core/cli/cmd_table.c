@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/remote.h"
 #include "base/json_text.h"
 #include "cli/table_relocate.h"
 #include "cli/target_query.h"
@@ -114,10 +115,16 @@ int loams_cmd_table(int argc, char **argv)
     loams_buf *out = NULL;
     cJSON *a = NULL;
     char *req = NULL;
+    loams_remote_args ra = {0};
+    loams_remote *remote = NULL;
+    const char *server = NULL;
     loams_json_text answer;
     loams_json_text_init(&answer);
     for (int i = 1; i < argc; i++) {
         int rc = loams_cli_take_shared(&args, "table", argc, argv, &i);
+        if (rc == 0) {
+            rc = loams_remote_take_option(&ra, "table", argc, argv, &i);
+        }
         if (rc < 0) {
             goto done;
         }
@@ -151,10 +158,15 @@ int loams_cmd_table(int argc, char **argv)
             goto done;
         }
     }
-    dir = loams_datadir_choose(dir);
-    if (what == NULL || name == NULL || dir == NULL) {
+    if (loams_remote_choose(&ra, "table", dir != NULL, &server) != 0) {
+        goto done;
+    }
+    dir = server != NULL ? NULL : loams_datadir_choose(dir);
+    if (what == NULL || name == NULL || (dir == NULL && server == NULL)) {
         fprintf(stderr, "usage: loams-host table describe|scan NS.TABLE --data-dir DIR "
                         "[--limit N] [--json] [--plugin-dir DIR]...\n"
+                        "       loams-host table describe|scan NS.TABLE --server URL [--token T] "
+                        "[--limit N] [--json]\n"
                         "       loams-host table relocate NS.TABLE --data-dir DIR [--from OLD] "
                         "[--to NEW] [--plugin-dir DIR]...\n");
         goto done;
@@ -166,9 +178,45 @@ int loams_cmd_table(int argc, char **argv)
         fprintf(stderr, "loams-host table: %s\n", err);
         goto done;
     }
+    int relocate = strcmp(what, "relocate") == 0;
+    if (server != NULL) {
+        if (relocate) {
+            fprintf(stderr, "loams-host table: relocate changes a data dir: run it where the "
+                            "data dir is\n");
+            goto done;
+        }
+        int remote_scan = strcmp(what, "scan") == 0;
+        char path[2 * LOAMS_IDENT_MAX + 64];
+        snprintf(path, sizeof path, "/v1/tables/%s.%s%s", tname.ns, tname.name,
+                 remote_scan ? "/scan?limit=" : "");
+        if (remote_scan) {
+            snprintf(path + strlen(path), sizeof path - strlen(path), "%ld", limit);
+        }
+        if (loams_buf_create(&out) != 0) {
+            fprintf(stderr, "loams-host table: out of memory\n");
+            goto done;
+        }
+        if (loams_remote_open(server, ra.token, &remote, err, sizeof err) != 0 ||
+            (remote_scan ? loams_remote_call(remote, "GET", path, NULL, NULL, 0, out, err,
+                                             sizeof err) != 0 ||
+                               loams_remote_read_answer(out, &answer, err, sizeof err) != 0
+                         : loams_remote_call(remote, "GET", path, NULL, NULL, 0, out, err,
+                                             sizeof err) != 0)) {
+            fprintf(stderr, "loams-host table: %s\n", err);
+            goto done;
+        }
+        /* describe prints from a cJSON tree, read as on a data dir
+         * (target_query.h) */
+        size_t alen;
+        const char *atext = loams_buf_data(out, &alen);
+        if (!remote_scan && (a = cJSON_ParseWithLength(atext, alen)) == NULL) {
+            fprintf(stderr, "loams-host table: the server's answer is not JSON\n");
+            goto done;
+        }
+        goto print;
+    }
     loams_registry_config rcfg;
     loams_cli_registry_config(&args, &rcfg);
-    int relocate = strcmp(what, "relocate") == 0;
     loams_node_options nopts = {
         .data_dir = dir, .flags = relocate ? 0 : LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
     if (loams_node_open(&nopts, &node, err, sizeof err) != 0 || loams_buf_create(&out) != 0) {
@@ -206,12 +254,13 @@ int loams_cmd_table(int argc, char **argv)
         fprintf(stderr, "loams-host table: %s\n", err);
         goto done;
     }
+print:
     if (json) {
         size_t len;
         const char *text = loams_buf_data(out, &len);
         fwrite(text, 1, len, stdout);
         putchar('\n');
-    } else if (!scan) {
+    } else if (strcmp(what, "scan") != 0) {
         print_describe(a);
     } else if (print_scan(&answer) != 0) {
         fprintf(stderr, "loams-host table: target-iceberg gave a scan answer that is not "
@@ -225,6 +274,7 @@ done:
     cJSON_Delete(a);
     loams_buf_free(out);
     loams_node_close(node);
+    loams_remote_close(remote);
     loams_cli_args_free(&args);
     return status;
 }

@@ -156,6 +156,17 @@ static void run_sql(const loams_http_request *req, loams_http_response *resp)
     loams_ddl_script *script = NULL;
     loams_buf *results = NULL;
     FILE *out = NULL;
+    /* print=text|json: also answer what `loams-host sql [--json]` prints */
+    char print[8] = "";
+    int has_print = loams_http_query(req, "print", print, sizeof print);
+    if (has_print < 0 ||
+        (has_print > 0 && strcmp(print, "text") != 0 && strcmp(print, "json") != 0)) {
+        loams_http_fail(resp, LOAMS_HTTP_BAD_REQUEST, NULL,
+                        "the query parameter print is text or json (what `loams-host sql` or "
+                        "`loams-host sql --json` prints)");
+        return;
+    }
+    int text_mode = has_print > 0 && strcmp(print, "text") == 0;
     if (statements(req, resp, &text, &len) != 0) {
         return;
     }
@@ -188,7 +199,7 @@ static void run_sql(const loams_http_request *req, loams_http_response *resp)
         goto out;
     }
     loams_ddl_exec_ctx ctx = {
-        .dd = req->env->dd, .registry = req->env->registry, .out = out, .json = 1};
+        .dd = req->env->dd, .registry = req->env->registry, .out = out, .json = !text_mode};
     for (size_t i = 0; i < n; i++) {
         const loams_ddl_stmt *st = loams_ddl_script_at(script, i);
         char err[4096] = "";
@@ -206,8 +217,11 @@ static void run_sql(const loams_http_request *req, loams_http_response *resp)
             char *applied = NULL;
             if (loams_buf_steal(results, &applied, NULL) != 0 ||
                 loams_buf_appendf(results,
-                                  "{\"statement\":%zu,\"line\":%u,\"column\":%u,\"applied\":%s}",
-                                  i + 1, line, column, applied) != 0) {
+                                  "{\"statement\":%zu,\"line\":%u,\"column\":%u,\"applied\":%s",
+                                  i + 1, line, column, applied) != 0 ||
+                (has_print > 0 && (loams_buf_append(results, ",\"printed\":", 11) != 0 ||
+                                   loams_http_json_string(results, printed, before) != 0)) ||
+                loams_buf_append(results, "}", 1) != 0) {
                 free(applied);
                 loams_http_fail(resp, LOAMS_HTTP_UNAVAILABLE, NULL, "out of memory");
                 goto out;
@@ -220,8 +234,8 @@ static void run_sql(const loams_http_request *req, loams_http_response *resp)
                                   : "");
             goto out;
         }
-        if ((i > 0 && loams_buf_append(results, ",", 1) != 0) ||
-            append_result(results, printed + before, printed_len - before) != 0) {
+        if (!text_mode && ((i > 0 && loams_buf_append(results, ",", 1) != 0) ||
+                           append_result(results, printed + before, printed_len - before) != 0)) {
             loams_http_fail(resp, LOAMS_HTTP_UNAVAILABLE, NULL, "out of memory");
             goto out;
         }
@@ -231,7 +245,10 @@ static void run_sql(const loams_http_request *req, loams_http_response *resp)
     const char *rtext = loams_buf_data(results, &rlen);
     if (loams_buf_append(resp->body, "{\"results\":", 11) != 0 ||
         loams_buf_append(resp->body, rtext, rlen) != 0 ||
-        loams_buf_append(resp->body, "]}", 2) != 0) {
+        loams_buf_append(resp->body, "]", 1) != 0 ||
+        (has_print > 0 && (loams_buf_append(resp->body, ",\"printed\":", 11) != 0 ||
+                           loams_http_json_string(resp->body, printed, printed_len) != 0)) ||
+        loams_buf_append(resp->body, "}", 1) != 0) {
         loams_http_fail(resp, LOAMS_HTTP_UNAVAILABLE, NULL, "out of memory");
         goto out;
     }

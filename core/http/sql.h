@@ -4,6 +4,11 @@
  *
  *   {"results": [<the JSON of each statement>, ...]}
  *
+ * With ?print=json also "printed": what `loams-host sql --json` prints;
+ * with ?print=text the statements run as `loams-host sql` runs them,
+ * results is [] and "printed" is its text (what `sql --server` prints;
+ * an error's detail then has the text printed before it).
+ *
  * The body is the statements (text/plain, application/sql, no type, or
  * curl's default application/x-www-form-urlencoded taken as text),
  * or a JSON object {"sql": "..."} (application/json).  A statement that

@@ -8,6 +8,11 @@
 # Each with a token of the namespace (read, and write, which covers it),
 # of another namespace (403) and none (401); unknown objects, documents
 # and nodes are 404, a target of another kind or a bad request 400.
+# Then the CLI with --server (and LOAMS_SERVER, LOAMS_TOKEN): search,
+# collection get, graph, table, stream list|describe|read, links, sql and
+# produce print what they print on the data dir (timings aside); a bad,
+# missing or foreign token, an unknown object and an unreachable server
+# are clear errors that never print the token.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
@@ -165,4 +170,128 @@ expect 404 GET /v1/tables/t.none "${R[@]}"
 expect 403 GET /v1/tables/t.tab -H "$(auth "$stranger")"
 expect 401 GET /v1/tables/t.tab
 ok "tables: describe and scan as the CLI answers; 400/401/403/404"
+# ---- the CLI through the server: the same output as on the data dir ----
+# norm FILE: timings and the names a pair of commands differ by, made equal
+norm() {
+  sed -E 's/"took_us":[0-9]+/"took_us":T/g; s/in [0-9]+ us/in T us/g;
+    s/in [0-9.]+ s: [0-9]+ records\/s, [0-9.]+ MB\/s/in T/; s/_(local|remote)\b/_X/g' "$1"
+}
+# both CMD ARGS...: the command on the data dir and with --server print the
+# same and exit the same
+both() {
+  local l=0 r=0 pa=()
+  case $1 in search | collection | graph | table | sql) pa=("${plugin_args[@]}") ;; esac
+  "$host" "$@" --data-dir "$data" "${pa[@]}" > "$work/local.out" 2> "$work/local.err" || l=$?
+  "$host" "$@" --server "$url" --token "$admin" > "$work/remote.out" 2> "$work/remote.err" || r=$?
+  [ "$l" = "$r" ] || die "$*: exit $l on the data dir, $r through the server: $(cat "$work/local.err" "$work/remote.err")"
+  diff <(norm "$work/local.out") <(norm "$work/remote.out") > "$work/diff" ||
+    die "$*: the outputs differ: $(head -20 "$work/diff")"
+  [ -s "$work/local.out" ] || [ "$l" != 0 ] || die "$*: printed nothing"
+}
+both search t.c printer --k 5
+both search t.c printer --k 5 --json
+both search t.c "printer jam" --field subject --k 1 --json
+both collection get t.c t5
+both collection get t.c t5 --json
+both collection get t.c t9
+grep -q "404 not_found: no live document of t.c has the _pk 't9'" "$work/remote.err" ||
+  die "get t9: $(cat "$work/remote.err")"
+both graph t.g node a
+both graph t.g node a --json
+both graph t.g neighbors b --direction both
+both graph t.g neighbors a --type knows --limit 5 --json
+both graph t.g path a d
+both graph t.g path a d --max-depth 2 --json
+both graph t.g khop a --depth 2
+both graph t.g khop a --depth 2 --json
+both table describe t.tab
+both table describe t.tab --json
+both table scan t.tab --limit 3
+both table scan t.tab --limit 3 --json
+both stream list
+both stream list --json
+both stream describe t.tickets
+both stream describe t.tickets --json
+both stream read t.tickets
+both stream read t.tickets --json
+both stream read t.tickets --partition 1 --from 1 --limit 2 --json
+both stream read t.ops --limit 5 --json
+both stream read t.tickets --partition 7
+both links
+both links --json
+ok "search, collection get, graph, table, stream, links: the same output through the server"
+
+# sql: text and JSON, a statement that fails after one that took effect
+sql "CREATE STREAM t.s1_local WITH (partitions = 3)" > "$work/local.out" || die "sql"
+"$host" sql --server "$url" --token "$admin" "CREATE STREAM t.s1_remote WITH (partitions = 3)" \
+  > "$work/remote.out" || die "sql through the server"
+diff <(norm "$work/local.out") <(norm "$work/remote.out") || die "sql: the outputs differ"
+sql "CREATE STREAM t.s2_local; CREATE STREAM t.s1_local" > "$work/local.out" 2> /dev/null &&
+  die "a second CREATE STREAM t.s1_local succeeded"
+"$host" sql --server "$url" --token "$admin" "CREATE STREAM t.s2_remote; CREATE STREAM t.s1_remote" \
+  > "$work/remote.out" 2> "$work/remote.err" && die "a second CREATE STREAM t.s1_remote succeeded"
+diff <(norm "$work/local.out") <(norm "$work/remote.out") || die "sql that fails: the outputs differ"
+[ -s "$work/remote.out" ] || die "sql that fails: the first statement printed nothing"
+grep -q "409 conflict: statement 2" "$work/remote.err" || die "sql that fails: $(cat "$work/remote.err")"
+sql --json "CREATE STREAM t.s3_local" > "$work/local.out" || die "sql --json"
+"$host" sql --json --server "$url" --token "$admin" "CREATE STREAM t.s3_remote" \
+  > "$work/remote.out" || die "sql --json through the server"
+diff <(norm "$work/local.out") <(norm "$work/remote.out") || die "sql --json: the outputs differ"
+both sql "SELECT * FROM system.streams"
+ok "sql through the server: the same text and JSON, and what ran before a failure"
+
+# produce: the same records, summary and partitions
+seq 1 2500 | sed 's/.*/{"id":"k&","n":&}/' > "$work/p.ndjson"
+"$host" produce t.s1_local --key-field id --batch 1000 --data-dir "$data" < "$work/p.ndjson" \
+  > "$work/local.out" || die "produce"
+"$host" produce t.s1_remote --key-field id --batch 1000 --server "$url" --token "$writer" \
+  < "$work/p.ndjson" > "$work/remote.out" || die "produce through the server"
+diff <(norm "$work/local.out") <(norm "$work/remote.out") || die "produce: the summaries differ"
+grep -q "^produced 2500 records" "$work/remote.out" || die "produce: $(cat "$work/remote.out")"
+for p in 0 1 2; do
+  "$host" stream read t.s1_local --partition $p --data-dir "$data" > "$work/l.$p" || die "read"
+  "$host" stream read t.s1_remote --partition $p --data-dir "$data" > "$work/r.$p" || die "read"
+  cmp "$work/l.$p" "$work/r.$p" || die "partition $p: the records differ"
+done
+printf 'a\nb\n' | "$host" produce t.s1_remote --partition 5 --server "$url" --token "$writer" \
+  2> "$work/remote.err" && die "produce to partition 5 of 3 succeeded"
+grep -q "partitions 0 to 2" "$work/remote.err" || die "partition 5: $(cat "$work/remote.err")"
+printf '{"id":"x"}\nnot json\n' | "$host" produce t.s1_remote --key-field id --server "$url" \
+  --token "$writer" 2> "$work/remote.err" && die "a bad line was produced"
+grep -q "stdin lines 1 to 2: .*400.*line 2" "$work/remote.err" || die "bad line: $(cat "$work/remote.err")"
+ok "produce through the server: the same summary and records; bad partition and line"
+
+# env, tokens, errors
+LOAMS_SERVER=$url LOAMS_TOKEN=$reader "$host" stream describe t.tickets > "$work/remote.out" ||
+  die "LOAMS_SERVER, LOAMS_TOKEN"
+"$host" stream describe t.tickets --data-dir "$data" > "$work/local.out" || die "describe"
+cmp "$work/local.out" "$work/remote.out" || die "LOAMS_SERVER: the outputs differ"
+# --data-dir wins over LOAMS_SERVER; both flags are an error
+LOAMS_SERVER=http://127.0.0.1:1 "$host" stream list --data-dir "$data" > /dev/null ||
+  die "--data-dir with LOAMS_SERVER set"
+"$host" stream list --data-dir "$data" --server "$url" 2> "$work/err" && die "--server and --data-dir"
+grep -q "exclude each other" "$work/err" || die "--server and --data-dir: $(cat "$work/err")"
+secret=${stranger##*_}
+for t in "" "$stranger" "${reader}x"; do
+  if [ -n "$t" ]; then targs=(--token "$t"); else targs=(); fi
+  "$host" search t.c printer --server "$url" "${targs[@]}" > "$work/out" 2> "$work/err" &&
+    die "search with token '$t' succeeded"
+  [ ! -s "$work/out" ] || die "a refused search printed: $(cat "$work/out")"
+  grep -Eq "answered (401 unauthorized|403 forbidden): " "$work/err" || die "token '$t': $(cat "$work/err")"
+  ! grep -qF "${reader##*_}" "$work/err" && ! grep -qF "$secret" "$work/err" ||
+    die "the token was printed: $(cat "$work/err")"
+done
+"$host" produce t.s1_remote --server "$url" --token "$reader" < "$work/p.ndjson" 2> "$work/err" &&
+  die "produce with a read token"
+grep -q "403 forbidden" "$work/err" || die "produce, read token: $(cat "$work/err")"
+"$host" search t.nope printer --server "$url" --token "$reader" 2> "$work/err" && die "t.nope"
+grep -q "404 not_found" "$work/err" || die "t.nope: $(cat "$work/err")"
+"$host" graph t.g khop a --depth 2 --server "http://127.0.0.1:1" --token "$reader" 2> "$work/err" &&
+  die "an unreachable server answered"
+grep -q "cannot reach the server http://127.0.0.1:1" "$work/err" || die "unreachable: $(cat "$work/err")"
+"$host" links --server "http://user:pw@127.0.0.1:1" 2> "$work/err" && die "unreachable"
+! grep -q "pw" "$work/err" || die "the password was printed: $(cat "$work/err")"
+"$host" collection dump t.c --server "$url" --token "$reader" 2> "$work/err" && die "dump --server"
+grep -q "run it where the data dir is" "$work/err" || die "dump --server: $(cat "$work/err")"
+ok "--server: LOAMS_SERVER and LOAMS_TOKEN, no/bad/foreign token (never printed), 404, unreachable"
 stop_node a
