@@ -483,6 +483,16 @@ EXTRA_DIST += tests/bench/bench-link.sh tests/bench/bench-link-table-duckdb.mjs
 # Link apply end to end and per stage through the real link runtime, next to
 # an sqlite3 FTS5 bulk import in the same run (docs/BENCHMARKS.md; prints
 # figures, not run by make check).
+# The HTTP API: produce over loopback with keep-alive from 1 to 8
+# connections next to the CLI's produce, and search over HTTP next to the
+# same search in process (docs/BENCHMARKS.md, "HTTP API"; prints figures,
+# not run by make check): tests/bench/bench-http.sh BUILD_DIR [N].
+noinst_PROGRAMS += tests/bench/bench-http
+tests_bench_bench_http_SOURCES = tests/bench/bench-http.c
+tests_bench_bench_http_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(CJSON_CFLAGS)
+tests_bench_bench_http_LDADD = core/libloams-core.la $(CURL_LIBS) $(CJSON_LIBS) -lpthread
+EXTRA_DIST += tests/bench/bench-http.sh
+
 # Embeddings against the mock provider: budget use under a tokens/minute
 # limit, requests per distinct texts (docs/BENCHMARKS.md, "Embeddings").
 noinst_PROGRAMS += tests/bench/bench-embed
