@@ -20,6 +20,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "loams/kit/utf8.h"
+
 /* An arena chunk; the header is 32 bytes so that data stays 16-aligned. */
 typedef struct arena_chunk {
     struct arena_chunk *next;
@@ -796,6 +798,36 @@ int loams_batch_append_row(loams_batch *b, const loams_batch *from, size_t from_
         *row = r;
     }
     return 0;
+}
+
+long loams_batch_keys_as_text(loams_batch *b, size_t from, const char *stream)
+{
+    if (b->n_cols < LOAMS_BATCH_INPUT_COLUMNS ||
+        strcmp(b->cols[LOAMS_BATCH_COL_KEY].name, "key") != 0) {
+        return -EINVAL;
+    }
+    loams_value *key = b->cols[LOAMS_BATCH_COL_KEY].cells;
+    long failed = 0;
+    for (size_t r = from; r < b->n_rows; r++) {
+        if (key[r].type != LOAMS_T_BYTES) {
+            continue;
+        }
+        const unsigned char *k = (const unsigned char *)key[r].u.s.ptr;
+        if (loams_kit_utf8_valid_prefix(k, key[r].u.s.len) == key[r].u.s.len) {
+            key[r].type = LOAMS_T_STRING;
+            continue;
+        }
+        int rc = loams_batch_row_fail(b, r, LOAMS_EINPUT,
+                                      "the record's key is not valid UTF-8 text, and stream %s "
+                                      "has key_type = 'string' (a stream WITH (key_type = "
+                                      "'bytes') takes any key)",
+                                      stream);
+        if (rc != 0) {
+            return rc;
+        }
+        failed++;
+    }
+    return failed;
 }
 
 int loams_batch_set_origin(loams_batch *b, size_t row, int32_t partition, int64_t offset)

@@ -105,6 +105,14 @@ int loams_batch_column_wanted(const loams_batch *b, const char *name, size_t len
  * with a non-zero length (nothing is appended); -ENOMEM. */
 int loams_batch_append_records(loams_batch *b, const loams_record *recs, size_t n);
 
+/* Makes the keys of input rows [from, rows) text, for a stream whose
+ * key_type is 'string' (core/stream/streamlog.h): a key cell that is valid
+ * UTF-8 becomes STRING (same bytes, nothing copied); one that is not fails
+ * its row with LOAMS_EINPUT and a message naming `stream`, so that it goes
+ * through the link's on_error.  Returns the number of rows failed, or
+ * -EINVAL (no input columns) / -ENOMEM (recording a failure). */
+long loams_batch_keys_as_text(loams_batch *b, size_t from, const char *stream);
+
 /* ---- reading (host->batch_*) ---- */
 
 size_t loams_batch_rows(const loams_batch *b);

@@ -129,10 +129,11 @@ static int cmd_describe(loams_datadir *dd, const loams_objname *name, int json)
     }
     printf("stream %s.%s (id %" PRIu64 ")\n  partitions %" PRIu32 "\n  retention %s\n"
            "  retention_bytes %s (per partition)\n  retention_max_hold %s\n"
-           "  created %s\n\n"
+           "  key_type %s\n  created %s\n\n"
            "  %9s %14s %14s %14s\n",
-           d->name.ns, d->name.name, d->id, d->partitions, ret, rb, hold, created, "partition",
-           "low offset", "high offset", "bytes");
+           d->name.ns, d->name.name, d->id, d->partitions, ret, rb, hold,
+           loams_stream_key_type_name(d->key_type), created, "partition", "low offset",
+           "high offset", "bytes");
     int rc = 0;
     for (uint32_t p = 0; p < d->partitions; p++) {
         loams_stream_partition_info pi;

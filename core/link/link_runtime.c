@@ -67,6 +67,7 @@ typedef struct link_run {
     loams_stream *stream;
     loams_dead_letters *dlq; /* on_error = dead_letter only */
     unsigned partitions;
+    int key_text; /* the stream's key_type is string: keys are STRING cells */
     int cancel_flag;
     pthread_t thread; /* the one running the run */
     int stop_seen;    /* the definition changed (PAUSE, DROP) during a plugin call */
@@ -459,10 +460,21 @@ static long read_chunk(link_run *r)
         }
         /* The batch copies the headers' JSON: reset only after it has (a
          * reset writes a NUL at the start of the buffer). */
+        size_t first_row = loams_batch_rows(r->in);
         rc = loams_batch_append_records(r->in, recs, r->slice.count);
         loams_buf_reset(r->headers);
         if (rc != 0) {
             goto out;
+        }
+        if (r->key_text) {
+            /* a key that is not text fails its record (on_error) */
+            char sname[2 * LOAMS_IDENT_MAX + 2];
+            snprintf(sname, sizeof sname, "%s.%s", r->def.stream.ns, r->def.stream.name);
+            long kf = loams_batch_keys_as_text(r->in, first_row, sname);
+            if (kf < 0) {
+                rc = (int)kf;
+                goto out;
+            }
         }
         sp->first_offset = r->slice.records[0].offset;
         sp->count = r->slice.count;
@@ -973,6 +985,7 @@ static int run_setup(link_run *r)
         return rc;
     }
     r->partitions = loams_stream_definition(r->stream)->partitions;
+    r->key_text = loams_stream_definition(r->stream)->key_type == LOAMS_STREAM_KEY_STRING;
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
         char err[LOAMS_TASK_ERROR_MAX];
         rc = loams_dead_letter_open(r->env->meta, r->env->log, &r->def.name,

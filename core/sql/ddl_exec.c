@@ -44,6 +44,8 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
     memset(def, 0, sizeof *def);
     def->name = st->name;
     def->partitions = 1;
+    /* the common case: keys are text (--key-field, HTTP, most producers) */
+    def->key_type = LOAMS_STREAM_KEY_STRING;
     for (size_t i = 0; i < st->with.count; i++) {
         const loams_ddl_option *o = &st->with.items[i];
         char why[256] = "";
@@ -80,6 +82,16 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
                                 why[0] ? ": " : "", why);
             }
             def->retention_bytes = bytes;
+        } else if (strcmp(o->key, "key_type") == 0) {
+            if (o->kind != LOAMS_DDL_VALUE_STRING ||
+                (strcmp(o->text, "string") != 0 && strcmp(o->text, "bytes") != 0)) {
+                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                "key_type must be 'string' (keys are UTF-8 text) or 'bytes' "
+                                "(any bytes), not %s",
+                                o->text);
+            }
+            def->key_type =
+                strcmp(o->text, "string") == 0 ? LOAMS_STREAM_KEY_STRING : LOAMS_STREAM_KEY_BYTES;
         } else if (strcmp(o->key, "retention_max_hold") == 0) {
             int64_t us = 0;
             if (o->kind != LOAMS_DDL_VALUE_STRING ||
@@ -94,7 +106,7 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
         } else {
             return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
                             "unknown option '%s' for CREATE STREAM: use partitions, retention, "
-                            "retention_bytes or retention_max_hold",
+                            "retention_bytes, retention_max_hold or key_type",
                             o->key);
         }
     }
@@ -123,14 +135,17 @@ static void print_created(loams_ddl_exec_ctx *ctx, const loams_stream_def *d, co
         fprintf(ctx->out,
                 "{\"statement\":\"CREATE STREAM\",\"result\":\"%s\",\"stream\":\"%s.%s\","
                 "\"partitions\":%" PRIu32 ",\"retention_ms\":%" PRId64
-                ",\"retention_bytes\":%" PRIu64 ",\"retention_max_hold_ms\":%s}\n",
+                ",\"retention_bytes\":%" PRIu64 ",\"retention_max_hold_ms\":%s"
+                ",\"key_type\":\"%s\"}\n",
                 verb, d->name.ns, d->name.name, d->partitions, d->retention_ms, d->retention_bytes,
-                loams_stream_max_hold_json(d, hold_json, sizeof hold_json));
+                loams_stream_max_hold_json(d, hold_json, sizeof hold_json),
+                loams_stream_key_type_name(d->key_type));
     } else {
         fprintf(ctx->out,
                 "%s stream %s.%s (partitions %" PRIu32 ", retention %s, "
-                "retention_bytes %s%s)\n",
-                verb, d->name.ns, d->name.name, d->partitions, ret, rb, hold);
+                "retention_bytes %s%s, key_type %s)\n",
+                verb, d->name.ns, d->name.name, d->partitions, ret, rb, hold,
+                loams_stream_key_type_name(d->key_type));
     }
 }
 

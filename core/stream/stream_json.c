@@ -47,9 +47,10 @@ int loams_stream_list_json(loams_streamlog *log, const char *ns, loams_buf *out,
             out,
             "%s{\"stream\":\"%s.%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
             ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64 ",\"created\":%" PRId64
-            ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+            ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"key_type\":\"%s\"}",
             first ? "" : ",", d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms,
-            d->retention_bytes, d->created_ms, records, bytes);
+            d->retention_bytes, d->created_ms, records, bytes,
+            loams_stream_key_type_name(d->key_type));
         first = 0;
     }
     if (status == 0) {
@@ -73,9 +74,11 @@ int loams_stream_describe_json(loams_streamlog *log, const loams_objname *name, 
         out,
         "{\"stream\":\"%s.%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
         ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64
-        ",\"retention_max_hold_ms\":%s,\"created\":%" PRId64 ",\"partition_state\":[",
+        ",\"retention_max_hold_ms\":%s,\"created\":%" PRId64 ",\"key_type\":\"%s\""
+        ",\"partition_state\":[",
         d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms, d->retention_bytes,
-        loams_stream_max_hold_json(d, hold_json, sizeof hold_json), d->created_ms);
+        loams_stream_max_hold_json(d, hold_json, sizeof hold_json), d->created_ms,
+        loams_stream_key_type_name(d->key_type));
     for (uint32_t p = 0; p < d->partitions && rc == 0; p++) {
         loams_stream_partition_info pi;
         if ((rc = loams_stream_partition_state(s, (int32_t)p, &pi, err)) != 0) {

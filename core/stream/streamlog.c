@@ -102,6 +102,11 @@ const char *loams_stream_max_hold_json(const loams_stream_def *def, char *buf, s
     return buf;
 }
 
+const char *loams_stream_key_type_name(int key_type)
+{
+    return key_type == LOAMS_STREAM_KEY_STRING ? "string" : "bytes";
+}
+
 /* ---- catalog entries ---- */
 
 static void catalog_key(char *buf, size_t size, const loams_objname *name)
@@ -121,6 +126,7 @@ static char *def_to_json(const loams_stream_def *d)
         loams_kit_json_tree_put_int(o, "retention_ms", d->retention_ms) == 0 &&
         loams_kit_json_tree_put_u64(o, "retention_bytes", d->retention_bytes) == 0 &&
         loams_kit_json_tree_put_int(o, "created", d->created_ms) == 0 &&
+        cJSON_AddStringToObject(o, "key_type", loams_stream_key_type_name(d->key_type)) != NULL &&
         (d->retention_max_hold_ms == 0 ||
          loams_kit_json_tree_put_int(o, "retention_max_hold_ms", d->retention_max_hold_ms) == 0)) {
         text = cJSON_PrintUnformatted(o);
@@ -142,7 +148,7 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
     if (loams_kit_json_tree_parse(value, len, &o, NULL) == -ENOMEM) {
         return fail(err, -ENOMEM, "out of memory");
     }
-    uint64_t id, parts, rms, rbytes, created;
+    uint64_t id = 0, parts = 0, rms = 0, rbytes = 0, created = 0;
     int ok = o != NULL && json_u64(o, "id", &id) == 0 && json_u64(o, "partitions", &parts) == 0 &&
              json_u64(o, "retention_ms", &rms) == 0 &&
              json_u64(o, "retention_bytes", &rbytes) == 0 &&
@@ -156,6 +162,16 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
         ok = loams_kit_json_tree_int(hold, &hold_ms) == 0 && hold_ms >= -1;
         hold_ms = ok ? hold_ms : 0;
     }
+    /* optional too (entries written before it existed: bytes, as their
+     * links always read them) */
+    const cJSON *kt = o != NULL ? cJSON_GetObjectItemCaseSensitive(o, "key_type") : NULL;
+    int key_type = LOAMS_STREAM_KEY_BYTES;
+    if (ok && kt != NULL) {
+        ok = cJSON_IsString(kt) &&
+             (strcmp(kt->valuestring, "string") == 0 || strcmp(kt->valuestring, "bytes") == 0);
+        key_type = ok && strcmp(kt->valuestring, "string") == 0 ? LOAMS_STREAM_KEY_STRING
+                                                                : LOAMS_STREAM_KEY_BYTES;
+    }
     cJSON_Delete(o);
     if (!ok) {
         return fail(err, LOAMS_ECORRUPT,
@@ -164,6 +180,7 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
                     key);
     }
     d->retention_max_hold_ms = hold_ms;
+    d->key_type = key_type;
     d->id = id;
     d->partitions = (uint32_t)parts;
     d->retention_ms = (int64_t)rms;

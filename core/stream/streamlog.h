@@ -126,6 +126,18 @@ int loams_streamlog_check_catalog(loams_streamlog *log, loams_streamlog_census *
 
 /* ---- the catalog ---- */
 
+/* What a stream's record keys are (CREATE STREAM ... WITH (key_type = ..)).
+ * Numbers are stored in no catalog entry (the entry says the word). */
+typedef enum loams_stream_key_type {
+    LOAMS_STREAM_KEY_BYTES = 0, /* any bytes; links see BYTES (entries written
+                                 * before key_type existed, dead-letter streams) */
+    LOAMS_STREAM_KEY_STRING = 1 /* UTF-8 text; links see STRING, and a key that
+                                 * is not valid UTF-8 fails its record */
+} loams_stream_key_type;
+
+/* "string" or "bytes". */
+const char *loams_stream_key_type_name(int key_type);
+
 /* A stream's definition. */
 typedef struct loams_stream_def {
     loams_objname name;
@@ -139,6 +151,7 @@ typedef struct loams_stream_def {
      * past their retention (docs/OPERATIONS.md, "Retention and links"):
      * > 0 ms; 0 = the node's retention_max_hold; -1 = no hold. */
     int64_t retention_max_hold_ms;
+    int key_type; /* a loams_stream_key_type */
 } loams_stream_def;
 
 /* def->retention_max_hold_ms as JSON in buf: null (the node's), 0 (no

@@ -65,8 +65,12 @@ int loams__ice_accepts(loams__ice_type t, uint32_t v)
 {
     switch (t) {
     case LOAMS__ICE_BOOLEAN: return v == LOAMS_T_BOOL;
-    case LOAMS__ICE_INT:
-    case LOAMS__ICE_LONG: return v == LOAMS_T_INT64;
+    case LOAMS__ICE_INT: return v == LOAMS_T_INT64;
+    case LOAMS__ICE_LONG:
+        /* a table made when the SQL transform gave timestamps as INT64
+         * keeps its long column: microseconds, as they were written (a
+         * column's type never changes by itself: docs/ICEBERG.md) */
+        return v == LOAMS_T_INT64 || v == LOAMS_T_TIMESTAMP;
     case LOAMS__ICE_FLOAT:
     case LOAMS__ICE_DOUBLE: return v == LOAMS_T_FLOAT64 || v == LOAMS_T_INT64;
     case LOAMS__ICE_DATE: return v == LOAMS_T_STRING || v == LOAMS_T_TIMESTAMP;

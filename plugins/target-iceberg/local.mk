@@ -113,6 +113,10 @@ TESTS += tests/integration/table-link.sh tests/integration/table-declared.sh
 EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-declared.sh tests/integration/table-duckdb.mjs \
 	tests/integration/iceberg-conformance.py \
 	tests/integration/table-files.py
+# The seed's link statement into a new table: timestamptz and a string key
+# (a stream's key_type), read back by DuckDB; a declared long table keeps it.
+TESTS += tests/integration/table-types.sh
+EXTRA_DIST += tests/integration/table-types.sh
 # Manifest entry metrics of the plugin's files, value by value against DuckDB.
 TESTS += tests/integration/table-metrics.sh
 EXTRA_DIST += tests/integration/table-metrics.sh tests/integration/table-metrics.mjs \

@@ -299,8 +299,11 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         sqlite3_result_int(ctx, v.u.b ? 1 : 0);
         sqlite3_result_subtype(ctx, LOAMS__SQL_SUBTYPE_BOOL);
         break;
-    case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP: sqlite3_result_int64(ctx, v.u.i); break;
+    case LOAMS_T_INT64: sqlite3_result_int64(ctx, v.u.i); break;
+    case LOAMS_T_TIMESTAMP:
+        sqlite3_result_int64(ctx, v.u.i);
+        sqlite3_result_subtype(ctx, LOAMS__SQL_SUBTYPE_TIMESTAMP);
+        break;
     case LOAMS_T_FLOAT64: sqlite3_result_double(ctx, v.u.f); break;
     case LOAMS_T_STRING:
     case LOAMS_T_JSON:

@@ -360,8 +360,8 @@ static int eval_item(loams__sql_state *st, direct_item *it, size_t row, loams_va
             out->u.b = v.u.b ? 1 : 0;
             return ITEM_OK;
         case LOAMS_T_INT64:
-        case LOAMS_T_TIMESTAMP:
-            out->type = LOAMS_T_INT64;
+        case LOAMS_T_TIMESTAMP: /* a timestamp stays one (TIMESTAMP WITH TIME ZONE) */
+            out->type = v.type;
             out->u.i = v.u.i;
             return ITEM_OK;
         case LOAMS_T_FLOAT64: *out = v; return ITEM_OK;

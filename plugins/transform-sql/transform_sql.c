@@ -453,7 +453,11 @@ static uint32_t value_type(sqlite3_value *v)
 {
     switch (sqlite3_value_type(v)) {
     case SQLITE_INTEGER:
-        return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_BOOL ? LOAMS_T_BOOL : LOAMS_T_INT64;
+        switch (sqlite3_value_subtype(v)) {
+        case LOAMS__SQL_SUBTYPE_BOOL: return LOAMS_T_BOOL;
+        case LOAMS__SQL_SUBTYPE_TIMESTAMP: return LOAMS_T_TIMESTAMP;
+        default: return LOAMS_T_INT64;
+        }
     case SQLITE_FLOAT: return LOAMS_T_FLOAT64;
     case SQLITE_TEXT:
         return sqlite3_value_subtype(v) == LOAMS__SQL_SUBTYPE_JSON ? LOAMS_T_JSON : LOAMS_T_STRING;
@@ -550,7 +554,8 @@ static int emit_row(loams__sql_state *st, loams_batch *in, loams_batch *out, siz
         v->type = value_type(sv);
         switch (v->type) {
         case LOAMS_T_BOOL: v->u.b = sqlite3_value_int64(sv) != 0; break;
-        case LOAMS_T_INT64: v->u.i = sqlite3_value_int64(sv); break;
+        case LOAMS_T_INT64:
+        case LOAMS_T_TIMESTAMP: v->u.i = sqlite3_value_int64(sv); break;
         case LOAMS_T_FLOAT64: v->u.f = sqlite3_value_double(sv); break;
         case LOAMS_T_STRING:
         case LOAMS_T_JSON:

@@ -37,6 +37,9 @@
 #define LOAMS__SQL_SUBTYPE_JSON 'J'
 /* A BLOB with VECTOR is a float32 vector (embed()'s result). */
 #define LOAMS__SQL_SUBTYPE_VECTOR 'V'
+/* An INTEGER with TIMESTAMP is microseconds since the epoch, UTC (a
+ * TIMESTAMP cell such as the record's `timestamp`, selected as it is). */
+#define LOAMS__SQL_SUBTYPE_TIMESTAMP 'T'
 
 /* The record columns every batch has (loams/decoder.h), first in the
  * virtual table. */

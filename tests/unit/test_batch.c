@@ -296,6 +296,33 @@ START_TEST(test_input_batch_has_six_columns_and_origins)
 }
 END_TEST
 
+START_TEST(test_keys_as_text_fails_a_key_that_is_not_utf8)
+{
+    loams_record recs[4] = {rec(0, 0, "k1", "v", NULL), rec(0, 1, "k\xff", "v", NULL),
+                            rec(0, 2, NULL, "v", NULL), rec(0, 3, "\xc3\xa9", "v", NULL)};
+    ck_assert_int_eq(loams_batch_append_records(b, recs, 4), 0);
+    ck_assert_int_eq(loams_batch_keys_as_text(b, 1, "t.s"), 1);
+    loams_value v;
+    ck_assert_int_eq(loams_batch_get(b, 0, LOAMS_BATCH_COL_KEY, &v), 0);
+    ck_assert_uint_eq(v.type, LOAMS_T_BYTES); /* before `from` */
+    ck_assert_int_eq(loams_batch_get(b, 1, LOAMS_BATCH_COL_KEY, &v), 0);
+    ck_assert_uint_eq(v.type, LOAMS_T_BYTES); /* not mangled */
+    ck_assert_int_eq(loams_batch_get(b, 2, LOAMS_BATCH_COL_KEY, &v), 0);
+    ck_assert_uint_eq(v.type, LOAMS_T_NULL);
+    ck_assert_int_eq(loams_batch_get(b, 3, LOAMS_BATCH_COL_KEY, &v), 0);
+    ck_assert_uint_eq(v.type, LOAMS_T_STRING);
+    ck_assert_int_eq(memcmp(v.u.s.ptr, "\xc3\xa9", 2), 0);
+    ck_assert_uint_eq(loams_batch_failed_count(b), 1);
+    int status;
+    const char *msg;
+    ck_assert_int_eq(loams_batch_row_error(b, 1, &status, &msg), 0);
+    ck_assert_int_eq(status, LOAMS_EINPUT);
+    ck_assert_str_eq(msg, "partition 0 offset 1: the record's key is not valid UTF-8 text, and "
+                          "stream t.s has key_type "
+                          "= 'string' (a stream WITH (key_type = 'bytes') takes any key)");
+}
+END_TEST
+
 START_TEST(test_input_records_refused_on_foreign_batch_or_bad_record)
 {
     loams_record r = rec(0, 0, NULL, "x", NULL);
@@ -561,6 +588,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_payload_bytes_counts_copied_data);
     tcase_add_test(tc, test_set_of_bytes_inside_the_rows_record_is_a_view);
     tcase_add_test(tc, test_reset_keeps_the_arena_for_a_batch_of_the_same_size);
+    tcase_add_test(tc, test_keys_as_text_fails_a_key_that_is_not_utf8);
     suite_add_tcase(s, tc);
     return s;
 }

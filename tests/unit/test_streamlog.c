@@ -127,6 +127,33 @@ START_TEST(create_describe_list_and_duplicate_error)
 }
 END_TEST
 
+START_TEST(key_type_is_kept_and_an_entry_without_one_is_bytes)
+{
+    loams_stream_def s = mkdef("t", "text", 1), b = mkdef("t", "raw", 1), got;
+    s.key_type = LOAMS_STREAM_KEY_STRING;
+    loams_stream_err e;
+    ck_assert_int_eq(loams_stream_create(slog, &s, 0, NULL, &e), 0);
+    ck_assert_int_eq(loams_stream_create(slog, &b, 0, NULL, &e), 0);
+    ck_assert_int_eq(loams_stream_describe(slog, &s.name, &got, &e), 0);
+    ck_assert_int_eq(got.key_type, LOAMS_STREAM_KEY_STRING);
+    ck_assert_int_eq(loams_stream_describe(slog, &b.name, &got, &e), 0);
+    ck_assert_int_eq(got.key_type, LOAMS_STREAM_KEY_BYTES);
+    /* an entry written before key_type existed reads as bytes, as its
+     * links always read its keys */
+    const char *old = "{\"id\":99,\"partitions\":1,\"retention_ms\":0,\"retention_bytes\":0,"
+                      "\"created\":1700000000000}";
+    ck_assert_int_eq(loams_meta_put(meta, "stream/t/old", 12, old, strlen(old), NULL, NULL), 0);
+    loams_objname on = {"t", "old"};
+    ck_assert_int_eq(loams_stream_describe(slog, &on, &got, &e), 0);
+    ck_assert_int_eq(got.key_type, LOAMS_STREAM_KEY_BYTES);
+    const char *bad = "{\"id\":98,\"partitions\":1,\"retention_ms\":0,\"retention_bytes\":0,"
+                      "\"created\":1700000000000,\"key_type\":\"text\"}";
+    ck_assert_int_eq(loams_meta_put(meta, "stream/t/bad", 12, bad, strlen(bad), NULL, NULL), 0);
+    loams_objname bn = {"t", "bad"};
+    ck_assert_int_eq(loams_stream_describe(slog, &bn, &got, &e), LOAMS_ECORRUPT);
+}
+END_TEST
+
 START_TEST(create_rejects_bad_definitions)
 {
     loams_stream_err e;
@@ -721,6 +748,7 @@ static Suite *streamlog_suite(void)
     tcase_add_test(tc, create_describe_list_and_duplicate_error);
     tcase_add_test(tc, retention_past_two_to_the_53_reads_back_exactly);
     tcase_add_test(tc, create_rejects_bad_definitions);
+    tcase_add_test(tc, key_type_is_kept_and_an_entry_without_one_is_bytes);
     tcase_add_test(tc, append_assigns_dense_offsets_by_key_hash);
     tcase_add_test(tc, partition_hash_is_fnv1a_64);
     tcase_add_test(tc, null_keys_go_round_robin_and_explicit_partitions_are_kept);

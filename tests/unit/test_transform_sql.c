@@ -143,6 +143,16 @@ static void assert_int(loams_batch *b, size_t row, const char *column, int64_t w
                   (long long)want);
 }
 
+/* A TIMESTAMP cell (microseconds since the epoch, UTC). */
+static void assert_ts(loams_batch *b, size_t row, const char *column, int64_t want)
+{
+    loams_value v = cell(b, row, column);
+    ck_assert_msg(v.type == LOAMS_T_TIMESTAMP, "%s row %zu: type %u, want TIMESTAMP", column, row,
+                  v.type);
+    ck_assert_msg(v.u.i == want, "%s row %zu: %lld, want %lld", column, row, (long long)v.u.i,
+                  (long long)want);
+}
+
 static void assert_null(loams_batch *b, size_t row, const char *column)
 {
     loams_value v = cell(b, row, column);
@@ -189,7 +199,7 @@ START_TEST(record_columns_are_projected_with_their_types_and_origin)
         snprintf(key, sizeof(key), "k%zu", r);
         assert_string(out, r, "key", LOAMS_T_BYTES, key);
         assert_string(out, r, "value", LOAMS_T_BYTES, vals[r]);
-        assert_int(out, r, "timestamp", INT64_C(1700000000000000) + (int64_t)r);
+        assert_ts(out, r, "timestamp", INT64_C(1700000000000000) + (int64_t)r);
         assert_int(out, r, "partition", 3);
         assert_int(out, r, "offset", 100 + (int64_t)r);
         assert_origin(r, 100 + (int64_t)r);
@@ -291,10 +301,42 @@ START_TEST(the_seed_select_without_embed_runs)
     assert_string(out, 0, "_pk", LOAMS_T_BYTES, "k0");
     assert_string(out, 0, "subject", LOAMS_T_STRING, "Login fails");
     assert_string(out, 0, "body", LOAMS_T_STRING, "Since \"Monday\"\nhelp");
-    assert_int(out, 0, "ts", INT64_C(1700000000000000));
+    assert_ts(out, 0, "ts", INT64_C(1700000000000000));
     assert_string(out, 1, "subject", LOAMS_T_STRING, "Invoice");
     assert_null(out, 1, "body");
     vt->close(st);
+}
+END_TEST
+
+/* The seed's `key AS id, timestamp AS ts` through the projection path and
+ * through SQLite: a timestamp selected as it is stays a TIMESTAMP (an
+ * expression over it is an INT64), and the key keeps the type the host
+ * gave it (STRING for a stream whose key_type is string). */
+START_TEST(timestamps_stay_timestamps_and_a_text_key_stays_text)
+{
+    const char *vals[] = {"{\"a\":1}", "{\"a\":2}"};
+    add_records(vals, 2);
+    ck_assert_int_eq(loams_batch_keys_as_text(in, 0, "t.s"), 0);
+    const char *programs[] = {
+        "SELECT key AS id, timestamp AS ts",
+        "SELECT key AS id, timestamp AS ts, timestamp + 1 AS t1, upper(key) AS u",
+    };
+    for (size_t p = 0; p < 2; p++) {
+        loams_batch_reset(out);
+        void *st = compile_ok(programs[p]);
+        run_ok(st);
+        ck_assert_uint_eq(loams_batch_rows(out), 2);
+        for (size_t r = 0; r < 2; r++) {
+            char key[8];
+            snprintf(key, sizeof(key), "k%zu", r);
+            assert_string(out, r, "id", LOAMS_T_STRING, key);
+            assert_ts(out, r, "ts", INT64_C(1700000000000000) + (int64_t)r);
+            if (p == 1) {
+                assert_int(out, r, "t1", INT64_C(1700000000000001) + (int64_t)r);
+            }
+        }
+        vt->close(st);
+    }
 }
 END_TEST
 
@@ -1172,6 +1214,7 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, cast_converts_through_sqlite);
     tcase_add_test(tc, json_getters_read_every_kind);
     tcase_add_test(tc, the_seed_select_without_embed_runs);
+    tcase_add_test(tc, timestamps_stay_timestamps_and_a_text_key_stays_text);
     tcase_add_test(tc, embed_is_refused_at_compile_with_its_position);
     tcase_add_test(tc, compile_errors_name_line_and_column);
     tcase_add_test(tc, bool_and_json_cells_keep_their_type_through_the_select);
