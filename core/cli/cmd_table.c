@@ -10,6 +10,8 @@
  *             data dir's object store keeps them (after the data dir was
  *             copied or moved; table_relocate.h), [--from OLD] [--to NEW].
  */
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,24 +25,36 @@
 #include "cli/table_relocate.h"
 #include "cli/target_query.h"
 #include "cli/target_request.h"
+#include "loams/kit/json_tree.h"
+
+/* Prints member `key` of obj as an integer, every digit (the answer is
+ * read with the kit's json_tree, which keeps integer literals as written:
+ * a 63-bit snapshot id through a double lost its last digits). */
+static void print_int(const char *fmt, const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    int64_t n = 0;
+    char text[24] = "?";
+    if (loams_kit_json_tree_int(v, &n) == 0) {
+        snprintf(text, sizeof text, "%" PRId64, n);
+    }
+    printf(fmt, text);
+}
 
 static void print_describe(const cJSON *a)
 {
-    const cJSON *v;
     printf("table     %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "table")));
     printf("location  %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "location")));
     printf("metadata  %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "metadata")));
-    v = cJSON_GetObjectItemCaseSensitive(a, "current_snapshot_id");
-    printf("current snapshot %.0f\n\nschema (id %.0f):\n", cJSON_GetNumberValue(v),
-           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
-               cJSON_GetObjectItemCaseSensitive(a, "schema"), "schema-id")));
+    print_int("current snapshot %s\n\n", a, "current_snapshot_id");
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(a, "schema");
+    print_int("schema (id %s):\n", schema, "schema-id");
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(
-                              cJSON_GetObjectItemCaseSensitive(a, "schema"), "fields"))
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(schema, "fields"))
     {
         const cJSON *ty = cJSON_GetObjectItemCaseSensitive(f, "type");
-        printf("  %4.0f  %-24s %-12s%s\n",
-               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "id")),
+        print_int("  %4s", f, "id");
+        printf("  %-24s %-12s%s\n",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "name")),
                cJSON_IsString(ty) ? ty->valuestring : "list<float>",
                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "required")) ? " NOT NULL" : "");
@@ -50,10 +64,10 @@ static void print_describe(const cJSON *a)
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(a, "snapshots"))
     {
         const cJSON *sum = cJSON_GetObjectItemCaseSensitive(s, "summary");
+        print_int("  %s", s, "snapshot_id");
+        print_int("  seq %s", s, "sequence_number");
         printf(
-            "  %.0f  seq %.0f  %s  +%s records, %s files, %s records total  offsets %s\n",
-            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "snapshot_id")),
-            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "sequence_number")),
+            "  %s  +%s records, %s files, %s records total  offsets %s\n",
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "operation")),
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "added-records")),
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sum, "total-data-files")),
@@ -63,10 +77,9 @@ static void print_describe(const cJSON *a)
     printf("\nfiles of the current snapshot:\n");
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(a, "files"))
     {
-        printf("  %10.0f records %12.0f bytes  %s\n",
-               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "records")),
-               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "bytes")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "path")));
+        print_int("  %10s records", f, "records");
+        print_int(" %12s bytes", f, "bytes");
+        printf("  %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "path")));
     }
 }
 
@@ -209,7 +222,7 @@ int loams_cmd_table(int argc, char **argv)
          * (target_query.h) */
         size_t alen;
         const char *atext = loams_buf_data(out, &alen);
-        if (!remote_scan && (a = cJSON_ParseWithLength(atext, alen)) == NULL) {
+        if (!remote_scan && loams_kit_json_tree_parse(atext, alen, &a, NULL) != 0) {
             fprintf(stderr, "loams-host table: the server's answer is not JSON\n");
             goto done;
         }

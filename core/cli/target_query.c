@@ -11,6 +11,7 @@
 #include "catalog/link_catalog.h"
 #include "meta/commit.h"
 #include "abi/plugin_ctx.h"
+#include "loams/kit/json_tree.h"
 
 int loams_target_query(loams_node *node, const loams_objname *name, const char *kind,
                        const char *plugin, const char *request, loams_buf *out, char *err,
@@ -110,19 +111,27 @@ int loams_target_query_json(loams_node *node, const loams_objname *name, const c
     size_t len;
     const char *text = (const char *)loams_buf_data(out, &len) + start;
     len -= start;
-    const char *end = NULL;
-    cJSON *a = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (cJSON_IsObject(a) && end == text + len) {
+    /* read with the kit's json_tree: integers kept as written (a 63-bit
+     * snapshot id through cJSON's double lost its last digits) */
+    cJSON *a = NULL;
+    loams_kit_json_error jerr;
+    memset(&jerr, 0, sizeof jerr);
+    rc = loams_kit_json_tree_parse(text, len, &a, &jerr);
+    if (rc == -ENOMEM) {
+        snprintf(err, errlen, "out of memory reading the answer of %s", plugin);
+        return rc;
+    }
+    if (rc == 0 && cJSON_IsObject(a)) {
         *answer = a;
         return 0;
     }
     cJSON_Delete(a);
-    /* cJSON reports running out of memory as a parse failure too */
     snprintf(err, errlen,
-             "%s.%s: %s answered with text that is not a JSON object (it stops at byte %zu of "
-             "%zu): stored data the plugin did not check is damaged",
-             name->ns, name->name, plugin, end != NULL && end >= text ? (size_t)(end - text) : 0,
-             len);
+             "%s.%s: %s answered with text that is not a JSON object (%s at byte %zu of %zu): "
+             "stored data the plugin did not check is damaged",
+             name->ns, name->name, plugin,
+             rc == 0 ? "another value" : (jerr.what != NULL ? jerr.what : "not JSON"),
+             rc == 0 ? (size_t)0 : jerr.pos, len);
     return LOAMS_ECORRUPT;
 }
 

@@ -114,6 +114,17 @@ grep -q '"loams.link": "t.l"' "$work/summary.txt" || die "the summary lacks loam
   die "table describe failed"
 grep -q "priority  *long" "$work/describe.txt" || die "describe does not show the schema"
 grep -q "append" "$work/describe.txt" || die "describe does not show the snapshots"
+# every snapshot id with every digit (63-bit random: through a double the
+# text lost its last digits), the same in the text and in --json
+"$host" table describe t.tab --json --data-dir "$data" "${plugin_args[@]}" >"$work/describe.json" ||
+  die "table describe --json failed"
+ids=$(grep -o '"snapshot_id":[0-9]*' "$work/describe.json" | cut -d: -f2)
+[ -n "$ids" ] || die "describe --json shows no snapshot ids"
+for id in $ids; do
+  grep -q "^  $id  seq " "$work/describe.txt" || die "describe shows snapshot $id otherwise: $(grep seq "$work/describe.txt")"
+done
+cur=$(grep -o '"current_snapshot_id":[0-9]*' "$work/describe.json" | cut -d: -f2)
+grep -qx "current snapshot $cur" "$work/describe.txt" || die "describe shows the current snapshot $cur otherwise"
 "$host" table scan t.tab --limit 5 --data-dir "$data" "${plugin_args[@]}" >"$work/scan.jsonl" ||
   die "table scan failed"
 [ "$(wc -l <"$work/scan.jsonl")" = 5 ] || die "table scan --limit 5 printed $(wc -l <"$work/scan.jsonl") rows"
