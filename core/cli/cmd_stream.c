@@ -207,12 +207,14 @@ static void print_describe(const cJSON *d)
         loams_duration_format((int64_t)hms * 1000, hold, sizeof hold);
     }
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "stream"));
+    const char *key_type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "key_type"));
     printf("stream %s (id %" PRIu64 ")\n  partitions %" PRIu32 "\n  retention %s\n"
            "  retention_bytes %s (per partition)\n  retention_max_hold %s\n"
-           "  created %s\n\n"
+           "  key_type %s\n  created %s\n\n"
            "  %9s %14s %14s %14s\n",
            name != NULL ? name : "?", (uint64_t)jnum(d, "id"), (uint32_t)jnum(d, "partitions"), ret,
-           rb, hold, created, "partition", "low offset", "high offset", "bytes");
+           rb, hold, key_type != NULL ? key_type : "?", created, "partition", "low offset",
+           "high offset", "bytes");
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(d, "partition_state"))
     {
