@@ -23,9 +23,7 @@ tests_unit_test_embed_response_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 tests_unit_test_embed_response_LDADD = plugins/embed-openai/libembedresponse.la $(CHECK_LIBS)
 
 # Fuzzer (configure --enable-fuzzers CC=clang): the response reader.
-if FUZZERS
-noinst_PROGRAMS += tests/fuzz/fuzz-embed-response
-endif
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-embed-response
 tests_fuzz_fuzz_embed_response_SOURCES = tests/fuzz/fuzz-embed-response.c \
 	plugins/embed-openai/embed_response.c plugins/kit/json_path.c plugins/kit/mem.c
 tests_fuzz_fuzz_embed_response_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined \

@@ -58,14 +58,11 @@ tests_bench_bench_graph_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/t
 tests_bench_bench_graph_LDADD = core/libloams-core.la $(SQLITE_LIBS)
 
 # the failpoint crash suite against a graph fed by lua/examples/graph_fanout.lua
-TESTS += tests/integration/link-graph-exactly-once.sh tests/integration/link-graph-merge.sh
 EXTRA_DIST += tests/integration/link-graph-exactly-once.sh tests/integration/link-graph-merge.sh
 
 # Fuzzer (configure --enable-fuzzers CC=clang; tests/fuzz/run-fuzzers.sh):
 # the reader and the query parser compiled into the target, instrumented.
-if FUZZERS
-noinst_PROGRAMS += tests/fuzz/fuzz-graph-segment
-endif
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-graph-segment
 tests_fuzz_fuzz_graph_segment_SOURCES = tests/fuzz/fuzz-graph-segment.c \
 	plugins/target-graph/segment_reader.c plugins/target-graph/segment_writer.c \
 	plugins/target-graph/graph_query.c plugins/target-graph/graph_view.c \

@@ -109,7 +109,7 @@ tests_unit_test_parquet_reader_LDADD = $(ICEBERG_TEST_LDADD)
 
 # A link INTO TABLE end to end, read back by python3-avro, avro-c and DuckDB
 # (exactly once across crashes, schema evolution).
-TESTS += tests/integration/table-link.sh tests/integration/table-declared.sh
+TESTS += tests/integration/table-declared.sh
 EXTRA_DIST += tests/integration/table-link.sh tests/integration/table-declared.sh tests/integration/table-duckdb.mjs \
 	tests/integration/iceberg-conformance.py \
 	tests/integration/table-files.py

@@ -41,9 +41,7 @@ tests_bench_bench_json_path_LDADD = plugins/kit/libkit.la $(CJSON_LIBS)
 # Fuzzers (configure --enable-fuzzers CC=clang; tests/fuzz/run-fuzzers.sh):
 # the extractor and the program scanner are compiled into their targets so
 # that they are instrumented.
-if FUZZERS
-noinst_PROGRAMS += tests/fuzz/fuzz-json-path tests/fuzz/fuzz-sql-program
-endif
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-json-path tests/fuzz/fuzz-sql-program
 tests_fuzz_fuzz_json_path_SOURCES = tests/fuzz/fuzz-json-path.c \
 	plugins/kit/json_path.c plugins/kit/json_tree.c plugins/kit/mem.c
 tests_fuzz_fuzz_json_path_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) -fsanitize=fuzzer,address,undefined
