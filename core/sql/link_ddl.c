@@ -248,7 +248,7 @@ static int read_transform_options(const loams_ddl_script *script, const loams_dd
 
 #define LINK_OPTIONS                                                                               \
     "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream"
-/* CREATE LINK only: ALTER LINK does not change them yet */
+/* CREATE LINK and ALTER LINK */
 #define BUDGET_OPTIONS                                                                             \
     "max_unapplied_records, max_unapplied_bytes (collection links), max_lag (other links)"
 
@@ -303,18 +303,26 @@ static int read_budget(const loams_ddl_script *script, const loams_ddl_option *o
     const char *text = option_text(o);
     int64_t us;
     uint64_t v;
+    /* one form at a time: ALTER LINK from a count to a duration or back
+     * drops the other; 'none' drops both */
+    if (!coll) {
+        d->max_unapplied_records = 0;
+        d->max_lag_ms = 0;
+    }
     if (coll) {
         *rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
                        "max_lag is an option of table and graph links; a collection link's "
                        "budgets are max_unapplied_records and max_unapplied_bytes");
+    } else if (strcmp(text, "none") == 0) {
+        /* no budget: the log absorbs the backlog */
     } else if (parse_count(text, &v, why, sizeof why) == 0 && v > 0) {
         d->max_unapplied_records = v;
     } else if (loams_duration_parse(text, &us, why, sizeof why) == 0 && us >= 1000000) {
         d->max_lag_ms = us / 1000;
     } else {
         *rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                       "max_lag is a number of records ('100000') or a duration of 1s or more "
-                       "('30s'), not '%s'",
+                       "max_lag is a number of records ('100000'), a duration of 1s or more "
+                       "('30s') or 'none', not '%s'",
                        text);
     }
     return 1;
@@ -911,6 +919,9 @@ static int alter_link(const loams_link_ddl_env *env, const loams_ddl_script *scr
     for (size_t i = 0; i < st->with.count && rc == 0; i++) {
         const loams_ddl_option *o = &st->with.items[i];
         int handled = 0;
+        if (read_budget(script, o, d.target_kind, &d, &rc, err, errlen)) {
+            continue;
+        }
         if ((rc = read_link_option(script, o, &d, &handled, err, errlen)) != 0 || handled) {
             continue;
         }
@@ -937,6 +948,7 @@ static int alter_link(const loams_link_ddl_env *env, const loams_ddl_script *scr
             plugin_option_names(transform, "script_path", xlist, sizeof xlist);
             rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
                           "ALTER LINK cannot set '%s': it changes the link options (" LINK_OPTIONS
+                          ", " BUDGET_OPTIONS
                           ")%s%s%s%s%s; the format, transform, target and resume change with "
                           "CREATE OR REPLACE LINK",
                           o->key, xlist[0] ? " and those of the transform plugin " : "",

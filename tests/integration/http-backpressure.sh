@@ -147,6 +147,14 @@ expect 200 POST /v1/streams/shop.events/records "${A[@]}" -H 'Loams-Backpressure
   --data-binary 'three'
 grep -qi '^Loams-Unapplied-Records: 2' "$work/headers" || die "headers: $(cat "$work/headers")"
 ok "a table link's max_lag = '2s': 429 once its oldest unapplied record is 2 s old (Retry-After $ra), 4x with the override"
+# ALTER LINK changes a budget for the next write: no max_lag, no 429
+expect 429 POST /v1/streams/shop.events/records "${A[@]}" --data-binary 'four'
+expect 200 POST /v1/sql "${A[@]}" --data-binary "ALTER LINK shop.t SET (max_lag = 'none')"
+expect 200 GET /v1/links/shop.t "${A[@]}"
+[ "$(jbody '[d["max_lag_ms"], d["max_unapplied_records"]]')" = '[null, null]' ] ||
+  die "max_lag after ALTER LINK: $(cat "$work/body")"
+expect 200 POST /v1/streams/shop.events/records "${A[@]}" --data-binary 'four'
+ok "ALTER LINK shop.t SET (max_lag = 'none'): the next write goes in"
 
 # ---- exactly the accepted records ----
 t=0

@@ -25,7 +25,8 @@
 static char dir[256];
 static loams_datadir *dd;
 static loams_registry *reg;
-static char plugin_dirs[5][1024];
+#define N_PLUGIN_DIRS 6
+static char plugin_dirs[N_PLUGIN_DIRS][1024];
 
 static void setup(void)
 {
@@ -40,11 +41,11 @@ static void setup(void)
     snprintf(data, sizeof data, "%s/data", dir);
     ck_assert_msg(loams_datadir_open(data, 1, &dd, err, sizeof err) == 0, "%s", err);
     const char *top = getenv("top_builddir");
-    const char *subdirs[] = {"plugins/decoder-json", "plugins/transform-sql",
-                             "plugins/transform-lua", "plugins/target-collection",
-                             "tests/plugins/ok-decoder"};
-    const char *dirs[5];
-    for (size_t i = 0; i < 5; i++) {
+    const char *subdirs[N_PLUGIN_DIRS] = {"plugins/decoder-json",   "plugins/transform-sql",
+                                          "plugins/transform-lua",  "plugins/target-collection",
+                                          "plugins/target-iceberg", "tests/plugins/ok-decoder"};
+    const char *dirs[N_PLUGIN_DIRS];
+    for (size_t i = 0; i < N_PLUGIN_DIRS; i++) {
         snprintf(plugin_dirs[i], sizeof plugin_dirs[i], "%s/%s/.libs", top != NULL ? top : ".",
                  subdirs[i]);
         dirs[i] = plugin_dirs[i];
@@ -52,7 +53,7 @@ static void setup(void)
     loams_registry_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.plugin_dirs = dirs;
-    cfg.n_plugin_dirs = 5;
+    cfg.n_plugin_dirs = N_PLUGIN_DIRS;
     ck_assert_int_eq(loams_registry_open(&cfg, &reg), 0);
     ck_assert_uint_eq(loams_registry_rejected_count(reg), 0);
 }
@@ -162,11 +163,12 @@ START_TEST(an_unknown_format_names_the_candidates_the_decoders_and_the_path)
              "    FORMAT kv INTO COLLECTION c TRANSFORM (SELECT 1)\n"
              "           ^\n"
              "DETAIL: Decoders loaded: decoder-json, ok-decoder. Plugin path searched: "
-             "%s:%s:%s:%s:%s.\n"
+             "%s:%s:%s:%s:%s:%s.\n"
              "HINT: Install the plugin in a directory of the plugin path, or add its directory "
              "with --plugin-dir DIR or LOAMS_PLUGIN_PATH; 'loams-host --list-plugins' shows "
              "what loads and why a file was rejected.",
-             plugin_dirs[0], plugin_dirs[1], plugin_dirs[2], plugin_dirs[3], plugin_dirs[4]);
+             plugin_dirs[0], plugin_dirs[1], plugin_dirs[2], plugin_dirs[3], plugin_dirs[4],
+             plugin_dirs[5]);
     /* The registry keeps absolute directories as given. */
     ck_assert_str_eq(err, want);
     /* A name that already carries the prefix is looked up once. */
@@ -190,7 +192,8 @@ START_TEST(a_plugin_of_another_kind_is_named_with_its_kind)
     first_line(err, line, sizeof line);
     ck_assert_str_eq(line, "line 1, column 48: USING ok-decoder: 'ok-decoder' is a decoder "
                            "plugin, not a target");
-    ck_assert_ptr_nonnull(strstr(err, "\nDETAIL: Targets loaded: target-collection. "));
+    ck_assert_ptr_nonnull(
+        strstr(err, "\nDETAIL: Targets loaded: target-collection, target-iceberg. "));
     ck_assert_ptr_nonnull(strstr(err, "\nHINT: Name a target plugin here ('loams-host "
                                       "--list-plugins' shows each plugin's kind)."));
     /* "json" is decoder-json for FORMAT, and nothing for TRANSFORM */
@@ -374,7 +377,9 @@ START_TEST(alter_link_changes_link_and_transform_options_only)
     ck_assert_int_eq(run("ALTER LINK l SET (transform = 'x')", err, sizeof err), LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err, "ALTER LINK cannot set 'transform': it changes the link "
                                       "options (batch_bytes, batch_interval, "
-                                      "maintenance_interval, on_error, dead_letter_stream) and "
+                                      "maintenance_interval, on_error, dead_letter_stream, "
+                                      "max_unapplied_records, max_unapplied_bytes (collection "
+                                      "links), max_lag (other links)) and "
                                       "those of the transform plugin transform-lua (lua_"));
     ck_assert_ptr_nonnull(strstr(err, "the format, transform, target and resume change with "
                                       "CREATE OR REPLACE LINK"));
@@ -388,6 +393,74 @@ START_TEST(alter_link_changes_link_and_transform_options_only)
     get_link("l", &d);
     ck_assert_uint_eq(d.definition_version, 3);
     ck_assert_uint_eq(d.batch_bytes, 1u << 20);
+    loams_link_def_clear(&d);
+}
+END_TEST
+
+/* The producers' budgets change with ALTER LINK like the other link
+ * options: a collection link's max_unapplied_*, a table link's max_lag in
+ * one form at a time ('none' drops it). */
+START_TEST(alter_link_changes_the_budgets)
+{
+    run_ok("CREATE STREAM s;\n"
+           "CREATE LINK c FROM STREAM s INTO COLLECTION x TRANSFORM (SELECT key AS _pk);\n"
+           "CREATE LINK t FROM STREAM s INTO TABLE y TRANSFORM (SELECT key AS k)");
+    loams_link_def d;
+    get_link("c", &d);
+    ck_assert_uint_eq(d.max_unapplied_records, LOAMS_LINK_MAX_UNAPPLIED_RECORDS);
+    ck_assert_uint_eq(d.max_unapplied_bytes, LOAMS_LINK_MAX_UNAPPLIED_BYTES);
+    loams_link_def_clear(&d);
+    run_ok("ALTER LINK c SET (max_unapplied_records = 500, max_unapplied_bytes = '2MiB')");
+    get_link("c", &d);
+    ck_assert_uint_eq(d.definition_version, 2);
+    ck_assert_uint_eq(d.max_unapplied_records, 500);
+    ck_assert_uint_eq(d.max_unapplied_bytes, 2u << 20);
+    loams_link_def_clear(&d);
+
+    get_link("t", &d);
+    ck_assert_uint_eq(d.max_unapplied_records, 0);
+    ck_assert_int_eq(d.max_lag_ms, 0);
+    loams_link_def_clear(&d);
+    run_ok("ALTER LINK t SET (max_lag = '30s')");
+    get_link("t", &d);
+    ck_assert_int_eq(d.max_lag_ms, 30000);
+    ck_assert_uint_eq(d.max_unapplied_records, 0);
+    loams_link_def_clear(&d);
+    run_ok("ALTER LINK t SET (max_lag = 100000)");
+    get_link("t", &d);
+    ck_assert_int_eq(d.max_lag_ms, 0);
+    ck_assert_uint_eq(d.max_unapplied_records, 100000);
+    loams_link_def_clear(&d);
+    run_ok("ALTER LINK t SET (max_lag = 'none')");
+    get_link("t", &d);
+    ck_assert_int_eq(d.max_lag_ms, 0);
+    ck_assert_uint_eq(d.max_unapplied_records, 0);
+    ck_assert_uint_eq(d.definition_version, 4);
+    loams_link_def_clear(&d);
+
+    char err[4096], line[1024];
+    ck_assert_int_eq(run("ALTER LINK t SET (max_unapplied_records = 5)", err, sizeof err),
+                     LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 19: max_unapplied_records is an option of collection "
+                           "links; a table link throttles its producers with max_lag (records "
+                           "or a duration)");
+    ck_assert_int_eq(run("ALTER LINK c SET (max_lag = '5s')", err, sizeof err), LOAMS_EINPUT);
+    ck_assert_int_eq(run("ALTER LINK c SET (max_unapplied_records = 0)", err, sizeof err),
+                     LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 43: max_unapplied_records: must be above 0");
+    ck_assert_int_eq(run("ALTER LINK t SET (max_lag = 'soon')", err, sizeof err), LOAMS_EINPUT);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "line 1, column 29: max_lag is a number of records ('100000'), a "
+                           "duration of 1s or more ('30s') or 'none', not 'soon'");
+    /* the refused ones changed nothing */
+    get_link("c", &d);
+    ck_assert_uint_eq(d.definition_version, 2);
+    ck_assert_uint_eq(d.max_unapplied_records, 500);
+    loams_link_def_clear(&d);
+    get_link("t", &d);
+    ck_assert_uint_eq(d.definition_version, 4);
     loams_link_def_clear(&d);
 }
 END_TEST
@@ -592,6 +665,7 @@ int main(void)
     tcase_add_test(tc, a_plugin_of_another_kind_is_named_with_its_kind);
     tcase_add_test(tc, plugin_options_are_checked_at_the_option);
     tcase_add_test(tc, a_target_keeps_its_kind);
+    tcase_add_test(tc, alter_link_changes_the_budgets);
     tcase_add_test(tc, alter_link_changes_link_and_transform_options_only);
     tcase_add_test(tc, create_or_replace_must_say_resume);
     tcase_add_test(tc, a_target_with_commits_needs_resume_and_incarnations_are_never_reused);
