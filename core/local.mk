@@ -150,6 +150,7 @@ core_libloams_core_la_SOURCES += \
 	core/cli/target_query.c core/cli/target_query.h \
 	core/cli/target_request.c core/cli/target_request.h \
 	core/cli/remote.c core/cli/remote.h \
+	core/cli/scan_pages.c core/cli/scan_pages.h \
 	core/cli/table_relocate.c core/cli/table_relocate.h \
 	core/cli/cmd_serve.c core/cli/cmd_list_plugins.c core/cli/cmd_version.c \
 	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c core/cli/cmd_init.c \

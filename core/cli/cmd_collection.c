@@ -1,7 +1,8 @@
 /*
  * cmd_collection.c - `loams-host collection dump NS.C [--data-dir D]`:
  * prints every live document of a collection's newest commit as JSON
- * lines ({"_pk": ..., fields...}), paging through the plugin's scan query.
+ * lines ({"_pk": ..., fields...}), paging through the plugin's scan query
+ * (cli/scan_pages.h), on a data dir or with --server through the API.
  * A page it cannot read ends the dump with exit status 1 and a message.
  * `loams-host collection get NS.C PK [--json]`: one live document by its
  * _pk (the plugin's get query, cli/target_request.h), as a dump line, or
@@ -16,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/remote.h"
+#include "cli/scan_pages.h"
 #include "base/json_text.h"
 #include "cli/target_query.h"
 #include "cli/target_request.h"
@@ -87,7 +89,6 @@ int loams_cmd_collection(int argc, char **argv)
     int status = 2, dump = 0, get = 0, json = 0;
     loams_node *node = NULL;
     loams_buf *out = NULL;
-    loams_kit_buf req = LOAMS_KIT_BUF_INIT, cursor = LOAMS_KIT_BUF_INIT;
     loams_json_text answer;
     loams_json_text_init(&answer);
     loams_remote_args ra = {0};
@@ -131,8 +132,8 @@ int loams_cmd_collection(int argc, char **argv)
                         "[--plugin-dir DIR]...\n"
                         "       loams-host collection get NS.COLLECTION PK [--json] --data-dir DIR "
                         "[--plugin-dir DIR]...\n"
-                        "       loams-host collection get NS.COLLECTION PK [--json] --server URL "
-                        "[--token T]\n");
+                        "       loams-host collection dump NS.COLLECTION | get NS.COLLECTION PK "
+                        "[--json] --server URL [--token T]\n");
         goto done;
     }
     status = 1;
@@ -143,17 +144,21 @@ int loams_cmd_collection(int argc, char **argv)
         goto done;
     }
     if (server != NULL) {
-        if (dump) {
-            fprintf(stderr, "loams-host collection: dump reads a data dir (the API has no dump "
-                            "endpoint); run it where the data dir is\n");
-            goto done;
-        }
         if (loams_buf_create(&out) != 0 ||
             loams_remote_open(server, ra.token, &remote, err, sizeof err) != 0) {
             fprintf(stderr, "loams-host collection: %s\n", out == NULL ? "out of memory" : err);
             goto done;
         }
-        status = get_doc_remote(remote, &cname, pk, json, out, &answer);
+        if (dump) {
+            int rc = loams_scan_print(&loams_scan_collection_docs, NULL, remote, &cname, stdout,
+                                      err, sizeof err);
+            if (rc != 0) {
+                fprintf(stderr, "loams-host collection: %s\n", err);
+            }
+            status = rc == 0 ? 0 : 1;
+        } else {
+            status = get_doc_remote(remote, &cname, pk, json, out, &answer);
+        }
         goto done;
     }
     loams_registry_config rcfg;
@@ -168,60 +173,14 @@ int loams_cmd_collection(int argc, char **argv)
         status = get_doc(node, &cname, pk, json, out, &answer);
         goto done;
     }
-    for (;;) {
-        /* the cursor goes back as the plugin wrote it */
-        loams_kit_buf_clear(&req);
-        int rc = loams_kit_buf_appendf(&req, "{\"scan\":true,\"limit\":1000");
-        if (rc == 0 && cursor.len > 0) {
-            rc = loams_kit_buf_appendf(&req, ",\"after\":%.*s", (int)cursor.len,
-                                       (const char *)cursor.data);
-        }
-        if (rc != 0 || loams_kit_buf_append(&req, "}", 1) != 0 ||
-            loams_kit_buf_cstr(&req) == NULL) {
-            fprintf(stderr, "loams-host collection: out of memory\n");
-            goto done;
-        }
-        if (loams_target_query_text(node, &cname, "collection", "target-collection",
-                                    (const char *)req.data, out, &answer, err, sizeof err) != 0) {
-            fprintf(stderr, "loams-host collection: %s\n", err);
-            goto done;
-        }
-        /* Each document is printed as the plugin wrote it: through cJSON an
-         * integer past 2^53 would lose digits and a string end at an
-         * escaped NUL (json_text.h). */
-        loams_kit_json_value docs, next, d, none;
-        loams_kit_json_iter it;
-        if (loams_json_member(&answer, &answer.root, "docs", &docs) != 1 ||
-            docs.kind != LOAMS_KIT_JSON_ARRAY || loams_json_walk(&answer, &docs, &it) != 0 ||
-            loams_json_member(&answer, &answer.root, "next", &next) != 1 ||
-            (next.kind != LOAMS_KIT_JSON_STRING && next.kind != LOAMS_KIT_JSON_NULL)) {
-            fprintf(stderr,
-                    "loams-host collection: %s.%s: target-collection's scan answer (%s) has no "
-                    "\"docs\" array or no \"next\"\n",
-                    cname.ns, cname.name, (const char *)req.data);
-            goto done;
-        }
-        while (loams_kit_json_iter_next(&it, &none, &d, NULL) == 1) {
-            loams_json_fwrite(stdout, &answer, &d);
-            putchar('\n');
-        }
-        loams_kit_buf_clear(&cursor);
-        if (next.kind == LOAMS_KIT_JSON_NULL) {
-            break;
-        }
-        const char *p;
-        size_t len;
-        loams_json_raw(&answer, &next, &p, &len);
-        if (loams_kit_buf_append(&cursor, p, len) != 0) {
-            fprintf(stderr, "loams-host collection: out of memory\n");
-            goto done;
-        }
+    if (loams_scan_print(&loams_scan_collection_docs, node, NULL, &cname, stdout, err,
+                         sizeof err) != 0) {
+        fprintf(stderr, "loams-host collection: %s\n", err);
+        goto done;
     }
-    status = fflush(stdout) == 0 ? 0 : 1;
+    status = 0;
 done:
     loams_json_text_free(&answer);
-    loams_kit_buf_free(&req);
-    loams_kit_buf_free(&cursor);
     loams_buf_free(out);
     loams_node_close(node);
     loams_remote_close(remote);

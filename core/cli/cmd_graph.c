@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/remote.h"
+#include "cli/scan_pages.h"
 #include "base/json_text.h"
 #include "run/node.h"
 #include "cli/target_query.h"
@@ -186,67 +187,6 @@ static int print_text(const char *op, const loams_json_text *t)
     return 0;
 }
 
-/* nodes | edges: pages through the scan query, one JSON line per item, as
- * the plugin wrote it. */
-static int dump(loams_node *node, const loams_objname *g, const char *what, char *err,
-                size_t errlen)
-{
-    loams_kit_buf req = LOAMS_KIT_BUF_INIT, after = LOAMS_KIT_BUF_INIT;
-    loams_json_text answer;
-    loams_json_text_init(&answer);
-    loams_buf *out = NULL;
-    int rc = loams_buf_create(&out);
-    while (rc == 0) {
-        /* the answer's "next" goes back as the plugin wrote it */
-        loams_kit_buf_clear(&req);
-        rc = loams_kit_buf_appendf(&req, "{\"op\":\"scan\",\"what\":\"%s\",\"limit\":10000", what);
-        if (rc == 0 && after.len > 0) {
-            rc = loams_kit_buf_appendf(&req, ",\"after\":%.*s", (int)after.len,
-                                       (const char *)after.data);
-        }
-        if (rc != 0 || loams_kit_buf_append(&req, "}", 1) != 0 ||
-            loams_kit_buf_cstr(&req) == NULL) {
-            snprintf(err, errlen, "out of memory");
-            rc = -ENOMEM;
-            break;
-        }
-        rc = loams_target_query_text(node, g, "graph", "target-graph", (const char *)req.data, out,
-                                     &answer, err, errlen);
-        if (rc != 0) {
-            break;
-        }
-        loams_kit_json_value items = member(&answer, &answer.root, what), it, none;
-        loams_kit_json_value next = member(&answer, &answer.root, "next");
-        loams_kit_json_iter walk;
-        if (items.kind != LOAMS_KIT_JSON_ARRAY || loams_json_walk(&answer, &items, &walk) != 0) {
-            snprintf(err, errlen, "%s.%s: target-graph's scan answer has no \"%s\" array", g->ns,
-                     g->name, what);
-            rc = LOAMS_ECORRUPT;
-            break;
-        }
-        while (loams_kit_json_iter_next(&walk, &none, &it, NULL) == 1) {
-            loams_json_fwrite(stdout, &answer, &it);
-            putchar('\n');
-        }
-        loams_kit_buf_clear(&after);
-        if (next.kind == LOAMS_KIT_JSON_MISSING || next.kind == LOAMS_KIT_JSON_NULL) {
-            break;
-        }
-        const char *p;
-        size_t len;
-        loams_json_raw(&answer, &next, &p, &len);
-        if (loams_kit_buf_append(&after, p, len) != 0) {
-            snprintf(err, errlen, "out of memory");
-            rc = -ENOMEM;
-        }
-    }
-    loams_json_text_free(&answer);
-    loams_kit_buf_free(&req);
-    loams_kit_buf_free(&after);
-    loams_buf_free(out);
-    return rc;
-}
-
 static int parse_long(const char *opt, const char *v, long min, long max, long *out)
 {
     char *end;
@@ -368,13 +308,6 @@ int loams_cmd_graph(int argc, char **argv)
         goto done;
     }
     int scan = strcmp(op, "nodes") == 0 || strcmp(op, "edges") == 0;
-    if (scan && server != NULL) {
-        fprintf(stderr,
-                "loams-host graph: %s reads a data dir (the API has no %s endpoint); "
-                "run it where the data dir is\n",
-                op, op);
-        goto done;
-    }
     if (!scan) {
         loams_graph_args ga = {.op = op,
                                .id = npos == 1 ? pos[0] : NULL,
@@ -389,6 +322,18 @@ int loams_cmd_graph(int argc, char **argv)
             fprintf(stderr, "loams-host graph: %s\n", err);
             goto done;
         }
+    }
+    const loams_scan_kind *scan_kind = !scan                      ? NULL
+                                       : strcmp(op, "nodes") == 0 ? &loams_scan_graph_nodes
+                                                                  : &loams_scan_graph_edges;
+    if (server != NULL && scan) {
+        if (loams_remote_open(server, ra.token, &remote, err, sizeof err) != 0 ||
+            loams_scan_print(scan_kind, NULL, remote, &gname, stdout, err, sizeof err) != 0) {
+            fprintf(stderr, "loams-host graph: %s\n", err);
+            goto done;
+        }
+        status = 0;
+        goto done;
     }
     if (server != NULL) {
         /* GET /v1/graphs/{g}/nodes/{id} | neighbors/{id} | path | khop/{id} */
@@ -440,7 +385,7 @@ int loams_cmd_graph(int argc, char **argv)
             goto done;
         }
         if (scan) {
-            if (dump(node, &gname, op, err, sizeof err) != 0) {
+            if (loams_scan_print(scan_kind, node, NULL, &gname, stdout, err, sizeof err) != 0) {
                 fprintf(stderr, "loams-host graph: %s\n", err);
                 goto done;
             }

@@ -136,6 +136,13 @@ static void get_doc(const loams_http_request *req, loams_http_response *resp)
     free(request);
 }
 
+/* GET .../docs?limit=&after=: a page of the live documents in _pk order
+ * per split (the CLI's collection dump pages through them). */
+static void scan_docs(const loams_http_request *req, loams_http_response *resp)
+{
+    loams_http_target_scan(req, resp, KIND, PLUGIN, "{\"scan\":true", 1000, 100000);
+}
+
 static const loams_http_route routes[] = {
     {LOAMS_HTTP_GET, "/v1/collections/{collection}/search", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ, 0,
      search_get, "collections.search"},
@@ -143,6 +150,8 @@ static const loams_http_route routes[] = {
      search_post, "collections.search"},
     {LOAMS_HTTP_GET, "/v1/collections/{collection}/docs/{pk}", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ,
      0, get_doc, "collections.doc"},
+    {LOAMS_HTTP_GET, "/v1/collections/{collection}/docs", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ, 0,
+     scan_docs, "collections.docs"},
 };
 
 int loams_http_collections_routes(loams_http_router *r)

@@ -100,6 +100,20 @@ static void khop(const loams_http_request *req, loams_http_response *resp)
     graph_query(req, resp, "khop", req->params[1]);
 }
 
+/* GET .../nodes and .../edges ?limit=&after=: a page of every live node
+ * or edge (the CLI's graph nodes | edges page through them). */
+static void scan_nodes(const loams_http_request *req, loams_http_response *resp)
+{
+    loams_http_target_scan(req, resp, "graph", "target-graph",
+                           "{\"op\":\"scan\",\"what\":\"nodes\"", 10000, 100000);
+}
+
+static void scan_edges(const loams_http_request *req, loams_http_response *resp)
+{
+    loams_http_target_scan(req, resp, "graph", "target-graph",
+                           "{\"op\":\"scan\",\"what\":\"edges\"", 10000, 100000);
+}
+
 static const loams_http_route routes[] = {
     {LOAMS_HTTP_GET, "/v1/graphs/{graph}/nodes/{id}", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ, 0, node,
      "graphs.node"},
@@ -109,6 +123,10 @@ static const loams_http_route routes[] = {
      "graphs.path"},
     {LOAMS_HTTP_GET, "/v1/graphs/{graph}/khop/{id}", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ, 0, khop,
      "graphs.khop"},
+    {LOAMS_HTTP_GET, "/v1/graphs/{graph}/nodes", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ, 0, scan_nodes,
+     "graphs.nodes"},
+    {LOAMS_HTTP_GET, "/v1/graphs/{graph}/edges", LOAMS_HTTP_TOKEN, LOAMS_TOKEN_READ, 0, scan_edges,
+     "graphs.edges"},
 };
 
 int loams_http_graphs_routes(loams_http_router *r)

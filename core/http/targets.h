@@ -7,6 +7,8 @@
 #ifndef LOAMS_HTTP_TARGETS_H
 #define LOAMS_HTTP_TARGETS_H
 
+#include <stdint.h>
+
 #include <cjson/cJSON.h>
 
 #include "http/request.h"
@@ -22,5 +24,15 @@
 int loams_http_target_query(const loams_http_request *req, loams_http_response *resp,
                             const char *kind, const char *plugin, const char *request,
                             cJSON **answer);
+
+/* A page of a scan: the plugin's scan request `head` (a JSON object
+ * without its closing brace, e.g. {"scan":true) completed with the query
+ * parameters limit (1..max_limit, default_limit when absent) and after
+ * (the previous page's "next" as JSON text, passed to the plugin as it
+ * came), run as loams_http_target_query runs it.  A bad limit or an after
+ * that is not JSON answers 400. */
+void loams_http_target_scan(const loams_http_request *req, loams_http_response *resp,
+                            const char *kind, const char *plugin, const char *head,
+                            int64_t default_limit, int64_t max_limit);
 
 #endif
