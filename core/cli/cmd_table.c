@@ -118,6 +118,71 @@ static int print_scan(const loams_json_text *t)
     return 0;
 }
 
+static void print_relocated(const loams_objname *t, const loams_relocate_result *res)
+{
+    if (res->moved) {
+        printf("relocated %s.%s: commit %s names its files where this data dir keeps them "
+               "(%zu files written; %zu superseded, deleted by GC after gc_grace)\n",
+               t->ns, t->name, res->ref, res->files_written, res->files_obsolete);
+    } else {
+        printf("%s.%s: its files are named where this data dir keeps them already; nothing "
+               "to do\n",
+               t->ns, t->name);
+    }
+}
+
+/* table relocate through a server (POST /v1/tables/{t}/relocate): prints
+ * what it prints on a data dir; the exit status. */
+static int relocate_remote(const char *server, const char *token, const loams_objname *t,
+                           const char *from, const char *to)
+{
+    char err[2048];
+    loams_remote *remote = NULL;
+    loams_buf *path = NULL, *out = NULL;
+    cJSON *a = NULL;
+    int status = 1;
+    if (loams_buf_create(&path) != 0 || loams_buf_create(&out) != 0 ||
+        loams_buf_appendf(path, "/v1/tables/%s.%s/relocate", t->ns, t->name) != 0 ||
+        (from != NULL && loams_remote_add_param(path, "from", from) != 0) ||
+        (to != NULL && loams_remote_add_param(path, "to", to) != 0)) {
+        fprintf(stderr, "loams-host table relocate: out of memory\n");
+        goto done;
+    }
+    if (loams_remote_open(server, token, &remote, err, sizeof err) != 0 ||
+        loams_remote_call(remote, "POST", loams_buf_data(path, NULL), NULL, "", 0, out, err,
+                          sizeof err) != 0) {
+        fprintf(stderr, "loams-host table relocate: %s\n", err);
+        goto done;
+    }
+    size_t len;
+    const char *text = loams_buf_data(out, &len);
+    a = cJSON_ParseWithLength(text, len);
+    const cJSON *moved = cJSON_GetObjectItemCaseSensitive(a, "moved");
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(a, "ref");
+    const cJSON *written = cJSON_GetObjectItemCaseSensitive(a, "files_written");
+    const cJSON *obsolete = cJSON_GetObjectItemCaseSensitive(a, "files_obsolete");
+    if (!cJSON_IsBool(moved) || !cJSON_IsString(ref) || !cJSON_IsNumber(written) ||
+        !cJSON_IsNumber(obsolete) || written->valuedouble < 0 || obsolete->valuedouble < 0) {
+        fprintf(stderr,
+                "loams-host table relocate: the server's answer is not a relocation: "
+                "%.200s\n",
+                text);
+        goto done;
+    }
+    loams_relocate_result res = {.moved = cJSON_IsTrue(moved),
+                                 .files_written = (size_t)written->valuedouble,
+                                 .files_obsolete = (size_t)obsolete->valuedouble};
+    snprintf(res.ref, sizeof res.ref, "%s", ref->valuestring);
+    print_relocated(t, &res);
+    status = fflush(stdout) == 0 ? 0 : 1;
+done:
+    cJSON_Delete(a);
+    loams_buf_free(path);
+    loams_buf_free(out);
+    loams_remote_close(remote);
+    return status;
+}
+
 int loams_cmd_table(int argc, char **argv)
 {
     loams_cli_args args = {0};
@@ -176,12 +241,14 @@ int loams_cmd_table(int argc, char **argv)
     }
     dir = server != NULL ? NULL : loams_datadir_choose(dir);
     if (what == NULL || name == NULL || (dir == NULL && server == NULL)) {
-        fprintf(stderr, "usage: loams-host table describe|scan NS.TABLE --data-dir DIR "
-                        "[--limit N] [--json] [--plugin-dir DIR]...\n"
-                        "       loams-host table describe|scan NS.TABLE --server URL [--token T] "
-                        "[--limit N] [--json]\n"
-                        "       loams-host table relocate NS.TABLE --data-dir DIR [--from OLD] "
-                        "[--to NEW] [--plugin-dir DIR]...\n");
+        fprintf(
+            stderr,
+            "usage: loams-host table describe|scan NS.TABLE --data-dir DIR "
+            "[--limit N] [--json] [--plugin-dir DIR]...\n"
+            "       loams-host table describe|scan NS.TABLE --server URL [--token T] "
+            "[--limit N] [--json]\n"
+            "       loams-host table relocate NS.TABLE --data-dir DIR | --server URL [--from OLD] "
+            "[--to NEW] [--plugin-dir DIR]...\n");
         goto done;
     }
     status = 1;
@@ -192,12 +259,11 @@ int loams_cmd_table(int argc, char **argv)
         goto done;
     }
     int relocate = strcmp(what, "relocate") == 0;
+    if (server != NULL && relocate) {
+        status = relocate_remote(server, ra.token, &tname, from, to);
+        goto done;
+    }
     if (server != NULL) {
-        if (relocate) {
-            fprintf(stderr, "loams-host table: relocate changes a data dir: run it where the "
-                            "data dir is\n");
-            goto done;
-        }
         int remote_scan = strcmp(what, "scan") == 0;
         char path[2 * LOAMS_IDENT_MAX + 64];
         snprintf(path, sizeof path, "/v1/tables/%s.%s%s", tname.ns, tname.name,
@@ -243,15 +309,7 @@ int loams_cmd_table(int argc, char **argv)
             fprintf(stderr, "loams-host table relocate: %s\n", err);
             goto done;
         }
-        if (res.moved) {
-            printf("relocated %s.%s: commit %s names its files where this data dir keeps them "
-                   "(%zu files written; %zu superseded, deleted by GC after gc_grace)\n",
-                   tname.ns, tname.name, res.ref, res.files_written, res.files_obsolete);
-        } else {
-            printf("%s.%s: its files are named where this data dir keeps them already; nothing "
-                   "to do\n",
-                   tname.ns, tname.name);
-        }
+        print_relocated(&tname, &res);
         status = fflush(stdout) == 0 ? 0 : 1;
         goto done;
     }

@@ -10,7 +10,9 @@
 #  3. relocate refuses a wrong --from or --to, and a table whose link runs
 #     (its lease is held); then moves every name: a new commit through the
 #     core's fenced transaction (the old metadata, lists and manifests stay
-#     as they were, now obsolete for GC); a second run has nothing to do;
+#     as they were, now obsolete for GC), here through a server's API
+#     (`--server`: an admin token, the link paused); a second run on the
+#     data dir has nothing to do;
 #  4. the link continues at the copy with more records; python3-avro
 #     follows version-hint -> metadata -> manifest list -> manifests (every
 #     field id, length and count checked by table-files.py), every name is
@@ -19,6 +21,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
+. "$(dirname "$0")/http-lib.sh"
 . "$src/tests/integration/duckdb-env.sh"
 loams_duckdb_install || die "DuckDB (@duckdb/node-api) cannot be installed"
 
@@ -97,8 +100,23 @@ sleep 1.5
 grep -q "runs now" "$work/err" || { cat "$work/err"; die "relocate beside a running link: $(cat "$work/err")"; }
 stop_node c
 data=$moved
-relocate --from "$data_a/objects/" --to "$moved/objects" >"$work/out" 2>"$work/err" ||
-  { cat "$work/err"; die "relocate failed"; }
+# through the server of the copy: its link fails until the relocation,
+# so it is paused first (the relocation takes the link's lease)
+admin=$(make_token '*' admin)
+reader=$(make_token t read)
+http_start e
+"$host" sql --server "$url" --token "$admin" "PAUSE LINK t.l" >/dev/null || die "PAUSE LINK"
+rrelocate() { "$host" table relocate t.tab --server "$url" "$@"; }
+rrelocate --token "$reader" >"$work/out" 2>"$work/err" && die "relocate with a read token"
+grep -q "403 forbidden" "$work/err" || die "relocate, read token: $(cat "$work/err")"
+for i in $(seq 1 50); do
+  rrelocate --token "$admin" --from "$data_a/objects/" --to "$moved/objects" >"$work/out" \
+    2>"$work/err" && break
+  grep -q "runs now" "$work/err" || { cat "$work/err"; die "relocate through the server failed"; }
+  sleep 0.2 # the paused link's run is stopping
+done
+"$host" sql --server "$url" --token "$admin" "RESUME LINK t.l" >/dev/null || die "RESUME LINK"
+stop_node e
 grep -q "^relocated t.tab: commit t/tab/metadata/.*metadata.json" "$work/out" || die "relocate said: $(cat "$work/out")"
 # nothing was edited in place: every file there before is unchanged
 join -v1 -1 2 -2 2 <(sort -k2 "$work/meta-before") <(sum_meta | sort -k2) | grep . &&
@@ -110,7 +128,7 @@ done <"$work/meta-before"
 relocate >"$work/out" 2>"$work/err" || { cat "$work/err"; die "a second relocate failed"; }
 grep -q "nothing to do" "$work/out" || die "a second relocate said: $(cat "$work/out")"
 "$host" gc status --data-dir "$moved" >"$work/gc" || die "gc status failed"
-ok "relocate refuses a wrong --from/--to and a running link, commits once, edits nothing in place"
+ok "relocate refuses a wrong --from/--to and a running link, commits once (through the API), edits nothing in place"
 
 # --- 4. the link continues at the copy ---
 "$host" produce t.s --data-dir "$moved" --key-field id --batch 20 <"$work/second.jsonl" >/dev/null ||
