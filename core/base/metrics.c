@@ -93,6 +93,21 @@ int loams_metrics_max(const loams_metric_family *f, const char *labels, double v
     return s != NULL ? 0 : -ENOMEM;
 }
 
+int loams_metrics_set(const loams_metric_family *f, const char *labels, double v)
+{
+    if (f->type != LOAMS_METRIC_GAUGE) {
+        return -EINVAL;
+    }
+    pthread_mutex_lock(&lock);
+    series *s = find(f, labels);
+    if (s != NULL) {
+        s->value = v;
+        s->count = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return s != NULL ? 0 : -ENOMEM;
+}
+
 int loams_metrics_observe(const loams_metric_family *f, const char *labels, double v)
 {
     if (f->type != LOAMS_METRIC_HISTOGRAM || f->nbuckets > LOAMS_METRICS_MAX_BUCKETS) {
@@ -118,7 +133,8 @@ static const char *type_name(loams_metric_type t)
 {
     switch (t) {
     case LOAMS_METRIC_COUNTER: return "counter";
-    case LOAMS_METRIC_GAUGE_MAX: return "gauge";
+    case LOAMS_METRIC_GAUGE_MAX:
+    case LOAMS_METRIC_GAUGE: return "gauge";
     case LOAMS_METRIC_HISTOGRAM: return "histogram";
     }
     return "untyped";
@@ -185,6 +201,7 @@ int loams_metrics_render(loams_buf *out)
                 rc = loams_metrics_sample(out, f->name, s->labels, (double)s->count);
                 break;
             case LOAMS_METRIC_GAUGE_MAX:
+            case LOAMS_METRIC_GAUGE:
                 rc = loams_metrics_sample(out, f->name, s->labels, s->value);
                 break;
             case LOAMS_METRIC_HISTOGRAM: rc = render_histogram(out, s); break;

@@ -34,7 +34,8 @@
 typedef enum loams_metric_type {
     LOAMS_METRIC_COUNTER = 0,   /* only grows; name ends in _total */
     LOAMS_METRIC_GAUGE_MAX = 1, /* the largest value seen (a gauge) */
-    LOAMS_METRIC_HISTOGRAM = 2  /* buckets, _sum and _count */
+    LOAMS_METRIC_HISTOGRAM = 2, /* buckets, _sum and _count */
+    LOAMS_METRIC_GAUGE = 3      /* the value set last (a gauge) */
 } loams_metric_type;
 
 typedef struct loams_metric_family {
@@ -50,6 +51,9 @@ int loams_metrics_count(const loams_metric_family *f, const char *labels, uint64
 
 /* Raises a GAUGE_MAX series to v when v is larger. */
 int loams_metrics_max(const loams_metric_family *f, const char *labels, double v);
+
+/* Sets a GAUGE series to v. */
+int loams_metrics_set(const loams_metric_family *f, const char *labels, double v);
 
 /* Adds one observation to a HISTOGRAM series. */
 int loams_metrics_observe(const loams_metric_family *f, const char *labels, double v);

@@ -19,8 +19,10 @@
 #include "abi/store.h"
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "gc/write_journal.h"
 #include "meta/lease.h"
+#include "loams/kit/maintenance_debt.h"
 
 #define COMP "link"
 
@@ -488,6 +490,43 @@ int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applie
 
 /* ---- maintenance ---- */
 
+static const loams_metric_family debt_bytes = {
+    "loams_target_maintenance_debt_bytes",
+    "bytes the target's maintenance would rewrite (small files, merges), measured at the start of "
+    "its last maintenance pass on this node",
+    LOAMS_METRIC_GAUGE, NULL, 0};
+static const loams_metric_family debt_files = {
+    "loams_target_maintenance_debt_files",
+    "files (splits, segments, data files) the target's maintenance would rewrite, measured as "
+    "the bytes are",
+    LOAMS_METRIC_GAUGE, NULL, 0};
+
+/* Asks the target for its maintenance debt at ref (loams/kit/
+ * maintenance_debt.h) and sets the gauges; a target that does not answer
+ * the request has none. */
+static void report_debt(loams_commit_cycle *c, const char *ref)
+{
+    loams_buf *out = NULL;
+    if (c->vt->query == NULL || ref == NULL || loams_buf_create(&out) != 0) {
+        return;
+    }
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    int rc = c->vt->query(c->state, ref, LOAMS_KIT_DEBT_REQUEST, out);
+    loams_ctx_set_current(prev);
+    size_t len;
+    const char *text = loams_buf_data(out, &len);
+    uint64_t bytes, files;
+    char labels[2 * LOAMS_IDENT_MAX + 64], name[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(name, sizeof name, "%s.%s", c->target.ns, c->target.name);
+    if (rc == 0 && loams_kit_debt_parse(text, len, &bytes, &files) == 0 &&
+        loams_metrics_labels(labels, sizeof labels, "target", name, "kind", c->target_kind, NULL) ==
+            0) {
+        loams_metrics_set(&debt_bytes, labels, (double)bytes);
+        loams_metrics_set(&debt_files, labels, (double)files);
+    }
+    loams_buf_free(out);
+}
+
 int loams_commit_cycle_maintain(loams_commit_cycle *c, int64_t interval_ms, loams_offsets *applied,
                                 char *err, size_t errsize)
 {
@@ -501,6 +540,9 @@ int loams_commit_cycle_maintain(loams_commit_cycle *c, int64_t interval_ms, loam
         snprintf(err, errsize, "out of memory");
         return -ENOMEM;
     }
+    /* the debt this pass starts from: a debt that grows pass after pass
+     * is maintenance that cannot keep up */
+    report_debt(c, c->base.ref);
     loams_keylist_clear(c->written);
     const char *new_ref = NULL;
     char msg[LOAMS_CTX_ERROR_MAX];

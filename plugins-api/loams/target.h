@@ -72,7 +72,9 @@ typedef struct loams_target_vtable {
 
     /* Answers a query on commit `ref` (NULL: none), e.g. a search or a graph
      * lookup.  request is a JSON object (kind-specific, documented by the
-     * plugin); the answer, a JSON document, is appended to `out`.
+     * plugin); the answer, a JSON document, is appended to `out`.  The host
+     * sends one request of its own, {"maintenance_debt": true}, at each
+     * maintenance pass (loams/kit/maintenance_debt.h; LOAMS_EINPUT: none).
      * May be NULL when the kind has no queries.
      * Errors: LOAMS_EINPUT (bad request), -ENOENT, LOAMS_ECORRUPT, -EIO. */
     int (*query)(void *state, const char *ref, const char *request, loams_buf *out);

@@ -15,7 +15,7 @@ LOAMS_KIT_C_FILES = \
 	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
 	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/json_tree.c \
 	plugins/kit/manifest_chain.c plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c \
-	plugins/kit/base64.c
+	plugins/kit/base64.c plugins/kit/maintenance_debt.c
 LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
 	plugins/kit/include/loams/kit/buf.h plugins/kit/include/loams/kit/err.h \
@@ -25,7 +25,8 @@ LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/units.h plugins/kit/include/loams/kit/option.h \
 	plugins/kit/include/loams/kit/value.h plugins/kit/include/loams/kit/base64.h \
 	plugins/kit/include/loams/kit/utf8.h plugins/kit/include/loams/kit/zstd_mem.h \
-	plugins/kit/include/loams/kit/trusted_path.h
+	plugins/kit/include/loams/kit/trusted_path.h \
+	plugins/kit/include/loams/kit/maintenance_debt.h
 
 noinst_LTLIBRARIES += plugins/kit/libkit.la
 plugins_kit_libkit_la_SOURCES = $(LOAMS_KIT_C_FILES) $(LOAMS_KIT_H_FILES)
@@ -43,7 +44,7 @@ pkgconfig_DATA += plugins/kit/loams-plugin-kit.pc
 LOAMS_KIT_UNIT_TESTS = tests/unit/test_kit_utf8 tests/unit/test_kit_buf \
 	tests/unit/test_kit_err tests/unit/test_kit_crc32c tests/unit/test_kit_key_hash \
 	tests/unit/test_kit_json_path tests/unit/test_kit_json_tree tests/unit/test_kit_manifest_chain \
-	tests/unit/test_kit_option tests/unit/test_kit_units
+	tests/unit/test_kit_option tests/unit/test_kit_units tests/unit/test_kit_maintenance_debt
 check_PROGRAMS += $(LOAMS_KIT_UNIT_TESTS)
 TESTS += $(LOAMS_KIT_UNIT_TESTS)
 LOAMS_KIT_TEST_LDADD = plugins/kit/libkit.la $(CHECK_LIBS)
@@ -64,6 +65,8 @@ tests_unit_test_kit_json_tree_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_kit_json_tree_LDADD = $(LOAMS_KIT_TEST_LDADD) $(CJSON_LIBS)
 tests_unit_test_kit_units_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_units_LDADD = $(LOAMS_KIT_TEST_LDADD)
+tests_unit_test_kit_maintenance_debt_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_kit_maintenance_debt_LDADD = $(LOAMS_KIT_TEST_LDADD)
 # options read through a host table
 tests_unit_test_kit_option_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_kit_option_LDADD = $(LOAMS_KIT_TEST_LDADD)

@@ -29,6 +29,7 @@
 
 #include <loams/plugin.h>
 
+#include "loams/kit/maintenance_debt.h"
 #include "loams/kit/err.h"
 #include "loams/kit/manifest_chain.h"
 #include "loams/kit/option.h"
@@ -1690,6 +1691,39 @@ static void coll_abort(void *state)
     forget_pending(c);
 }
 
+/* The maintenance debt of m (loams/kit/maintenance_debt.h): what
+ * pick_merge would take, pass after pass - the small splits once there
+ * are merge_min_splits of them, and every split whose deleted documents
+ * reach merge_deletes_pct. */
+static int debt_answer(coll *c, const loams__coll_manifest *m, loams_kit_buf *out)
+{
+    uint64_t small_bytes = 0, bytes = 0, files = 0;
+    size_t n_small = 0;
+    for (size_t i = 0; i < m->n_splits; i++) {
+        const loams__coll_split *s = &m->splits[i];
+        if (s->bytes <= c->o.merge_small_bytes) {
+            small_bytes += s->bytes;
+            n_small++;
+        }
+    }
+    if (n_small >= (size_t)c->o.merge_min_splits) {
+        bytes = small_bytes;
+        files = n_small;
+    }
+    for (size_t i = 0; i < m->n_splits; i++) {
+        const loams__coll_split *s = &m->splits[i];
+        uint64_t deleted = (uint64_t)s->docs - s->live;
+        int small = n_small >= (size_t)c->o.merge_min_splits && s->bytes <= c->o.merge_small_bytes;
+        if (!small && deleted > 0 && deleted * 100 >= (uint64_t)c->o.merge_deletes_pct * s->docs) {
+            bytes += s->bytes;
+            files++;
+        }
+    }
+    return loams_kit_debt_answer(out, bytes, files) == 0
+               ? 0
+               : loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
+}
+
 static int coll_query(void *state, const char *ref, const char *request, loams_buf *out)
 {
     coll *c = state;
@@ -1698,15 +1732,18 @@ static int coll_query(void *state, const char *ref, const char *request, loams_b
     view vw;
     memset(&vw, 0, sizeof vw);
     const loams__coll_manifest *m;
-    int rc = loams__coll_request_parse(c->mem, request, strlen(request), &req, &c->err);
+    int debt = loams_kit_debt_request(request, strlen(request));
+    int rc = debt ? 0 : loams__coll_request_parse(c->mem, request, strlen(request), &req, &c->err);
     if (rc == 0) {
         rc = manifest_for(c, ref, &m);
     }
-    if (rc == 0) {
+    if (rc == 0 && debt) {
+        rc = debt_answer(c, m, &ans);
+    } else if (rc == 0) {
         rc = view_open(c, m, &vw);
-    }
-    if (rc == 0) {
-        rc = loams__coll_query_run(&vw.v, ref, req, &c->o.w.tok, &ans, &c->err);
+        if (rc == 0) {
+            rc = loams__coll_query_run(&vw.v, ref, req, &c->o.w.tok, &ans, &c->err);
+        }
     }
     if (rc == 0 && host->buf_append(out, ans.data, ans.len) != 0) {
         rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory answering a search");

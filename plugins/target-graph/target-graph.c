@@ -29,6 +29,7 @@
 
 #include <loams/plugin.h>
 
+#include "loams/kit/maintenance_debt.h"
 #include "loams/kit/buf.h"
 #include "loams/kit/err.h"
 #include "loams/kit/manifest_chain.h"
@@ -1318,8 +1319,36 @@ static int manifest_for(graph *g, const char *ref, const loams__gmanifest **out)
     return rc;
 }
 
+/* The maintenance debt of m (loams/kit/maintenance_debt.h): once there
+ * are compact_min_segments segments, compaction folds them, pass after
+ * pass, into one. */
+static int debt_query(graph *g, const char *ref, loams_buf *out)
+{
+    const loams__gmanifest *m;
+    loams_kit_buf ans = LOAMS_KIT_BUF_INIT_MEM(g->mem);
+    int rc = manifest_for(g, ref, &m);
+    if (rc == 0) {
+        uint64_t bytes = 0, files = 0;
+        if (m->n_segs >= (size_t)g->o.compact_min_segments) {
+            for (size_t i = 0; i < m->n_segs; i++) {
+                bytes += m->segs[i].stats.bytes;
+            }
+            files = m->n_segs;
+        }
+        if (loams_kit_debt_answer(&ans, bytes, files) != 0 ||
+            host->buf_append(out, ans.data, ans.len) != 0) {
+            rc = loams_kit_err_set(&g->err, -ENOMEM, "out of memory");
+        }
+    }
+    loams_kit_buf_free(&ans);
+    return rc;
+}
+
 static int do_query(graph *g, const char *ref, const char *request, loams_buf *out)
 {
+    if (loams_kit_debt_request(request, strlen(request))) {
+        return debt_query(g, ref, out);
+    }
     loams__gquery *q = NULL;
     loams__gseg_reader **segs = NULL;
     loams_kit_buf ans = LOAMS_KIT_BUF_INIT_MEM(g->mem);

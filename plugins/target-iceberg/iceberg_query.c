@@ -450,6 +450,37 @@ static int scan(ice *t, int64_t limit, cJSON *ans)
     return 0;
 }
 
+/* The maintenance debt of the base (loams/kit/maintenance_debt.h): the
+ * live data files under target_file_bytes, once there are two of them
+ * (what compaction rewrites, iceberg_maintain.c). */
+static int debt(ice *t, cJSON *ans)
+{
+    const cJSON *cur = loams__ice_current_snapshot(t->base_meta);
+    loams__ice_files fs;
+    memset(&fs, 0, sizeof fs);
+    uint64_t bytes = 0, files = 0;
+    int rc = cur != NULL ? loams__ice_snapshot_files(t, cur, &fs) : 0;
+    for (size_t i = 0; rc == 0 && i < fs.nfiles; i++) {
+        if ((uint64_t)fs.files[i].bytes < t->target_file_bytes) {
+            bytes += (uint64_t)fs.files[i].bytes;
+            files++;
+        }
+    }
+    loams__ice_files_free(&fs);
+    if (rc != 0) {
+        return rc;
+    }
+    if (files < 2) {
+        bytes = files = 0;
+    }
+    cJSON *d = cJSON_AddObjectToObject(ans, "maintenance_debt");
+    if (d == NULL || cJSON_AddNumberToObject(d, "bytes", (double)bytes) == NULL ||
+        cJSON_AddNumberToObject(d, "files", (double)files) == NULL) {
+        return loams__ice_fail(t, -ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 int loams__ice_query(void *state, const char *ref, const char *request, loams_buf *out)
 {
     ice *t = state;
@@ -476,7 +507,10 @@ int loams__ice_query(void *state, const char *ref, const char *request, loams_bu
         goto out;
     }
     const cJSON *lim = cJSON_GetObjectItemCaseSensitive(req, "limit");
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "describe"))) {
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "maintenance_debt")) &&
+        cJSON_GetArraySize(req) == 1) {
+        rc = debt(t, ans);
+    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "describe"))) {
         rc = describe(t, ref, ans);
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "scan"))) {
         if (lim != NULL &&

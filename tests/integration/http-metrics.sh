@@ -161,3 +161,46 @@ expect 200 GET /metrics
 expect 401 GET /v1/links
 ok "/metrics: metrics_public = true needs no token (and only /metrics)"
 stop_node b
+
+# ---- maintenance debt ----
+# Maintenance measures the debt at the start of each pass; with its commit
+# refused (the failpoint) the debt stays, pass after pass: one small data
+# file, or split, per commit, until there are enough to rewrite.
+http_start c LOAMS_METRICS_PUBLIC=true LOAMS_FAILPOINTS=link.after_maintain=error
+expect 200 POST /v1/sql "${A[@]}" --data-binary "CREATE STREAM shop.ev;
+CREATE LINK shop.lt FROM STREAM shop.ev INTO TABLE shop.evt
+  TRANSFORM (SELECT key AS k) WITH (batch_interval = '100ms', maintenance_interval = '1s');
+CREATE LINK shop.lc FROM STREAM shop.ev INTO COLLECTION shop.evc
+  TRANSFORM (SELECT key AS _pk) WITH (batch_interval = '100ms', maintenance_interval = '1s',
+    merge_min_splits = 2)"
+for i in 1 2 3; do
+  expect 200 POST "/v1/streams/shop.ev/records?key_field=id" "${A[@]}" \
+    -H 'Content-Type: application/x-ndjson' --data-binary "{\"id\":\"e$i\"}"
+  for l in lt lc; do # applied: the next record makes a commit of its own
+    t=0
+    until expect 200 GET /v1/links/shop.$l "${A[@]}" && [ "$(jbody 'd["applied_records"]')" = "$i" ]; do
+      t=$((t + 1))
+      [ "$t" -lt 100 ] || die "shop.$l does not apply record $i: $(cat "$work/body")"
+      sleep 0.1
+    done
+  done
+done
+t=0
+while :; do
+  expect 200 GET /metrics
+  cp "$work/body" "$work/metrics"
+  ft=$(value loams_target_maintenance_debt_files '{"target": "shop.evt", "kind": "table"}')
+  fc=$(value loams_target_maintenance_debt_files '{"target": "shop.evc", "kind": "collection"}')
+  [ "$ft" = 3.0 ] && [ "$fc" = 3.0 ] && break
+  t=$((t + 1))
+  [ "$t" -lt 60 ] || die "maintenance debt: table $ft files, collection $fc files"
+  sleep 0.25
+done
+for tk in '"target": "shop.evt", "kind": "table"' '"target": "shop.evc", "kind": "collection"'; do
+  b=$(value loams_target_maintenance_debt_bytes "{$tk}")
+  /usr/bin/python3 -c "import sys; sys.exit(0 if float('$b') > 100 else 1)" ||
+    die "maintenance debt bytes of {$tk}: $b"
+done
+grep -q "failpoint link.after_maintain" "$work/c.log" || die "no maintenance pass failed"
+ok "/metrics: maintenance debt of a table and a collection (3 small files, 3 splits) while maintenance cannot commit"
+stop_node c

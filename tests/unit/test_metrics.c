@@ -16,6 +16,7 @@
 static const loams_metric_family requests = {"t_requests_total", "Requests \\ with\nnewline",
                                              LOAMS_METRIC_COUNTER, NULL, 0};
 static const loams_metric_family peak = {"t_peak_bytes", "Peak", LOAMS_METRIC_GAUGE_MAX, NULL, 0};
+static const loams_metric_family debt = {"t_debt_bytes", "Debt", LOAMS_METRIC_GAUGE, NULL, 0};
 static const double bounds[] = {0.1, 1, 10};
 static const loams_metric_family took = {"t_took_seconds", "Took", LOAMS_METRIC_HISTOGRAM, bounds,
                                          3};
@@ -53,7 +54,13 @@ START_TEST(counters_and_gauges_keep_one_series_per_label_set)
     ck_assert_int_eq(loams_metrics_max(&peak, NULL, 10), 0);
     ck_assert_int_eq(loams_metrics_max(&peak, NULL, 4), 0);
     ck_assert_int_eq(loams_metrics_count(&peak, NULL, 1), -EINVAL);
+    /* a plain gauge keeps the value set last, even a smaller one */
+    ck_assert_int_eq(loams_metrics_set(&debt, NULL, 7), 0);
+    ck_assert_int_eq(loams_metrics_set(&debt, NULL, 3), 0);
+    ck_assert_int_eq(loams_metrics_set(&peak, NULL, 1), -EINVAL);
+    ck_assert_int_eq(loams_metrics_max(&debt, NULL, 9), -EINVAL);
     char *text = rendered();
+    ck_assert_msg(strstr(text, "# TYPE t_debt_bytes gauge\nt_debt_bytes 3\n") != NULL, "%s", text);
     ck_assert_msg(strstr(text, "# HELP t_requests_total Requests \\\\ with\\nnewline\n"
                                "# TYPE t_requests_total counter\n"
                                "t_requests_total{route=\"a\"} 5\n"

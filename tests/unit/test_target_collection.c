@@ -692,6 +692,13 @@ START_TEST(a_merge_gives_identical_answers)
         tgt_commit(&t, off, NULL);
     }
     char *before = answers(&t, t.ref);
+    /* the maintenance debt (loams/kit/maintenance_debt.h): the five small
+     * splits, in whatever whitespace the request comes */
+    cJSON *d = query(&t, t.ref, " { \"maintenance_debt\" :\n true } ");
+    const cJSON *debt = cJSON_GetObjectItem(d, "maintenance_debt");
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "files")->valueint, 5);
+    double debt_bytes = cJSON_GetObjectItem(debt, "bytes")->valuedouble;
+    cJSON_Delete(d);
     loams_keylist *written, *obsolete;
     loams_keylist_create(&written);
     loams_keylist_create(&obsolete);
@@ -706,6 +713,22 @@ START_TEST(a_merge_gives_identical_answers)
     snprintf(merged, sizeof merged, "%s", new_ref);
     ck_assert_uint_eq(loams_keylist_count(written), 2);
     ck_assert_uint_ge(loams_keylist_count(obsolete), 5); /* 5 splits + deletion sets */
+    /* the debt was the bytes of the splits the merge took */
+    double split_bytes = 0;
+    for (size_t i = 0; i < loams_keylist_count(obsolete); i++) {
+        const char *key = loams_keylist_at(obsolete, i);
+        loams_object_info info;
+        if (strlen(key) > 6 && strcmp(key + strlen(key) - 6, ".split") == 0) {
+            ck_assert_int_eq(loams_store_head(store, key, &info), 0);
+            split_bytes += (double)info.size;
+        }
+    }
+    ck_assert_double_eq(debt_bytes, split_bytes);
+    d = query(&m, merged, "{\"maintenance_debt\":true}");
+    debt = cJSON_GetObjectItem(d, "maintenance_debt");
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "files")->valueint, 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "bytes")->valueint, 0);
+    cJSON_Delete(d);
     char *after = answers(&m, merged);
     ck_assert_str_eq(before, after);
     cJSON *a = query(&m, merged, "{\"q\":\"printer\"}");

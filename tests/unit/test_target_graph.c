@@ -669,6 +669,14 @@ START_TEST(random_history_matches_the_model_and_compaction_keeps_every_answer)
         paths_before[i] = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "nodes"));
         cJSON_Delete(a);
     }
+    /* the maintenance debt: every segment, once there are
+     * compact_min_segments (loams/kit/maintenance_debt.h) */
+    cJSON *d = query(&t, "{\"maintenance_debt\":true}");
+    const cJSON *debt = cJSON_GetObjectItem(d, "maintenance_debt");
+    int segments_before = cJSON_GetObjectItem(debt, "files")->valueint;
+    ck_assert_int_ge(segments_before, 2);
+    ck_assert_double_gt(cJSON_GetObjectItem(debt, "bytes")->valuedouble, 0);
+    cJSON_Delete(d);
     /* compact until one segment is left; answers never change */
     int rounds = 0;
     for (;;) {
@@ -696,6 +704,11 @@ START_TEST(random_history_matches_the_model_and_compaction_keeps_every_answer)
         free(after);
     }
     ck_assert_int_ge(rounds, 1);
+    d = query(&t, "{\"maintenance_debt\":true}");
+    debt = cJSON_GetObjectItem(d, "maintenance_debt");
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "files")->valueint, 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "bytes")->valueint, 0);
+    cJSON_Delete(d);
     cJSON *st = query(&t, "{\"op\":\"node\",\"id\":\"v00\"}");
     ck_assert_int_eq(cJSON_GetObjectItem(st, "segments")->valueint, 1);
     cJSON_Delete(st);

@@ -269,6 +269,12 @@ START_TEST(maintain_compacts_small_files_into_a_replace_snapshot_keeping_offsets
     }
     const char *op;
     ck_assert_int_eq(describe_files(&t, &op), 5);
+    /* the maintenance debt: the five small files (loams/kit/maintenance_debt.h) */
+    cJSON *d = query(&t, "{\"maintenance_debt\":true}");
+    const cJSON *debt = cJSON_GetObjectItem(d, "maintenance_debt");
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "files")->valueint, 5);
+    ck_assert_double_gt(cJSON_GetObjectItem(debt, "bytes")->valuedouble, 5 * 100);
+    cJSON_Delete(d);
     char before[1200];
     snprintf(before, sizeof before, "%s", t.ref);
     loams_keylist *w, *obs;
@@ -292,6 +298,11 @@ START_TEST(maintain_compacts_small_files_into_a_replace_snapshot_keeping_offsets
     ck_assert_int_eq(describe_files(&t, &op), 1);
     ck_assert_str_eq(op, "replace");
     check_scan_ids(&t, 0, 50);
+    d = query(&t, "{\"maintenance_debt\":true}"); /* one file: nothing to compact */
+    debt = cJSON_GetObjectItem(d, "maintenance_debt");
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "files")->valueint, 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(debt, "bytes")->valueint, 0);
+    cJSON_Delete(d);
     /* appends go on on top of the replace snapshot */
     write_ids(&t, 50, 5, 0);
     tgt_commit(&t, 55);
