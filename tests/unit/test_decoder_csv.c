@@ -61,6 +61,93 @@ START_TEST(test_split_rfc4180)
 }
 END_TEST
 
+/* RFC 4180, one row, written plainly: the field count (texts in out and
+ * lens), or -1 for a row the split must refuse. */
+static int reference_split(const unsigned char *p, size_t n, char out[][256], size_t *lens)
+{
+    if (n > 0 && p[n - 1] == '\n') {
+        n--;
+        if (n > 0 && p[n - 1] == '\r') {
+            n--;
+        }
+    }
+    size_t i = 0;
+    int k = 0;
+    for (;;) {
+        size_t len = 0;
+        if (i < n && p[i] == '"') {
+            for (i++;; i++) {
+                if (i >= n) {
+                    return -1;
+                }
+                if (p[i] == '"') {
+                    if (i + 1 < n && p[i + 1] == '"') {
+                        out[k][len++] = '"';
+                        i++;
+                        continue;
+                    }
+                    i++;
+                    break;
+                }
+                out[k][len++] = (char)p[i];
+            }
+            if (i < n && p[i] != ',') {
+                return -1;
+            }
+        } else {
+            for (; i < n && p[i] != ','; i++) {
+                if (p[i] == '"' || p[i] == '\n' || p[i] == '\r') {
+                    return -1;
+                }
+                out[k][len++] = (char)p[i];
+            }
+        }
+        lens[k++] = len;
+        if (i >= n) {
+            return k;
+        }
+        i++;
+    }
+}
+
+/* The 16-bytes-at-a-time split against the plain one on random rows of
+ * quotes, commas, CR, LF and text (short and long runs, so both the
+ * vector loops and their byte tails run). */
+START_TEST(test_split_matches_a_plain_reference)
+{
+    csv_row row;
+    memset(&row, 0, sizeof row);
+    static char want[256][256];
+    size_t lens[256];
+    unsigned char p[200];
+    const char alphabet[] = "\",\n\rab xyz0123456789";
+    unsigned seed = 12345;
+    for (int it = 0; it < 100000; it++) {
+        seed = seed * 1103515245u + 12345u;
+        size_t n = (seed >> 16) % sizeof p;
+        int narrow = (seed >> 8) & 1; /* mostly quotes and commas */
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            p[i] = (unsigned char)alphabet[(seed >> 16) % (narrow ? 4 : sizeof alphabet - 1)];
+        }
+        int k = reference_split(p, n, want, lens);
+        int rc = csv_row_split(&row, ',', '"', p, n);
+        ck_assert_msg((rc == 0) == (k >= 0), "row %d: split %d, reference %d: %.*s", it, rc, k,
+                      (int)n, p);
+        if (rc != 0) {
+            continue;
+        }
+        ck_assert_uint_eq(row.n, (size_t)k);
+        for (int f = 0; f < k; f++) {
+            ck_assert_msg(row.fields[f].len == lens[f] &&
+                              memcmp(row.fields[f].ptr, want[f], lens[f]) == 0,
+                          "row %d field %d: %.*s", it, f, (int)n, p);
+        }
+    }
+    csv_row_free(&row);
+}
+END_TEST
+
 START_TEST(test_split_errors)
 {
     csv_row row = {0};
@@ -291,6 +378,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_split_rfc4180);
     tcase_add_test(tc, test_split_errors);
+    tcase_add_test(tc, test_split_matches_a_plain_reference);
     tcase_add_test(tc, test_type_readers);
     tcase_add_test(tc, test_type_inference);
     tcase_add_test(tc, test_declared_columns);
