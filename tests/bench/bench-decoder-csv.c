@@ -6,12 +6,16 @@
  * tags array and customer object as their JSON text, quoted), next to
  * decoder-json on the same tickets as JSON, in the same run, through the
  * host API table.  CSV columns are declared as strings except the numbers
- * (int64), so both decoders produce the same cells.
+ * (int64), so both decoders produce the same cells.  Each decoder runs
+ * three times and its best run counts (the machine is shared).  The
+ * independent reference: Python's csv module (/usr/bin/python3) reading
+ * the same rows from a file, records/s of its reader loop alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -110,6 +114,57 @@ static double run(const loams_plugin_descriptor *desc, const loams_option_kv *kv
     return t;
 }
 
+/* The best of three runs. */
+static double best(const loams_plugin_descriptor *desc, const loams_option_kv *kv, size_t nkv,
+                   const loams_record *recs, size_t *columns, size_t *failed)
+{
+    double t = run(desc, kv, nkv, recs, columns, failed);
+    for (int i = 0; i < 2; i++) {
+        double u = run(desc, kv, nkv, recs, columns, failed);
+        t = u < t ? u : t;
+    }
+    return t;
+}
+
+/* Python's csv module on rows[0..len) (written to a file): its records/s,
+ * or 0 when python3 cannot run it. */
+static double python_csv(const char *rows, size_t len)
+{
+    char path[] = "/tmp/loams-bench-csv.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        return 0;
+    }
+    FILE *f = fdopen(fd, "w");
+    int ok = f != NULL && fwrite(rows, 1, len, f) == len;
+    if (f != NULL) {
+        ok = fclose(f) == 0 && ok;
+    } else {
+        close(fd);
+    }
+    double rate = 0;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import csv, sys, time\n"
+             "best = 0\n"
+             "for _ in range(3):\n"
+             "    f = open(sys.argv[1], newline=\"\")\n"
+             "    t = time.perf_counter(); n = sum(1 for _ in csv.reader(f)); "
+             "t = time.perf_counter() - t\n"
+             "    best = max(best, n / t)\n"
+             "print(best)' %s 2>/dev/null",
+             path);
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    if (p != NULL) {
+        if (fscanf(p, "%lf", &rate) != 1) {
+            rate = 0;
+        }
+        pclose(p);
+    }
+    unlink(path);
+    return rate;
+}
+
 int main(void)
 {
     char *json = malloc((size_t)RECORDS * 1024), *csv = malloc((size_t)RECORDS * 2048);
@@ -130,17 +185,25 @@ int main(void)
     const loams_host_api *h = loams_host_api_get();
     const loams_plugin_descriptor *jd = bench_json_entry(h), *cd = LOAMS_PLUGIN_ENTRY(h);
     size_t jcols, jfail, ccols, cfail, icols, ifail;
-    double tj = run(jd, NULL, 0, jr, &jcols, &jfail);
+    double tj = best(jd, NULL, 0, jr, &jcols, &jfail);
     loams_option_kv kv[] = {{"columns", cols}};
-    double tc = run(cd, kv, 1, cr, &ccols, &cfail);
-    double ti = run(cd, NULL, 0, cr, &icols, &ifail);
-    printf("bench-decoder-csv: %d ticket records, batches of %d, one core\n", RECORDS, BATCH);
+    double tc = best(cd, kv, 1, cr, &ccols, &cfail);
+    double ti = best(cd, NULL, 0, cr, &icols, &ifail);
+    double py = python_csv(csv, ct);
+    printf("bench-decoder-csv: %d ticket records, batches of %d, one core, best of 3 runs\n",
+           RECORDS, BATCH);
     printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
            "decoder-json on the JSON tickets", RECORDS / tj, (double)jt / 1e6 / tj, jcols, jfail);
     printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
            "decoder-csv, declared columns", RECORDS / tc, (double)ct / 1e6 / tc, ccols, cfail);
     printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
            "decoder-csv, inferred types", RECORDS / ti, (double)ct / 1e6 / ti, icols, ifail);
+    if (py > 0) {
+        printf("  %-44s %10.0f records/s %8.1f MB/s  (fields as strings)\n",
+               "Python's csv module, the same rows", py, (double)ct / 1e6 / ((double)RECORDS / py));
+    } else {
+        printf("  Python's csv module: /usr/bin/python3 could not run it\n");
+    }
     printf("  csv / json records/s: %.2f\n", tj / tc);
     free(jr);
     free(cr);
