@@ -15,6 +15,7 @@
 #include <loams/status.h>
 
 #include "loams/kit/json_tree.h"
+#include "ann_index.h"
 
 static const char *const type_names[] = {
     [LOAMS__CT_TEXT] = "text",   [LOAMS__CT_LIST] = "list",   [LOAMS__CT_INT] = "int",
@@ -81,6 +82,11 @@ static void split_clear(const loams_kit_mem *mem, loams__coll_split *s)
         loams_kit_mem_free(mem, s->fields[i].name);
     }
     loams_kit_mem_free(mem, s->fields);
+    for (size_t i = 0; i < s->n_indexes; i++) {
+        loams_kit_mem_free(mem, s->indexes[i].field);
+        loams_kit_mem_free(mem, s->indexes[i].key);
+    }
+    loams_kit_mem_free(mem, s->indexes);
     memset(s, 0, sizeof *s);
 }
 
@@ -127,10 +133,70 @@ static int split_copy(const loams_kit_mem *mem, loams__coll_split *dst,
             dst->n_fields++;
         }
     }
+    dst->indexes = NULL;
+    dst->n_indexes = 0;
+    if (!nomem && src->n_indexes > 0) {
+        dst->indexes = loams_kit_mem_calloc(mem, src->n_indexes, sizeof *dst->indexes);
+        if (dst->indexes == NULL) {
+            nomem = 1;
+        }
+        for (size_t i = 0; dst->indexes != NULL && i < src->n_indexes; i++) {
+            dst->indexes[i] = src->indexes[i];
+            dst->indexes[i].field = dup_or_null(mem, src->indexes[i].field, &nomem);
+            dst->indexes[i].key = dup_or_null(mem, src->indexes[i].key, &nomem);
+            dst->n_indexes++;
+        }
+    }
     if (nomem) {
         split_clear(mem, dst);
         return -ENOMEM;
     }
+    return 0;
+}
+
+const loams__coll_vindex *loams__coll_split_index(const loams__coll_split *s, const char *field)
+{
+    for (size_t i = 0; i < s->n_indexes; i++) {
+        if (strcmp(s->indexes[i].field, field) == 0) {
+            return &s->indexes[i];
+        }
+    }
+    return NULL;
+}
+
+int loams__coll_split_set_index(loams__coll_manifest *m, loams__coll_split *s,
+                                const loams__coll_vindex *ix, loams_kit_err *e)
+{
+    char *field = loams_kit_mem_strdup(m->mem, ix->field);
+    char *key = loams_kit_mem_strdup(m->mem, ix->key);
+    size_t at = s->n_indexes;
+    for (size_t i = 0; i < s->n_indexes; i++) {
+        if (strcmp(s->indexes[i].field, ix->field) == 0) {
+            at = i;
+        }
+    }
+    if (field != NULL && key != NULL && at == s->n_indexes) {
+        loams__coll_vindex *p =
+            loams_kit_mem_realloc(m->mem, s->indexes, (s->n_indexes + 1) * sizeof *p);
+        if (p != NULL) {
+            s->indexes = p;
+            memset(&p[at], 0, sizeof *p);
+            s->n_indexes++;
+        } else {
+            loams_kit_mem_free(m->mem, field);
+            field = NULL;
+        }
+    }
+    if (field == NULL || key == NULL) {
+        loams_kit_mem_free(m->mem, field);
+        loams_kit_mem_free(m->mem, key);
+        return loams_kit_err_set(e, -ENOMEM, "out of memory for a manifest");
+    }
+    loams_kit_mem_free(m->mem, s->indexes[at].field);
+    loams_kit_mem_free(m->mem, s->indexes[at].key);
+    s->indexes[at] = *ix;
+    s->indexes[at].field = field;
+    s->indexes[at].key = key;
     return 0;
 }
 
@@ -451,6 +517,22 @@ int loams__coll_manifest_encode(const loams__coll_manifest *m, loams_kit_buf *ou
                 goto nomem;
             }
         }
+        cJSON *ia;
+        if (s->n_indexes > 0 && add(o, "indexes", ia = cJSON_CreateArray())) {
+            goto nomem;
+        }
+        for (size_t j = 0; j < s->n_indexes; j++) {
+            const loams__coll_vindex *ix = &s->indexes[j];
+            cJSON *io = cJSON_CreateObject();
+            if (io == NULL || !cJSON_AddItemToArray(ia, io) ||
+                add(io, "field", cJSON_CreateString(ix->field)) ||
+                add(io, "key", cJSON_CreateString(ix->key)) ||
+                add(io, "bytes", num_u64(ix->bytes)) || add(io, "nodes", num_u64(ix->nodes)) ||
+                add(io, "metric",
+                    cJSON_CreateString(ix->metric == LOAMS__ANN_L2 ? "l2" : "cosine"))) {
+                goto nomem;
+            }
+        }
     }
     if (add(root, "applied", arr = cJSON_CreateArray())) {
         goto nomem;
@@ -643,9 +725,41 @@ int loams__coll_manifest_parse(const loams_kit_mem *mem, const char *json, size_
             sp.fields[sp.n_fields].tokens = (uint64_t)ft;
             sp.n_fields++;
         }
+        const cJSON *ia = cJSON_GetObjectItemCaseSensitive(it, "indexes");
+        if (ia != NULL && !cJSON_IsArray(ia)) {
+            why = "a split's indexes are not an array";
+            goto bad;
+        }
+        size_t ni = ia != NULL ? (size_t)cJSON_GetArraySize(ia) : 0;
+        if (ni > 0 && (sp.indexes = loams_kit_mem_calloc(mem, ni, sizeof *sp.indexes)) == NULL) {
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory parsing manifest %s", key);
+            goto out;
+        }
+        const cJSON *io;
+        cJSON_ArrayForEach(io, ia)
+        {
+            const char *ifield, *ikey, *imetric;
+            int64_t ibytes, inodes;
+            if (get_str(io, "field", 0, &ifield) || get_str(io, "key", 0, &ikey) ||
+                get_int(io, "bytes", 0, INT64_MAX, &ibytes) ||
+                get_int(io, "nodes", 0, docs, &inodes) || get_str(io, "metric", 0, &imetric) ||
+                (strcmp(imetric, "cosine") != 0 && strcmp(imetric, "l2") != 0)) {
+                why = "a split's index entry lacks field, key, bytes, nodes or metric";
+                goto bad;
+            }
+            loams__coll_vindex *ix = &sp.indexes[sp.n_indexes++];
+            ix->field = (char *)ifield;
+            ix->key = (char *)ikey;
+            ix->bytes = (uint64_t)ibytes;
+            ix->nodes = (uint32_t)inodes;
+            ix->metric = strcmp(imetric, "l2") == 0 ? LOAMS__ANN_L2 : LOAMS__ANN_COSINE;
+        }
         rc = loams__coll_manifest_add_split(m, &sp, e);
         loams_kit_mem_free(mem, sp.fields);
         sp.fields = NULL;
+        loams_kit_mem_free(mem, sp.indexes);
+        sp.indexes = NULL;
+        sp.n_indexes = 0;
         if (rc != 0) {
             goto out;
         }
@@ -684,6 +798,7 @@ bad:
                            key, why);
 out:
     loams_kit_mem_free(mem, sp.fields);
+    loams_kit_mem_free(mem, sp.indexes);
     loams__coll_manifest_free(m);
     cJSON_Delete(root);
     return rc;

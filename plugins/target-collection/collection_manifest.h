@@ -70,6 +70,17 @@ typedef struct loams__coll_fstats {
     uint64_t tokens; /* tokens of those docs */
 } loams__coll_fstats;
 
+/* A vector index of one field of a split (ann_index.h), written by a hot
+ * build after the split was committed: immutable, keyed
+ * "indexes/<seq>-<random>.hnsw", metric "cosine" or "l2". */
+typedef struct loams__coll_vindex {
+    char *field;
+    char *key;
+    uint64_t bytes;
+    uint32_t nodes; /* vectors in the graph */
+    int metric;     /* LOAMS__ANN_COSINE or LOAMS__ANN_L2 */
+} loams__coll_vindex;
+
 typedef struct loams__coll_split {
     char *key;
     uint64_t seq;   /* manifest seq that created it */
@@ -80,6 +91,8 @@ typedef struct loams__coll_split {
     char *deletes; /* deletion-set object key, or NULL when none deleted */
     loams__coll_fstats *fields;
     size_t n_fields;
+    loams__coll_vindex *indexes; /* vector indexes built so far (none: exact kNN) */
+    size_t n_indexes;
 } loams__coll_split;
 
 typedef struct loams__coll_applied {
@@ -148,6 +161,13 @@ loams__coll_fstats *loams__coll_split_fstats(loams__coll_split *s, const char *n
  * clears).  -ENOMEM. */
 int loams__coll_split_set_deletes(loams__coll_manifest *m, loams__coll_split *s, const char *key,
                                   loams_kit_err *e);
+
+/* The index of vector field `field` of split s, or NULL. */
+const loams__coll_vindex *loams__coll_split_index(const loams__coll_split *s, const char *field);
+/* Adds (or replaces) the index of ix->field to split s of m (copied).
+ * -ENOMEM. */
+int loams__coll_split_set_index(loams__coll_manifest *m, loams__coll_split *s,
+                                const loams__coll_vindex *ix, loams_kit_err *e);
 
 /* Sets the applied offset of a partition (inserting it in order). -ENOMEM. */
 int loams__coll_manifest_set_applied(loams__coll_manifest *m, int32_t partition, int64_t next,

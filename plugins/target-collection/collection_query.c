@@ -215,24 +215,60 @@ int loams__coll_request_parse(const loams_kit_mem *mem, const char *json, size_t
                 rc = bad(e, "\"%s\" must be \"cosine\", \"dot\" or \"l2\"", name);
                 goto out;
             }
+            r->metric_given = 1;
+        } else if (strcmp(name, "ef_search") == 0) {
+            if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+                it->valuedouble < 1 || it->valuedouble > LOAMS__ANN_MAX_EF) {
+                rc = bad(e, "\"%s\" must be an integer from 1 to 10000", name);
+                goto out;
+            }
+            r->ef_search = (size_t)it->valuedouble;
+        } else if (strcmp(name, "exact") == 0) {
+            if (!cJSON_IsBool(it)) {
+                rc = bad(e, "\"%s\" must be true or false", name);
+                goto out;
+            }
+            r->exact = cJSON_IsTrue(it);
+        } else if (strcmp(name, "rrf_k") == 0) {
+            if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+                it->valuedouble < 1 || it->valuedouble > 10000) {
+                rc = bad(e, "\"%s\" must be an integer from 1 to 10000", name);
+                goto out;
+            }
+            r->rrf_k = (size_t)it->valuedouble;
         } else {
             char what[160];
             snprintf(what, sizeof what, "unknown member \"%.64s\"", name);
-            rc = bad(e, "%s (known: q, vector, k, fields, field, metric; or scan, or get)", what);
+            rc = bad(e,
+                     "%s (known: q, vector, k, fields, field, metric, ef_search, exact, rrf_k; "
+                     "or scan, or get)",
+                     what);
             goto out;
         }
     }
-    if ((r->q == NULL) == (r->vector == NULL)) {
-        rc = bad(e, "%s", "give exactly one of \"q\" (text) and \"vector\" (kNN)");
+    if (r->q == NULL && r->vector == NULL) {
+        rc = bad(e, "%s",
+                 "give \"q\" (text), \"vector\" (kNN) or both (hybrid: reciprocal rank "
+                 "fusion)");
         goto out;
     }
-    if (r->q != NULL && (r->field != NULL || r->metric != LOAMS__METRIC_COSINE)) {
-        rc = bad(e, "%s", "\"field\" and \"metric\" go with \"vector\"; use \"fields\" with \"q\"");
+    if (r->vector == NULL &&
+        (r->field != NULL || r->metric_given || r->ef_search != 0 || r->exact)) {
+        rc = bad(e, "%s",
+                 "\"field\", \"metric\", \"ef_search\" and \"exact\" go with \"vector\"; use "
+                 "\"fields\" with \"q\"");
         goto out;
     }
-    if (r->vector != NULL && r->fields != NULL) {
+    if (r->q == NULL && r->fields != NULL) {
         rc = bad(e, "%s", "\"fields\" goes with \"q\"; use \"field\" with \"vector\"");
         goto out;
+    }
+    if ((r->q == NULL || r->vector == NULL) && r->rrf_k != 0) {
+        rc = bad(e, "%s", "\"rrf_k\" goes with a hybrid query (both \"q\" and \"vector\")");
+        goto out;
+    }
+    if (r->rrf_k == 0) {
+        r->rrf_k = LOAMS__RRF_DEFAULT_K;
     }
     goto out;
 nomem:
@@ -402,6 +438,103 @@ static int get_run(const loams__coll_view *v, const loams__coll_request *req, lo
                : loams_kit_err_set(e, -ENOMEM, "out of memory writing a document");
 }
 
+/* ---- hybrid: reciprocal rank fusion ---- */
+
+typedef struct fused_hit {
+    double score;
+    uint32_t split, doc;
+    size_t text_rank, vector_rank; /* 1-based; 0: not in that list */
+    const char *pk;
+    size_t pk_len;
+} fused_hit;
+
+static int cmp_split_doc(const void *a, const void *b)
+{
+    const fused_hit *x = a, *y = b;
+    if (x->split != y->split) {
+        return x->split < y->split ? -1 : 1;
+    }
+    return (x->doc > y->doc) - (x->doc < y->doc);
+}
+
+static int cmp_fused(const void *a, const void *b)
+{
+    const fused_hit *x = a, *y = b;
+    if (x->score != y->score) {
+        return x->score > y->score ? -1 : 1;
+    }
+    size_t n = x->pk_len < y->pk_len ? x->pk_len : y->pk_len;
+    int c = memcmp(x->pk, y->pk, n);
+    return c != 0 ? c : (x->pk_len > y->pk_len) - (x->pk_len < y->pk_len);
+}
+
+/* Each side ranks its top `window` (max(k, LOAMS__HYBRID_WINDOW)); a
+ * document scores sum 1 / (rrf_k + rank) over the lists it is in; the k
+ * best are kept, ties by _pk.  *out (n entries) is allocated from the
+ * manifest's memory. */
+static int hybrid(const loams__coll_view *v, const loams__coll_request *req,
+                  const loams__tok_opts *tok, const loams__vector_opts *vo, fused_hit **out,
+                  size_t *n_out, loams__search_split_stats *stats, loams_kit_err *e)
+{
+    const loams__coll_manifest *m = v->m;
+    size_t ns = m->n_splits ? m->n_splits : 1;
+    size_t window = req->k > LOAMS__HYBRID_WINDOW ? req->k : LOAMS__HYBRID_WINDOW;
+    loams__search_hit *th = loams_kit_mem_alloc(m->mem, window * sizeof *th);
+    loams__search_hit *vh = loams_kit_mem_alloc(m->mem, window * sizeof *vh);
+    loams__search_split_stats *vs = loams_kit_mem_calloc(m->mem, ns, sizeof *vs);
+    fused_hit *f = loams_kit_mem_calloc(m->mem, 2 * window, sizeof *f);
+    size_t nt = 0, nv = 0, n = 0;
+    int rc = 0;
+    if (th == NULL || vh == NULL || vs == NULL || f == NULL) {
+        rc = loams_kit_err_set(e, -ENOMEM, "out of memory running a hybrid search");
+        goto out;
+    }
+    if ((rc = loams__coll_search_text(v, req->q, strlen(req->q), (const char *const *)req->fields,
+                                      req->n_fields, window, tok, th, &nt, stats, e)) != 0 ||
+        (rc = loams__coll_search_vector(v, req->field, req->vector, req->dim, req->metric, window,
+                                        vo, vh, &nv, vs, e)) != 0) {
+        goto out;
+    }
+    for (size_t s = 0; s < m->n_splits; s++) {
+        stats[s].matched += vs[s].matched;
+        stats[s].ann = vs[s].ann;
+    }
+    double k0 = (double)req->rrf_k;
+    for (size_t i = 0; i < nt; i++) {
+        f[n++] =
+            (fused_hit){1.0 / (k0 + (double)(i + 1)), th[i].split, th[i].doc, i + 1, 0, NULL, 0};
+    }
+    qsort(f, n, sizeof *f, cmp_split_doc);
+    size_t n_text = n;
+    for (size_t i = 0; i < nv; i++) {
+        fused_hit key = {0, vh[i].split, vh[i].doc, 0, 0, NULL, 0};
+        fused_hit *hit = bsearch(&key, f, n_text, sizeof *f, cmp_split_doc);
+        double add = 1.0 / (k0 + (double)(i + 1));
+        if (hit != NULL) {
+            hit->vector_rank = i + 1;
+            hit->score += add;
+        } else {
+            f[n++] = (fused_hit){add, vh[i].split, vh[i].doc, 0, i + 1, NULL, 0};
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = loams__split_reader_pk(v->readers[f[i].split], f[i].doc, &f[i].pk, &f[i].pk_len,
+                                         e)) != 0) {
+            goto out;
+        }
+    }
+    qsort(f, n, sizeof *f, cmp_fused);
+    *out = f;
+    f = NULL;
+    *n_out = n < req->k ? n : req->k;
+out:
+    loams_kit_mem_free(m->mem, th);
+    loams_kit_mem_free(m->mem, vh);
+    loams_kit_mem_free(m->mem, vs);
+    loams_kit_mem_free(m->mem, f);
+    return rc;
+}
+
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
                           loams_kit_buf *out, loams_kit_err *e)
@@ -420,6 +553,7 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     loams__search_split_stats *stats = loams_kit_mem_calloc(v->m->mem, ns ? ns : 1, sizeof *stats);
     uint64_t *read0 = loams_kit_mem_calloc(v->m->mem, ns ? ns : 1, sizeof *read0);
     size_t n_hits = 0;
+    fused_hit *fused = NULL;
     if (hits == NULL || stats == NULL || read0 == NULL) {
         rc = loams_kit_err_set(e, -ENOMEM, "out of memory running a search");
         goto out;
@@ -427,16 +561,20 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     for (size_t s = 0; s < ns; s++) {
         read0[s] = loams__split_reader_bytes_read(v->readers[s]);
     }
-    if (req->q != NULL) {
+    loams__vector_opts vo = {req->ef_search, req->exact};
+    if (req->q != NULL && req->vector != NULL) {
+        rc = hybrid(v, req, tok, &vo, &fused, &n_hits, stats, e);
+    } else if (req->q != NULL) {
         rc = loams__coll_search_text(v, req->q, strlen(req->q), (const char *const *)req->fields,
                                      req->n_fields, req->k, tok, hits, &n_hits, stats, e);
     } else {
         rc = loams__coll_search_vector(v, req->field, req->vector, req->dim, req->metric, req->k,
-                                       hits, &n_hits, stats, e);
+                                       &vo, hits, &n_hits, stats, e);
     }
     if (rc != 0) {
         goto out;
     }
+    const char *mode = req->q == NULL ? "vector" : req->vector == NULL ? "text" : "hybrid";
     size_t start = out->len;
     int w = 0;
     char coll[512];
@@ -447,9 +585,14 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
     w |= ref ? loams__json_string(out, ref, strlen(ref)) : put(out, "null");
     w |= putf(out,
               ",\"seq\":%" PRIu64 ",\"mode\":\"%s\",\"k\":%zu,\"live_docs\":%" PRIu64 ",\"hits\":[",
-              m->seq, req->q ? "text" : "vector", req->k, loams__coll_manifest_live_docs(m));
+              m->seq, mode, req->k, loams__coll_manifest_live_docs(m));
     for (size_t i = 0; i < n_hits && w == 0; i++) {
+        loams__search_hit one;
         const loams__search_hit *h = &hits[i];
+        if (fused != NULL) {
+            one = (loams__search_hit){fused[i].score, fused[i].split, fused[i].doc};
+            h = &one;
+        }
         const char *pk, *doc;
         size_t pk_len, doc_len;
         if ((rc = stored_doc(v, h->split, h->doc, &pk, &pk_len, &doc, &doc_len, e)) != 0) {
@@ -457,7 +600,14 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         }
         w |= put(out, i ? ",{\"_pk\":" : "{\"_pk\":");
         w |= loams__json_string(out, pk, pk_len);
-        w |= putf(out, ",\"score\":%.9g,\"split\":", h->score);
+        w |= putf(out, ",\"score\":%.9g,", h->score);
+        if (fused != NULL) {
+            w |= fused[i].text_rank ? putf(out, "\"text_rank\":%zu,", fused[i].text_rank)
+                                    : put(out, "\"text_rank\":null,");
+            w |= fused[i].vector_rank ? putf(out, "\"vector_rank\":%zu,", fused[i].vector_rank)
+                                      : put(out, "\"vector_rank\":null,");
+        }
+        w |= put(out, "\"split\":");
         w |= loams__json_string(out, m->splits[h->split].key, strlen(m->splits[h->split].key));
         w |= put(out, ",\"doc\":");
         w |= loams_kit_buf_append(out, doc, doc_len);
@@ -468,10 +618,15 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         const loams__coll_split *sp = &m->splits[s];
         w |= put(out, s ? ",{\"key\":" : "{\"key\":");
         w |= loams__json_string(out, sp->key, strlen(sp->key));
-        w |= putf(out,
-                  ",\"docs\":%u,\"live\":%u,\"matched\":%" PRIu64 ",\"bytes_read\":%" PRIu64 "}",
+        w |= putf(out, ",\"docs\":%u,\"live\":%u,\"matched\":%" PRIu64 ",\"bytes_read\":%" PRIu64,
                   sp->docs, sp->live, stats[s].matched,
                   loams__split_reader_bytes_read(v->readers[s]) - read0[s]);
+        if (req->vector != NULL) {
+            w |= put(out, stats[s].ann ? ",\"vector_search\":\"index\"}"
+                                       : ",\"vector_search\":\"exact\"}");
+        } else {
+            w |= put(out, "}");
+        }
     }
     w |= putf(out, "],\"took_us\":%" PRId64 "}", now_us() - t0);
     if (w != 0) {
@@ -482,6 +637,7 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
 fail:
     out->len = start;
 out:
+    loams_kit_mem_free(v->m->mem, fused);
     loams_kit_mem_free(v->m->mem, hits);
     loams_kit_mem_free(v->m->mem, stats);
     loams_kit_mem_free(v->m->mem, read0);

@@ -4,23 +4,34 @@
  * search endpoint forwards) and its JSON answer.
  *
  * Request (one JSON object; unknown members are refused so typos show):
- *   {"q": "printer jam",          full-text query (BM25), or
- *    "vector": [0.1, 0.2, ...],   a query vector (exact kNN) - one of the two
+ *   {"q": "printer jam",          full-text query (BM25), and/or
+ *    "vector": [0.1, 0.2, ...],   a query vector (kNN); both: hybrid
  *    "k": 10,                     hits wanted, 1..10000 (default 10)
  *    "fields": ["subject"],       text fields to search (default: all)
  *    "field": "body_vec",         vector field (default: the only one)
- *    "metric": "cosine"}          cosine (default) | dot | l2
+ *    "metric": "cosine",          cosine (default) | dot | l2
+ *    "ef_search": 100,            graph candidates per indexed split
+ *                                 (1..10000, default 100, at least k)
+ *    "exact": false,              true: scan every split, no index
+ *    "rrf_k": 60}                 hybrid only: the fusion constant
+ *
+ * Hybrid (q and vector): the text and the vector search each rank their
+ * top max(k, 100); a document's score is the sum over the two lists of
+ * 1 / (rrf_k + rank) (reciprocal rank fusion, Cormack et al. 2009), ties
+ * by _pk; each hit also gives "text_rank" and "vector_rank" (null when
+ * not in that list).  Mode "hybrid".
  *
  * Answer:
  *   {"collection": "ns.c", "manifest": "<key>"|null, "seq": 12,
- *    "mode": "text"|"vector", "k": 10, "live_docs": 123456,
+ *    "mode": "text"|"vector"|"hybrid", "k": 10, "live_docs": 123456,
  *    "hits": [{"_pk": "t-1", "score": 3.1415, "split": "<key>", "doc": {...}}],
  *    "splits": [{"key": "<key>", "docs": N, "live": n, "matched": m,
- *                "bytes_read": b}],
+ *                "bytes_read": b, "vector_search": "index"|"exact"}],
  *    "took_us": 812}
  * "splits" lists every split the query read (all live splits of the
- * manifest); "doc" is the stored document (collection doc_encode.h: no
- * _pk, no vector fields).
+ * manifest; "vector_search", for vector and hybrid queries, says whether
+ * the split's index answered or its vectors were scanned); "doc" is the stored document (collection
+ * doc_encode.h: no _pk, no vector fields).
  *
  * Scan (every live document, a page at a time, e.g. `loams-host collection
  * dump` and exactly-once checks):
@@ -50,6 +61,8 @@
 #define LOAMS__QUERY_DEFAULT_K 10
 #define LOAMS__SCAN_MAX_LIMIT 100000
 #define LOAMS__SCAN_DEFAULT_LIMIT 1000
+#define LOAMS__RRF_DEFAULT_K 60
+#define LOAMS__HYBRID_WINDOW 100
 
 typedef struct loams__coll_request {
     const loams_kit_mem *mem; /* the request's memory (NULL: libc) */
@@ -63,8 +76,12 @@ typedef struct loams__coll_request {
     size_t n_fields;
     float *vector; /* NULL for a text query */
     size_t dim;
-    char *field; /* NULL: the only vector field */
-    int metric;  /* loams__metric */
+    char *field;      /* NULL: the only vector field */
+    int metric;       /* loams__metric */
+    int metric_given; /* "metric" was in the request */
+    size_t ef_search; /* 0: the default (LOAMS__ANN_DEFAULT_EF_SEARCH) */
+    int exact;        /* scan every split, ignore the vector indexes */
+    size_t rrf_k;     /* hybrid: the constant of reciprocal rank fusion */
 } loams__coll_request;
 
 /* Parses a request into memory from mem (NULL: libc; it must outlive the

@@ -385,9 +385,40 @@ out:
 
 /* ---- kNN ---- */
 
+/* The score of vector x for query q (|q| = qn); 0 when the document does
+ * not count (a zero vector under cosine). */
+static int score_vector(int metric, const float *q, double qn, const float *x, size_t dim,
+                        double *sc)
+{
+    if (metric == LOAMS__METRIC_L2) {
+        double s2 = 0;
+        for (size_t i = 0; i < dim; i++) {
+            double diff = (double)q[i] - x[i];
+            s2 += diff * diff;
+        }
+        *sc = 1.0 / (1.0 + sqrt(s2));
+        return 1;
+    }
+    double dot = 0, xn = 0;
+    for (size_t i = 0; i < dim; i++) {
+        dot += (double)q[i] * x[i];
+        xn += (double)x[i] * x[i];
+    }
+    if (metric == LOAMS__METRIC_COSINE) {
+        if (xn == 0) {
+            return 0;
+        }
+        *sc = dot / (qn * sqrt(xn));
+    } else {
+        *sc = dot;
+    }
+    return 1;
+}
+
 int loams__coll_search_vector(const loams__coll_view *v, const char *field, const float *q,
-                              size_t dim, int metric, size_t k, loams__search_hit *hits,
-                              size_t *n_hits, loams__search_split_stats *stats, loams_kit_err *e)
+                              size_t dim, int metric, size_t k, const loams__vector_opts *o,
+                              loams__search_hit *hits, size_t *n_hits,
+                              loams__search_split_stats *stats, loams_kit_err *e)
 {
     const loams__coll_manifest *m = v->m;
     const loams__coll_field *f = NULL;
@@ -438,23 +469,78 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
                                  "the query vector is all zeros: cosine similarity is undefined");
     }
     topk t = {v, hits, 0, k, 0, e};
+    size_t ef = o != NULL && o->ef_search > 0 ? o->ef_search : LOAMS__ANN_DEFAULT_EF_SEARCH;
+    if (ef < k) {
+        ef = k;
+    }
+    loams__ann_hit *cands = NULL;
+    int rc = 0;
     for (size_t s = 0; s < m->n_splits; s++) {
         long fid = loams__split_reader_field_find(v->readers[s], f->name);
         if (fid < 0 || m->splits[s].live == 0) {
             continue;
         }
+        const loams__coll_vindex *ent = loams__coll_split_index(&m->splits[s], f->name);
+        loams__ann_index *x = NULL;
+        if (ent != NULL && ent->metric == metric && v->ann != NULL && (o == NULL || !o->exact) &&
+            (rc = v->ann(v->ann_ud, s, f->name, &x, e)) != 0) {
+            goto out;
+        }
+        if (x != NULL) {
+            uint32_t docs = m->splits[s].docs;
+            if (loams__ann_dim(x) != dim || loams__ann_split_docs(x) != docs) {
+                rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                       "vector index %s does not fit split %s: it has %u "
+                                       "dimensions and %u documents, the split %zu and %u",
+                                       ent->key, m->splits[s].key, loams__ann_dim(x),
+                                       loams__ann_split_docs(x), dim, docs);
+                goto out;
+            }
+            /* deleted documents still sit in the graph: look further */
+            size_t want = ef;
+            uint32_t live = m->splits[s].live;
+            if (live < docs) {
+                uint64_t w = (uint64_t)ef * docs / (live ? live : 1);
+                want = w > LOAMS__ANN_MAX_EF ? LOAMS__ANN_MAX_EF : (size_t)w;
+            }
+            loams_kit_mem_free(m->mem, cands);
+            if ((cands = loams_kit_mem_alloc(m->mem, want * sizeof *cands)) == NULL) {
+                rc = loams_kit_err_set(e, -ENOMEM, "out of memory searching %s.%s", m->ns, m->name);
+                goto out;
+            }
+            size_t got;
+            if ((rc = loams__ann_search(x, q, want, cands, &got, e)) != 0) {
+                goto out;
+            }
+            uint64_t scored = 0;
+            for (size_t i = 0; i < got; i++) {
+                if (loams__delset_has(v->dels[s], cands[i].doc)) {
+                    continue;
+                }
+                double sc;
+                if (score_vector(metric, q, qn, loams__ann_vector(x, cands[i].node), dim, &sc)) {
+                    scored++;
+                    topk_push(&t, sc, (uint32_t)s, cands[i].doc);
+                }
+            }
+            if (stats != NULL) {
+                stats[s].matched = scored;
+                stats[s].ann = 1;
+            }
+            continue;
+        }
         const float *data;
         const unsigned char *present;
         uint32_t d_dim;
-        int rc =
-            loams__split_reader_vectors(v->readers[s], (uint32_t)fid, &data, &present, &d_dim, e);
+        rc = loams__split_reader_vectors(v->readers[s], (uint32_t)fid, &data, &present, &d_dim, e);
         if (rc != 0) {
-            return rc;
+            goto out;
         }
         if (d_dim != dim) {
-            return loams_kit_err_set(e, LOAMS_ECORRUPT,
-                                     "split %s has field '%s' with dimension %u, the mapping %zu",
-                                     m->splits[s].key, f->name, d_dim, dim);
+            rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                                   "split %s has field '%s' with dimension %u, the mapping %zu",
+                                   m->splits[s].key, f->name, d_dim, dim);
+            goto out;
         }
         uint32_t docs = loams__split_reader_docs(v->readers[s]);
         uint64_t scored = 0;
@@ -462,41 +548,22 @@ int loams__coll_search_vector(const loams__coll_view *v, const char *field, cons
             if (!((present[d / 8] >> (d % 8)) & 1) || loams__delset_has(v->dels[s], d)) {
                 continue;
             }
-            const float *x = data + (size_t)d * dim;
             double sc;
-            if (metric == LOAMS__METRIC_L2) {
-                double s2 = 0;
-                for (size_t i = 0; i < dim; i++) {
-                    double diff = (double)q[i] - x[i];
-                    s2 += diff * diff;
-                }
-                sc = 1.0 / (1.0 + sqrt(s2));
-            } else {
-                double dot = 0, xn = 0;
-                for (size_t i = 0; i < dim; i++) {
-                    dot += (double)q[i] * x[i];
-                    xn += (double)x[i] * x[i];
-                }
-                if (metric == LOAMS__METRIC_COSINE) {
-                    if (xn == 0) {
-                        continue;
-                    }
-                    sc = dot / (qn * sqrt(xn));
-                } else {
-                    sc = dot;
-                }
+            if (score_vector(metric, q, qn, data + (size_t)d * dim, dim, &sc)) {
+                scored++;
+                topk_push(&t, sc, (uint32_t)s, d);
             }
-            scored++;
-            topk_push(&t, sc, (uint32_t)s, d);
         }
         if (stats != NULL) {
             stats[s].matched = scored;
         }
     }
     topk_finish(&t);
-    if (t.rc != 0) {
-        return t.rc;
+    rc = t.rc;
+    if (rc == 0) {
+        *n_hits = t.n;
     }
-    *n_hits = t.n;
-    return 0;
+out:
+    loams_kit_mem_free(m->mem, cands);
+    return rc;
 }

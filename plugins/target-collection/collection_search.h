@@ -17,7 +17,8 @@
  * no score.  Ties are broken by _pk (byte order, ascending).
  *
  * Vector search scans every live document that has a vector in the field
- * (exact, no index) and keeps the k best with a heap.  Metrics:
+ * of a split without an index, and asks the HNSW index (ann_index.h) of a
+ * split that has one; either way it keeps the k best with a heap.  Metrics:
  *   cosine: dot(q, v) / (|q| |v|)  (documents with |v| = 0 are skipped)
  *   dot:    dot(q, v)
  *   l2:     1 / (1 + |q - v|)       (so higher is better for every metric)
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 #include "loams/kit/err.h"
+#include "ann_index.h"
 #include "collection_manifest.h"
 #include "deletion_set.h"
 #include "split_reader.h"
@@ -46,6 +48,12 @@ typedef struct loams__coll_view {
     const loams__coll_manifest *m;
     loams__split_reader *const *readers;
     const loams__delset *const *dels;
+    /* The vector index of `field` in split i (the manifest's entry names
+     * it), opened on first use: *out stays NULL when the split has none.
+     * The index is the provider's and stays valid until the view is.
+     * NULL: no split has an index (every kNN is exact). */
+    int (*ann)(void *ud, size_t split, const char *field, loams__ann_index **out, loams_kit_err *e);
+    void *ann_ud;
 } loams__coll_view;
 
 typedef enum loams__metric {
@@ -66,7 +74,14 @@ typedef struct loams__search_hit {
 /* Per split, what the search touched (caller-allocated, one per split). */
 typedef struct loams__search_split_stats {
     uint64_t matched; /* live documents that matched (text) or were scored (vector) */
+    int ann;          /* vector: 1 when its index answered, 0 when it was scanned */
 } loams__search_split_stats;
+
+/* How a kNN search uses the splits' indexes. */
+typedef struct loams__vector_opts {
+    size_t ef_search; /* candidates per split's graph search (0: the default, 100); at least k */
+    int exact;        /* non-zero: scan every split, ignore the indexes */
+} loams__vector_opts;
 
 /* BM25 search for q over the text fields named in fields (n_fields of
  * them; fields = NULL searches every text/list field of the mapping).
@@ -80,11 +95,18 @@ int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_l
                             const loams__tok_opts *tok, loams__search_hit *hits, size_t *n_hits,
                             loams__search_split_stats *stats, loams_kit_err *e);
 
-/* Exact kNN over vector field `field` (NULL: the mapping's only vector
- * field).  Errors: LOAMS_EINPUT (no such vector field, several and none
- * named, dimension differs), LOAMS_ECORRUPT, -ENOMEM. */
+/* kNN over vector field `field` (NULL: the mapping's only vector
+ * field).  A split whose entry has an index of the field built for the
+ * query's metric (cosine or l2) is searched through it: its ef_search
+ * nearest graph nodes (more when the split has deleted documents, in
+ * proportion) are scored exactly, deleted ones skipped; every other split
+ * (no index yet, a small split, the dot metric, o->exact) is scanned.  A
+ * hit's score is the same either way.  o may be NULL (defaults).
+ * Errors: LOAMS_EINPUT (no such vector field, several and none named,
+ * dimension differs), LOAMS_ECORRUPT, -ENOMEM, the provider's. */
 int loams__coll_search_vector(const loams__coll_view *v, const char *field, const float *q,
-                              size_t dim, int metric, size_t k, loams__search_hit *hits,
-                              size_t *n_hits, loams__search_split_stats *stats, loams_kit_err *e);
+                              size_t dim, int metric, size_t k, const loams__vector_opts *o,
+                              loams__search_hit *hits, size_t *n_hits,
+                              loams__search_split_stats *stats, loams_kit_err *e);
 
 #endif

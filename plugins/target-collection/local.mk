@@ -7,6 +7,7 @@
 noinst_LTLIBRARIES += plugins/target-collection/libcollection.la
 plugins_target_collection_libcollection_la_SOURCES = \
 	plugins/target-collection/split_format.h \
+	plugins/target-collection/ann_index.c plugins/target-collection/ann_index.h \
 	plugins/target-collection/tokenize.c plugins/target-collection/tokenize.h \
 	plugins/target-collection/split_writer.c plugins/target-collection/split_writer.h \
 	plugins/target-collection/split_reader.c plugins/target-collection/split_reader.h \
@@ -38,7 +39,8 @@ COLLECTION_TEST_LIBS = plugins/target-collection/libcollection.la $(CHECK_LIBS)
 
 COLLECTION_UNIT_TESTS = tests/unit/test_tokenize tests/unit/test_split \
 	tests/unit/test_collection_manifest tests/unit/test_doc_encode \
-	tests/unit/test_collection_search tests/unit/test_pk_filter tests/unit/test_split_terms
+	tests/unit/test_collection_search tests/unit/test_pk_filter tests/unit/test_split_terms \
+	tests/unit/test_ann_index
 check_PROGRAMS += $(COLLECTION_UNIT_TESTS)
 TESTS += $(COLLECTION_UNIT_TESTS)
 tests_unit_test_tokenize_SOURCES = tests/unit/test_tokenize.c
@@ -56,6 +58,9 @@ tests_unit_test_doc_encode_LDADD = $(COLLECTION_TEST_LIBS)
 tests_unit_test_split_terms_SOURCES = tests/unit/test_split_terms.c tests/unit/collection_test_util.h
 tests_unit_test_split_terms_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_split_terms_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_ann_index_SOURCES = tests/unit/test_ann_index.c tests/unit/clustered_vectors.h
+tests_unit_test_ann_index_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_ann_index_LDADD = $(COLLECTION_TEST_LIBS) -lm
 tests_unit_test_pk_filter_SOURCES = tests/unit/test_pk_filter.c
 tests_unit_test_pk_filter_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_pk_filter_LDADD = $(COLLECTION_TEST_LIBS)

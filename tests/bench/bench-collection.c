@@ -306,11 +306,13 @@ int main(int argc, char **argv)
                                 0,
                                 NULL,
                                 fst,
-                                5};
+                                5,
+                                NULL,
+                                0};
         loams__coll_manifest_add_split(m, &sp, &err);
     }
     double t_open = now() - t1;
-    loams__coll_view v = {m, readers, dels};
+    loams__coll_view v = {m, readers, dels, NULL, NULL};
     static const char *const qwords[] = {"password",  "invoice",  "export",    "webhook", "timeout",
                                          "customers", "report",   "dashboard", "crashes", "billing",
                                          "urgent",    "lovelace", "cache",     "mobile",  "rate"};

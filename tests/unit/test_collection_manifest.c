@@ -12,6 +12,7 @@
 
 #include <loams/status.h>
 
+#include "ann_index.h"
 #include "collection_manifest.h"
 #include "deletion_set.h"
 
@@ -31,8 +32,8 @@ static loams__coll_manifest *sample(void)
     ck_assert_int_eq(loams__coll_manifest_map(m, "vec", LOAMS__CT_VECTOR, 3, &err), 1);
     ck_assert_int_eq(loams__coll_manifest_map(m, "n", LOAMS__CT_INT, 0, &err), 1);
     loams__coll_fstats fs = {"subject", 9, 40};
-    loams__coll_split s = {"default/tickets/splits/a.split", 5,   10, 9, 4096, 1732900000000000,
-                           "default/tickets/deletes/a.del",  &fs, 1};
+    loams__coll_split s = {"default/tickets/splits/a.split", 5,   10, 9,    4096, 1732900000000000,
+                           "default/tickets/deletes/a.del",  &fs, 1,  NULL, 0};
     ck_assert_int_eq(loams__coll_manifest_add_split(m, &s, &err), 0);
     ck_assert_int_eq(loams__coll_manifest_set_applied(m, 2, 200, &err), 0);
     ck_assert_int_eq(loams__coll_manifest_set_applied(m, 0, 100, &err), 0);
@@ -40,6 +41,52 @@ static loams__coll_manifest *sample(void)
                      0);
     return m;
 }
+
+START_TEST(a_split_index_entry_survives_encode_clone_and_parse)
+{
+    loams__coll_manifest *m = sample();
+    loams__coll_vindex ix = {"vec", "default/tickets/indexes/a.hnsw", 123456, 9, LOAMS__ANN_L2};
+    ck_assert_int_eq(loams__coll_split_set_index(m, &m->splits[0], &ix, &err), 0);
+    ix.bytes = 654321; /* replaces, does not add */
+    ck_assert_int_eq(loams__coll_split_set_index(m, &m->splits[0], &ix, &err), 0);
+    ck_assert_uint_eq(m->splits[0].n_indexes, 1);
+    loams__coll_manifest *c;
+    ck_assert_int_eq(loams__coll_manifest_clone(m, &c, &err), 0);
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
+    ck_assert_int_eq(loams__coll_manifest_encode(c, &b, &err), 0);
+    loams__coll_manifest *p;
+    ck_assert_msg(loams__coll_manifest_parse(NULL, (const char *)b.data, b.len, "k", &p, &err) == 0,
+                  "%s", err.msg);
+    const loams__coll_vindex *got = loams__coll_split_index(&p->splits[0], "vec");
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got->key, "default/tickets/indexes/a.hnsw");
+    ck_assert_uint_eq(got->bytes, 654321);
+    ck_assert_uint_eq(got->nodes, 9);
+    ck_assert_int_eq(got->metric, LOAMS__ANN_L2);
+    ck_assert_ptr_null(loams__coll_split_index(&p->splits[0], "other"));
+    /* an entry with more nodes than the split has documents is refused */
+    const char *bad = strstr((const char *)b.data, "\"nodes\":");
+    ck_assert_ptr_nonnull(bad);
+    char *t = strndup((const char *)b.data, b.len);
+    char *digit = strchr(t + (bad - (const char *)b.data), '9');
+    ck_assert_ptr_nonnull(digit);
+    *digit = '7'; /* 7 nodes: fine */
+    loams__coll_manifest *q = NULL;
+    ck_assert_int_eq(loams__coll_manifest_parse(NULL, t, b.len, "k", &q, &err), 0);
+    loams__coll_manifest_free(q);
+    char neg[8192];
+    ck_assert_uint_lt(b.len + 2, sizeof neg);
+    snprintf(neg, sizeof neg, "%.*s-%s", (int)(digit - t), t, digit); /* -7 nodes */
+    ck_assert_int_eq(loams__coll_manifest_parse(NULL, neg, strlen(neg), "k", &q, &err),
+                     LOAMS_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "index entry") != NULL, "%s", err.msg);
+    free(t);
+    loams__coll_manifest_free(p);
+    loams__coll_manifest_free(c);
+    loams__coll_manifest_free(m);
+    loams_kit_buf_free(&b);
+}
+END_TEST
 
 START_TEST(a_manifest_survives_encode_and_parse)
 {
@@ -288,6 +335,7 @@ int main(void)
     Suite *s = suite_create("collection_manifest");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, a_manifest_survives_encode_and_parse);
+    tcase_add_test(tc, a_split_index_entry_survives_encode_clone_and_parse);
     tcase_add_test(tc, integers_past_two_to_the_53_survive_encode_and_parse);
     tcase_add_test(tc, a_clone_is_independent_and_drops_the_dropped_list);
     tcase_add_test(tc, dynamic_mapping_adds_fields_and_refuses_type_changes);

@@ -12,6 +12,7 @@
 
 #include <loams/status.h>
 
+#include "ann_index.h"
 #include "collection_manifest.h"
 #include "collection_merge.h"
 #include "collection_query.h"
@@ -89,7 +90,9 @@ static void tcoll_register(tcoll *t, const char *key)
                            0,
                            NULL,
                            fs,
-                           nf};
+                           nf,
+                           NULL,
+                           0};
     ck_assert_int_eq(loams__coll_manifest_add_split(t->m, &s, &err), 0);
     t->n++;
 }
@@ -148,7 +151,7 @@ static void tcoll_delete(tcoll *t, size_t s, uint32_t doc)
 
 static loams__coll_view tcoll_view(tcoll *t)
 {
-    loams__coll_view v = {t->m, t->readers, (const loams__delset *const *)t->dels};
+    loams__coll_view v = {t->m, t->readers, (const loams__delset *const *)t->dels, NULL, NULL};
     return v;
 }
 
@@ -404,9 +407,9 @@ START_TEST(vector_search_ranks_by_each_metric)
     loams__search_hit hits[10];
     size_t n;
     float q[3] = {1, 0, 0};
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 3, hits, &n, NULL, &err),
-        0);
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 3, NULL, hits,
+                                               &n, NULL, &err),
+                     0);
     ck_assert_uint_eq(n, 3);
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-1");
     ck_assert(fabs(hits[0].score - 1.0) < 1e-9);
@@ -414,21 +417,23 @@ START_TEST(vector_search_ranks_by_each_metric)
     ck_assert(fabs(hits[1].score - 0.9 / sqrt(0.82)) < 1e-6);
     ck_assert_str_eq(pk_of(&t, &hits[2]), "t-5");
     float q2[3] = {0, 0, 2};
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_DOT, 10, hits, &n, NULL, &err),
-        0);
+    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_DOT, 10, NULL, hits,
+                                               &n, NULL, &err),
+                     0);
     ck_assert_uint_eq(n, 6); /* t-6 has no vector */
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-4");
     ck_assert(fabs(hits[0].score - 2.0) < 1e-9);
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n, NULL, &err), 0);
+    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, NULL, hits,
+                                               &n, NULL, &err),
+                     0);
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-4");
     ck_assert(fabs(hits[0].score - 0.5) < 1e-9); /* distance 1 */
     /* a deleted document is not a neighbour */
     tcoll_delete(&t, 1, 0); /* t-4 */
     v = tcoll_view(&t);
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, hits, &n, NULL, &err), 0);
+    ck_assert_int_eq(loams__coll_search_vector(&v, "vec", q2, 3, LOAMS__METRIC_L2, 1, NULL, hits,
+                                               &n, NULL, &err),
+                     0);
     ck_assert_str_eq(pk_of(&t, &hits[0]), "t-7");
     tcoll_free(&t);
 }
@@ -443,21 +448,21 @@ START_TEST(vector_queries_that_do_not_fit_are_refused)
     loams__search_hit hits[1];
     size_t n;
     float q[4] = {1, 0, 0, 0};
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, NULL, q, 4, LOAMS__METRIC_COSINE, 1, hits, &n, NULL, &err),
-        LOAMS_EINPUT);
-    ck_assert_ptr_nonnull(strstr(err.msg, "4 dimensions"));
-    ck_assert_int_eq(loams__coll_search_vector(&v, "subject", q, 3, LOAMS__METRIC_COSINE, 1, hits,
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 4, LOAMS__METRIC_COSINE, 1, NULL, hits,
                                                &n, NULL, &err),
                      LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "4 dimensions"));
+    ck_assert_int_eq(loams__coll_search_vector(&v, "subject", q, 3, LOAMS__METRIC_COSINE, 1, NULL,
+                                               hits, &n, NULL, &err),
+                     LOAMS_EINPUT);
     float z[3] = {0, 0, 0};
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, NULL, z, 3, LOAMS__METRIC_COSINE, 1, hits, &n, NULL, &err),
-        LOAMS_EINPUT);
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, z, 3, LOAMS__METRIC_COSINE, 1, NULL, hits,
+                                               &n, NULL, &err),
+                     LOAMS_EINPUT);
     loams__coll_manifest_map(t.m, "vec2", LOAMS__CT_VECTOR, 2, &err);
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 1, hits, &n, NULL, &err),
-        LOAMS_EINPUT);
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 1, NULL, hits,
+                                               &n, NULL, &err),
+                     LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "several vector fields"));
     tcoll_free(&t);
 }
@@ -495,8 +500,11 @@ START_TEST(requests_parse_and_bad_ones_explain_themselves)
     bad_request("{\"vector\":[1,\"a\"]}", "\"vector\" must hold only finite numbers");
     bad_request("{\"q\":\"x\",\"metric\":\"hamming\"}", "\"metric\" must be");
     bad_request("{\"q\":\"x\",\"kk\":1}", "unknown member \"kk\"");
-    bad_request("{\"k\":1}", "exactly one of \"q\"");
-    bad_request("{\"q\":\"x\",\"vector\":[1]}", "exactly one of \"q\"");
+    bad_request("{\"k\":1}", "or both (hybrid");
+    bad_request("{\"q\":\"x\",\"rrf_k\":5}", "goes with a hybrid query");
+    bad_request("{\"q\":\"x\",\"ef_search\":5}", "go with \"vector\"");
+    bad_request("{\"vector\":[1],\"ef_search\":0}", "from 1 to 10000");
+    bad_request("{\"vector\":[1],\"exact\":1}", "true or false");
     bad_request("{\"q\":\"x\",\"field\":\"v\"}", "go with \"vector\"");
     /* found by fuzz-collection-query: a repeated member leaked its first
      * value, and a second, shorter "vector" was written past its end; a
@@ -506,6 +514,250 @@ START_TEST(requests_parse_and_bad_ones_explain_themselves)
     bad_request("{\"scan\":true,\"limit\":5,\"limit\":6}", "\"limit\" is given twice");
     bad_request("{\"vector\":[0.5,-3e50]}", "\"vector\" must hold only finite numbers");
     bad_request("{\"vector\":[1],\"fields\":[\"a\"]}", "goes with \"q\"");
+}
+END_TEST
+
+/* ---- vector indexes ---- */
+
+typedef struct tindex {
+    loams__ann_index *x[MAXS];
+    unsigned char *obj[MAXS];
+    size_t n[MAXS], cap[MAXS];
+    size_t split; /* the sink's split */
+    int asked;
+} tindex;
+
+static int tindex_sink(void *ud, const void *data, size_t len, loams_kit_err *e)
+{
+    tindex *ti = ud;
+    size_t s = ti->split;
+    (void)e;
+    if (ti->n[s] + len > ti->cap[s]) {
+        ti->cap[s] = (ti->n[s] + len) * 2;
+        ti->obj[s] = realloc(ti->obj[s], ti->cap[s]);
+        ck_assert_ptr_nonnull(ti->obj[s]);
+    }
+    memcpy(ti->obj[s] + ti->n[s], data, len);
+    ti->n[s] += len;
+    return 0;
+}
+
+static int tindex_provide(void *ud, size_t split, const char *field, loams__ann_index **out,
+                          loams_kit_err *e)
+{
+    tindex *ti = ud;
+    (void)e;
+    ck_assert_str_eq(field, "vec");
+    ti->asked++;
+    *out = split < MAXS ? ti->x[split] : NULL;
+    return 0;
+}
+
+/* Builds the index of split s of t (documents deleted so far stay out). */
+static void tindex_build(tindex *ti, tcoll *t, size_t s, int metric)
+{
+    const float *data;
+    const unsigned char *present;
+    uint32_t dim;
+    long fid = loams__split_reader_field_find(t->readers[s], "vec");
+    ck_assert_int_eq(
+        loams__split_reader_vectors(t->readers[s], (uint32_t)fid, &data, &present, &dim, &err), 0);
+    loams__ann_params p = {metric, 8, 64, 7};
+    loams__ann_builder *b;
+    ck_assert_int_eq(loams__ann_build(NULL, &p, data, dim, t->m->splits[s].docs, present,
+                                      t->dels[s] ? t->dels[s]->bits : NULL, NULL, NULL, &b, &err),
+                     0);
+    ti->split = s;
+    uint64_t bytes;
+    ck_assert_int_eq(loams__ann_encode(b, tindex_sink, ti, &bytes, &err), 0);
+    loams__coll_vindex ix = {"vec", "idx", bytes, loams__ann_builder_nodes(b), metric};
+    loams__ann_builder_free(b);
+    ck_assert_int_eq(loams__ann_open(NULL, ti->obj[s], ti->n[s], "idx", &ti->x[s], &err), 0);
+    ck_assert_int_eq(loams__coll_split_set_index(t->m, &t->m->splits[s], &ix, &err), 0);
+}
+
+static void tindex_free(tindex *ti)
+{
+    for (size_t i = 0; i < MAXS; i++) {
+        loams__ann_free(ti->x[i]);
+        free(ti->obj[i]);
+    }
+}
+
+#define NGEN 3000
+
+/* NGEN documents with 3-dimensional vectors around 12 directions. */
+static tdoc *gen_docs(void)
+{
+    static char pks[NGEN][16];
+    tdoc *d = calloc(NGEN, sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    uint64_t st = 99;
+    for (size_t i = 0; i < NGEN; i++) {
+        snprintf(pks[i], sizeof pks[i], "g-%05zu", i);
+        d[i].pk = pks[i];
+        d[i].subject = i % 3 == 0 ? "printer jam" : "vpn down";
+        d[i].body = "";
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        double a = (double)(st >> 40 & 0xFFFF) / 65536.0 * 6.283185307179586;
+        double b = (double)(st >> 20 & 0xFFFF) / 65536.0 * 3.141592653589793;
+        d[i].vec[0] = (float)(cos(a) * sin(b));
+        d[i].vec[1] = (float)(sin(a) * sin(b));
+        d[i].vec[2] = (float)cos(b) + (float)(i % 12) * 0.01f;
+        d[i].has_vec = i % 50 != 7; /* some documents have no vector */
+    }
+    return d;
+}
+
+START_TEST(indexed_splits_answer_through_their_index_with_exact_scores)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tdoc *docs = gen_docs();
+    tcoll_add_split(&t, docs, NGEN);
+    tcoll_add_split(&t, corpus, NCORPUS); /* small: no index, scanned */
+    tindex ti;
+    memset(&ti, 0, sizeof ti);
+    for (uint32_t d = 0; d < 300; d += 7) {
+        tcoll_delete(&t, 0, d); /* deleted before the build: not in the graph */
+    }
+    tindex_build(&ti, &t, 0, LOAMS__ANN_COSINE);
+    for (uint32_t d = 301; d < 900; d += 5) {
+        tcoll_delete(&t, 0, d); /* deleted after: skipped by the search */
+    }
+    loams__coll_view v = tcoll_view(&t);
+    v.ann = tindex_provide;
+    v.ann_ud = &ti;
+    size_t found = 0, total = 0;
+    for (size_t qi = 0; qi < 60; qi++) {
+        const float *q = docs[(qi * 37) % NGEN].vec;
+        loams__search_hit a[10], b[10];
+        loams__search_split_stats sa[2], sb[2];
+        size_t na, nb;
+        loams__vector_opts exact = {0, 1};
+        ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, NULL,
+                                                   a, &na, sa, &err),
+                         0);
+        ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, &exact,
+                                                   b, &nb, sb, &err),
+                         0);
+        ck_assert_uint_eq(na, 10);
+        ck_assert_uint_eq(nb, 10);
+        ck_assert_int_eq(sa[0].ann, 1);
+        ck_assert_int_eq(sa[1].ann, 0);
+        ck_assert_int_eq(sb[0].ann, 0);
+        ck_assert_uint_le(sa[0].matched, LOAMS__ANN_MAX_EF);
+        ck_assert_uint_lt(sa[0].matched, sb[0].matched); /* the index scored fewer */
+        for (size_t i = 0; i < na; i++) {
+            ck_assert(!loams__delset_has(t.dels[a[i].split], a[i].doc));
+            for (size_t j = 0; j < nb; j++) {
+                if (a[i].split == b[j].split && a[i].doc == b[j].doc) {
+                    ck_assert(a[i].score == b[j].score); /* the same score, exactly */
+                    found++;
+                }
+            }
+        }
+        total += nb;
+    }
+    ck_assert_msg(found * 100 >= total * 95, "recall@10 %zu / %zu", found, total);
+    ck_assert_int_gt(ti.asked, 0);
+    /* dot has no graph: scanned; so is every split when no provider is given */
+    float q[3] = {0, 0, 1};
+    loams__search_hit h[5];
+    loams__search_split_stats st[2];
+    size_t n;
+    ck_assert_int_eq(
+        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_DOT, 5, NULL, h, &n, st, &err), 0);
+    ck_assert_int_eq(st[0].ann, 0);
+    tindex_free(&ti);
+    free(docs);
+    tcoll_free(&t);
+}
+END_TEST
+
+START_TEST(a_hybrid_query_fuses_text_and_vector_ranks)
+{
+    tcoll t;
+    tcoll_init(&t);
+    tcoll_add_split(&t, corpus, 4);
+    tcoll_add_split(&t, corpus + 4, NCORPUS - 4);
+    loams__coll_view v = tcoll_view(&t);
+    loams__coll_request *r;
+    const char *q = "{\"q\":\"printer\",\"vector\":[0,0,1],\"k\":4}";
+    ck_assert_int_eq(loams__coll_request_parse(NULL, q, strlen(q), &r, &err), 0);
+    loams_kit_buf out = LOAMS_KIT_BUF_INIT;
+    ck_assert_int_eq(loams__coll_query_run(&v, NULL, r, NULL, &out, &err), 0);
+    cJSON *a = cJSON_ParseWithLength((const char *)out.data, out.len);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "mode")->valuestring, "hybrid");
+    /* the reference: each list on its own, fused here */
+    loams__search_hit th[10], vh[10];
+    size_t nt, nv;
+    ck_assert_int_eq(
+        loams__coll_search_text(&v, "printer", 7, NULL, 0, 10, NULL, th, &nt, NULL, &err), 0);
+    float qv[3] = {0, 0, 1};
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, qv, 3, LOAMS__METRIC_COSINE, 10, NULL, vh,
+                                               &nv, NULL, &err),
+                     0);
+    double want[NCORPUS] = {0};
+    int in_text[NCORPUS] = {0}, in_vec[NCORPUS] = {0};
+    for (size_t i = 0; i < nt; i++) {
+        int d = atoi(pk_of(&t, &th[i]) + 2) - 1;
+        want[d] += 1.0 / (60.0 + (double)(i + 1));
+        in_text[d] = (int)i + 1;
+    }
+    for (size_t i = 0; i < nv; i++) {
+        int d = atoi(pk_of(&t, &vh[i]) + 2) - 1;
+        want[d] += 1.0 / (60.0 + (double)(i + 1));
+        in_vec[d] = (int)i + 1;
+    }
+    cJSON *hits = cJSON_GetObjectItem(a, "hits");
+    ck_assert_int_eq(cJSON_GetArraySize(hits), 4);
+    double prev = 1e9;
+    for (int i = 0; i < 4; i++) {
+        cJSON *h = cJSON_GetArrayItem(hits, i);
+        int d = atoi(cJSON_GetObjectItem(h, "_pk")->valuestring + 2) - 1;
+        double sc = cJSON_GetObjectItem(h, "score")->valuedouble;
+        ck_assert(fabs(sc - want[d]) < 1e-9);
+        ck_assert(sc <= prev);
+        prev = sc;
+        cJSON *tr = cJSON_GetObjectItem(h, "text_rank"),
+              *vr = cJSON_GetObjectItem(h, "vector_rank");
+        ck_assert(in_text[d] ? tr->valueint == in_text[d] : cJSON_IsNull(tr));
+        ck_assert(in_vec[d] ? vr->valueint == in_vec[d] : cJSON_IsNull(vr));
+        /* nothing left out scores higher */
+        for (size_t o = 0; o < NCORPUS; o++) {
+            int listed = 0;
+            for (int j = 0; j < 4; j++) {
+                listed |=
+                    atoi(cJSON_GetObjectItem(cJSON_GetArrayItem(hits, j), "_pk")->valuestring + 2) -
+                        1 ==
+                    (int)o;
+            }
+            ck_assert(listed || want[o] <= sc + 1e-12);
+        }
+    }
+    /* t-1 is in both lists (text and the cosine ties at 0 ordered by _pk) */
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(hits, 0), "_pk")->valuestring, "t-1");
+    cJSON *s0 = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "splits"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(s0, "vector_search")->valuestring, "exact");
+    cJSON_Delete(a);
+    loams__coll_request_free(r);
+    /* rrf_k changes the scores */
+    const char *q2 = "{\"q\":\"printer\",\"vector\":[0,0,1],\"k\":3,\"rrf_k\":1}";
+    ck_assert_int_eq(loams__coll_request_parse(NULL, q2, strlen(q2), &r, &err), 0);
+    out.len = 0;
+    ck_assert_int_eq(loams__coll_query_run(&v, NULL, r, NULL, &out, &err), 0);
+    a = cJSON_ParseWithLength((const char *)out.data, out.len);
+    cJSON *h0 = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "hits"), 0);
+    int d0 = atoi(cJSON_GetObjectItem(h0, "_pk")->valuestring + 2) - 1;
+    double w1 =
+        (in_text[d0] ? 1.0 / (1 + in_text[d0]) : 0) + (in_vec[d0] ? 1.0 / (1 + in_vec[d0]) : 0);
+    ck_assert(fabs(cJSON_GetObjectItem(h0, "score")->valuedouble - w1) < 1e-9);
+    cJSON_Delete(a);
+    loams__coll_request_free(r);
+    loams_kit_buf_free(&out);
+    tcoll_free(&t);
 }
 END_TEST
 
@@ -667,11 +919,12 @@ START_TEST(a_merge_keeps_every_answer)
     size_t na, nb;
     float q[3] = {0.3f, 0.3f, 0.3f};
     loams__coll_view mv = tcoll_view(&m);
-    ck_assert_int_eq(
-        loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, a, &na, NULL, &err), 0);
-    ck_assert_int_eq(
-        loams__coll_search_vector(&mv, NULL, q, 3, LOAMS__METRIC_COSINE, 10, b, &nb, NULL, &err),
-        0);
+    ck_assert_int_eq(loams__coll_search_vector(&v, NULL, q, 3, LOAMS__METRIC_COSINE, 10, NULL, a,
+                                               &na, NULL, &err),
+                     0);
+    ck_assert_int_eq(loams__coll_search_vector(&mv, NULL, q, 3, LOAMS__METRIC_COSINE, 10, NULL, b,
+                                               &nb, NULL, &err),
+                     0);
     ck_assert_uint_eq(na, nb);
     ck_assert_uint_eq(na, 4); /* t-1, t-3, t-4, t-5 */
     for (size_t i = 0; i < na; i++) {
@@ -703,6 +956,8 @@ int main(void)
     tcase_add_test(tc, vector_queries_that_do_not_fit_are_refused);
     tcase_add_test(tc, requests_parse_and_bad_ones_explain_themselves);
     tcase_add_test(tc, the_answer_is_json_with_hits_docs_and_splits);
+    tcase_add_test(tc, indexed_splits_answer_through_their_index_with_exact_scores);
+    tcase_add_test(tc, a_hybrid_query_fuses_text_and_vector_ranks);
     tcase_add_test(tc, a_merge_keeps_every_answer);
     tcase_add_test(tc, a_scan_pages_through_every_live_document_once);
     suite_add_tcase(s, tc);
