@@ -98,7 +98,8 @@ core_libloams_core_la_SOURCES += \
 	core/run/node.c core/run/node.h \
 	core/run/scheduler.c core/run/scheduler.h \
 	core/run/worker.c core/run/worker.h \
-	core/run/periodic_source.c core/run/periodic_source.h
+	core/run/periodic_source.c core/run/periodic_source.h \
+	core/run/workdir.c core/run/workdir.h
 
 # link/: a link run: the runtime (plugin instances, the chunk loop,
 # on_error), the commit cycle, the dead-letter stream, the stage times,
@@ -110,7 +111,8 @@ core_libloams_core_la_SOURCES += \
 	core/link/dead_letter.c core/link/dead_letter.h \
 	core/link/link_stats.c core/link/link_stats.h \
 	core/link/link_gaps.c core/link/link_gaps.h \
-	core/link/run_report.c core/link/run_report.h
+	core/link/run_report.c core/link/run_report.h \
+	core/link/hot_build.c core/link/hot_build.h
 
 # gc/: write intents and garbage collection of object-store files.
 core_libloams_core_la_SOURCES += \

@@ -194,6 +194,13 @@ tests_fuzz_fuzz_split_SOURCES = tests/fuzz/fuzz-split.c tests/fuzz/fuzz_input.h 
 tests_fuzz_fuzz_split_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS) \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 tests_fuzz_fuzz_split_LDADD = $(CJSON_LIBS) $(ZSTD_LIBS) -lm
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-ann-index
+tests_fuzz_fuzz_ann_index_SOURCES = tests/fuzz/fuzz-ann-index.c tests/fuzz/fuzz_input.h \
+	plugins/target-collection/ann_index.c plugins/kit/err.c plugins/kit/crc32c.c \
+	plugins/kit/mem.c
+tests_fuzz_fuzz_ann_index_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS) \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+tests_fuzz_fuzz_ann_index_LDADD = -lm
 tests_fuzz_fuzz_collection_query_SOURCES = tests/fuzz/fuzz-collection-query.c \
 	plugins/target-collection/collection_query.c
 tests_fuzz_fuzz_collection_query_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS)
@@ -440,6 +447,10 @@ EXTRA_DIST += tests/integration/link-pause-resume.sh tests/integration/link-sear
 # embed(): the seed's link against a mock OpenAI-compatible server
 # (batches, cache, retries, a crash, rate limits, keys never shown).
 EXTRA_DIST += tests/integration/embed-link.sh tests/integration/mock_embed_server.py
+# A collection's vector index through a real link: hot build, a crash at
+# its failpoint, the index's answers against the exact scan, hybrid.
+TESTS += tests/integration/link-vector-index.sh
+EXTRA_DIST += tests/integration/link-vector-index.sh
 # A link redefined under a running node (DROP + CREATE, CREATE OR REPLACE,
 # ALTER): the run holding the old definition never commits; the same at
 # every failpoint of the commit protocol, and for rebuilds (resume = 'start').

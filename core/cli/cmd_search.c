@@ -1,9 +1,10 @@
 /*
  * cmd_search.c - `loams-host search ns.c "query" [--k N] [--field F]...
- * [--vector '[...]' [--vector-field F] [--metric M]] [--json] --data-dir D`:
- * searches a collection at its newest commit through the target plugin's
- * query() and prints ranked results with scores and the splits that were
- * read.
+ * [--vector '[...]' [--vector-field F] [--metric M] [--ef-search N]
+ * [--exact]] [--rrf-k N] [--json] --data-dir D`: searches a collection at
+ * its newest commit through the target plugin's query() and prints ranked
+ * results with scores and the splits that were read.  A query and a
+ * vector together are a hybrid query (reciprocal rank fusion).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: loams-host search COLLECTION [QUERY] [--k N] [--field F]...\n"
             "         [--vector '[x, y, ...]'] [--vector-field F] [--metric cosine|dot|l2]\n"
-            "         [--json]\n"
+            "         [--ef-search N] [--exact] [--rrf-k N] [--json]\n"
             "         --data-dir DIR [--plugin-dir DIR]... | --server URL [--token "
             "T]\n" LOAMS_REMOTE_USAGE);
 }
@@ -122,7 +123,14 @@ static void print_answer(const loams_json_text *t)
             print_number(t, &s, "docs");
             printf(" docs, ");
             print_number(t, &s, "matched");
-            printf(" matched)\n");
+            printf(" matched");
+            /* vector and hybrid queries: how the split's vectors were searched */
+            loams_kit_json_value vs = member(t, &s, "vector_search");
+            if (vs.kind == LOAMS_KIT_JSON_STRING) {
+                printf(", vectors: ");
+                loams_json_print_text(stdout, t, &vs);
+            }
+            printf(")\n");
         }
     }
 }
@@ -134,8 +142,8 @@ int loams_cmd_search(int argc, char **argv)
                *metric = NULL;
     const char *fields[32];
     size_t nf = 0;
-    long k = 10;
-    int json = 0, status = 2;
+    long k = 10, ef_search = 0, rrf_k = 0;
+    int json = 0, exact = 0, status = 2;
     loams_node *node = NULL;
     char *request = NULL;
     loams_buf *out = NULL;
@@ -175,6 +183,16 @@ int loams_cmd_search(int argc, char **argv)
             vfield = argv[++i];
         } else if (strcmp(a, "--metric") == 0 && i + 1 < argc) {
             metric = argv[++i];
+        } else if ((strcmp(a, "--ef-search") == 0 || strcmp(a, "--rrf-k") == 0) && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || v < 1 || v > 10000) {
+                fprintf(stderr, "loams-host search: %s must be 1..10000, not '%s'\n", a, argv[i]);
+                goto done;
+            }
+            *(a[2] == 'e' ? &ef_search : &rrf_k) = v;
+        } else if (strcmp(a, "--exact") == 0) {
+            exact = 1;
         } else if (a[0] != '-' && name == NULL) {
             name = a;
         } else if (a[0] != '-' && query == NULL) {
@@ -200,13 +218,16 @@ int loams_cmd_search(int argc, char **argv)
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;
     }
-    loams_search_args sa = {.q = vector == NULL ? query : NULL,
+    loams_search_args sa = {.q = query,
                             .vector = vector,
                             .k = k,
                             .fields = fields,
                             .nfields = nf,
                             .vector_field = vfield,
-                            .metric = metric};
+                            .metric = metric,
+                            .ef_search = ef_search,
+                            .exact = exact,
+                            .rrf_k = rrf_k};
     if (loams_search_request(&sa, &request, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host search: %s\n", err);
         goto done;

@@ -26,6 +26,7 @@
 #include "embed/embed_service.h"
 #include "abi/registry.h"
 #include "gc/gc_source.h"
+#include "link/hot_build.h"
 #include "catalog/link_holds.h"
 #include "stream/retention_source.h"
 #include "base/status.h"
@@ -396,6 +397,20 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
             goto out;
         }
         if ((rc = add_source(w, &gc_source)) != 0) {
+            goto out;
+        }
+        /* Hot builds: a collection's vector indexes (link/hot_build.h),
+         * in work dirs under <data_dir>/work. */
+        char work_root[4096];
+        snprintf(work_root, sizeof work_root, "%s/work", cfg.data_dir);
+        loams_hot_build_options ho = {
+            .meta = dd->meta, .registry = reg, .store = store, .work_root = work_root};
+        loams_task_source hot_source;
+        if ((rc = loams_hot_build_source(&ho, &hot_source, err, sizeof err)) != 0) {
+            fprintf(stderr, "%s: %s\n", CMD, err);
+            goto out;
+        }
+        if ((rc = add_source(w, &hot_source)) != 0) {
             goto out;
         }
     } else {

@@ -27,8 +27,16 @@ static int finish(cJSON *o, int ok, char **out, char *err, size_t errlen)
 int loams_search_request(const loams_search_args *a, char **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if ((a->q == NULL) == (a->vector == NULL)) {
-        snprintf(err, errlen, "give a text query (q) or a vector, one of the two");
+    if (a->q == NULL && a->vector == NULL) {
+        snprintf(err, errlen, "give a text query (q), a vector, or both (a hybrid query)");
+        return LOAMS_EINPUT;
+    }
+    if (a->vector == NULL && (a->ef_search > 0 || a->exact)) {
+        snprintf(err, errlen, "ef_search and exact go with a vector");
+        return LOAMS_EINPUT;
+    }
+    if ((a->q == NULL || a->vector == NULL) && a->rrf_k > 0) {
+        snprintf(err, errlen, "rrf_k goes with a hybrid query (a text query and a vector)");
         return LOAMS_EINPUT;
     }
     cJSON *o = cJSON_CreateObject();
@@ -50,8 +58,18 @@ int loams_search_request(const loams_search_args *a, char **out, char *err, size
         if (a->metric != NULL) {
             ok = ok && cJSON_AddStringToObject(o, "metric", a->metric) != NULL;
         }
-    } else {
+        if (a->ef_search > 0) {
+            ok = ok && cJSON_AddNumberToObject(o, "ef_search", (double)a->ef_search) != NULL;
+        }
+        if (a->exact) {
+            ok = ok && cJSON_AddTrueToObject(o, "exact") != NULL;
+        }
+    }
+    if (a->q != NULL) {
         ok = ok && cJSON_AddStringToObject(o, "q", a->q) != NULL;
+        if (a->vector != NULL && a->rrf_k > 0) {
+            ok = ok && cJSON_AddNumberToObject(o, "rrf_k", (double)a->rrf_k) != NULL;
+        }
         if (a->nfields > 0) {
             cJSON *arr = ok ? cJSON_AddArrayToObject(o, "fields") : NULL;
             ok = arr != NULL;

@@ -26,10 +26,16 @@ typedef struct loams_search_args {
     size_t nfields;
     const char *vector_field; /* NULL: the only vector field */
     const char *metric;       /* NULL: the plugin's default (cosine) */
+    long ef_search;           /* graph candidates per indexed split (0: the default) */
+    int exact;                /* scan every split, no vector index */
+    long rrf_k;               /* hybrid: the fusion constant (0: the default) */
 } loams_search_args;
 
 /* {"q": ..., "fields": [...], "k": ...} or {"vector": [...], "field": ...,
- * "metric": ..., "k": ...}; the vector is written as given. */
+ * "metric": ..., "ef_search": ..., "exact": true, "k": ...}, or both q and
+ * vector (a hybrid query, with "rrf_k"); the vector is written as given.
+ * LOAMS_EINPUT: neither q nor vector, a vector that is no JSON array,
+ * vector options without a vector, rrf_k without both. */
 int loams_search_request(const loams_search_args *a, char **out, char *err, size_t errlen);
 
 /* A graph query: op node (id), neighbors (id), path (from, to) or khop

@@ -44,7 +44,11 @@ static void search_get_with(const loams_http_request *req, loams_http_response *
                         "percent-encoded query parameters");
         return;
     }
-    if (loams_http_query_int(req, resp, "k", 1, 10000, 10, &k) != 0) {
+    int64_t ef_search, rrf_k, exact;
+    if (loams_http_query_int(req, resp, "k", 1, 10000, 10, &k) != 0 ||
+        loams_http_query_int(req, resp, "ef_search", 1, 10000, 0, &ef_search) != 0 ||
+        loams_http_query_int(req, resp, "rrf_k", 1, 10000, 0, &rrf_k) != 0 ||
+        loams_http_query_int(req, resp, "exact", 0, 1, 0, &exact) != 0) {
         return;
     }
     size_t nf = 0;
@@ -67,7 +71,10 @@ static void search_get_with(const loams_http_request *req, loams_http_response *
                            .fields = field_ptr,
                            .nfields = nf,
                            .vector_field = has_vf ? vfield : NULL,
-                           .metric = has_m ? metric : NULL};
+                           .metric = has_m ? metric : NULL,
+                           .ef_search = (long)ef_search,
+                           .exact = (int)exact,
+                           .rrf_k = (long)rrf_k};
     char *request = NULL;
     int rc = loams_search_request(&a, &request, err, sizeof err);
     if (rc != 0) {

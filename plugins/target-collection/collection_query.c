@@ -90,6 +90,15 @@ int loams__coll_request_parse(const loams_kit_mem *mem, const char *json, size_t
         }
         goto out;
     }
+    const cJSON *describe = cJSON_GetObjectItemCaseSensitive(root, "describe");
+    if (describe != NULL) {
+        if (!cJSON_IsTrue(describe) || cJSON_GetArraySize(root) != 1) {
+            rc = bad(e, "%s", "a describe request is {\"describe\": true}");
+            goto out;
+        }
+        r->describe = 1;
+        goto out;
+    }
     const cJSON *scan = cJSON_GetObjectItemCaseSensitive(root, "scan");
     if (scan != NULL) {
         if (!cJSON_IsTrue(scan)) {
@@ -535,10 +544,60 @@ out:
     return rc;
 }
 
+/* The manifest's splits and their indexes. */
+static int describe_run(const loams__coll_view *v, const char *ref, loams_kit_buf *out,
+                        loams_kit_err *e)
+{
+    const loams__coll_manifest *m = v->m;
+    size_t start = out->len;
+    char coll[512];
+    snprintf(coll, sizeof coll, "%s.%s", m->ns, m->name);
+    int w = put(out, "{\"collection\":");
+    w |= loams__json_string(out, coll, strlen(coll));
+    w |= put(out, ",\"manifest\":");
+    w |= ref ? loams__json_string(out, ref, strlen(ref)) : put(out, "null");
+    w |= putf(out, ",\"seq\":%" PRIu64 ",\"live_docs\":%" PRIu64 ",\"fields\":[", m->seq,
+              loams__coll_manifest_live_docs(m));
+    for (size_t i = 0; i < m->n_fields && w == 0; i++) {
+        const loams__coll_field *f = &m->fields[i];
+        w |= put(out, i ? ",{\"name\":" : "{\"name\":");
+        w |= loams__json_string(out, f->name, strlen(f->name));
+        w |= putf(out, ",\"type\":\"%s\"", loams__coll_type_name(f->type));
+        w |= f->type == LOAMS__CT_VECTOR ? putf(out, ",\"dim\":%u}", f->dim) : put(out, "}");
+    }
+    w |= put(out, "],\"splits\":[");
+    for (size_t s = 0; s < m->n_splits && w == 0; s++) {
+        const loams__coll_split *sp = &m->splits[s];
+        w |= put(out, s ? ",{\"key\":" : "{\"key\":");
+        w |= loams__json_string(out, sp->key, strlen(sp->key));
+        w |= putf(out, ",\"docs\":%u,\"live\":%u,\"bytes\":%" PRIu64 ",\"indexes\":[", sp->docs,
+                  sp->live, sp->bytes);
+        for (size_t i = 0; i < sp->n_indexes && w == 0; i++) {
+            const loams__coll_vindex *ix = &sp->indexes[i];
+            w |= put(out, i ? ",{\"field\":" : "{\"field\":");
+            w |= loams__json_string(out, ix->field, strlen(ix->field));
+            w |= put(out, ",\"key\":");
+            w |= loams__json_string(out, ix->key, strlen(ix->key));
+            w |= putf(out, ",\"bytes\":%" PRIu64 ",\"nodes\":%u,\"metric\":\"%s\"}", ix->bytes,
+                      ix->nodes, ix->metric == LOAMS__ANN_L2 ? "l2" : "cosine");
+        }
+        w |= put(out, "]}");
+    }
+    w |= put(out, "]}");
+    if (w != 0) {
+        out->len = start;
+        return loams_kit_err_set(e, -ENOMEM, "out of memory describing a collection");
+    }
+    return 0;
+}
+
 int loams__coll_query_run(const loams__coll_view *v, const char *ref,
                           const loams__coll_request *req, const loams__tok_opts *tok,
                           loams_kit_buf *out, loams_kit_err *e)
 {
+    if (req->describe) {
+        return describe_run(v, ref, out, e);
+    }
     if (req->get != NULL) {
         return get_run(v, req, out, e);
     }

@@ -43,6 +43,16 @@
  * Documents come in storage order (split by split, doc id order); the
  * cursor is only meaningful for the same manifest.
  *
+ * Describe (the splits and their vector indexes, `loams-host collection
+ * describe`):
+ *   {"describe": true}
+ * Answer: {"collection": "ns.c", "manifest": "<key>"|null, "seq": 12,
+ *   "live_docs": n, "fields": [{"name", "type", "dim"?}],
+ *   "splits": [{"key", "docs", "live", "bytes",
+ *               "indexes": [{"field", "key", "bytes", "nodes", "metric"}]}]}
+ * A split without an index of a vector field is searched exactly (it is
+ * small, or its hot build has not run yet).
+ *
  * Get (one live document by its _pk, GET /v1/collections/{c}/docs/{pk}):
  *   {"get": "t-1"}
  * Answer: {"doc": {"_pk": "t-1", <the stored document's members>}} or
@@ -67,6 +77,7 @@
 typedef struct loams__coll_request {
     const loams_kit_mem *mem; /* the request's memory (NULL: libc) */
     int scan;                 /* a scan request: only limit, after_split/after_doc */
+    int describe;             /* a describe request */
     char *get;                /* a get request: the _pk (NULL: none) */
     size_t limit;
     size_t after_split, after_doc;

@@ -8,6 +8,7 @@ noinst_LTLIBRARIES += plugins/target-collection/libcollection.la
 plugins_target_collection_libcollection_la_SOURCES = \
 	plugins/target-collection/split_format.h \
 	plugins/target-collection/ann_index.c plugins/target-collection/ann_index.h \
+	plugins/target-collection/ann_file.c plugins/target-collection/ann_file.h \
 	plugins/target-collection/tokenize.c plugins/target-collection/tokenize.h \
 	plugins/target-collection/split_writer.c plugins/target-collection/split_writer.h \
 	plugins/target-collection/split_reader.c plugins/target-collection/split_reader.h \

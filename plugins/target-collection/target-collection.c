@@ -22,9 +22,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <loams/plugin.h>
@@ -33,6 +35,8 @@
 #include "loams/kit/err.h"
 #include "loams/kit/manifest_chain.h"
 #include "loams/kit/option.h"
+#include "ann_file.h"
+#include "ann_index.h"
 #include "collection_manifest.h"
 #include "collection_merge.h"
 #include "collection_query.h"
@@ -69,6 +73,19 @@ static const loams_option_spec options[] = {
     {"merge_deletes_pct", LOAMS_OPT_INT, 0, "30", NULL,
      "a split with this percentage of deleted documents is rewritten (1 .. 100)"},
     {"cached_splits", LOAMS_OPT_INT, 0, "64", NULL, "split readers kept open between calls (>= 1)"},
+    {"ann_min_vectors", LOAMS_OPT_INT, 0, "10000", NULL,
+     "a split with at least this many vectors in a field gets a vector index (hot build); "
+     "smaller splits are searched exactly"},
+    {"ann_m", LOAMS_OPT_INT, 0, "16", NULL, "vector index: links per node and layer (2 .. 128)"},
+    {"ann_ef_construction", LOAMS_OPT_INT, 0, "200", NULL,
+     "vector index: candidates kept while linking a node (1 .. 10000)"},
+    {"ann_metric", LOAMS_OPT_ENUM, 0, "cosine", "cosine|l2",
+     "vector index: the metric its graph is built for (queries of another metric scan)"},
+    {"hot_build", LOAMS_OPT_BOOL, 0, "false", NULL,
+     "set by the node's hot-build task (ignored in a link's WITH): maintain() builds the "
+     "missing vector indexes instead of merging"},
+    {"hot_build_dir", LOAMS_OPT_STRING, 0, NULL, NULL,
+     "set by the node's hot-build task: its work directory"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -79,6 +96,8 @@ typedef struct opts {
     uint64_t max_merge_bytes;
     long merge_deletes_pct;
     long cached_splits;
+    long ann_min_vectors;
+    loams__ann_params ann;
 } opts;
 
 /* ---- the state ---- */
@@ -100,9 +119,18 @@ typedef struct cached {
     struct coll *owner;
     char *del_key; /* key of `del`, NULL when del is "none deleted" */
     loams__delset *del;
-    loams__pk_filter *pkf; /* the split's _pk hashes; NULL until the supersede check needs it */
-    uint64_t used;         /* LRU clock */
+    loams__pk_filter *pkf;   /* the split's _pk hashes; NULL until the supersede check needs it */
+    uint64_t used;           /* LRU clock */
+    struct cached_ann *anns; /* vector indexes opened so far */
+    size_t n_anns;
 } cached;
+
+/* An opened vector index of a cached split. */
+typedef struct cached_ann {
+    char *key;
+    loams__ann_map map;
+    loams__ann_index *x;
+} cached_ann;
 
 typedef struct coll {
     loams_ctx *ctx;
@@ -174,7 +202,7 @@ static int parse_size(coll *c, const char *name, uint64_t min, uint64_t max, uin
 static int load_options(coll *c)
 {
     opts *o = &c->o;
-    long level, tmin, tmax;
+    long level, tmin, tmax, m, efc;
     uint64_t block;
     loams__split_writer_opts_default(&o->w);
     const char *comp = host->option(c->ctx, "compression");
@@ -194,9 +222,16 @@ static int load_options(coll *c)
         (rc = parse_size(c, "merge_small_bytes", 1, UINT64_MAX / 2, &o->merge_small_bytes)) != 0 ||
         (rc = parse_size(c, "max_merge_bytes", 1, UINT64_MAX / 2, &o->max_merge_bytes)) != 0 ||
         (rc = parse_long(c, "merge_deletes_pct", 1, 100, &o->merge_deletes_pct)) != 0 ||
-        (rc = parse_long(c, "cached_splits", 1, 100000, &o->cached_splits)) != 0) {
+        (rc = parse_long(c, "cached_splits", 1, 100000, &o->cached_splits)) != 0 ||
+        (rc = parse_long(c, "ann_min_vectors", 1, UINT32_MAX, &o->ann_min_vectors)) != 0 ||
+        (rc = parse_long(c, "ann_m", 2, LOAMS__ANN_MAX_M, &m)) != 0 ||
+        (rc = parse_long(c, "ann_ef_construction", 1, LOAMS__ANN_MAX_EF, &efc)) != 0) {
         return rc;
     }
+    const char *metric = host->option(c->ctx, "ann_metric");
+    o->ann.metric = metric != NULL && strcmp(metric, "l2") == 0 ? LOAMS__ANN_L2 : LOAMS__ANN_COSINE;
+    o->ann.m = (uint32_t)m;
+    o->ann.ef_construction = (uint32_t)efc;
     if (tmin > tmax) {
         return loams_kit_err_set(&c->err, -EINVAL,
                                  "target-collection: token_min_bytes %ld is above token_max_bytes "
@@ -308,6 +343,12 @@ static void cached_free(cached *k)
     loams__split_reader_close(k->r);
     loams__delset_free(k->del);
     loams__pk_filter_free(k->pkf);
+    for (size_t i = 0; i < k->n_anns; i++) {
+        loams__ann_free(k->anns[i].x);
+        loams__ann_unmap(&k->anns[i].map);
+        loams_kit_mem_free(k->owner->mem, k->anns[i].key);
+    }
+    loams_kit_mem_free(k->owner->mem, k->anns);
     loams_kit_mem_free(k->owner->mem, k->del_key);
     loams_kit_mem_free(k->owner->mem, k->key);
     loams_kit_mem_free(k->owner->mem, k);
@@ -426,6 +467,7 @@ static void cache_trim(coll *c)
 /* A view of manifest m: readers and deletion sets of every split. */
 typedef struct view {
     loams__coll_view v;
+    coll *c;
     loams__split_reader **readers;
     const loams__delset **dels;
     cached **entries; /* the cache entries of the readers */
@@ -437,6 +479,80 @@ static void view_free(coll *c, view *vw)
     loams_kit_mem_free(c->mem, vw->dels);
     loams_kit_mem_free(c->mem, vw->entries);
     memset(vw, 0, sizeof *vw);
+}
+
+/* The bytes of index object `key` of `bytes` bytes: mapped when the
+ * store keeps it as a local file, else read into memory. */
+static int ann_load(coll *c, const char *key, uint64_t bytes, loams__ann_map *map)
+{
+    char uri[4200];
+    int rc = host->store_uri(c->store, key, uri, sizeof uri);
+    if (rc == 0 && strncmp(uri, "file://", 7) == 0) {
+        return loams__ann_map_file(uri + 7, bytes, map, &c->err);
+    }
+    const void *data;
+    size_t got;
+    memset(map, 0, sizeof *map);
+    if ((rc = get_object(c, key, 0, 0, &data, &got, &c->err)) != 0) {
+        return rc;
+    }
+    if (got != bytes || (map->data = loams_kit_mem_alloc(c->mem, got)) == NULL) {
+        return got != bytes ? loams_kit_err_set(&c->err, LOAMS_ECORRUPT,
+                                                "vector index %s has %zu bytes, the manifest "
+                                                "says %" PRIu64,
+                                                key, got, bytes)
+                            : loams_kit_err_set(&c->err, -ENOMEM, "out of memory reading %s", key);
+    }
+    memcpy(map->data, data, got);
+    map->len = got;
+    map->mem = c->mem;
+    return 0;
+}
+
+/* loams__coll_view's provider: the index the manifest names for field in
+ * split i, opened once per cached split. */
+static int view_ann(void *ud, size_t split, const char *field, loams__ann_index **out,
+                    loams_kit_err *e)
+{
+    view *vw = ud;
+    coll *c = vw->c;
+    cached *k = vw->entries[split];
+    const loams__coll_vindex *ix = loams__coll_split_index(&vw->v.m->splits[split], field);
+    *out = NULL;
+    if (ix == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < k->n_anns; i++) {
+        if (strcmp(k->anns[i].key, ix->key) == 0) {
+            *out = k->anns[i].x;
+            return 0;
+        }
+    }
+    cached_ann *p = loams_kit_mem_realloc(c->mem, k->anns, (k->n_anns + 1) * sizeof *p);
+    if (p == NULL) {
+        return loams_kit_err_set(e, -ENOMEM, "out of memory opening vector index %s", ix->key);
+    }
+    k->anns = p;
+    cached_ann *a = &p[k->n_anns];
+    memset(a, 0, sizeof *a);
+    int rc = ann_load(c, ix->key, ix->bytes, &a->map);
+    if (rc == 0) {
+        rc = loams__ann_open(c->mem, a->map.data, a->map.len, ix->key, &a->x, &c->err);
+    }
+    if (rc == 0 && (a->key = loams_kit_mem_strdup(c->mem, ix->key)) == NULL) {
+        rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory opening vector index %s", ix->key);
+    }
+    if (rc != 0) {
+        loams__ann_free(a->x);
+        loams__ann_unmap(&a->map);
+        if (e != &c->err) {
+            *e = c->err;
+        }
+        return rc;
+    }
+    k->n_anns++;
+    *out = a->x;
+    return 0;
 }
 
 static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
@@ -464,6 +580,9 @@ static int view_open(coll *c, const loams__coll_manifest *m, view *vw)
     vw->v.m = m;
     vw->v.readers = vw->readers;
     vw->v.dels = vw->dels;
+    vw->v.ann = view_ann;
+    vw->v.ann_ud = vw;
+    vw->c = c;
     return 0;
 }
 
@@ -1302,6 +1421,11 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
             if ((rc = loams__coll_manifest_add_dropped(m, sp->key, &c->err)) != 0) {
                 goto out;
             }
+            for (size_t i = 0; i < sp->n_indexes; i++) {
+                if ((rc = loams__coll_manifest_add_dropped(m, sp->indexes[i].key, &c->err)) != 0) {
+                    goto out;
+                }
+            }
             loams__coll_manifest_remove_split(m, s);
             continue;
         }
@@ -1442,10 +1566,195 @@ static int manifest_for(coll *c, const char *ref, const loams__coll_manifest **o
     return rc;
 }
 
+/* ---- hot builds: the vector indexes of splits that lack them ---- */
+
+/* Writes local file `path` to object `key` (journaled in written). */
+static int upload_file(coll *c, const char *path, const char *key, loams_keylist *written)
+{
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT_MEM(c->mem);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return loams_kit_err_set(&c->err, -errno, "cannot read %s: %s", path, strerror(errno));
+    }
+    loams_store_writer *w = NULL;
+    int rc = host->store_writer_open(c->store, key, &w);
+    if (rc != 0) {
+        fclose(f);
+        return loams_kit_err_set(&c->err, rc, "collection %s.%s: cannot create %s", c->ns, c->name,
+                                 key);
+    }
+    if (loams_kit_buf_reserve(&b, 1u << 20) != 0) {
+        rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
+    }
+    size_t n;
+    while (rc == 0 && (n = fread(b.data, 1, 1u << 20, f)) > 0) {
+        if ((rc = host->store_writer_write(w, b.data, n)) != 0) {
+            rc = loams_kit_err_set(&c->err, rc, "collection %s.%s: writing %s failed", c->ns,
+                                   c->name, key);
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        rc = loams_kit_err_set(&c->err, -EIO, "cannot read %s", path);
+    }
+    fclose(f);
+    loams_kit_buf_free(&b);
+    if (rc != 0) {
+        host->store_writer_abort(w);
+        return rc;
+    }
+    if ((rc = host->store_writer_commit(w)) != 0) {
+        return loams_kit_err_set(&c->err, rc, "collection %s.%s: publishing %s failed", c->ns,
+                                 c->name, key);
+    }
+    if (host->keylist_add(written, key) != 0) {
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Whether split s may need an index of vector field f: enough live
+ * documents, none yet.  (The vector count itself is in the split.) */
+static int wants_index(coll *c, const loams__coll_split *s, const loams__coll_field *f)
+{
+    return f->type == LOAMS__CT_VECTOR && s->live >= (uint64_t)c->o.ann_min_vectors &&
+           loams__coll_split_index(s, f->name) == NULL;
+}
+
+/* The hot build (option hot_build, set by the node's hot-build task on an
+ * instance no link writes through): builds the index of every vector field
+ * of every split of `ref` that has at least ann_min_vectors vectors and no
+ * index, each into a file of `dir` (built once per split and field: a
+ * retry after a lost commit race uploads the file again), uploads them and
+ * writes a manifest that names them.  *new_ref = NULL: nothing to build. */
+static int do_hot_build(coll *c, const char *ref, const char *dir, const char **new_ref,
+                        loams_keylist *written)
+{
+    const loams__coll_manifest *m;
+    int rc = manifest_for(c, ref, &m);
+    if (rc != 0) {
+        return rc;
+    }
+    loams__coll_manifest *nm = NULL;
+    size_t built = 0;
+    uint64_t built_bytes = 0;
+    for (size_t s = 0; s < m->n_splits && rc == 0; s++) {
+        for (size_t f = 0; f < m->n_fields && rc == 0; f++) {
+            const loams__coll_split *sp = &m->splits[s];
+            const loams__coll_field *fd = &m->fields[f];
+            if (!wants_index(c, sp, fd)) {
+                continue;
+            }
+            cached *k = NULL;
+            if ((rc = split_open(c, sp, &k)) != 0) {
+                break;
+            }
+            long fid = loams__split_reader_field_find(k->r, fd->name);
+            loams__split_field_info fi;
+            if (fid < 0) {
+                continue;
+            }
+            loams__split_reader_field_info(k->r, (size_t)fid, &fi);
+            if (fi.kind != LOAMS__FIELD_VECTOR || fi.docs < (uint64_t)c->o.ann_min_vectors) {
+                continue;
+            }
+            /* the file is named for the split and field, so a retry finds it */
+            char path[PATH_MAX], base[64];
+            uint64_t h = loams_kit_key_hash(sp->key, strlen(sp->key)) ^
+                         (loams_kit_key_hash(fd->name, strlen(fd->name)) * 31);
+            snprintf(base, sizeof base, "%016" PRIx64 ".hnsw", h);
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, base) >= sizeof path) {
+                rc = loams_kit_err_set(&c->err, -ENAMETOOLONG, "work dir path too long: %s", dir);
+                break;
+            }
+            loams__coll_vindex ix = {fd->name, NULL, 0, 0, c->o.ann.metric};
+            struct stat st;
+            loams__ann_params p = c->o.ann;
+            p.seed = h;
+            if (stat(path, &st) == 0) {
+                /* built by an earlier attempt of this task: check it again */
+                loams__ann_map map;
+                loams__ann_index *x = NULL;
+                if ((rc = loams__ann_map_file(path, (uint64_t)st.st_size, &map, &c->err)) == 0) {
+                    rc = loams__ann_open(c->mem, map.data, map.len, path, &x, &c->err);
+                    if (rc == 0) {
+                        ix.nodes = loams__ann_nodes(x);
+                        ix.bytes = (uint64_t)st.st_size;
+                    }
+                    loams__ann_free(x);
+                    loams__ann_unmap(&map);
+                }
+            } else {
+                int64_t t0 = wall_us();
+                rc = loams__ann_build_file(c->mem, k->r, k->del, (uint32_t)fid, &p, path, cancel_cb,
+                                           c, &ix.bytes, &ix.nodes, &c->err);
+                if (rc == 0) {
+                    host->log(c->ctx, LOAMS_LOG_INFO,
+                              "collection %s.%s: built the vector index of '%s' in split %s: %u "
+                              "vectors, %" PRIu64 " bytes, %.1f s",
+                              c->ns, c->name, fd->name, sp->key, ix.nodes, ix.bytes,
+                              (double)(wall_us() - t0) / 1e6);
+                }
+            }
+            if (rc != 0) {
+                break;
+            }
+            if (nm == NULL) {
+                if ((rc = loams__coll_manifest_clone(m, &nm, &c->err)) != 0) {
+                    break;
+                }
+                nm->seq = m->seq + 1;
+                nm->created_us = wall_us();
+                for (size_t i = 0; i < nm->n_dropped; i++) {
+                    loams_kit_mem_free(c->mem, nm->dropped[i]);
+                }
+                nm->n_dropped = 0;
+                if ((rc = loams__coll_manifest_set_parent(nm, ref, &c->err)) != 0) {
+                    break;
+                }
+            }
+            char key[KEY_MAX];
+            if ((rc = loams_kit_object_key(key, sizeof key, c->ns, c->name, "indexes", nm->seq,
+                                           ".hnsw")) != 0) {
+                rc = loams_kit_err_set(&c->err, rc, "cannot make an index key");
+                break;
+            }
+            ix.key = key;
+            if ((rc = upload_file(c, path, key, written)) != 0 ||
+                (rc = loams__coll_split_set_index(nm, &nm->splits[s], &ix, &c->err)) != 0) {
+                break;
+            }
+            built++;
+            built_bytes += ix.bytes;
+        }
+    }
+    if (rc == 0 && nm != NULL) {
+        loams__coll_manifest *pub = nm;
+        nm = NULL; /* the chain owns it from here, on failure too */
+        rc = loams_kit_chain_publish(&c->chain, pub, pub->seq, written, new_ref, &c->err);
+        if (rc == 0) {
+            host->log(c->ctx, LOAMS_LOG_INFO,
+                      "collection %s.%s: hot build wrote %zu vector index(es), %" PRIu64 " bytes",
+                      c->ns, c->name, built, built_bytes);
+        }
+    }
+    loams__coll_manifest_free(nm);
+    cache_trim(c);
+    return rc;
+}
+
 static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_keylist *written,
                        loams_keylist *obsolete)
 {
     *new_ref = NULL;
+    const char *hb = host->option(c->ctx, "hot_build");
+    if (c->link == NULL && hb != NULL && strcmp(hb, "true") == 0) {
+        const char *dir = host->option(c->ctx, "hot_build_dir");
+        if (dir == NULL || dir[0] == '\0') {
+            return loams_kit_err_set(&c->err, -EINVAL,
+                                     "target-collection: a hot build needs hot_build_dir");
+        }
+        return ref != NULL ? do_hot_build(c, ref, dir, new_ref, written) : 0;
+    }
     if (c->w != NULL || c->n_tombs > 0 || c->chain.pending != NULL) {
         return loams_kit_err_set(&c->err, -EBUSY,
                                  "collection %s.%s: maintain() was called on a state with a staged "
@@ -1514,6 +1823,13 @@ static int do_maintain(coll *c, const char *ref, const char **new_ref, loams_key
         const loams__coll_split *s = &m->splits[which[i]];
         in_docs += s->live;
         in_bytes += s->bytes;
+        for (size_t j = 0; j < s->n_indexes; j++) {
+            if ((rc = loams__coll_manifest_add_dropped(nm, s->indexes[j].key, &c->err)) != 0 ||
+                host->keylist_add(obsolete, s->indexes[j].key) != 0) {
+                rc = rc ? rc : loams_kit_err_set(&c->err, -ENOMEM, "out of memory");
+                goto out;
+            }
+        }
         if ((rc = loams__coll_manifest_add_dropped(nm, s->key, &c->err)) != 0 ||
             host->keylist_add(obsolete, s->key) != 0 ||
             (s->deletes != NULL &&

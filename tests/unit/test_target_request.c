@@ -30,9 +30,18 @@ START_TEST(search_requests)
     loams_search_args none = {.k = 3};
     ck_assert_int_eq(loams_search_request(&none, &out, err, sizeof err), LOAMS_EINPUT);
     ck_assert_ptr_null(out);
-    ck_assert_str_eq(err, "give a text query (q) or a vector, one of the two");
-    loams_search_args both = {.q = "x", .vector = "[1]"};
-    ck_assert_int_eq(loams_search_request(&both, &out, err, sizeof err), LOAMS_EINPUT);
+    ck_assert_str_eq(err, "give a text query (q), a vector, or both (a hybrid query)");
+    /* both: a hybrid query, with its fusion constant and the vector's options */
+    loams_search_args both = {.q = "x", .vector = "[1]", .rrf_k = 20, .ef_search = 50, .exact = 1};
+    ck_assert_int_eq(loams_search_request(&both, &out, err, sizeof err), 0);
+    ck_assert_str_eq(out, "{\"vector\":[1],\"ef_search\":50,\"exact\":true,\"q\":\"x\","
+                          "\"rrf_k\":20}");
+    free(out);
+    loams_search_args fused_text = {.q = "x", .rrf_k = 20};
+    ck_assert_int_eq(loams_search_request(&fused_text, &out, err, sizeof err), LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err, "rrf_k goes with a hybrid query"));
+    loams_search_args ef_text = {.q = "x", .ef_search = 5};
+    ck_assert_int_eq(loams_search_request(&ef_text, &out, err, sizeof err), LOAMS_EINPUT);
     loams_search_args bad = {.vector = "{\"a\": 1}"};
     ck_assert_int_eq(loams_search_request(&bad, &out, err, sizeof err), LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err, "JSON array"));
