@@ -20,9 +20,10 @@ build_pkgs="build-essential autoconf automake libtool libltdl-dev pkg-config
   libsqlite3-dev libmicrohttpd-dev libavro-dev libzstd-dev libsnappy-dev zlib1g-dev"
 # What only the tests need: valgrind, clang for libFuzzer, sqlite3 shell
 # (benchmark reference), python3-avro and Node.js/npm (independent readers),
-# curl (the HTTP API tests), python3-prometheus-client (reads /metrics).
+# curl (the HTTP API tests), python3-prometheus-client (reads /metrics),
+# python3-hnswlib (bench-ann's reference).
 test_pkgs="valgrind clang clang-format libclang-rt-14-dev sqlite3 python3-avro curl
-  python3-prometheus-client"
+  python3-prometheus-client python3-hnswlib"
 # Node.js and npm come from Debian unless the machine already has them
 # (a Node.js installed outside Debian conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs"

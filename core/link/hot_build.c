@@ -70,6 +70,28 @@ static int checked_ref(loams_meta *m, const loams_objname *t, char *out, size_t 
     return 0;
 }
 
+static int declares_hot_build(const loams_plugin_descriptor *d);
+
+/* Whether the link `link` ("ns.name") writes through a target plugin that
+ * declares the option hot_build (only those have anything to build). */
+static int link_builds(hot_source *hs, const char *link)
+{
+    loams_objname name;
+    loams_link_def def;
+    loams_meta_err merr;
+    const loams_plugin *p;
+    int yes = 0;
+    loams_link_def_init(&def);
+    if (loams_objname_parse(link, &name, NULL, 0) == 0 &&
+        loams_link_get(hs->meta, &name, &def, &merr) == 0 && def.target_plugin != NULL &&
+        loams_registry_find(hs->registry, LOAMS_KIND_TARGET, def.target_plugin, &p) == 0 &&
+        p->descriptor != NULL) {
+        yes = declares_hot_build(p->descriptor);
+    }
+    loams_link_def_clear(&def);
+    return yes;
+}
+
 /* ---- propose ---- */
 
 static int propose(void *ud, loams_task_list *out)
@@ -105,7 +127,7 @@ static int propose(void *ud, loams_task_list *out)
             char done[1200];
             if (loams_pointer_read(hs->meta, &t, &p, &merr) == 0 && p.ref != NULL &&
                 p.link[0] != '\0' && checked_ref(hs->meta, &t, done, sizeof done) == 0 &&
-                strcmp(done, p.ref) != 0) {
+                strcmp(done, p.ref) != 0 && link_builds(hs, p.link)) {
                 char task[LOAMS_LEASE_KEY_MAX];
                 snprintf(task, sizeof task, TASK_PREFIX "%s/%s", t.ns, t.name);
                 loams_task_list_add(out, task, t.ns, LOAMS_PRIO_HOT_BUILD, 0);

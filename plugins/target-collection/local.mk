@@ -80,6 +80,14 @@ tests_bench_bench_collection_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(SQLITE_CFLA
 tests_bench_bench_collection_LDADD = plugins/target-collection/libcollection.la \
 	core/libloams-core.la $(CJSON_LIBS) $(SQLITE_LIBS)
 
+# benchmark: the vector index next to the exact scan and hnswlib (prints
+# figures; not a test)
+noinst_PROGRAMS += tests/bench/bench-ann
+tests_bench_bench_ann_SOURCES = tests/bench/bench-ann.c tests/unit/clustered_vectors.h
+tests_bench_bench_ann_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/plugins/target-collection \
+	-I$(top_srcdir)/tests/unit
+tests_bench_bench_ann_LDADD = plugins/target-collection/libcollection.la -lm
+
 # end to end: the plugin module and store-fs loaded like the host loads them
 check_PROGRAMS += tests/unit/test_target_collection
 TESTS += tests/unit/test_target_collection

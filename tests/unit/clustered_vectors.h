@@ -58,4 +58,41 @@ static inline void cv_points(uint64_t seed, const float *centres, size_t cluster
     }
 }
 
+/* Embedding-like vectors: a centre, plus a point of a CV_LATENT-dimensional
+ * latent space (Gaussian, deviation 0.5) projected into dim dimensions by
+ * a fixed random matrix, plus isotropic noise of deviation 0.05, so that
+ * the vectors have a few effective dimensions, as sentence embeddings do.
+ * dim <= CV_MAX_DIM.  Not thread-safe (the projection is built once). */
+#define CV_LATENT 24
+#define CV_MAX_DIM 4096
+
+static inline void cv_embeddings(uint64_t seed, const float *centres, size_t clusters, size_t dim,
+                                 size_t n, float *out)
+{
+    static float proj[CV_MAX_DIM * CV_LATENT];
+    static size_t proj_dim;
+    if (proj_dim != dim) {
+        cv_rng pr = {0x5EED};
+        for (size_t i = 0; i < dim * CV_LATENT; i++) {
+            proj[i] = (float)(cv_gauss(&pr) / sqrt((double)CV_LATENT));
+        }
+        proj_dim = dim;
+    }
+    cv_rng r = {seed};
+    double lat[CV_LATENT];
+    for (size_t i = 0; i < n; i++) {
+        const float *c = centres + (cv_next(&r) % clusters) * dim;
+        for (size_t l = 0; l < CV_LATENT; l++) {
+            lat[l] = 0.5 * cv_gauss(&r);
+        }
+        for (size_t j = 0; j < dim; j++) {
+            double x = c[j] + 0.05 * cv_gauss(&r);
+            for (size_t l = 0; l < CV_LATENT; l++) {
+                x += lat[l] * proj[j * CV_LATENT + l];
+            }
+            out[i * dim + j] = (float)x;
+        }
+    }
+}
+
 #endif

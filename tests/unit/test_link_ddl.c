@@ -248,17 +248,20 @@ START_TEST(plugin_options_are_checked_at_the_option)
                      "target-collection "
                      "(compression, zstd_level, block_size, token_min_bytes, token_max_bytes, "
                      "merge_min_splits, merge_small_bytes, max_merge_bytes, merge_deletes_pct, "
-                     "cached_splits)");
+                     "cached_splits, ann_min_vectors, ann_m, ann_ef_construction, ann_metric, "
+                     "hot_build, hot_build_dir)");
     rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c\n"
              "  TRANSFORM lua $$function transform(r) return r end$$ WITH (lua_x = 1)",
              err, sizeof err);
     ck_assert_int_eq(rc, LOAMS_EINPUT);
-    ck_assert_ptr_nonnull(strstr(err, "(compression, zstd_level, block_size, token_min_bytes, "
-                                      "token_max_bytes, merge_min_splits, merge_small_bytes, "
-                                      "max_merge_bytes, merge_deletes_pct, cached_splits), nor "
-                                      "of the transform plugin transform-lua "
-                                      "(lua_instruction_limit, lua_memory_limit, lua_time_limit, "
-                                      "lua_debug)\n"));
+    ck_assert_ptr_nonnull(
+        strstr(err, "(compression, zstd_level, block_size, token_min_bytes, "
+                    "token_max_bytes, merge_min_splits, merge_small_bytes, "
+                    "max_merge_bytes, merge_deletes_pct, cached_splits, ann_min_vectors, ann_m, "
+                    "ann_ef_construction, ann_metric, hot_build, hot_build_dir), nor "
+                    "of the transform plugin transform-lua "
+                    "(lua_instruction_limit, lua_memory_limit, lua_time_limit, "
+                    "lua_debug)\n"));
     /* a bad value of a target option is shown at the value */
     rc = run("CREATE LINK l FROM STREAM s INTO COLLECTION c TRANSFORM (SELECT 1)\n"
              "  WITH (zstd_level = 'high')",
