@@ -54,6 +54,7 @@ core_libloams_core_la_SOURCES += \
 	core/catalog/objname.c core/catalog/objname.h \
 	core/catalog/link_catalog.c core/catalog/link_catalog.h \
 	core/catalog/table_catalog.c core/catalog/table_catalog.h \
+	core/catalog/schema_catalog.c core/catalog/schema_catalog.h \
 	core/catalog/system_links.c core/catalog/system_links.h \
 	core/catalog/link_backlog.c core/catalog/link_backlog.h \
 	core/catalog/backpressure.c core/catalog/backpressure.h \
@@ -65,7 +66,8 @@ core_libloams_core_la_SOURCES += \
 	core/sql/ddl.c core/sql/ddl.h \
 	core/sql/ddl_exec.c core/sql/ddl_exec.h \
 	core/sql/link_ddl.c core/sql/link_ddl.h \
-	core/sql/embed_ddl.c core/sql/embed_ddl.h
+	core/sql/embed_ddl.c core/sql/embed_ddl.h \
+	core/sql/schema_ddl.c core/sql/schema_ddl.h
 
 # abi/: the host side of the plugin ABI: the registry, the host API table
 # and the opaque types it hands out (batches, offsets, key lists, buffers,
@@ -157,6 +159,6 @@ core_libloams_core_la_SOURCES += \
 	core/cli/cmd_serve.c core/cli/cmd_list_plugins.c core/cli/cmd_version.c \
 	core/cli/cmd_selfcheck.c core/cli/cmd_links.c core/cli/cmd_gc.c core/cli/cmd_init.c \
 	core/cli/cmd_search.c core/cli/cmd_collection.c core/cli/cmd_graph.c \
-	core/cli/cmd_table.c
+	core/cli/cmd_table.c core/cli/cmd_schema.c
 core_loams_host_SOURCES += core/cli/cmd_sql.c core/cli/cmd_produce.c core/cli/cmd_stream.c \
 	core/cli/cmd_token.c

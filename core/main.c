@@ -55,6 +55,14 @@ static const loams_cmd commands[] = {
      "the file names in its metadata to where this data dir keeps them after the data\n"
      "dir was copied or moved (a new fenced commit; docs/OPERATIONS.md)",
      loams_cmd_table},
+    {"schema",
+     "schema list [--json] | show NS.SUBJECT [--version N] | show --id N\n"
+     "      | register NS.SUBJECT [--format avro|protobuf|json] [--compatibility RULE]\n"
+     "      [--file F] [--data-dir DIR]",
+     "the schema registry: list the subjects, print a schema by subject and version or\n"
+     "by id, or register a schema as a subject's next version (refused with the field\n"
+     "and rule when it breaks the subject's compatibility; docs/FORMATS.md)",
+     loams_cmd_schema},
     {"produce",
      "produce NS.STREAM [--data-dir DIR] [--key-field F] [--value-field F] [--batch N] "
      "[--progress]",

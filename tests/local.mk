@@ -264,8 +264,8 @@ tests_bench_bench_log_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_log_LDADD = core/libloams-core.la
 TESTS += tests/bench/bench-log-smoke.sh
 EXTRA_DIST += tests/bench/bench-log-smoke.sh
-TESTS += tests/integration/stream-cli.sh
-EXTRA_DIST += tests/integration/stream-cli.sh
+TESTS += tests/integration/stream-cli.sh tests/integration/schema-registry.sh
+EXTRA_DIST += tests/integration/stream-cli.sh tests/integration/schema-registry.sh
 # The HTTP API (core/http/): the server, tokens, limits, the stop.
 TESTS += tests/integration/http-api.sh \
 	tests/integration/http-read.sh
@@ -518,3 +518,9 @@ tests_bench_bench_link_apply_LDADD = core/libloams-core.la $(CJSON_LIBS)
 # ... and its table mode, with tiny counts, in make check (row counts checked).
 TESTS += tests/bench/bench-link-table-smoke.sh
 EXTRA_DIST += tests/bench/bench-link-table-smoke.sh
+
+# the schema registry and the Avro resolution rules under it
+check_PROGRAMS += tests/unit/test_schema_catalog
+TESTS += tests/unit/test_schema_catalog
+tests_unit_test_schema_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_schema_catalog_LDADD = $(LOAMS_UNIT_LDADD)

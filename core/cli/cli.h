@@ -30,7 +30,8 @@ int loams_cmd_search(int argc, char **argv);
 int loams_cmd_collection(int argc, char **argv);
 int loams_cmd_graph(int argc, char **argv);
 int loams_cmd_table(int argc, char **argv);
-int loams_cmd_token(int argc, char **argv); /* cmd_token.c: HTTP API tokens */
+int loams_cmd_schema(int argc, char **argv); /* cmd_schema.c: the schema registry */
+int loams_cmd_token(int argc, char **argv);  /* cmd_token.c: HTTP API tokens */
 
 /* Prints the full usage (every subcommand and option) to `out`. */
 void loams_cli_usage(void *out);

@@ -635,9 +635,14 @@ static int parse_format(parser *p, loams_ddl_format *f)
             f->kind = format_words[i].kind;
         }
     }
-    int avro = f->kind == LOAMS_DDL_FORMAT_AVRO;
-    if (avro || f->kind == LOAMS_DDL_FORMAT_PROTOBUF) {
-        TRY(expect_kw(p, "SCHEMA"));
+    if (f->kind == LOAMS_DDL_FORMAT_AVRO && is_kw(p, "SCHEMA")) {
+        return error_at(p, p->tok.pos,
+                        "an Avro link names a subject of the schema registry: write FORMAT avro "
+                        "(subject = 'ns.name') after CREATE SCHEMA ns.name FORMAT AVRO AS $$ ... "
+                        "$$");
+    }
+    if (f->kind == LOAMS_DDL_FORMAT_PROTOBUF && is_kw(p, "SCHEMA")) {
+        TRY(next(p));
         if (p->tok.kind != T_STRING) {
             return expected(p, "the schema as a 'string'");
         }
@@ -645,7 +650,7 @@ static int parse_format(parser *p, loams_ddl_format *f)
             return oom(p);
         }
         TRY(next(p));
-        if (!avro) {
+        {
             TRY(expect_kw(p, "MESSAGE"));
             if (p->tok.kind != T_STRING) {
                 return expected(p, "the message name as a 'string' (e.g. 'pkg.Message')");
@@ -1016,6 +1021,71 @@ static int parse_drop_embedding_provider(parser *p, loams_ddl_stmt *st)
     return parse_name(p, "a provider name", &st->name, &st->name_pos);
 }
 
+/* ---- the schema registry ---- */
+
+/* The schema text: $$ ... $$ or a 'string'. */
+static int parse_schema_text(parser *p, loams_ddl_schema *sc)
+{
+    if (p->tok.kind == T_DOLLAR) {
+        sc->text_pos = p->tok.body_pos;
+        sc->len = p->tok.body_end - p->tok.body_start;
+        sc->text = arena_strndup(&p->script->mem, p->src + p->tok.body_start, sc->len);
+    } else if (p->tok.kind == T_STRING) {
+        sc->text_pos = p->tok.body_pos;
+        sc->text = string_dup(p);
+        sc->len = sc->text != NULL ? strlen(sc->text) : 0;
+    } else {
+        return expected(p, "the schema as $$ ... $$ or a 'string'");
+    }
+    if (sc->text == NULL) {
+        return oom(p);
+    }
+    return next(p);
+}
+
+/* CREATE SCHEMA [IF NOT EXISTS] name FORMAT word [WITH (...)] AS text,
+ * from SCHEMA on. */
+static int parse_create_schema(parser *p, loams_ddl_stmt *st)
+{
+    st->kind = LOAMS_DDL_CREATE_SCHEMA;
+    TRY(next(p));
+    TRY(parse_if_not_exists(p, st));
+    TRY(parse_name(p, "a schema subject name (ns.name)", &st->name, &st->name_pos));
+    TRY(expect_kw(p, "FORMAT"));
+    if (p->tok.kind != T_IDENT) {
+        return expected(p, "a schema format (AVRO, PROTOBUF or JSON)");
+    }
+    st->schema.format_pos = p->tok.pos;
+    if ((st->schema.format = lower_dup(p, p->tok.start, p->tok.end)) == NULL) {
+        return oom(p);
+    }
+    TRY(next(p));
+    if (is_kw(p, "WITH")) {
+        TRY(next(p));
+        TRY(parse_options(p, &st->with));
+    }
+    TRY(expect_kw(p, "AS"));
+    return parse_schema_text(p, &st->schema);
+}
+
+/* ALTER SCHEMA name ADD VERSION text | SET (...), from SCHEMA on. */
+static int parse_alter_schema(parser *p, loams_ddl_stmt *st)
+{
+    st->kind = LOAMS_DDL_ALTER_SCHEMA;
+    TRY(next(p));
+    TRY(parse_name(p, "a schema subject name (ns.name)", &st->name, &st->name_pos));
+    if (is_kw(p, "SET")) {
+        TRY(next(p));
+        return parse_options(p, &st->with);
+    }
+    if (!is_kw(p, "ADD")) {
+        return expected(p, "ADD VERSION or SET");
+    }
+    TRY(next(p));
+    TRY(expect_kw(p, "VERSION"));
+    return parse_schema_text(p, &st->schema);
+}
+
 static int parse_create(parser *p, loams_ddl_stmt *st)
 {
     if (is_kw(p, "OR")) {
@@ -1048,8 +1118,11 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
     if (is_kw(p, "EMBEDDING")) {
         return parse_create_embedding_provider(p, st);
     }
+    if (is_kw(p, "SCHEMA")) {
+        return parse_create_schema(p, st);
+    }
     if (!is_kw(p, "LINK")) {
-        return expected(p, "STREAM, LINK, TABLE or EMBEDDING PROVIDER");
+        return expected(p, "STREAM, LINK, TABLE, SCHEMA or EMBEDDING PROVIDER");
     }
     st->kind = LOAMS_DDL_CREATE_LINK;
     TRY(next(p));
@@ -1115,8 +1188,10 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
             st->kind = LOAMS_DDL_DROP_LINK;
         } else if (is_kw(p, "STREAM")) {
             st->kind = LOAMS_DDL_DROP_STREAM;
+        } else if (is_kw(p, "SCHEMA")) {
+            st->kind = LOAMS_DDL_DROP_SCHEMA;
         } else {
-            return expected(p, "LINK, STREAM or EMBEDDING PROVIDER");
+            return expected(p, "LINK, STREAM, SCHEMA or EMBEDDING PROVIDER");
         }
         TRY(next(p));
         if (is_kw(p, "IF")) {
@@ -1124,13 +1199,22 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
             TRY(expect_kw(p, "EXISTS"));
             st->if_exists = 1;
         }
-        return parse_name(p, st->kind == LOAMS_DDL_DROP_LINK ? "a link name" : "a stream name",
+        return parse_name(p,
+                          st->kind == LOAMS_DDL_DROP_LINK     ? "a link name"
+                          : st->kind == LOAMS_DDL_DROP_SCHEMA ? "a schema subject name"
+                                                              : "a stream name",
                           &st->name, &st->name_pos);
     }
     if (is_kw(p, "ALTER")) {
         st->kind = LOAMS_DDL_ALTER_LINK;
         TRY(next(p));
-        TRY(expect_kw(p, "LINK"));
+        if (is_kw(p, "SCHEMA")) {
+            return parse_alter_schema(p, st);
+        }
+        if (!is_kw(p, "LINK")) {
+            return expected(p, "LINK or SCHEMA");
+        }
+        TRY(next(p));
         TRY(parse_name(p, "a link name", &st->name, &st->name_pos));
         TRY(expect_kw(p, "SET"));
         return parse_options(p, &st->with);
@@ -1141,6 +1225,11 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
         TRY(next(p));
         TRY(expect_kw(p, "LINK"));
         return parse_name(p, "a link name", &st->name, &st->name_pos);
+    }
+    if (is_kw(p, "SHOW")) {
+        st->kind = LOAMS_DDL_SHOW_SCHEMAS;
+        TRY(next(p));
+        return expect_kw(p, "SCHEMAS");
     }
     if (is_kw(p, "SELECT")) {
         st->kind = LOAMS_DDL_SELECT_SYSTEM;
@@ -1157,7 +1246,7 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
         }
         return 0;
     }
-    return expected(p, "a statement (CREATE, ALTER, DROP, PAUSE, RESUME or SELECT)");
+    return expected(p, "a statement (CREATE, ALTER, DROP, PAUSE, RESUME, SHOW or SELECT)");
 }
 
 int loams_ddl_parse(const char *src, size_t len, loams_ddl_script **out, loams_ddl_error *err)
@@ -1352,6 +1441,10 @@ const char *loams_ddl_kind_name(loams_ddl_kind kind)
     case LOAMS_DDL_RESUME_LINK: return "RESUME LINK";
     case LOAMS_DDL_SELECT_SYSTEM: return "SELECT";
     case LOAMS_DDL_ALTER_LINK: return "ALTER LINK";
+    case LOAMS_DDL_CREATE_SCHEMA: return "CREATE SCHEMA";
+    case LOAMS_DDL_ALTER_SCHEMA: return "ALTER SCHEMA";
+    case LOAMS_DDL_DROP_SCHEMA: return "DROP SCHEMA";
+    case LOAMS_DDL_SHOW_SCHEMAS: return "SHOW SCHEMAS";
     }
     return "?";
 }

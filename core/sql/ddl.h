@@ -4,7 +4,7 @@
  *
  *   CREATE STREAM [IF NOT EXISTS] ns.s [WITH (k = v, ...)]
  *   CREATE [OR REPLACE] LINK [IF NOT EXISTS] ns.l FROM STREAM ns.s
- *       [FORMAT <decoder> [SCHEMA 'x' [MESSAGE 'pkg.M']] [(k = v, ...)]]
+ *       [FORMAT <decoder> [(k = v, ...)]]      (avro (subject = 'ns.s'))
  *       INTO <kind> ns.t [USING <target plugin>]
  *       TRANSFORM ( SELECT ... ) | TRANSFORM <transform plugin> { 'script' | $$ ... $$ }
  *       [WITH (k = v, ...)]
@@ -15,6 +15,11 @@
  *   CREATE EMBEDDING PROVIDER [IF NOT EXISTS] ns.p USING <embed plugin>
  *       [WITH (k = v, ...)]
  *   DROP EMBEDDING PROVIDER [IF EXISTS] ns.p
+ *   CREATE SCHEMA [IF NOT EXISTS] ns.s FORMAT { AVRO | PROTOBUF | JSON }
+ *       [WITH (compatibility = 'BACKWARD')] AS { $$ ... $$ | '...' }
+ *   ALTER SCHEMA ns.s ADD VERSION { $$ ... $$ | '...' }
+ *   ALTER SCHEMA ns.s SET (compatibility = 'FULL')
+ *   DROP SCHEMA [IF EXISTS] ns.s      SHOW SCHEMAS
  *   SELECT * FROM system.links      SELECT * FROM system.streams
  *   SELECT * FROM system.embedding_providers | system.embedding_cache
  *
@@ -22,8 +27,10 @@
  * means is the registry's rule (loams_registry_resolve: "decoder-kv" or
  * "kv" for FORMAT kv).  A plugin name is a bare name - a letter, then
  * letters, digits, '_', '.' or '-', folded to lower case - or a 'string'
- * kept as written; at most 64 characters.  AVRO and PROTOBUF take SCHEMA
- * (and MESSAGE); any FORMAT takes options.  OR REPLACE and IF NOT EXISTS
+ * kept as written; at most 64 characters.  Any FORMAT takes options; AVRO
+ * names its schema with the option subject (the schema registry), and
+ * `FORMAT avro SCHEMA 'x'` is refused with that form; PROTOBUF may still
+ * take SCHEMA 'x' MESSAGE 'pkg.M'.  OR REPLACE and IF NOT EXISTS
  * do not go together; OR REPLACE is for links only.  A target kind is an
  * identifier of at most LOAMS_DDL_KIND_MAX characters: TABLE, COLLECTION
  * and GRAPH have built-in plugins, any other kind needs USING.
@@ -103,7 +110,11 @@ typedef enum loams_ddl_kind {
     LOAMS_DDL_SELECT_SYSTEM = 8, /* SELECT * FROM system.<table> */
     LOAMS_DDL_CREATE_EMBEDDING_PROVIDER = 9,
     LOAMS_DDL_DROP_EMBEDDING_PROVIDER = 10,
-    LOAMS_DDL_ALTER_LINK = 11 /* ALTER LINK ns.l SET (...): the options in `with` */
+    LOAMS_DDL_ALTER_LINK = 11,    /* ALTER LINK ns.l SET (...): the options in `with` */
+    LOAMS_DDL_CREATE_SCHEMA = 12, /* CREATE SCHEMA ns.s FORMAT f [WITH (...)] AS text */
+    LOAMS_DDL_ALTER_SCHEMA = 13,  /* ALTER SCHEMA ns.s ADD VERSION text | SET (...) */
+    LOAMS_DDL_DROP_SCHEMA = 14,   /* DROP SCHEMA [IF EXISTS] ns.s */
+    LOAMS_DDL_SHOW_SCHEMAS = 15   /* SHOW SCHEMAS */
 } loams_ddl_kind;
 
 typedef enum loams_ddl_format_kind {
@@ -124,7 +135,7 @@ typedef struct loams_ddl_format {
     loams_ddl_format_kind kind;
     const char *name;          /* the decoder's name as written (lower-cased
                                 * when bare: "json", "kv"); NULL for NONE */
-    const char *schema;        /* AVRO, PROTOBUF: SCHEMA 'x'; else NULL */
+    const char *schema;        /* PROTOBUF: SCHEMA 'x'; else NULL */
     const char *message;       /* PROTOBUF: MESSAGE 'pkg.M'; else NULL */
     loams_ddl_options options; /* FORMAT x (k = v, ...); else empty */
     loams_ddl_pos pos;         /* of the name */
@@ -181,6 +192,18 @@ typedef struct loams_ddl_column {
     loams_ddl_pos pos;
 } loams_ddl_column;
 
+/* CREATE SCHEMA and ALTER SCHEMA (the schema registry: schema_catalog.h). */
+typedef struct loams_ddl_schema {
+    const char *format; /* CREATE: the word after FORMAT, lower-cased ("avro");
+                         * else NULL */
+    loams_ddl_pos format_pos;
+    const char *text; /* CREATE, ALTER ... ADD VERSION: the schema ($$ ... $$ or
+                       * '...'), NUL-terminated; ALTER ... SET: NULL (the
+                       * options are in the statement's `with`) */
+    size_t len;
+    loams_ddl_pos text_pos; /* where text[0] is */
+} loams_ddl_schema;
+
 typedef struct loams_ddl_stmt {
     loams_ddl_kind kind;
     loams_ddl_pos pos; /* of the first keyword */
@@ -197,6 +220,7 @@ typedef struct loams_ddl_stmt {
     size_t ncolumns;
     const char *provider_plugin; /* CREATE EMBEDDING PROVIDER: USING <plugin> as written */
     loams_ddl_pos provider_plugin_pos;
+    loams_ddl_schema schema; /* CREATE SCHEMA, ALTER SCHEMA */
 } loams_ddl_stmt;
 
 typedef struct loams_ddl_script loams_ddl_script;

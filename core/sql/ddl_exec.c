@@ -8,6 +8,7 @@
 
 #include "meta/commit.h"
 #include "sql/link_ddl.h"
+#include "sql/schema_ddl.h"
 #include "catalog/system_links.h"
 #include "catalog/table_catalog.h"
 
@@ -369,6 +370,12 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         return erc;
     }
     case LOAMS_DDL_CREATE_TABLE: return create_table(ctx, script, st, err, errlen);
+    case LOAMS_DDL_CREATE_SCHEMA:
+    case LOAMS_DDL_ALTER_SCHEMA:
+    case LOAMS_DDL_DROP_SCHEMA:
+    case LOAMS_DDL_SHOW_SCHEMAS:
+        return loams_schema_ddl_execute(ctx->dd->meta, ctx->out, ctx->json, script, st, err,
+                                        errlen);
     }
     return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen, "%s is not executable",
                     loams_ddl_kind_name(st->kind));

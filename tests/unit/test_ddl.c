@@ -150,6 +150,51 @@ START_TEST(create_stream_if_not_exists_without_with)
 }
 END_TEST
 
+START_TEST(schema_statements)
+{
+    loams_ddl_script *s = parse_ok(
+        "CREATE SCHEMA IF NOT EXISTS a.users FORMAT AVRO WITH (compatibility = 'FULL') AS $$\n"
+        "  {\"type\": \"string\"} $$;\n"
+        "CREATE SCHEMA u FORMAT protobuf AS 'syntax = ''proto3'';';\n"
+        "ALTER SCHEMA a.users ADD VERSION $${\"type\":\"long\"}$$;\n"
+        "ALTER SCHEMA a.users SET (compatibility = none);\n"
+        "DROP SCHEMA IF EXISTS a.users; SHOW SCHEMAS");
+    ck_assert_uint_eq(loams_ddl_script_count(s), 6);
+    const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_CREATE_SCHEMA);
+    ck_assert_int_eq(st->if_exists, 1);
+    ck_assert_str_eq(st->name.ns, "a");
+    ck_assert_str_eq(st->name.name, "users");
+    ck_assert_str_eq(st->schema.format, "avro");
+    ck_assert_str_eq(st->schema.text, "\n  {\"type\": \"string\"} ");
+    ck_assert_uint_eq(st->schema.text_pos.line, 1);
+    ck_assert_str_eq(loams_ddl_option_find(&st->with, "compatibility")->text, "FULL");
+    st = loams_ddl_script_at(s, 1);
+    ck_assert_str_eq(st->schema.format, "protobuf");
+    ck_assert_str_eq(st->schema.text, "syntax = 'proto3';");
+    st = loams_ddl_script_at(s, 2);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_ALTER_SCHEMA);
+    ck_assert_str_eq(st->schema.text, "{\"type\":\"long\"}");
+    ck_assert_uint_eq(st->schema.len, 15);
+    st = loams_ddl_script_at(s, 3);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_ALTER_SCHEMA);
+    ck_assert_ptr_null(st->schema.text);
+    ck_assert_str_eq(st->with.items[0].text, "none");
+    st = loams_ddl_script_at(s, 4);
+    ck_assert_int_eq(st->kind, LOAMS_DDL_DROP_SCHEMA);
+    ck_assert_int_eq(st->if_exists, 1);
+    ck_assert_int_eq(loams_ddl_script_at(s, 5)->kind, LOAMS_DDL_SHOW_SCHEMAS);
+    ck_assert_str_eq(loams_ddl_kind_name(LOAMS_DDL_ALTER_SCHEMA), "ALTER SCHEMA");
+    loams_ddl_script_free(s);
+    check_error("CREATE SCHEMA a.u FORMAT AVRO $$x$$", 1, 31, "expected AS, found a $$ block");
+    check_error("CREATE SCHEMA a.u FORMAT AVRO AS x", 1, 34,
+                "expected the schema as $$ ... $$ or a 'string', found 'x'");
+    check_error("ALTER SCHEMA a.u ADD $$x$$", 1, 22, "expected VERSION, found a $$ block");
+    check_error("ALTER SCHEMA a.u DROP", 1, 18, "expected ADD VERSION or SET, found 'DROP'");
+    check_error("SHOW LINKS", 1, 6, "expected SCHEMAS, found 'LINKS'");
+}
+END_TEST
+
 START_TEST(create_link_every_format)
 {
     loams_ddl_script *s = parse_ok(
@@ -158,7 +203,7 @@ START_TEST(create_link_every_format)
         "TRANSFORM (SELECT 1);\n"
         "CREATE LINK l3 FROM STREAM s FORMAT csv INTO TABLE t TRANSFORM (SELECT 1);\n"
         "CREATE LINK l4 FROM STREAM s FORMAT raw INTO TABLE t TRANSFORM (SELECT 1);\n"
-        "CREATE LINK l5 FROM STREAM s FORMAT avro SCHEMA '{\"type\":\"record\"}' INTO TABLE t "
+        "CREATE LINK l5 FROM STREAM s FORMAT avro (subject = 'a.users') INTO TABLE t "
         "TRANSFORM (SELECT 1);\n"
         "CREATE LINK IF NOT EXISTS l6 FROM STREAM s FORMAT protobuf SCHEMA 'x.proto' MESSAGE "
         "'pkg.M' INTO COLLECTION c TRANSFORM (SELECT 1)");
@@ -177,7 +222,10 @@ START_TEST(create_link_every_format)
     ck_assert_int_eq(loams_ddl_script_at(s, 3)->link.format.kind, LOAMS_DDL_FORMAT_RAW);
     st = loams_ddl_script_at(s, 4);
     ck_assert_int_eq(st->link.format.kind, LOAMS_DDL_FORMAT_AVRO);
-    ck_assert_str_eq(st->link.format.schema, "{\"type\":\"record\"}");
+    ck_assert_ptr_null(st->link.format.schema);
+    ck_assert_uint_eq(st->link.format.options.count, 1);
+    ck_assert_str_eq(st->link.format.options.items[0].key, "subject");
+    ck_assert_str_eq(st->link.format.options.items[0].text, "a.users");
     ck_assert_ptr_null(st->link.format.message);
     st = loams_ddl_script_at(s, 5);
     ck_assert_int_eq(st->if_exists, 1);
@@ -248,7 +296,7 @@ START_TEST(plugins_by_name_in_format_using_and_transform)
         "  INTO TABLE t USING 'target-iceberg' TRANSFORM SQL $$SELECT 1$$;\n"
         "CREATE LINK l4 FROM STREAM s FORMAT json (max_depth = 3) INTO COLLECTION c\n"
         "  TRANSFORM my.transform 'script';\n"
-        "CREATE LINK l5 FROM STREAM s FORMAT avro SCHEMA 'x' (registry = 'r') INTO GRAPH g "
+        "CREATE LINK l5 FROM STREAM s FORMAT avro (subject = 'r') INTO GRAPH g "
         "TRANSFORM LUA 'g'");
     ck_assert_uint_eq(loams_ddl_script_count(s), 5);
     const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
@@ -294,7 +342,7 @@ START_TEST(plugins_by_name_in_format_using_and_transform)
 
     st = loams_ddl_script_at(s, 4);
     ck_assert_int_eq(st->link.format.kind, LOAMS_DDL_FORMAT_AVRO);
-    ck_assert_str_eq(st->link.format.schema, "x");
+    ck_assert_ptr_null(st->link.format.schema);
     ck_assert_uint_eq(st->link.format.options.count, 1);
     ck_assert_str_eq(st->link.transform.plugin, "lua");
     ck_assert_str_eq(loams_ddl_format_name(LOAMS_DDL_FORMAT_PLUGIN), "plugin");
@@ -511,20 +559,21 @@ END_TEST
 
 START_TEST(statement_level_errors)
 {
-    check_error(
-        "UPDATE x", 1, 1,
-        "expected a statement (CREATE, ALTER, DROP, PAUSE, RESUME or SELECT), found 'UPDATE'");
+    check_error("UPDATE x", 1, 1,
+                "expected a statement (CREATE, ALTER, DROP, PAUSE, RESUME, SHOW or SELECT), found "
+                "'UPDATE'");
     check_error("CREATE VIEW v", 1, 8,
-                "expected STREAM, LINK, TABLE or EMBEDDING PROVIDER, found 'VIEW'");
+                "expected STREAM, LINK, TABLE, SCHEMA or EMBEDDING PROVIDER, found 'VIEW'");
     check_error("CREATE STREAM", 1, 14, "expected a stream name, found the end of the input");
     check_error("CREATE STREAM a. (", 1, 18, "expected a name after the '.', found '('");
     check_error("CREATE STREAM s (x)", 1, 17, "expected ';' or the end of the input, found '('");
     check_error("CREATE STREAM IF EXISTS s", 1, 18, "expected NOT, found 'EXISTS'");
     check_error("CREATE STREAM IF NOT s", 1, 22, "expected EXISTS, found 's'");
-    check_error("DROP TABLE t", 1, 6, "expected LINK, STREAM or EMBEDDING PROVIDER, found 'TABLE'");
+    check_error("DROP TABLE t", 1, 6,
+                "expected LINK, STREAM, SCHEMA or EMBEDDING PROVIDER, found 'TABLE'");
     check_error("DROP LINK IF l", 1, 14, "expected EXISTS, found 'l'");
     check_error("PAUSE STREAM s", 1, 7, "expected LINK, found 'STREAM'");
-    check_error("ALTER STREAM s SET (a = 1)", 1, 7, "expected LINK, found 'STREAM'");
+    check_error("ALTER STREAM s SET (a = 1)", 1, 7, "expected LINK or SCHEMA, found 'STREAM'");
     check_error("ALTER LINK l (a = 1)", 1, 14, "expected SET, found '('");
     check_error("ALTER LINK l SET", 1, 17, "expected '(', found the end of the input");
     check_error("ALTER LINK l SET ()", 1, 19, "expected an option name, found ')'");
@@ -579,9 +628,10 @@ START_TEST(create_link_errors)
                 "expected a format (JSON, CSV, RAW, AVRO, PROTOBUF or a decoder plugin's name), "
                 "found '42'");
     check_error("CREATE LINK l FROM STREAM s FORMAT avro 'x'", 1, 41,
-                "expected SCHEMA, found the string 'x'");
-    check_error("CREATE LINK l FROM STREAM s FORMAT avro SCHEMA x", 1, 48,
-                "expected the schema as a 'string', found 'x'");
+                "expected INTO, found the string 'x'");
+    check_error("CREATE LINK l FROM STREAM s FORMAT avro SCHEMA 'x' INTO TABLE t", 1, 41,
+                "an Avro link names a subject of the schema registry: write FORMAT avro "
+                "(subject = 'ns.name') after CREATE SCHEMA ns.name FORMAT AVRO AS $$ ... $$");
     check_error("CREATE LINK l FROM STREAM s FORMAT protobuf SCHEMA 'p' INTO", 1, 56,
                 "expected MESSAGE, found 'INTO'");
     check_error("CREATE LINK l FROM STREAM s FORMAT protobuf SCHEMA 'p' MESSAGE M", 1, 64,
@@ -677,6 +727,7 @@ static Suite *ddl_suite(void)
     tcase_add_test(tc, create_stream_if_not_exists_without_with);
     tcase_add_test(tc, create_and_drop_embedding_provider);
     tcase_add_test(tc, create_link_every_format);
+    tcase_add_test(tc, schema_statements);
     tcase_add_test(tc, transform_capture_skips_strings_comments_and_nested_parens);
     tcase_add_test(tc, lua_transforms_by_name_and_inline);
     tcase_add_test(tc, plugins_by_name_in_format_using_and_transform);
