@@ -55,6 +55,7 @@ core_libloams_core_la_SOURCES += \
 	core/catalog/link_catalog.c core/catalog/link_catalog.h \
 	core/catalog/table_catalog.c core/catalog/table_catalog.h \
 	core/catalog/schema_catalog.c core/catalog/schema_catalog.h \
+	core/catalog/schema_host.c core/catalog/schema_host.h \
 	core/catalog/system_links.c core/catalog/system_links.h \
 	core/catalog/link_backlog.c core/catalog/link_backlog.h \
 	core/catalog/backpressure.c core/catalog/backpressure.h \

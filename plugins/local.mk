@@ -9,5 +9,6 @@ include plugins/store-fs/local.mk
 include plugins/decoder-raw/local.mk
 include plugins/decoder-json/local.mk
 include plugins/decoder-csv/local.mk
+include plugins/decoder-avro/local.mk
 include plugins/transform-lua/local.mk
 include plugins/embed-openai/local.mk

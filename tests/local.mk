@@ -417,8 +417,8 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 # letters, then every target and DLQ checked record by record (~80 s).
 # FORMAT csv through a link: good rows as Python's csv reads them, bad
 # rows dead-lettered with their line and column.
-TESTS += tests/integration/link-csv.sh
-EXTRA_DIST += tests/integration/link-csv.sh
+TESTS += tests/integration/link-csv.sh tests/integration/link-avro.sh
+EXTRA_DIST += tests/integration/link-csv.sh tests/integration/link-avro.sh tests/integration/avro-records.py
 EXTRA_DIST += tests/integration/link-crash-soak.sh
 # GC of the files no commit references, after crashes and maintenance.
 TESTS += tests/integration/gc.sh

@@ -11,6 +11,7 @@
 #include "abi/plugin_ctx.h"
 #include "abi/store.h"
 #include "abi/udf.h"
+#include "catalog/schema_host.h"
 #include "embed/embed_host.h"
 
 static const loams_host_api host_api = {
@@ -94,6 +95,10 @@ static const loams_host_api host_api = {
     /* 1.4: embeddings */
     .embed_check = loams_embed_host_check,
     .embed_texts = loams_embed_host_texts,
+
+    /* 1.5: the schema registry */
+    .schema_by_id = loams_schema_host_by_id,
+    .schema_latest = loams_schema_host_latest,
 };
 
 const loams_host_api *loams_host_api_get(void)

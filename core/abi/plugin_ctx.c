@@ -44,6 +44,7 @@ struct loams_ctx {
 
     void *embed; /* the embed binding (embed/embed_host.h), owned */
     void (*embed_free)(void *embed);
+    struct loams_meta *meta; /* the schema registry's metastore, not owned */
 };
 
 static uint64_t process_in_use;
@@ -380,6 +381,16 @@ void loams_ctx_set_embed(loams_ctx *ctx, void *binding, void (*free_fn)(void *bi
 void *loams_ctx_embed(const loams_ctx *ctx)
 {
     return ctx != NULL ? ctx->embed : NULL;
+}
+
+void loams_ctx_set_meta(loams_ctx *ctx, struct loams_meta *m)
+{
+    ctx->meta = m;
+}
+
+struct loams_meta *loams_ctx_meta(const loams_ctx *ctx)
+{
+    return ctx != NULL ? ctx->meta : NULL;
 }
 
 const loams_plugin_descriptor *loams_ctx_descriptor(const loams_ctx *ctx)

@@ -94,6 +94,15 @@ const loams_plugin_descriptor *loams_ctx_descriptor(const loams_ctx *ctx);
 void loams_ctx_set_embed(loams_ctx *ctx, void *binding, void (*free_fn)(void *binding));
 /* The binding given by loams_ctx_set_embed, or NULL. */
 void *loams_ctx_embed(const loams_ctx *ctx);
+struct loams_meta;
+
+/* Gives the context the metastore its plugin's host->schema_by_id and
+ * host->schema_latest read (catalog/schema_host.h); not owned: m must
+ * outlive the context's use.  NULL: none (those calls answer
+ * LOAMS_EUNSUPPORTED). */
+void loams_ctx_set_meta(loams_ctx *ctx, struct loams_meta *m);
+/* The metastore given by loams_ctx_set_meta, or NULL. */
+struct loams_meta *loams_ctx_meta(const loams_ctx *ctx);
 /* "[decoder:decoder-json]" */
 const char *loams_ctx_prefix(const loams_ctx *ctx);
 

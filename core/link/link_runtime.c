@@ -250,6 +250,7 @@ static int instances_open(link_run *r)
         instance_open(r, &r->decoder, LOAMS_KIND_DECODER, r->def.decoder, &r->def.decoder_options);
     if (rc == 0) {
         r->dvt = r->decoder.plugin->vtable;
+        loams_ctx_set_meta(r->decoder.ctx, r->env->meta); /* the schema registry */
         loams_ctx *prev = loams_ctx_set_current(r->decoder.ctx);
         rc = r->dvt->open(r->decoder.ctx, &r->decoder.state);
         loams_ctx_set_current(prev);

@@ -2,6 +2,7 @@
  * link_ddl.c - owns what the link statements do (see link_ddl.h).
  */
 #include "sql/link_ddl.h"
+#include "catalog/schema_catalog.h"
 #include "catalog/table_catalog.h"
 
 #include <errno.h>
@@ -492,6 +493,30 @@ static int read_decoder_options(const loams_ddl_script *script, const loams_ddl_
                               errlen);
 }
 
+/* FORMAT x (subject = 'ns.s'): the subject must be in the schema registry,
+ * so that a link never starts without its reader schema. */
+static int check_subject(const loams_link_ddl_env *env, const loams_ddl_script *script,
+                         const loams_ddl_link *l, char *err, size_t errlen)
+{
+    const loams_ddl_option *o = loams_ddl_option_find(&l->format.options, "subject");
+    if (o == NULL) {
+        return 0;
+    }
+    loams_objname name;
+    char msg[256];
+    if (loams_objname_parse(o->text, &name, msg, sizeof msg) != 0) {
+        return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "subject: %s", msg);
+    }
+    loams_schema_subject s;
+    loams_meta_err merr = {{0}};
+    int rc = loams_schema_subject_get(env->meta, &name, &s, &merr);
+    loams_schema_subject_clear(&s);
+    if (rc != 0) {
+        return error_at(script, o->value_pos, rc, err, errlen, "%s", merr.msg);
+    }
+    return 0;
+}
+
 /* Reads the target's pointer into *ptr (initialised) and checks that the
  * target keeps its kind: a link INTO <kind> cannot write a target whose
  * commits are of another kind (its plugin could not read them). */
@@ -787,7 +812,8 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
     snprintf(clause, sizeof clause, "FORMAT %s", format);
     if ((rc = resolve_plugin(env, script, format_pos, LOAMS_KIND_DECODER, format, clause, &decoder,
                              err, errlen)) != 0 ||
-        (rc = read_decoder_options(script, l, clause, decoder, format_pos, &d, err, errlen)) != 0) {
+        (rc = read_decoder_options(script, l, clause, decoder, format_pos, &d, err, errlen)) != 0 ||
+        (rc = check_subject(env, script, l, err, errlen)) != 0) {
         goto out;
     }
     /* INTO <kind> ns.t [USING <plugin>] */

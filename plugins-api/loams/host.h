@@ -323,6 +323,27 @@ typedef struct loams_host_api {
      * LOAMS_EUNSUPPORTED (as embed_check). */
     int (*embed_texts)(loams_ctx *ctx, const char *provider, const loams_value *texts, size_t n,
                        loams_value *vectors, int *status, const char **errors);
+
+    /* ---- added in 1.5: the schema registry ---- */
+
+    /* The schema with global id `id` (the id of the Confluent wire format:
+     * magic byte 0, then 4 bytes big-endian): its format ("AVRO",
+     * "PROTOBUF" or "JSON") into format[0..format_size) (NUL-terminated)
+     * and its text into `text` (a buffer from buf_create, emptied first).
+     * Errors, with the message set on ctx: LOAMS_ENOTFOUND (no schema has
+     * that id), LOAMS_EUNSUPPORTED (ctx belongs to no link: no registry
+     * is reachable), -ENOMEM, -EIO. */
+    int (*schema_by_id)(loams_ctx *ctx, uint32_t id, char *format, size_t format_size,
+                        loams_buf *text);
+    /* The newest version of schema subject `subject` ("ns.name", or
+     * "name" in namespace default): its id to *id and version to
+     * *version (either may be NULL), and, when text is not NULL, its
+     * format and text as schema_by_id gives them (text NULL: a cheap
+     * question, e.g. once per batch, whether a new version came).
+     * Errors as schema_by_id; LOAMS_ENOTFOUND for a subject that does not
+     * exist or has no version, LOAMS_EINPUT for a malformed name. */
+    int (*schema_latest)(loams_ctx *ctx, const char *subject, uint32_t *id, uint32_t *version,
+                         char *format, size_t format_size, loams_buf *text);
 } loams_host_api;
 
 #ifdef __cplusplus

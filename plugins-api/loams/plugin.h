@@ -50,8 +50,9 @@ extern "C" {
 /* 1.1: buf_create, buf_free, buf_reset;
  * 1.2: store_uri, batch_column_wanted, transform input_columns;
  * 1.3: batch_column_cells;
- * 1.4: embed_check, embed_texts, embed last_tokens */
-#define LOAMS_ABI_MINOR 4
+ * 1.4: embed_check, embed_texts, embed last_tokens;
+ * 1.5: schema_by_id, schema_latest (the schema registry) */
+#define LOAMS_ABI_MINOR 5
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"
