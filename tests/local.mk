@@ -145,6 +145,15 @@ tests_fuzz_fuzz_decoder_csv_SOURCES = tests/fuzz/fuzz-decoder-csv.c \
 tests_fuzz_fuzz_decoder_csv_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_decoder_csv_LDADD = $(LOAMS_FUZZ_LDADD)
 
+# decoder-avro's binary reader and the kit's Avro schemas; avro-c's reader
+# is the reference.
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-decoder-avro
+tests_fuzz_fuzz_decoder_avro_SOURCES = tests/fuzz/fuzz-decoder-avro.c \
+	plugins/decoder-avro/avro_program.c plugins/decoder-avro/avro_program.h \
+	plugins/kit/avro_schema.c
+tests_fuzz_fuzz_decoder_avro_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS) $(AVRO_CFLAGS)
+tests_fuzz_fuzz_decoder_avro_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS) $(AVRO_LIBS) -lm
+
 # Readers of stored and requested bytes (docs/ARCHITECTURE.md, "Fuzzers"):
 # sizes and durations, the stored stream record, the node config file.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
@@ -357,6 +366,13 @@ tests_bench_bench_decoder_json_SOURCES = tests/bench/bench-decoder-json.c \
 	plugins/decoder-json/decoder_json.c tests/bench/ticket_gen.c tests/bench/ticket_gen.h
 tests_bench_bench_decoder_json_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_bench_bench_decoder_json_LDADD = core/libloams-core.la $(CJSON_LIBS)
+noinst_PROGRAMS += tests/bench/bench-decoder-avro
+tests_bench_bench_decoder_avro_SOURCES = tests/bench/bench-decoder-avro.c \
+	tests/bench/bench_json_entry.c plugins/decoder-avro/decoder_avro.c \
+	plugins/decoder-avro/avro_program.c plugins/decoder-avro/avro_program.h \
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_decoder_avro_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(AVRO_CFLAGS)
+tests_bench_bench_decoder_avro_LDADD = core/libloams-core.la $(CJSON_LIBS) $(AVRO_LIBS) -lm
 noinst_PROGRAMS += tests/bench/bench-decoder-csv
 tests_bench_bench_decoder_csv_SOURCES = tests/bench/bench-decoder-csv.c \
 	tests/bench/bench_json_entry.c plugins/decoder-csv/decoder_csv.c \

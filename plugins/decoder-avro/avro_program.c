@@ -29,6 +29,8 @@ typedef struct field_step {
     const loams_kit_avro_node *wtype; /* the writer field's type */
     long col;                         /* the reader field's index */
     const char *name;
+    const char *key; /* "\"name\":" for JSON output, and its length */
+    size_t key_len;
 } field_step;
 
 typedef struct default_cell {
@@ -243,6 +245,23 @@ static char *join_path(avro_program *p, const char *path, const char *name, cons
     return pstrdup(p, buf);
 }
 
+/* "\"name\":" (field names are [A-Za-z0-9_]: nothing to escape). */
+static const char *json_key(avro_program *p, const char *name, size_t *len)
+{
+    size_t n = strlen(name);
+    char *k = palloc(p, n + 4);
+    if (k == NULL) {
+        return NULL;
+    }
+    k[0] = '"';
+    memcpy(k + 1, name, n);
+    k[n + 1] = '"';
+    k[n + 2] = ':';
+    k[n + 3] = '\0';
+    *len = n + 3;
+    return k;
+}
+
 static step *compile_record(avro_program *p, step *s, const loams_kit_avro_node *w,
                             const loams_kit_avro_node *r, loams_kit_err *e, int *rc)
 {
@@ -269,6 +288,10 @@ static step *compile_record(avro_program *p, step *s, const loams_kit_avro_node 
         }
         fs->col = (long)(rf - r->fields);
         seen[fs->col] = 1;
+        if ((fs->key = json_key(p, rf->name, &fs->key_len)) == NULL) {
+            *rc = -ENOMEM;
+            return NULL;
+        }
         char *path = join_path(p, s->path, rf->name, "");
         if (path == NULL) {
             *rc = -ENOMEM;
@@ -590,6 +613,22 @@ static int putf(avro_scratch *s, const char *fmt, ...)
     return n < 0 ? -ENOMEM : put(s, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* The decimal text of v (printf is slow for the common case). */
+static int put_int(avro_scratch *s, int64_t v)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0) {
+        tmp[--i] = '-';
+    }
+    return put(s, tmp + i, sizeof tmp - i);
+}
+
 /* A JSON string of text (UTF-8, checked by the caller) or of bytes as
  * code points 0-255. */
 static int put_json_string(avro_scratch *s, const uint8_t *p, size_t n, int bytes)
@@ -599,7 +638,28 @@ static int put_json_string(avro_scratch *s, const uint8_t *p, size_t n, int byte
     }
     char *o = s->buf + s->len;
     *o++ = '"';
-    for (size_t i = 0; i < n; i++) {
+    size_t plain = 0; /* the run that needs no escape, copied at once */
+    if (!bytes) {
+        /* 8 bytes at a time: stop at a word holding '"', '\\' or a byte
+         * below 0x20 (the zero-byte test; bytes >= 0x80 never match) */
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        while (plain + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + plain, 8);
+            uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+            if ((((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20)) & ~w & highs) {
+                break;
+            }
+            plain += 8;
+        }
+    }
+    while (plain < n && p[plain] >= 0x20 && p[plain] != '"' && p[plain] != '\\' &&
+           (!bytes || p[plain] < 0x7f)) {
+        plain++;
+    }
+    memcpy(o, p, plain);
+    o += plain;
+    for (size_t i = plain; i < n; i++) {
         uint8_t c = p[i];
         if (c == '"' || c == '\\') {
             *o++ = '\\';
@@ -839,7 +899,7 @@ static int to_json(cursor *c, const step *s)
         if (s->wkind == LOAMS_KIT_AVRO_INT && (v < INT32_MIN || v > INT32_MAX)) {
             return bad(c, at, "field '%s': %lld does not fit an int", where(s), (long long)v);
         }
-        return putf(o, "%lld", (long long)v);
+        return put_int(o, v);
     case LOAMS_KIT_AVRO_FLOAT:
     case LOAMS_KIT_AVRO_DOUBLE: {
         double d;
@@ -924,10 +984,7 @@ static int to_json(cursor *c, const step *s)
                 rc = skip(c, f->wtype, s);
                 continue;
             }
-            const char *name = s->rnode->fields[f->col].name;
-            if ((rc = put(o, first ? "" : ",", first ? 0 : 1)) != 0 ||
-                (rc = put_json_string(o, (const uint8_t *)name, strlen(name), 0)) != 0 ||
-                (rc = put(o, ":", 1)) != 0) {
+            if ((!first && (rc = put(o, ",", 1)) != 0) || (rc = put(o, f->key, f->key_len)) != 0) {
                 return rc;
             }
             first = 0;

@@ -6,18 +6,25 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "abi/batch.h"
-#include "abi/host_api.h"
+#include <stdio.h>
+#include <stdlib.h>
 
-START_TEST(test_table_is_abi_1_4_and_every_member_is_set)
+#include "abi/batch.h"
+#include "abi/buf.h"
+#include "abi/host_api.h"
+#include "abi/plugin_ctx.h"
+#include "catalog/schema_catalog.h"
+
+START_TEST(test_table_is_abi_1_5_and_every_member_is_set)
 {
     const loams_host_api *h = loams_host_api_get();
     ck_assert_ptr_nonnull(h);
     ck_assert_ptr_eq(h, loams_host_api_get());
     ck_assert_uint_eq(h->size, sizeof(loams_host_api));
     ck_assert_uint_eq(h->abi_major, 1);
-    ck_assert_uint_eq(h->abi_minor, 4);
+    ck_assert_uint_eq(h->abi_minor, 5);
     ck_assert(LOAMS_HOST_HAS(h, embed_texts));
+    ck_assert(LOAMS_HOST_HAS(h, schema_latest));
     /* Every member after the header is a function pointer. */
     size_t first = offsetof(loams_host_api, log);
     size_t n = (sizeof(loams_host_api) - first) / sizeof(void (*)(void));
@@ -59,12 +66,66 @@ START_TEST(test_batch_calls_through_the_table_reach_the_core)
 }
 END_TEST
 
+/* ABI 1.5: a context given the metastore reads the schema registry; one
+ * without answers LOAMS_EUNSUPPORTED with a message. */
+START_TEST(test_schema_calls_read_the_registry_of_the_context)
+{
+    const loams_host_api *h = loams_host_api_get();
+    char dir[] = "/tmp/loams-test-host-schema-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    loams_meta_options o = {.no_sync = 1};
+    loams_meta *m;
+    ck_assert_int_eq(loams_meta_open(dir, &o, &m, NULL), 0);
+    loams_objname n;
+    loams_objname_parse("t.users", &n, NULL, 0);
+    loams_schema_registered r;
+    char why[256];
+    ck_assert_int_eq(loams_schema_register(m, &n, LOAMS_SCHEMA_CREATE, LOAMS_SCHEMA_AVRO,
+                                           LOAMS_COMPAT_BACKWARD, "\"long\"", 6, &r, why,
+                                           sizeof why, NULL),
+                     0);
+    static const loams_plugin_descriptor desc = {
+        LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_DECODER, "decoder-t", "1", "t", NULL, NULL};
+    loams_ctx *ctx;
+    char err[256];
+    ck_assert_int_eq(loams_ctx_create(&desc, NULL, 0, &ctx, err, sizeof err), 0);
+    loams_buf *text;
+    ck_assert_int_eq(h->buf_create(&text), 0);
+    char format[16];
+    ck_assert_int_eq(h->schema_by_id(ctx, r.id, format, sizeof format, text), LOAMS_EUNSUPPORTED);
+    loams_ctx_error(ctx, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "the schema registry is not reachable here"));
+    loams_ctx_set_meta(ctx, m);
+    ck_assert_int_eq(h->schema_by_id(ctx, r.id, format, sizeof format, text), 0);
+    ck_assert_str_eq(format, "AVRO");
+    size_t len;
+    const char *data = h->buf_data(text, &len);
+    ck_assert_uint_eq(len, 6);
+    ck_assert(memcmp(data, "\"long\"", 6) == 0);
+    uint32_t id = 0, version = 0;
+    ck_assert_int_eq(h->schema_latest(ctx, "t.users", &id, &version, NULL, 0, NULL), 0);
+    ck_assert_uint_eq(id, r.id);
+    ck_assert_uint_eq(version, 1);
+    ck_assert_int_eq(h->schema_by_id(ctx, 99, format, sizeof format, text), LOAMS_ENOTFOUND);
+    ck_assert_int_eq(h->schema_latest(ctx, "t.nope", &id, NULL, NULL, 0, NULL), LOAMS_ENOTFOUND);
+    loams_ctx_error(ctx, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "schema subject t.nope does not exist"));
+    h->buf_free(text);
+    loams_ctx_free(ctx);
+    loams_meta_close(m);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("host_api");
     TCase *tc = tcase_create("host_api");
-    tcase_add_test(tc, test_table_is_abi_1_4_and_every_member_is_set);
+    tcase_add_test(tc, test_table_is_abi_1_5_and_every_member_is_set);
     tcase_add_test(tc, test_batch_calls_through_the_table_reach_the_core);
+    tcase_add_test(tc, test_schema_calls_read_the_registry_of_the_context);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
