@@ -37,12 +37,13 @@ core_libloams_core_la_SOURCES += \
 	core/meta/commit.c core/meta/commit.h
 
 # stream/: the stream log (catalog, record encoding, embedded LMDB
-# backend) and retention.
+# backend), retention, and a stream's source (the log or a source plugin).
 core_libloams_core_la_SOURCES += \
 	core/stream/record.h \
 	core/stream/streamlog.c core/stream/streamlog.h \
 	core/stream/streamlog_backend.h core/stream/streamlog_record.c \
 	core/stream/streamlog_lmdb.c \
+	core/stream/source.c core/stream/source.h \
 	core/stream/retention.c core/stream/retention.h \
 	core/stream/retention_source.c core/stream/retention_source.h \
 	core/stream/stream_json.c core/stream/stream_json.h \

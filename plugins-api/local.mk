@@ -8,4 +8,5 @@ loamsinclude_HEADERS = \
 	plugins-api/loams/transform.h \
 	plugins-api/loams/target.h \
 	plugins-api/loams/embed.h \
-	plugins-api/loams/store.h
+	plugins-api/loams/store.h \
+	plugins-api/loams/source.h

@@ -257,8 +257,11 @@ tests_bench_bench_metastore_LDADD = core/libloams-core.la $(LMDB_LIBS)
 TESTS += tests/bench/bench-metastore-smoke.sh
 EXTRA_DIST += tests/bench/bench-metastore-smoke.sh
 
-check_PROGRAMS += tests/unit/test_streamlog tests/unit/test_retention
-TESTS += tests/unit/test_streamlog tests/unit/test_retention
+check_PROGRAMS += tests/unit/test_streamlog tests/unit/test_retention tests/unit/test_source
+TESTS += tests/unit/test_streamlog tests/unit/test_retention tests/unit/test_source
+tests_unit_test_source_SOURCES = tests/unit/test_source.c
+tests_unit_test_source_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_source_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_streamlog_SOURCES = tests/unit/test_streamlog.c
 tests_unit_test_streamlog_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_streamlog_LDADD = $(LOAMS_UNIT_LDADD)

@@ -63,6 +63,7 @@ const char *loams_kind_name(uint32_t kind)
     case LOAMS_KIND_TARGET: return "target";
     case LOAMS_KIND_EMBED: return "embed";
     case LOAMS_KIND_STORE: return "store";
+    case LOAMS_KIND_SOURCE: return "source";
     default: return "unknown";
     }
 }

@@ -115,6 +115,14 @@ static const kind_info kinds[] = {
       VF(loams_store_vtable, writer_open), VF(loams_store_vtable, writer_write),
       VF(loams_store_vtable, writer_commit), VF(loams_store_vtable, writer_abort),
       VF(loams_store_vtable, close)}},
+    {LOAMS_KIND_SOURCE,
+     "source",
+     "loams_source_vtable",
+     END_OF(loams_source_vtable, close),
+     "open, partitions, marks, read and close (release and committed may be NULL)",
+     {VF(loams_source_vtable, open), VF(loams_source_vtable, partitions),
+      VF(loams_source_vtable, marks), VF(loams_source_vtable, read),
+      VF(loams_source_vtable, close)}},
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])
@@ -356,7 +364,7 @@ int loams__registry_check_descriptor(const loams_plugin_descriptor *d, char *wha
         snprintf(w, sizeof w, "unknown plugin kind %u", d->kind);
         return fail(what, what_len, detail, detail_len, w,
                     "Host ABI %u.%u knows kinds 1 to %zu (decoder, transform, target, embed, "
-                    "store). Set kind to a LOAMS_KIND_* value of <loams/plugin.h>.",
+                    "store, source). Set kind to a LOAMS_KIND_* value of <loams/plugin.h>.",
                     hmaj, hmin, NKINDS);
     }
     if (d->name == NULL || d->name[0] == '\0') {

@@ -30,6 +30,7 @@
 #include "link/link_gaps.h"
 #include "link/run_report.h"
 #include "stream/record.h"
+#include "stream/source.h"
 #include "run/scheduler.h"
 
 #define COMP "link"
@@ -50,12 +51,16 @@ typedef struct instance {
     void *state;
 } instance;
 
-/* Where one partition's records sit in the current input batch. */
+/* Where one partition's records sit in the current input batch.  Offsets
+ * need not be dense (a Kafka partition read_committed has holes): dense
+ * says whether they are, next_offset is where the partition goes on. */
 typedef struct part_span {
     int32_t partition;
     size_t first_row;
     int64_t first_offset;
+    int64_t next_offset;
     size_t count;
+    int dense;
 } part_span;
 
 typedef struct link_run {
@@ -64,7 +69,8 @@ typedef struct link_run {
     const char *key;
     uint64_t epoch;
     loams_link_def def;
-    loams_stream *stream;
+    loams_source *source;    /* the stream's: the node's log or a source plugin */
+    int external;            /* the source is a plugin: offsets may have holes */
     loams_dead_letters *dlq; /* on_error = dead_letter only */
     unsigned partitions;
     int key_text; /* the stream's key_type is string: keys are STRING cells */
@@ -81,12 +87,12 @@ typedef struct link_run {
     loams_offsets *next;       /* next offset to read per partition (committed + staged) */
     loams_batch *in;
     loams_batch *out;
-    loams_stream_slice slice;
     loams_buf *headers; /* header JSON of the chunk's records */
     part_span *spans;
 
     uint64_t staged_bytes;
     uint64_t staged_records;
+    int advanced; /* a partition moved past offsets without records (markers) */
     int64_t first_staged_ms;
     uint64_t d_applied, d_skipped, d_dead;
     loams_link_gaps gaps; /* records retention deleted before they were applied */
@@ -155,6 +161,16 @@ static int run_cancel_poll(void *ud)
     return r->stop_seen;
 }
 
+/* Ties a plugin context to the run: its task, cancellation and memory. */
+static void ctx_wire(loams_ctx *ctx, void *ud)
+{
+    link_run *r = ud;
+    loams_ctx_set_task(ctx, r->key, r->epoch);
+    loams_ctx_set_cancel_flag(ctx, &r->cancel_flag);
+    loams_ctx_set_account(ctx, loams_task_memory(r->task));
+    loams_ctx_set_cancel_poll(ctx, run_cancel_poll, r);
+}
+
 static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, const char *name,
                          const loams_link_options *opts)
 {
@@ -171,10 +187,7 @@ static int instance_open(link_run *r, instance *in, loams_plugin_kind kind, cons
         loams_task_set_error(r->task, "link %s.%s: %s", r->def.name.ns, r->def.name.name, err);
         return rc;
     }
-    loams_ctx_set_task(in->ctx, r->key, r->epoch);
-    loams_ctx_set_cancel_flag(in->ctx, &r->cancel_flag);
-    loams_ctx_set_account(in->ctx, loams_task_memory(r->task));
-    loams_ctx_set_cancel_poll(in->ctx, run_cancel_poll, r);
+    ctx_wire(in->ctx, r);
     return 0;
 }
 
@@ -325,12 +338,47 @@ static const part_span *span_of(const link_run *r, int32_t partition)
     return NULL;
 }
 
-/* Appends stream headers as one JSON object to r->headers; *off and *len say
- * where it is (len 0: no headers). */
-static int headers_to_json(link_run *r, const loams_stream_record *rec, size_t *off, size_t *len)
+/* The input row of the record at (partition, offset) of the chunk into
+ * *row; 0 when the chunk has no such record.  Dense offsets give it by
+ * subtraction, others by a search of the rows' origins. */
+static int span_row(const link_run *r, int32_t partition, int64_t offset, size_t *row)
+{
+    const part_span *sp = span_of(r, partition);
+    if (sp == NULL || offset < sp->first_offset) {
+        return 0;
+    }
+    if (sp->dense) {
+        if (offset >= sp->first_offset + (int64_t)sp->count) {
+            return 0;
+        }
+        *row = sp->first_row + (size_t)(offset - sp->first_offset);
+        return 1;
+    }
+    size_t lo = 0, hi = sp->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int32_t pm;
+        int64_t om;
+        loams_batch_row_origin(r->in, sp->first_row + mid, &pm, &om);
+        if (om == offset) {
+            *row = sp->first_row + mid;
+            return 1;
+        }
+        if (om < offset) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return 0;
+}
+
+/* Appends a record's headers as one JSON object to r->headers; *off and
+ * *len say where it is (len 0: no headers). */
+static int headers_to_json(link_run *r, const loams_source_record *rec, size_t *off, size_t *len)
 {
     *off = loams_buf_len(r->headers);
-    int rc = loams_stream_headers_json(rec->headers, rec->headers_len, r->headers);
+    int rc = loams_source_headers_json(rec->headers, rec->nheaders, r->headers);
     *len = loams_buf_len(r->headers) - *off;
     return rc;
 }
@@ -363,25 +411,49 @@ static void gap_found(link_run *r, int32_t p, int64_t from, int64_t first)
  * everything there, the link moves to the partition's first offset. */
 static int gap_in_empty_partition(link_run *r, int32_t p, int64_t from)
 {
-    loams_stream_partition_info info;
-    loams_stream_err serr;
-    int rc = loams_stream_partition_state(r->stream, p, &info, &serr);
+    loams_source_marks marks;
+    char err[LOAMS_TASK_ERROR_MAX];
+    int rc = loams_source_get_marks(r->source, p, &marks, err, sizeof err);
     if (rc != 0) {
         loams_task_set_error(r->task, "reading %s.%s partition %" PRId32 ": %s", r->def.stream.ns,
-                             r->def.stream.name, p, serr.msg);
+                             r->def.stream.name, p, err);
         return rc;
     }
-    if (info.low_offset <= from) {
+    if (marks.low <= from) {
         return 0;
     }
-    gap_found(r, p, from, info.low_offset);
-    return loams_offsets_set(r->next, p, info.low_offset);
+    gap_found(r, p, from, marks.low);
+    return loams_offsets_set(r->next, p, marks.low);
+}
+
+/* The first record read from partition p is past `from`.  The node's log
+ * has dense offsets: retention deleted the ones between.  A plugin's
+ * offsets may have holes (aborted transactions, markers): only what lies
+ * below the partition's low mark is lost. */
+static int gap_before_first(link_run *r, int32_t p, int64_t from, int64_t first)
+{
+    if (!r->external) {
+        gap_found(r, p, from, first);
+        return 0;
+    }
+    loams_source_marks marks;
+    char err[LOAMS_TASK_ERROR_MAX];
+    int rc = loams_source_get_marks(r->source, p, &marks, err, sizeof err);
+    if (rc != 0) {
+        loams_task_set_error(r->task, "reading %s.%s partition %" PRId32 ": %s", r->def.stream.ns,
+                             r->def.stream.name, p, err);
+        return rc;
+    }
+    if (marks.low > from) {
+        gap_found(r, p, from, marks.low < first ? marks.low : first);
+    }
+    return 0;
 }
 
 /* Nothing waits for a commit: no record and no gap. */
 static int nothing_staged(const link_run *r)
 {
-    return r->staged_records == 0 && r->gaps.lost == 0;
+    return r->staged_records == 0 && r->gaps.lost == 0 && !r->advanced;
 }
 
 /* Reads up to a chunk of records from every partition into r->in.
@@ -395,6 +467,7 @@ static long read_chunk(link_run *r)
     loams_record *recs = NULL;
     size_t *hoff = NULL;
     long rc = 0;
+    char err[LOAMS_TASK_ERROR_MAX];
     for (unsigned p = 0; p < r->partitions; p++) {
         part_span *sp = &r->spans[p];
         sp->partition = (int32_t)p;
@@ -405,27 +478,39 @@ static long read_chunk(link_run *r)
         }
         int64_t from = 0;
         loams_offsets_get(r->next, (int32_t)p, &from);
-        loams_stream_err serr;
-        int st = loams_stream_read(r->stream, (int32_t)p, from, CHUNK_RECORDS - total, cap - bytes,
-                                   &r->slice, &serr);
+        loams_source_chunk ch;
+        int st = loams_source_read(r->source, (int32_t)p, from, INT64_MAX, CHUNK_RECORDS - total,
+                                   cap - bytes, &ch, err, sizeof err);
         if (st != 0) {
             loams_task_set_error(r->task, "reading %s.%s partition %u: %s", r->def.stream.ns,
-                                 r->def.stream.name, p, serr.msg);
+                                 r->def.stream.name, p, err);
             rc = st;
             goto out;
         }
-        if (r->slice.count == 0) {
+        if (ch.count == 0) {
+            if (ch.next_offset > from) {
+                /* past offsets that hold no record (transaction markers) */
+                r->advanced = 1;
+                if (r->first_staged_ms == 0) {
+                    r->first_staged_ms = now_ms();
+                }
+                if ((rc = loams_offsets_set(r->next, (int32_t)p, ch.next_offset)) != 0) {
+                    goto out;
+                }
+                continue;
+            }
             /* retention may have emptied the partition past `from` */
             if ((rc = gap_in_empty_partition(r, (int32_t)p, from)) != 0) {
                 goto out;
             }
             continue;
         }
-        if (r->slice.records[0].offset > from) {
-            gap_found(r, (int32_t)p, from, r->slice.records[0].offset);
+        if (ch.records[0].offset > from &&
+            (rc = gap_before_first(r, (int32_t)p, from, ch.records[0].offset)) != 0) {
+            goto out;
         }
-        loams_record *grown = realloc(recs, r->slice.count * sizeof *recs);
-        size_t *hgrown = realloc(hoff, r->slice.count * sizeof *hoff);
+        loams_record *grown = realloc(recs, ch.count * sizeof *recs);
+        size_t *hgrown = realloc(hoff, ch.count * sizeof *hoff);
         if (grown != NULL) {
             recs = grown;
         }
@@ -436,10 +521,11 @@ static long read_chunk(link_run *r)
             rc = -ENOMEM;
             goto out;
         }
-        for (size_t i = 0; i < r->slice.count; i++) {
-            const loams_stream_record *sr = &r->slice.records[i];
-            size_t hlen;
-            if ((rc = headers_to_json(r, sr, &hoff[i], &hlen)) != 0) {
+        for (size_t i = 0; i < ch.count; i++) {
+            const loams_source_record *sr = &ch.records[i];
+            size_t hlen = 0;
+            hoff[i] = 0;
+            if (sr->nheaders > 0 && (rc = headers_to_json(r, sr, &hoff[i], &hlen)) != 0) {
                 goto out;
             }
             recs[i] = (loams_record){.key = sr->key,
@@ -454,7 +540,7 @@ static long read_chunk(link_run *r)
         }
         size_t blen;
         const char *hbase = loams_buf_data(r->headers, &blen);
-        for (size_t i = 0; i < r->slice.count; i++) {
+        for (size_t i = 0; i < ch.count; i++) {
             if (recs[i].headers_len > 0) {
                 recs[i].headers = hbase + hoff[i];
             }
@@ -462,7 +548,7 @@ static long read_chunk(link_run *r)
         /* The batch copies the headers' JSON: reset only after it has (a
          * reset writes a NUL at the start of the buffer). */
         size_t first_row = loams_batch_rows(r->in);
-        rc = loams_batch_append_records(r->in, recs, r->slice.count);
+        rc = loams_batch_append_records(r->in, recs, ch.count);
         loams_buf_reset(r->headers);
         if (rc != 0) {
             goto out;
@@ -477,16 +563,18 @@ static long read_chunk(link_run *r)
                 goto out;
             }
         }
-        sp->first_offset = r->slice.records[0].offset;
-        sp->count = r->slice.count;
-        total += r->slice.count;
-        bytes += r->slice.bytes;
-        loams_stream_slice_release(&r->slice);
+        sp->first_offset = ch.records[0].offset;
+        sp->next_offset = ch.next_offset;
+        sp->count = ch.count;
+        sp->dense = ch.records[ch.count - 1].offset - sp->first_offset + 1 == (int64_t)ch.count;
+        total += ch.count;
+        bytes += ch.bytes;
+        loams_source_release(r->source);
     }
     rc = (long)total;
     r->chunk_bytes = bytes;
 out:
-    loams_stream_slice_release(&r->slice);
+    loams_source_release(r->source);
     free(recs);
     free(hoff);
     return rc;
@@ -570,12 +658,10 @@ static void propagate_target_failures(link_run *r)
         if (loams_batch_row_origin(r->out, row, &partition, &offset) != 0 || partition < 0) {
             continue;
         }
-        const part_span *sp = span_of(r, partition);
-        if (sp == NULL || offset < sp->first_offset ||
-            offset >= sp->first_offset + (int64_t)sp->count) {
+        size_t in_row;
+        if (!span_row(r, partition, offset, &in_row)) {
             continue;
         }
-        size_t in_row = sp->first_row + (size_t)(offset - sp->first_offset);
         /* The output message already names partition and offset. */
         const char *text = strstr(msg, ": ");
         loams_batch_row_fail(r->in, in_row, status, "%s", text != NULL ? text + 2 : msg);
@@ -588,6 +674,7 @@ static void propagate_target_failures(link_run *r)
 static int resumed(link_run *r)
 {
     r->staged_bytes = r->staged_records = 0;
+    r->advanced = 0;
     memset(&r->cur, 0, sizeof r->cur);
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
@@ -686,6 +773,10 @@ static int commit(link_run *r)
     loams_link_stats_add(&r->total, &r->cur);
     memset(&r->cur, 0, sizeof r->cur);
     r->staged_bytes = r->staged_records = 0;
+    r->advanced = 0;
+    if (loams_source_committed(r->source, r->next, err, sizeof err) != 0) {
+        run_log(r, LOAMS_LOG_WARN, "source: reporting the committed offsets: %s", err);
+    }
     r->first_staged_ms = 0;
     r->d_applied = r->d_skipped = r->d_dead = 0;
     loams_link_gaps_reset(&r->gaps);
@@ -811,8 +902,7 @@ static int write_chunk(link_run *r, size_t nrecords)
     for (unsigned p = 0; p < r->partitions; p++) {
         const part_span *sp = &r->spans[p];
         if (sp->count > 0) {
-            int64_t upto = sp->first_offset + (int64_t)sp->count;
-            if ((rc = loams_offsets_set(r->next, sp->partition, upto)) != 0) {
+            if ((rc = loams_offsets_set(r->next, sp->partition, sp->next_offset)) != 0) {
                 return rc;
             }
         }
@@ -978,15 +1068,27 @@ static int run_loop(link_run *r)
 
 static int run_setup(link_run *r)
 {
-    loams_stream_err serr;
-    int rc = loams_stream_open(r->env->log, &r->def.stream, &r->stream, &serr);
+    char link[2 * LOAMS_IDENT_MAX + 2];
+    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
+    char serr[LOAMS_TASK_ERROR_MAX];
+    loams_source_reader reader = {.link = link,
+                                  .task = r->key,
+                                  .epoch = r->epoch,
+                                  .first_partition = -1,
+                                  .last_partition = -1,
+                                  .ctx_setup = ctx_wire,
+                                  .ud = r};
+    int rc = loams_source_open(r->env->log, r->env->registry, &r->def.stream, &reader, &r->source,
+                               serr, sizeof serr);
     if (rc != 0) {
         loams_task_set_error(r->task, "link %s.%s: source stream: %s", r->def.name.ns,
-                             r->def.name.name, serr.msg);
+                             r->def.name.name, serr);
         return rc;
     }
-    r->partitions = loams_stream_definition(r->stream)->partitions;
-    r->key_text = loams_stream_definition(r->stream)->key_type == LOAMS_STREAM_KEY_STRING;
+    const loams_stream_def *sdef = loams_source_definition(r->source);
+    r->external = sdef->source[0] != '\0';
+    r->partitions = sdef->partitions;
+    r->key_text = sdef->key_type == LOAMS_STREAM_KEY_STRING;
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
         char err[LOAMS_TASK_ERROR_MAX];
         rc = loams_dead_letter_open(r->env->meta, r->env->log, &r->def.name,
@@ -1010,12 +1112,9 @@ static int run_setup(link_run *r)
     }
     loams_batch_set_account(r->in, loams_task_memory(r->task));
     loams_batch_set_account(r->out, loams_task_memory(r->task));
-    loams_stream_slice_init(&r->slice);
     if ((rc = instances_open(r)) != 0) {
         return rc;
     }
-    char link[2 * LOAMS_IDENT_MAX + 2];
-    snprintf(link, sizeof link, "%s.%s", r->def.name.ns, r->def.name.name);
     loams_commit_cycle_spec spec = {.meta = r->env->meta,
                                     .task_key = r->key,
                                     .epoch = r->epoch,
@@ -1039,7 +1138,6 @@ static void run_teardown(link_run *r)
 {
     loams_commit_cycle_free(r->cycle);
     instances_close(r);
-    loams_stream_slice_free(&r->slice);
     loams_batch_free(r->in);
     loams_batch_free(r->out);
     loams_buf_free(r->headers);
@@ -1047,7 +1145,7 @@ static void run_teardown(link_run *r)
     loams_link_gaps_free(&r->gaps);
     free(r->spans);
     loams_dead_letter_free(r->dlq);
-    loams_stream_close(r->stream);
+    loams_source_close(r->source);
 }
 
 int loams_link_run(loams_link_env *env, loams_task *t)

@@ -54,6 +54,8 @@
 /* Limits. */
 #define LOAMS_STREAM_MAX_PARTITIONS 1024
 #define LOAMS_STREAM_MAX_RECORD_BYTES (64u << 20) /* key + value + headers */
+#define LOAMS_STREAM_SOURCE_MAX 72                /* a plugin name and its NUL */
+#define LOAMS_STREAM_SOURCE_OPTIONS_MAX 4096      /* the options' JSON and its NUL */
 
 typedef struct loams_streamlog loams_streamlog;
 typedef struct loams_stream loams_stream;
@@ -152,6 +154,12 @@ typedef struct loams_stream_def {
      * > 0 ms; 0 = the node's retention_max_hold; -1 = no hold. */
     int64_t retention_max_hold_ms;
     int key_type; /* a loams_stream_key_type */
+    /* The stream's source (CREATE STREAM ... USING, stream/source.h): ""
+     * for the node's own log; else the source plugin's name
+     * ("source-kafka"), the stream holds no records here, and
+     * source_options is its WITH list as one JSON object of strings. */
+    char source[LOAMS_STREAM_SOURCE_MAX];
+    char source_options[LOAMS_STREAM_SOURCE_OPTIONS_MAX];
 } loams_stream_def;
 
 /* def->retention_max_hold_ms as JSON in buf: null (the node's), 0 (no

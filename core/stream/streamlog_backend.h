@@ -90,4 +90,9 @@ void loams__record_encode(const loams_stream_record_in *rec, int64_t ts_us, uint
 /* Decodes src[0..len) into out (views into src); LOAMS_ECORRUPT when damaged. */
 int loams__record_decode(const uint8_t *src, size_t len, loams_stream_record *out);
 
+/* A NUL-terminated malloc'd copy of p[0..n) that is well-formed UTF-8 (a
+ * byte that starts no UTF-8 sequence, and NUL, become U+FFFD: see
+ * loams_stream_headers_json); NULL when out of memory. */
+char *loams__stream_header_text(const char *p, size_t n);
+
 #endif

@@ -213,9 +213,7 @@ int loams_stream_headers_next(const void *headers, size_t len, size_t *pos,
     return 1;
 }
 
-/* A NUL-terminated copy of p[0..n) that is well-formed UTF-8 (see
- * loams_stream_headers_json); NULL when out of memory. */
-static char *header_text(const char *p, size_t n)
+char *loams__stream_header_text(const char *p, size_t n)
 {
     static const char replacement[] = "\xef\xbf\xbd";
     char *out = n < SIZE_MAX / 3 ? malloc(3 * n + 1) : NULL;
@@ -253,8 +251,8 @@ int loams_stream_headers_json(const void *headers, size_t len, loams_buf *out)
     loams_stream_header h;
     int rc = obj == NULL ? -ENOMEM : 0;
     while (rc == 0 && loams_stream_headers_next(headers, len, &pos, &h) == 1) {
-        char *name = header_text(h.name, h.name_len);
-        char *value = name != NULL ? header_text(h.value, h.value_len) : NULL;
+        char *name = loams__stream_header_text(h.name, h.name_len);
+        char *value = name != NULL ? loams__stream_header_text(h.value, h.value_len) : NULL;
         if (value == NULL || cJSON_AddStringToObject(obj, name, value) == NULL) {
             rc = -ENOMEM;
         }

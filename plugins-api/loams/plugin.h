@@ -38,6 +38,7 @@
 
 #include <loams/decoder.h>
 #include <loams/embed.h>
+#include <loams/source.h>
 #include <loams/store.h>
 #include <loams/target.h>
 #include <loams/transform.h>
@@ -51,7 +52,8 @@ extern "C" {
  * 1.2: store_uri, batch_column_wanted, transform input_columns;
  * 1.3: batch_column_cells;
  * 1.4: embed_check, embed_texts, embed last_tokens;
- * 1.5: schema_by_id, schema_latest (the schema registry) */
+ * 1.5: schema_by_id, schema_latest (the schema registry), the source kind
+ *      (loams/source.h) */
 #define LOAMS_ABI_MINOR 5
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
@@ -69,7 +71,8 @@ typedef enum loams_plugin_kind {
     LOAMS_KIND_TRANSFORM = 2, /* batch -> batch (loams/transform.h) */
     LOAMS_KIND_TARGET = 3,    /* batches -> files + commits (loams/target.h) */
     LOAMS_KIND_EMBED = 4,     /* texts -> vectors (loams/embed.h) */
-    LOAMS_KIND_STORE = 5      /* object store driver (loams/store.h) */
+    LOAMS_KIND_STORE = 5,     /* object store driver (loams/store.h) */
+    LOAMS_KIND_SOURCE = 6     /* a stream's records (loams/source.h), ABI 1.5 */
 } loams_plugin_kind;
 
 /* Option types, used by the host to validate values at CREATE time. */

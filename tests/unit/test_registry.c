@@ -184,8 +184,8 @@ static const bad_case bad_cases[] = {
      "against loams-plugin " HOST_MAJOR ".x headers.",
      LOAMS_EABI},
     {"bad-kind", "unknown plugin kind 42",
-     "DETAIL: Host ABI " HOST_ABI " knows kinds 1 to 5 (decoder, transform, target, embed, "
-     "store). Set "
+     "DETAIL: Host ABI " HOST_ABI " knows kinds 1 to 6 (decoder, transform, target, embed, "
+     "store, source). Set "
      "kind to a LOAMS_KIND_* value of <loams/plugin.h>.",
      LOAMS_EABI},
     {"bad-no-name", "descriptor has no name",
