@@ -69,7 +69,8 @@ core_libloams_core_la_SOURCES += \
 	core/sql/ddl_exec.c core/sql/ddl_exec.h \
 	core/sql/link_ddl.c core/sql/link_ddl.h \
 	core/sql/embed_ddl.c core/sql/embed_ddl.h \
-	core/sql/schema_ddl.c core/sql/schema_ddl.h
+	core/sql/schema_ddl.c core/sql/schema_ddl.h \
+	core/sql/source_ddl.c core/sql/source_ddl.h
 
 # abi/: the host side of the plugin ABI: the registry, the host API table
 # and the opaque types it hands out (batches, offsets, key lists, buffers,

@@ -12,3 +12,4 @@ include plugins/decoder-csv/local.mk
 include plugins/decoder-avro/local.mk
 include plugins/transform-lua/local.mk
 include plugins/embed-openai/local.mk
+include plugins/source-kafka/local.mk

@@ -17,13 +17,15 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # The product's build dependencies (Debian 12 package names).
 build_pkgs="build-essential autoconf automake libtool libltdl-dev pkg-config
   libcurl4-openssl-dev liblua5.4-dev libcjson-dev liblmdb-dev libssl-dev check
-  libsqlite3-dev libmicrohttpd-dev libavro-dev libzstd-dev libsnappy-dev zlib1g-dev"
+  libsqlite3-dev libmicrohttpd-dev libavro-dev libzstd-dev libsnappy-dev zlib1g-dev
+  librdkafka-dev"
 # What only the tests need: valgrind, clang for libFuzzer, sqlite3 shell
 # (benchmark reference), python3-avro and Node.js/npm (independent readers),
 # curl (the HTTP API tests), python3-prometheus-client (reads /metrics),
-# python3-hnswlib (bench-ann's reference).
+# python3-hnswlib (bench-ann's reference), python3-confluent-kafka (a real
+# Kafka client producing to the mock cluster).
 test_pkgs="valgrind clang clang-format libclang-rt-14-dev sqlite3 python3-avro curl
-  python3-prometheus-client python3-hnswlib"
+  python3-prometheus-client python3-hnswlib python3-confluent-kafka"
 # Node.js and npm come from Debian unless the machine already has them
 # (a Node.js installed outside Debian conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs"

@@ -439,6 +439,9 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 TESTS += tests/integration/link-csv.sh tests/integration/link-avro.sh
 EXTRA_DIST += tests/integration/link-csv.sh tests/integration/link-avro.sh tests/integration/avro-records.py
 EXTRA_DIST += tests/integration/link-crash-soak.sh
+# Links reading a Kafka topic on librdkafka's mock cluster.
+TESTS += tests/integration/kafka-link.sh
+EXTRA_DIST += tests/integration/kafka-link.sh tests/integration/kafka-produce.py
 # GC of the files no commit references, after crashes and maintenance.
 TESTS += tests/integration/gc.sh
 EXTRA_DIST += tests/integration/gc.sh
@@ -520,6 +523,9 @@ tests_bench_bench_http_SOURCES = tests/bench/bench-http.c
 tests_bench_bench_http_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(CJSON_CFLAGS)
 tests_bench_bench_http_LDADD = core/libloams-core.la $(CURL_LIBS) $(CJSON_LIBS) -lpthread
 EXTRA_DIST += tests/bench/bench-http.sh
+# A Kafka-sourced link against the same link on the node's log (by hand):
+# tests/bench/bench-kafka-link.sh BUILD_DIR [RECORDS].
+EXTRA_DIST += tests/bench/bench-kafka-link.sh
 
 # Embeddings against the mock provider: budget use under a tokens/minute
 # limit, requests per distinct texts (docs/BENCHMARKS.md, "Embeddings").
@@ -543,3 +549,9 @@ check_PROGRAMS += tests/unit/test_schema_catalog
 TESTS += tests/unit/test_schema_catalog
 tests_unit_test_schema_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_schema_catalog_LDADD = $(LOAMS_UNIT_LDADD)
+# tests/kafka-mock: librdkafka's mock Kafka cluster as a process that the
+# Kafka tests and the bench produce to (docs/SOURCES.md).
+check_PROGRAMS += tests/kafka-mock/kafka-mock
+tests_kafka_mock_kafka_mock_SOURCES = tests/kafka-mock/kafka-mock.c
+tests_kafka_mock_kafka_mock_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_kafka_mock_kafka_mock_LDADD = $(RDKAFKA_LIBS)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "abi/offsets.h"
+#include "stream/source.h"
 
 static int64_t now_us(void)
 {
@@ -30,41 +31,43 @@ int loams_link_backlog_of(loams_streamlog *log, const loams_link_def *d, const l
                           int want_age, loams_link_backlog *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    loams_stream *s = NULL;
-    loams_stream_err serr;
-    int rc = loams_stream_open(log, &d->stream, &s, &serr);
+    loams_source *s = NULL;
+    char serr[512];
+    int rc = loams_source_open(log, NULL, &d->stream, NULL, &s, serr, sizeof serr);
     if (rc != 0) {
         snprintf(err, errlen, "link %s.%s: its stream %s.%s: %s", d->name.ns, d->name.name,
-                 d->stream.ns, d->stream.name, serr.msg);
+                 d->stream.ns, d->stream.name, serr);
         return rc;
     }
-    unsigned n = loams_stream_definition(s)->partitions;
+    /* the age needs a record's timestamp: a read of the node's log is
+     * cheap, a read of another system is a client's fetch (not done) */
+    int external = loams_source_definition(s)->source[0] != '\0';
+    want_age = want_age && !external;
+    unsigned n = loams_source_definition(s)->partitions;
     out->parts = calloc(n ? n : 1, sizeof *out->parts);
     if (out->parts == NULL) {
-        loams_stream_close(s);
+        loams_source_close(s);
         return -ENOMEM;
     }
-    loams_stream_slice slice;
-    loams_stream_slice_init(&slice);
     for (unsigned i = 0; i < n; i++) {
-        loams_stream_partition_info info;
-        if ((rc = loams_stream_partition_state(s, (int32_t)i, &info, &serr)) != 0) {
+        loams_source_marks info;
+        if ((rc = loams_source_get_marks(s, (int32_t)i, &info, serr, sizeof serr)) != 0) {
             snprintf(err, errlen, "link %s.%s: partition %u of %s.%s: %s", d->name.ns, d->name.name,
-                     i, d->stream.ns, d->stream.name, serr.msg);
+                     i, d->stream.ns, d->stream.name, serr);
             break;
         }
         int64_t applied = 0;
         loams_offsets_get(p->applied, (int32_t)i, &applied);
-        out->parts[i] = (loams_link_backlog_part){(int32_t)i, applied, info.low_offset,
-                                                  info.high_offset, info.bytes};
+        out->parts[i] =
+            (loams_link_backlog_part){(int32_t)i, applied, info.low, info.high, info.bytes};
         out->nparts = i + 1;
-        if (info.high_offset <= applied) {
+        if (info.high <= applied) {
             continue;
         }
-        uint64_t behind = (uint64_t)(info.high_offset - applied);
+        uint64_t behind = (uint64_t)(info.high - applied);
         out->records += behind;
         /* the stored records' average size for those not applied */
-        int64_t stored = info.high_offset - info.low_offset;
+        int64_t stored = info.high - info.low;
         if (stored > 0) {
             uint64_t unapplied_stored = behind < (uint64_t)stored ? behind : (uint64_t)stored;
             out->bytes +=
@@ -75,23 +78,24 @@ int loams_link_backlog_of(loams_streamlog *log, const loams_link_def *d, const l
         }
         /* a record that cannot be read fails the view (a lag of 0 seconds
          * would hide it) */
-        if ((rc = loams_stream_read(s, (int32_t)i, applied, 1, 0, &slice, &serr)) != 0) {
+        loams_source_chunk ch;
+        if ((rc = loams_source_read(s, (int32_t)i, applied, INT64_MAX, 1, 0, &ch, serr,
+                                    sizeof serr)) != 0) {
             snprintf(err, errlen,
                      "link %s.%s: reading its next record (partition %u, offset %" PRId64
                      ") of %s.%s: %s",
-                     d->name.ns, d->name.name, i, applied, d->stream.ns, d->stream.name, serr.msg);
+                     d->name.ns, d->name.name, i, applied, d->stream.ns, d->stream.name, serr);
             break;
         }
-        if (slice.count > 0) {
-            double age = (double)(now_us() - slice.records[0].timestamp_us) / 1e6;
+        if (ch.count > 0) {
+            double age = (double)(now_us() - ch.records[0].timestamp_us) / 1e6;
             if (age > out->age_seconds) {
                 out->age_seconds = age;
             }
         }
-        loams_stream_slice_release(&slice);
+        loams_source_release(s);
     }
-    loams_stream_slice_free(&slice);
-    loams_stream_close(s);
+    loams_source_close(s);
     if (rc != 0) {
         loams_link_backlog_clear(out);
     }

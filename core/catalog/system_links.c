@@ -153,9 +153,15 @@ static int link_row(loams_meta *meta, loams_streamlog *log, const loams_link_def
     loams_link_backlog b;
     char berr[1024];
     rc = loams_link_backlog_of(log, d, &p, 1, &b, berr, sizeof berr);
+    loams_stream_def sd;
+    if (rc != 0 && rc != LOAMS_ENOTFOUND &&
+        loams_stream_describe(log, &d->stream, &sd, NULL) == 0 && sd.source[0] != '\0') {
+        rc = LOAMS_ENOTFOUND; /* another system that does not answer: said, not fatal */
+    }
     if (rc == LOAMS_ENOTFOUND) {
-        /* The stream was dropped under the link: nothing left to apply,
-         * which the row says instead of a lag of 0. */
+        /* The stream was dropped under the link (or is another system's,
+         * which does not answer): nothing known to apply, which the row
+         * says instead of a lag of 0. */
         cJSON_AddNullToObject(row, "lag_records");
         cJSON_AddNullToObject(row, "lag_seconds");
         cJSON_AddNullToObject(row, "unapplied_bytes");

@@ -1,15 +1,19 @@
 /*
  * cmd_links.c - `loams-host links [--json] --data-dir D | --server URL`:
  * prints system.links (system_links.h), from a data dir or from a server
- * (GET /v1/links; the links of the token's namespace).
+ * (GET /v1/links; the links of the token's namespace).  With plugins
+ * (--plugin-dir ...) it also reaches streams of other systems for their
+ * high-water marks (CREATE STREAM ... USING).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "catalog/system_links.h"
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "cli/datadir.h"
 #include "cli/remote.h"
+#include "stream/source.h"
 
 /* Prints the server's rows as the local command does. */
 static int links_remote(const char *server, const char *token, int json)
@@ -45,9 +49,14 @@ int loams_cmd_links(int argc, char **argv)
     const char *dir = NULL, *server = NULL;
     loams_remote_args ra = {0};
     int json = 0;
+    loams_cli_args shared = {0};
     for (int i = 1; i < argc; i++) {
         int taken = loams_remote_take_option(&ra, "links", argc, argv, &i);
+        if (taken == 0) {
+            taken = loams_cli_take_shared(&shared, "links", argc, argv, &i);
+        }
         if (taken < 0) {
+            loams_cli_args_free(&shared);
             return 2;
         }
         if (taken > 0) {
@@ -83,12 +92,25 @@ int loams_cmd_links(int argc, char **argv)
     loams_datadir *dd;
     if (loams_datadir_open(dir, LOAMS_DATADIR_READ_ONLY, &dd, err, sizeof err) != 0) {
         fprintf(stderr, "loams-host links: %s\n", err);
+        loams_cli_args_free(&shared);
         return 1;
     }
+    /* plugins only when asked for: the view of the node's own streams
+     * needs none */
+    loams_registry *reg = NULL;
+    if (shared.n_plugin_dirs > 0 && loams_cli_open_registry(&shared, "links", &reg) != 0) {
+        loams_datadir_close(dd);
+        loams_cli_args_free(&shared);
+        return 1;
+    }
+    loams_source_set_registry(reg);
     int rc = loams_system_links_print(dd->meta, dd->log, stdout, json, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "loams-host links: %s\n", err);
     }
+    loams_source_set_registry(NULL);
+    loams_registry_close(reg);
     loams_datadir_close(dd);
+    loams_cli_args_free(&shared);
     return rc == 0 ? 0 : 1;
 }

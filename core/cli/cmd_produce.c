@@ -375,7 +375,8 @@ int loams_cmd_produce(int argc, char **argv)
     size_t line_cap = 0;
     uint8_t *touched = NULL;
     uint64_t records = 0, bytes = 0, lineno = 0;
-    if (loams_stream_open(dd->log, &name, &s, &se) != 0) {
+    if (loams_stream_open(dd->log, &name, &s, &se) != 0 ||
+        loams_stream_check_appendable(s, &se) != 0) {
         fprintf(stderr, "loams-host produce: %s\n", se.msg);
         goto out;
     }

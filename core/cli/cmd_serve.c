@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stream/source.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/datadir.h"
@@ -233,6 +234,7 @@ static int open_registry(const serve_args *a, const loams_config *cfg, loams_reg
         return status;
     }
     loams_registry_log_rejections(*out);
+    loams_source_set_registry(*out); /* system.links reaches other systems' streams */
     LOAMS_INFO(COMPONENT, "%zu plugin(s) loaded from %zu dir(s), %zu file(s) rejected",
                loams_registry_count(*out), loams_registry_dir_count(*out),
                loams_registry_rejected_count(*out));
@@ -482,6 +484,7 @@ out:
     loams_worker_free(w);
     loams_embed_service_close(embed);
     loams_store_close(store);
+    loams_source_set_registry(NULL);
     loams_registry_close(reg);
     loams_datadir_close(dd);
     loams_config_free(&cfg);

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "stream/source.h"
 #include "cli/cli.h"
 #include "cli/datadir.h"
 #include "cli/remote.h"
@@ -27,6 +28,9 @@ static const char usage[] =
 static int needs_plugins(const loams_ddl_script *script)
 {
     for (size_t i = 0; i < loams_ddl_script_count(script); i++) {
+        if (loams_ddl_script_at(script, i)->source_plugin != NULL) {
+            return 1; /* CREATE STREAM ... USING <source plugin> */
+        }
         switch (loams_ddl_script_at(script, i)->kind) {
         case LOAMS_DDL_CREATE_LINK:
         case LOAMS_DDL_ALTER_LINK:
@@ -226,6 +230,7 @@ int loams_cmd_sql(int argc, char **argv)
             return 1;
         }
         loams_registry_log_rejections(registry);
+        loams_source_set_registry(registry);
     }
     loams_ddl_exec_ctx ctx = {.dd = dd, .registry = registry, .out = stdout, .json = json};
     int rc = 0;
@@ -244,6 +249,7 @@ int loams_cmd_sql(int argc, char **argv)
         }
     }
     fflush(stdout);
+    loams_source_set_registry(NULL);
     loams_registry_close(registry);
     loams_datadir_close(dd);
     loams_ddl_script_free(script);

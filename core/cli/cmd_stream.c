@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "stream/source.h"
 #include "cli/cli.h"
 #include "cli/datadir.h"
 #include "cli/remote.h"
@@ -106,11 +107,18 @@ static int cmd_describe(loams_datadir *dd, const loams_objname *name, int json)
         loams_buf_free(doc);
         return rc == 0 ? 0 : 1;
     }
-    if (loams_stream_open(dd->log, name, &s, &se) != 0) {
+    (void)s;
+    loams_source *src = NULL;
+    if (loams_source_open(dd->log, NULL, name, NULL, &src, se.msg, sizeof se.msg) != 0) {
         fprintf(stderr, "loams-host stream describe: %s\n", se.msg);
         return 1;
     }
-    const loams_stream_def *d = loams_stream_definition(s);
+    const loams_stream_def *d = loams_source_definition(src);
+    if (d->source[0] != '\0') {
+        printf("stream %s.%s (id %" PRIu64 ")\n  source %s (its records and their retention "
+               "are that system's)\n",
+               d->name.ns, d->name.name, d->id, d->source);
+    }
     char ret[32] = "none", rb[32] = "none", created[64] = "";
     if (d->retention_ms > 0) {
         loams_duration_format(d->retention_ms * 1000, ret, sizeof ret);
@@ -136,16 +144,16 @@ static int cmd_describe(loams_datadir *dd, const loams_objname *name, int json)
            "high offset", "bytes");
     int rc = 0;
     for (uint32_t p = 0; p < d->partitions; p++) {
-        loams_stream_partition_info pi;
-        if (loams_stream_partition_state(s, (int32_t)p, &pi, &se) != 0) {
+        loams_source_marks pi;
+        if (loams_source_get_marks(src, (int32_t)p, &pi, se.msg, sizeof se.msg) != 0) {
             fprintf(stderr, "loams-host stream describe: %s\n", se.msg);
             rc = 1;
             break;
         }
-        printf("  %9" PRIu32 " %14" PRId64 " %14" PRId64 " %14" PRIu64 "\n", p, pi.low_offset,
-               pi.high_offset, pi.bytes);
+        printf("  %9" PRIu32 " %14" PRId64 " %14" PRId64 " %14" PRIu64 "\n", p, pi.low, pi.high,
+               pi.bytes);
     }
-    loams_stream_close(s);
+    loams_source_close(src);
     return rc;
 }
 

@@ -249,6 +249,10 @@ static void produce(const loams_http_request *req, loams_http_response *resp)
         loams_http_fail(resp, loams_http_code_for_status(rc), NULL, "%s", se.msg);
         return;
     }
+    if ((rc = loams_stream_check_appendable(s, &se)) != 0) {
+        loams_http_fail(resp, loams_http_code_for_status(rc), NULL, "%s", se.msg);
+        goto out;
+    }
     const loams_stream_def *def = loams_stream_definition(s);
     if (partition >= (int64_t)def->partitions) {
         loams_http_fail(resp, LOAMS_HTTP_BAD_REQUEST, NULL,

@@ -2,6 +2,7 @@
  * node.c - owns opening and closing a node's shared handles (see node.h).
  */
 #include "run/node.h"
+#include "stream/source.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ int loams_node_open(const loams_node_options *o, loams_node **out, char *err, si
         goto fail;
     }
     loams_registry_log_rejections(n->registry);
+    loams_source_set_registry(n->registry);
     rc = loams_node_open_store_mode(n->registry, n->dd->path, o->store,
                                     (o->flags & LOAMS_DATADIR_READ_ONLY) != 0, &n->store, err,
                                     errlen);
@@ -49,6 +51,9 @@ void loams_node_close(loams_node *n)
         return;
     }
     loams_store_close(n->store);
+    if (n->registry != NULL) {
+        loams_source_set_registry(NULL);
+    }
     loams_registry_close(n->registry);
     loams_datadir_close(n->dd);
     free(n);

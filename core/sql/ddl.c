@@ -1102,6 +1102,11 @@ static int parse_create(parser *p, loams_ddl_stmt *st)
         TRY(next(p));
         TRY(parse_if_not_exists(p, st));
         TRY(parse_name(p, "a stream name", &st->name, &st->name_pos));
+        if (is_kw(p, "USING")) {
+            TRY(next(p));
+            TRY(parse_plugin_name(p, "a source plugin name (e.g. kafka)", &st->source_plugin,
+                                  &st->source_plugin_pos));
+        }
         if (is_kw(p, "WITH")) {
             TRY(next(p));
             TRY(parse_options(p, &st->with));

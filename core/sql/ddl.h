@@ -2,7 +2,7 @@
  * ddl.h - the DDL of Loams (DESIGN §8, docs/LINKS.md): one lexer and one
  * recursive-descent parser for every statement, producing a typed AST.
  *
- *   CREATE STREAM [IF NOT EXISTS] ns.s [WITH (k = v, ...)]
+ *   CREATE STREAM [IF NOT EXISTS] ns.s [USING <source plugin>] [WITH (k = v, ...)]
  *   CREATE [OR REPLACE] LINK [IF NOT EXISTS] ns.l FROM STREAM ns.s
  *       [FORMAT <decoder> [(k = v, ...)]]      (avro (subject = 'ns.s'))
  *       INTO <kind> ns.t [USING <target plugin>]
@@ -221,6 +221,8 @@ typedef struct loams_ddl_stmt {
     const char *provider_plugin; /* CREATE EMBEDDING PROVIDER: USING <plugin> as written */
     loams_ddl_pos provider_plugin_pos;
     loams_ddl_schema schema; /* CREATE SCHEMA, ALTER SCHEMA */
+    const char *source_plugin; /* CREATE STREAM ... USING <source plugin> as written, or NULL */
+    loams_ddl_pos source_plugin_pos;
 } loams_ddl_stmt;
 
 typedef struct loams_ddl_script loams_ddl_script;

@@ -9,6 +9,7 @@
 #include "meta/commit.h"
 #include "sql/link_ddl.h"
 #include "sql/schema_ddl.h"
+#include "sql/source_ddl.h"
 #include "catalog/system_links.h"
 #include "catalog/table_catalog.h"
 
@@ -288,6 +289,9 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
     int status;
     switch (st->kind) {
     case LOAMS_DDL_CREATE_STREAM: {
+        if (st->source_plugin != NULL) {
+            return loams_source_ddl_create(ctx, script, st, err, errlen);
+        }
         loams_stream_def def, got;
         status = loams_ddl_stream_def(script, st, &def, err, errlen);
         if (status != 0) {

@@ -3,6 +3,7 @@
  */
 #include "sql/link_ddl.h"
 #include "catalog/schema_catalog.h"
+#include "stream/source.h"
 #include "catalog/table_catalog.h"
 
 #include <errno.h>
@@ -543,16 +544,24 @@ static int read_target(const loams_link_ddl_env *env, const loams_ddl_script *sc
 static int set_start_offsets(const loams_link_ddl_env *env, loams_link_def *d,
                              loams_stream_err *serr)
 {
-    loams_stream *s = NULL;
+    loams_source *s = NULL;
     loams_offsets *o = NULL;
-    int rc = loams_stream_open(env->log, &d->stream, &s, serr);
+    int rc = loams_source_open(env->log, env->registry, &d->stream, NULL, &s, serr->msg,
+                               sizeof serr->msg);
     if (rc == 0 && (rc = loams_offsets_create(&o)) != 0) {
         snprintf(serr->msg, sizeof serr->msg, "out of memory");
     }
-    for (uint32_t p = 0; rc == 0 && p < loams_stream_definition(s)->partitions; p++) {
-        loams_stream_partition_info info;
-        if ((rc = loams_stream_partition_state(s, (int32_t)p, &info, serr)) == 0 &&
-            info.low_offset > 0 && (rc = loams_offsets_set(o, (int32_t)p, info.low_offset)) != 0) {
+    int external = rc == 0 && loams_source_definition(s)->source[0] != '\0';
+    for (uint32_t p = 0; rc == 0 && p < loams_source_definition(s)->partitions; p++) {
+        loams_source_marks m;
+        rc = loams_source_get_marks(s, (int32_t)p, &m, serr->msg, sizeof serr->msg);
+        if (rc == LOAMS_ERETRY && external) {
+            /* the other system is away: the link starts where its first
+             * read finds records */
+            rc = 0;
+            break;
+        }
+        if (rc == 0 && m.low > 0 && (rc = loams_offsets_set(o, (int32_t)p, m.low)) != 0) {
             snprintf(serr->msg, sizeof serr->msg, "out of memory");
         }
     }
@@ -566,7 +575,7 @@ static int set_start_offsets(const loams_link_ddl_env *env, loams_link_def *d,
         }
     }
     loams_offsets_free(o);
-    loams_stream_close(s);
+    loams_source_close(s);
     return rc;
 }
 

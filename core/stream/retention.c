@@ -104,7 +104,7 @@ int loams_retention_run_held(loams_streamlog *log, const loams_clock *clock,
     int64_t now_ms = clock->now_ms(clock->userdata);
     for (size_t i = 0; i < n && status == 0; i++) {
         const loams_stream_def *d = &defs[i];
-        if (d->retention_ms == 0 && d->retention_bytes == 0) {
+        if (d->source[0] != '\0' || (d->retention_ms == 0 && d->retention_bytes == 0)) {
             continue;
         }
         loams_stream *s = NULL;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,10 +274,20 @@ static int options_of(const loams_stream_def *def, cJSON **tree, loams_option_kv
     return 0;
 }
 
+static _Atomic(const loams_registry *) default_registry;
+
+void loams_source_set_registry(const loams_registry *r)
+{
+    atomic_store(&default_registry, r);
+}
+
 static int plugin_open(loams_source *s, const loams_registry *registry,
                        const loams_source_reader *reader, char *err, size_t errlen)
 {
     const loams_plugin *p = NULL;
+    if (registry == NULL) {
+        registry = atomic_load(&default_registry);
+    }
     if (registry == NULL ||
         loams_registry_find(registry, LOAMS_KIND_SOURCE, s->def.source, &p) != 0 ||
         p->descriptor == NULL) {

@@ -52,6 +52,14 @@ int loams_source_open(loams_streamlog *log, const loams_registry *registry,
                       const loams_objname *name, const loams_source_reader *reader,
                       loams_source **out, char *err, size_t errlen);
 
+/* The registry loams_source_open uses when its caller passes none: the
+ * views that reach streams through the log alone (system.links, lag, the
+ * producers' budgets) open streams of other systems with it.  Set by
+ * whoever opened the process's plugins (node.c, the sql and links
+ * commands); NULL: such streams answer LOAMS_ENOTFOUND there.  The
+ * registry must outlive every later open.  Thread-safe. */
+void loams_source_set_registry(const loams_registry *r);
+
 /* The stream's definition as the catalog has it (valid until close). */
 const loams_stream_def *loams_source_definition(const loams_source *s);
 

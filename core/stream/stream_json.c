@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/json_text.h"
+#include "stream/source.h"
 #include "loams/kit/buf.h"
 #include "loams/kit/utf8.h"
 
@@ -47,10 +48,11 @@ int loams_stream_list_json(loams_streamlog *log, const char *ns, loams_buf *out,
             out,
             "%s{\"stream\":\"%s.%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
             ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64 ",\"created\":%" PRId64
-            ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"key_type\":\"%s\"}",
+            ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"key_type\":\"%s\"%s%s%s}",
             first ? "" : ",", d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms,
             d->retention_bytes, d->created_ms, records, bytes,
-            loams_stream_key_type_name(d->key_type));
+            loams_stream_key_type_name(d->key_type), d->source[0] ? ",\"source\":\"" : "",
+            d->source, d->source[0] ? "\"" : "");
         first = 0;
     }
     if (status == 0) {
@@ -63,36 +65,41 @@ int loams_stream_list_json(loams_streamlog *log, const char *ns, loams_buf *out,
 int loams_stream_describe_json(loams_streamlog *log, const loams_objname *name, loams_buf *out,
                                loams_stream_err *err)
 {
-    loams_stream *s = NULL;
-    int rc = loams_stream_open(log, name, &s, err);
+    loams_stream_err local;
+    if (err == NULL) {
+        err = &local;
+    }
+    loams_source *s = NULL;
+    int rc = loams_source_open(log, NULL, name, NULL, &s, err->msg, sizeof err->msg);
     if (rc != 0) {
         return rc;
     }
-    const loams_stream_def *d = loams_stream_definition(s);
+    const loams_stream_def *d = loams_source_definition(s);
     char hold_json[32];
     rc = loams_buf_appendf(
         out,
         "{\"stream\":\"%s.%s\",\"id\":%" PRIu64 ",\"partitions\":%" PRIu32
         ",\"retention_ms\":%" PRId64 ",\"retention_bytes\":%" PRIu64
-        ",\"retention_max_hold_ms\":%s,\"created\":%" PRId64 ",\"key_type\":\"%s\""
+        ",\"retention_max_hold_ms\":%s,\"created\":%" PRId64 ",\"key_type\":\"%s\"%s%s%s"
         ",\"partition_state\":[",
         d->name.ns, d->name.name, d->id, d->partitions, d->retention_ms, d->retention_bytes,
         loams_stream_max_hold_json(d, hold_json, sizeof hold_json), d->created_ms,
-        loams_stream_key_type_name(d->key_type));
+        loams_stream_key_type_name(d->key_type), d->source[0] ? ",\"source\":\"" : "", d->source,
+        d->source[0] ? "\"" : "");
     for (uint32_t p = 0; p < d->partitions && rc == 0; p++) {
-        loams_stream_partition_info pi;
-        if ((rc = loams_stream_partition_state(s, (int32_t)p, &pi, err)) != 0) {
+        loams_source_marks pi;
+        if ((rc = loams_source_get_marks(s, (int32_t)p, &pi, err->msg, sizeof err->msg)) != 0) {
             break;
         }
         rc = loams_buf_appendf(out,
                                "%s{\"partition\":%" PRIu32 ",\"low_offset\":%" PRId64
                                ",\"high_offset\":%" PRId64 ",\"bytes\":%" PRIu64 "}",
-                               p ? "," : "", p, pi.low_offset, pi.high_offset, pi.bytes);
+                               p ? "," : "", p, pi.low, pi.high, pi.bytes);
     }
     if (rc == 0) {
         rc = loams_buf_append(out, "]}", 2);
     }
-    loams_stream_close(s);
+    loams_source_close(s);
     return rc;
 }
 

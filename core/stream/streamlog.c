@@ -114,6 +114,46 @@ static void catalog_key(char *buf, size_t size, const loams_objname *name)
     snprintf(buf, size, CATALOG_PREFIX "%s/%s", name->ns, name->name);
 }
 
+/* A stream of another system: its source plugin and options (entries of
+ * the log's own streams have neither). */
+static int source_to_json(cJSON *o, const loams_stream_def *d)
+{
+    if (d->source[0] == '\0') {
+        return 0;
+    }
+    cJSON *opts =
+        d->source_options[0] != '\0' ? cJSON_Parse(d->source_options) : cJSON_CreateObject();
+    if (opts == NULL || cJSON_AddStringToObject(o, "source", d->source) == NULL) {
+        cJSON_Delete(opts);
+        return -1;
+    }
+    cJSON_AddItemToObject(o, "source_options", opts);
+    return 0;
+}
+
+static int source_from_json(const cJSON *o, loams_stream_def *d)
+{
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "source");
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(o, "source_options");
+    d->source[0] = d->source_options[0] = '\0';
+    if (src == NULL) {
+        return 0;
+    }
+    if (!cJSON_IsString(src) || src->valuestring[0] == '\0' ||
+        strlen(src->valuestring) >= sizeof d->source || (opts != NULL && !cJSON_IsObject(opts))) {
+        return -1;
+    }
+    char *text = opts != NULL ? cJSON_PrintUnformatted(opts) : NULL;
+    if (opts != NULL && (text == NULL || strlen(text) >= sizeof d->source_options)) {
+        cJSON_free(text);
+        return -1;
+    }
+    snprintf(d->source, sizeof d->source, "%s", src->valuestring);
+    snprintf(d->source_options, sizeof d->source_options, "%s", text != NULL ? text : "");
+    cJSON_free(text);
+    return 0;
+}
+
 static char *def_to_json(const loams_stream_def *d)
 {
     cJSON *o = cJSON_CreateObject();
@@ -128,7 +168,8 @@ static char *def_to_json(const loams_stream_def *d)
         loams_kit_json_tree_put_int(o, "created", d->created_ms) == 0 &&
         cJSON_AddStringToObject(o, "key_type", loams_stream_key_type_name(d->key_type)) != NULL &&
         (d->retention_max_hold_ms == 0 ||
-         loams_kit_json_tree_put_int(o, "retention_max_hold_ms", d->retention_max_hold_ms) == 0)) {
+         loams_kit_json_tree_put_int(o, "retention_max_hold_ms", d->retention_max_hold_ms) == 0) &&
+        source_to_json(o, d) == 0) {
         text = cJSON_PrintUnformatted(o);
     }
     cJSON_Delete(o);
@@ -171,6 +212,9 @@ static int def_from_json(const char *key, const void *value, size_t len, loams_s
              (strcmp(kt->valuestring, "string") == 0 || strcmp(kt->valuestring, "bytes") == 0);
         key_type = ok && strcmp(kt->valuestring, "string") == 0 ? LOAMS_STREAM_KEY_STRING
                                                                 : LOAMS_STREAM_KEY_BYTES;
+    }
+    if (ok) {
+        ok = source_from_json(o, d) == 0;
     }
     cJSON_Delete(o);
     if (!ok) {
@@ -403,7 +447,8 @@ int loams_stream_create(loams_streamlog *log, const loams_stream_def *def, int i
         return fail(err, status, "creating stream %s.%s: %s", name.ns, name.name,
                     loams_strerror(status));
     }
-    status = log->ops->ensure(log->be, d.id, d.partitions, err);
+    /* A stream of another system holds no records here. */
+    status = d.source[0] == '\0' ? log->ops->ensure(log->be, d.id, d.partitions, err) : 0;
     if (status != 0) {
         return status;
     }
@@ -448,7 +493,7 @@ int loams_stream_drop(loams_streamlog *log, const loams_objname *name, int if_ex
         }
         /* The catalog no longer names it; now delete its records.  A crash
          * here leaves records that loams_streamlog_purge_orphans removes. */
-        return log->ops->drop(log->be, d.id, err);
+        return d.source[0] == '\0' ? log->ops->drop(log->be, d.id, err) : 0;
     }
     return fail(err, LOAMS_ERETRY, "stream %s.%s: the metastore is too busy, try again", name->ns,
                 name->name);
@@ -555,7 +600,7 @@ int loams_stream_open(loams_streamlog *log, const loams_objname *name, loams_str
     }
     s->log = log;
     int status = catalog_get(log, name, &s->def, NULL, err);
-    if (status == 0) {
+    if (status == 0 && s->def.source[0] == '\0') {
         /* Registers the stream with the backend when a crash came between
          * the catalog write and the registration at create time. */
         status = log->ops->ensure(log->be, s->def.id, s->def.partitions, err);
@@ -602,6 +647,8 @@ static int dropped(loams_stream *s, int status, loams_stream_err *err)
     return status;
 }
 
+static int external(loams_stream *s, loams_stream_err *err);
+
 /* loams_stream_append and loams_stream_append_fenced (fence may be NULL). */
 static int append(loams_stream *s, const loams_stream_fence *fence,
                   const loams_stream_record_in *recs, size_t n, loams_stream_pos *pos,
@@ -613,6 +660,9 @@ static int append(loams_stream *s, const loams_stream_fence *fence,
     }
     if (s == NULL || (n > 0 && recs == NULL)) {
         return fail(err, -EINVAL, "loams_stream_append: s and recs are required");
+    }
+    if (s->def.source[0] != '\0') {
+        return external(s, err);
     }
     if (fence != NULL) {
         size_t wlen = fence->writer != NULL ? strlen(fence->writer) : 0;
@@ -711,8 +761,27 @@ void loams_stream_slice_init(loams_stream_slice *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The log holds no record of a stream of another system. */
+static int external(loams_stream *s, loams_stream_err *err)
+{
+    return fail(err, LOAMS_EUNSUPPORTED,
+                "stream %s.%s is read from another system through %s (CREATE STREAM ... "
+                "USING): its records live there, not in this node's log; produce to it with "
+                "that system's own client (for Kafka: a Kafka producer)",
+                s->def.name.ns, s->def.name.name, s->def.source);
+}
+
+int loams_stream_check_appendable(loams_stream *s, loams_stream_err *err)
+{
+    loams_stream_err local;
+    return s->def.source[0] != '\0' ? external(s, err != NULL ? err : &local) : 0;
+}
+
 static int check_partition(loams_stream *s, int32_t partition, loams_stream_err *err)
 {
+    if (s->def.source[0] != '\0') {
+        return external(s, err);
+    }
     if (partition < 0 || (uint32_t)partition >= s->def.partitions) {
         return fail(err, -EINVAL, "stream %s.%s has partitions 0 to %" PRIu32 ", not %" PRId32,
                     s->def.name.ns, s->def.name.name, s->def.partitions - 1, partition);
@@ -961,6 +1030,9 @@ int loams_streamlog_check_catalog(loams_streamlog *log, loams_streamlog_census *
     }
     for (size_t d = 0; d < ndefs; d++) {
         int found = 0, is_live = 0;
+        if (defs[d].source[0] != '\0') {
+            continue; /* a stream of another system: nothing in the log */
+        }
         for (size_t i = 0; i < nids; i++) {
             if (ids[i] == defs[d].id) {
                 found = 1;

@@ -200,6 +200,12 @@ int loams_stream_open(loams_streamlog *log, const loams_objname *name, loams_str
                       loams_stream_err *err);
 void loams_stream_close(loams_stream *s);
 
+/* 0 when records can be appended to s; LOAMS_EUNSUPPORTED with the reason
+ * (its records live in another system: produce there) for a stream read
+ * through a source plugin (CREATE STREAM ... USING).  Producers check it
+ * before anything else; every append checks it too. */
+int loams_stream_check_appendable(loams_stream *s, loams_stream_err *err);
+
 /* The definition the handle was opened with (valid until close). */
 const loams_stream_def *loams_stream_definition(const loams_stream *s);
 
