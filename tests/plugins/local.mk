@@ -79,6 +79,10 @@ tests_plugins_cycle_target_cycle_target_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $
 check_LTLIBRARIES += tests/plugins/cycle-decoder/cycle-decoder.la
 tests_plugins_cycle_decoder_cycle_decoder_la_SOURCES = tests/plugins/cycle-decoder/cycle-decoder.c
 tests_plugins_cycle_decoder_cycle_decoder_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+# holey-source: a source whose offsets have holes (read_committed Kafka).
+check_LTLIBRARIES += tests/plugins/holey-source/holey-source.la
+tests_plugins_holey_source_holey_source_la_SOURCES = tests/plugins/holey-source/holey-source.c
+tests_plugins_holey_source_holey_source_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
 
 # fake-embed ("embed-fake"): deterministic vectors without a network, for
 # tests/unit/test_embed_service.c (batching, cache, retries, refusals).

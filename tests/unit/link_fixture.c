@@ -48,18 +48,19 @@ void lf_setup(void)
     ck_assert_msg(loams_store_open(desc, kv, 2, &lf_store, err, sizeof err) == 0, "%s", err);
 
     const char *top = getenv("top_builddir");
-    static char dirs[3][4096];
+    static char dirs[4][4096];
     snprintf(dirs[0], sizeof dirs[0], "%s/tests/plugins/cycle-target/.libs", top ? top : ".");
     snprintf(dirs[1], sizeof dirs[1], "%s/tests/plugins/cycle-decoder/.libs", top ? top : ".");
     snprintf(dirs[2], sizeof dirs[2], "%s/plugins/transform-sql/.libs", top ? top : ".");
-    const char *list[] = {dirs[0], dirs[1], dirs[2]};
+    snprintf(dirs[3], sizeof dirs[3], "%s/tests/plugins/holey-source/.libs", top ? top : ".");
+    const char *list[] = {dirs[0], dirs[1], dirs[2], dirs[3]};
     loams_registry_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.plugin_dirs = list;
-    cfg.n_plugin_dirs = 3;
+    cfg.n_plugin_dirs = 4;
     ck_assert_int_eq(loams_registry_open(&cfg, &lf_registry), 0);
-    const char *want[] = {"cycle-target", "cycle-decoder", "transform-sql"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *want[] = {"cycle-target", "cycle-decoder", "transform-sql", "holey-source"};
+    for (size_t i = 0; i < 4; i++) {
         const loams_plugin *p;
         ck_assert_msg(loams_registry_find(lf_registry, 0, want[i], &p) == 0, "%s not built",
                       want[i]);

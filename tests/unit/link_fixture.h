@@ -2,7 +2,7 @@
  * link_fixture.h - what the unit tests of a link run share
  * (test_commit_cycle.c, test_link_runtime.c): a metastore, a stream log
  * and a store-fs object store in a temporary directory, and a registry on
- * the small test plugins cycle-target and cycle-decoder
+ * the small test plugins cycle-target, cycle-decoder and holey-source
  * (tests/plugins/) and the real transform-sql.
  *
  * The cycle-target keeps a commit as a manifest object naming data objects
