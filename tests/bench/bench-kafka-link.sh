@@ -14,7 +14,7 @@ n=${2:-200000}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 host="$build/core/loams-host"
 work=$(mktemp -d /tmp/loams-bench-kafka.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "${LOAMS_BENCH_KEEP:-}" ] || rm -rf "$work"' EXIT
 plugin_args=()
 for d in "$build"/plugins/*/.libs; do plugin_args+=(--plugin-dir "$d"); done
 plugin_args+=(--no-default-plugin-dirs)
