@@ -337,6 +337,17 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     sigset_t stop_signals;
     int rc, sig = 0;
 
+    /* Signals are taken synchronously by this thread (sigwait), blocked
+     * before anything else: a SIGTERM that comes while the node starts
+     * waits for the start to end and stops it cleanly (it killed the
+     * process with status 143 before the mask was set), and every thread
+     * started from here on inherits the mask, so none is interrupted. */
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
     if (parse_args(&a, argc, argv) != 0) {
         status = 2;
         goto out;
@@ -418,15 +429,6 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     } else {
         LOAMS_WARN(COMPONENT, "links will not run on this node: %s", err);
     }
-
-    /* Signals are taken synchronously by this thread (sigwait); every
-     * thread the worker starts inherits the mask, so none of them is
-     * interrupted. */
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-    signal(SIGPIPE, SIG_IGN);
 
     /* The HTTP API: its threads start after the mask, so they inherit it. */
     http_env =

@@ -8,7 +8,10 @@
 #      fenced write it tries is rejected (no overlap) and logged;
 #   4. SIGTERM (all nodes but one), then SIGINT (the last, holding leases
 #      alone): every node exits 0 within the stop bound and releases its
-#      leases (none left in the metastore).
+#      leases (none left in the metastore);
+#   5. SIGTERM while a node is still starting (its first log line out,
+#      the data dir and plugins not yet open): it finishes starting, then
+#      stops and exits 0 (it was killed with status 143 before).
 # Takes about 20 s.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
@@ -218,4 +221,23 @@ echo "$int_node exited 0 within $took ms of SIGINT (bound $bound_ms ms)"
 unset "pid[$int_node]"
 "$check" leases "$data" || die "leases left after every node stopped"
 "$check" overlap "$journal" || die "a task ran on two nodes at once"
+
+# --- 5. SIGTERM while starting ---
+for i in 1 2 3; do
+  : > "$work/early.log"
+  start_node early
+  t=0
+  until [ -s "$work/early.log" ]; do
+    t=$((t + 1))
+    [ "$t" -lt 1000 ] || die "the starting node logged nothing in 10 s"
+    sleep 0.01
+  done
+  kill -TERM "${pid[early]}"
+  rc=0
+  wait "${pid[early]}" || rc=$?
+  unset "pid[early]"
+  [ "$rc" -eq 0 ] || die "a node SIGTERMed while starting exited $rc: $(tail -3 "$work/early.log")"
+done
+"$check" leases "$data" || die "leases left by the nodes stopped while starting"
+echo "SIGTERM while starting: exit 0, three times"
 ok "worker-serve: all checks passed"
