@@ -220,7 +220,7 @@ typedef struct loams_ddl_stmt {
     size_t ncolumns;
     const char *provider_plugin; /* CREATE EMBEDDING PROVIDER: USING <plugin> as written */
     loams_ddl_pos provider_plugin_pos;
-    loams_ddl_schema schema; /* CREATE SCHEMA, ALTER SCHEMA */
+    loams_ddl_schema schema;   /* CREATE SCHEMA, ALTER SCHEMA */
     const char *source_plugin; /* CREATE STREAM ... USING <source plugin> as written, or NULL */
     loams_ddl_pos source_plugin_pos;
 } loams_ddl_stmt;
