@@ -517,7 +517,7 @@ int loams__coll_manifest_encode(const loams__coll_manifest *m, loams_kit_buf *ou
                 goto nomem;
             }
         }
-        cJSON *ia;
+        cJSON *ia = NULL;
         if (s->n_indexes > 0 && add(o, "indexes", ia = cJSON_CreateArray())) {
             goto nomem;
         }

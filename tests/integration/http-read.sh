@@ -309,14 +309,17 @@ LOAMS_SERVER=http://127.0.0.1:1 "$host" stream list --data-dir "$data" > /dev/nu
   die "--data-dir with LOAMS_SERVER set"
 "$host" stream list --data-dir "$data" --server "$url" 2> "$work/err" && die "--server and --data-dir"
 grep -q "exclude each other" "$work/err" || die "--server and --data-dir: $(cat "$work/err")"
-secret=${stranger##*_}
+# a token is loams_<id>_<secret>; the secret (base64url) may hold "_" itself
+secret=${stranger#loams_*_}
+reader_secret=${reader#loams_*_}
+[ ${#secret} -eq 43 ] && [ ${#reader_secret} -eq 43 ] || die "token secrets: ${#secret}, ${#reader_secret} characters"
 for t in "" "$stranger" "${reader}x"; do
   if [ -n "$t" ]; then targs=(--token "$t"); else targs=(); fi
   "$host" search t.c printer --server "$url" "${targs[@]}" > "$work/out" 2> "$work/err" &&
     die "search with token '$t' succeeded"
   [ ! -s "$work/out" ] || die "a refused search printed: $(cat "$work/out")"
   grep -Eq "answered (401 unauthorized|403 forbidden): " "$work/err" || die "token '$t': $(cat "$work/err")"
-  ! grep -qF "${reader##*_}" "$work/err" && ! grep -qF "$secret" "$work/err" ||
+  ! grep -qF "$reader_secret" "$work/err" && ! grep -qF "$secret" "$work/err" ||
     die "the token was printed: $(cat "$work/err")"
 done
 "$host" produce t.s1_remote --server "$url" --token "$reader" < "$work/p.ndjson" 2> "$work/err" &&
