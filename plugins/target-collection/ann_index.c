@@ -295,13 +295,16 @@ typedef struct query {
     float qinv;
 } query;
 
+/* A distance; NaN (an overflow of huge components: inf - inf, inf * 0)
+ * counts as the farthest, so that every comparison of the search and of
+ * its sort stays an order. */
 static float qdist(const graph *g, const query *q, uint32_t v)
 {
     const float *x = g->vec + (size_t)v * g->dim;
-    if (g->metric == LOAMS__ANN_L2) {
-        return loams__ann_l2sq(q->q, x, g->dim);
-    }
-    return 1.0f - loams__ann_dot(q->q, x, g->dim) * q->qinv * g->inv[v];
+    float d = g->metric == LOAMS__ANN_L2
+                  ? loams__ann_l2sq(q->q, x, g->dim)
+                  : 1.0f - loams__ann_dot(q->q, x, g->dim) * q->qinv * g->inv[v];
+    return isnan(d) ? INFINITY : d;
 }
 
 static float ndist(const graph *g, uint32_t a, uint32_t b)
@@ -780,6 +783,12 @@ static int check_graph(const graph *g, const char *name, loams_kit_err *e)
         }
         if (g->metric == LOAMS__ANN_COSINE && !(g->inv[i] > 0 && isfinite(g->inv[i]))) {
             return corrupt(e, name, "an inverse norm is not a positive number");
+        }
+        const float *vec = g->vec + (size_t)i * g->dim;
+        for (uint32_t k = 0; k < g->dim; k++) {
+            if (!isfinite(vec[k])) {
+                return corrupt(e, name, "a vector holds a value that is not a finite number");
+            }
         }
         uint32_t top = g->levels[i];
         if (top == 0) {

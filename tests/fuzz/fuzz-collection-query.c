@@ -27,6 +27,8 @@ static char *to_json(const loams__coll_request *r)
     }
     if (r->get != NULL) {
         cJSON_AddStringToObject(o, "get", r->get);
+    } else if (r->describe) {
+        cJSON_AddTrueToObject(o, "describe");
     } else if (r->scan) {
         char after[64];
         snprintf(after, sizeof after, "%zu:%zu", r->after_split, r->after_doc);
@@ -49,10 +51,21 @@ static char *to_json(const loams__coll_request *r)
             for (size_t i = 0; i < r->dim; i++) {
                 cJSON_AddItemToArray(a, cJSON_CreateNumber((double)r->vector[i]));
             }
+        }
+        if (r->metric_given) {
             cJSON_AddStringToObject(o, "metric", metrics[r->metric]);
         }
         if (r->field != NULL) {
             cJSON_AddStringToObject(o, "field", r->field);
+        }
+        if (r->ef_search > 0) {
+            cJSON_AddNumberToObject(o, "ef_search", (double)r->ef_search);
+        }
+        if (r->exact) {
+            cJSON_AddTrueToObject(o, "exact");
+        }
+        if (r->q != NULL && r->vector != NULL) {
+            cJSON_AddNumberToObject(o, "rrf_k", (double)r->rrf_k);
         }
     }
     char *s = cJSON_PrintUnformatted(o);
@@ -70,10 +83,10 @@ static int str_eq(const char *a, const char *b)
 
 static int same(const loams__coll_request *a, const loams__coll_request *b)
 {
-    if (a->scan != b->scan || !str_eq(a->get, b->get)) {
+    if (a->scan != b->scan || a->describe != b->describe || !str_eq(a->get, b->get)) {
         return 0;
     }
-    if (a->get != NULL) {
+    if (a->get != NULL || a->describe) {
         return 1;
     }
     if (a->scan) {
@@ -81,8 +94,10 @@ static int same(const loams__coll_request *a, const loams__coll_request *b)
                a->after_doc == b->after_doc;
     }
     if (a->k != b->k || !str_eq(a->q, b->q) || !str_eq(a->field, b->field) ||
-        a->metric != b->metric || a->n_fields != b->n_fields || a->dim != b->dim ||
-        (a->fields == NULL) != (b->fields == NULL) || (a->vector == NULL) != (b->vector == NULL)) {
+        a->metric != b->metric || a->ef_search != b->ef_search || a->exact != b->exact ||
+        (a->q != NULL && a->vector != NULL && a->rrf_k != b->rrf_k) || a->n_fields != b->n_fields ||
+        a->dim != b->dim || (a->fields == NULL) != (b->fields == NULL) ||
+        (a->vector == NULL) != (b->vector == NULL)) {
         return 0;
     }
     for (size_t i = 0; i < a->n_fields; i++) {
@@ -108,8 +123,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r->get != NULL && (r->get[0] == '\0' || r->scan || r->q != NULL || r->vector != NULL)) {
         abort();
     }
-    if (r->get == NULL && !r->scan &&
-        ((r->q == NULL) == (r->vector == NULL) || r->k < 1 || r->k > LOAMS__QUERY_MAX_K ||
+    if (r->describe && (r->get != NULL || r->scan || r->q != NULL || r->vector != NULL)) {
+        abort();
+    }
+    /* a search: text, vector, or both (hybrid) */
+    if (r->get == NULL && !r->scan && !r->describe &&
+        ((r->q == NULL && r->vector == NULL) || r->k < 1 || r->k > LOAMS__QUERY_MAX_K ||
          (r->vector != NULL) != (r->dim > 0) || r->metric < LOAMS__METRIC_COSINE ||
          r->metric > LOAMS__METRIC_L2)) {
         abort();
