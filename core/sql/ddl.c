@@ -1484,3 +1484,17 @@ const char *loams_ddl_target_name(loams_ddl_target_kind kind)
     }
     return "?";
 }
+
+int loams_ddl_error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
+                       size_t errlen, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t len = 0;
+    const char *src = loams_ddl_script_source(script, &len);
+    loams_ddl_format_error(src, len, pos.line, pos.column, msg, err, errlen);
+    return status;
+}

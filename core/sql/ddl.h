@@ -256,6 +256,12 @@ void loams_ddl_script_free(loams_ddl_script *s);
  * NUL-terminated, cut if too small).  Long lines are shown around the spot.
  * Used by the parser and by whoever reports an error at a statement
  * position (unknown option, SQL compile error mapped back). */
+/* The statement error of `script` at pos: fmt's message (at most 2 KiB)
+ * formatted by loams_ddl_format_error into err[0..errlen); returns
+ * status, so that a caller writes `return loams_ddl_error_at(...)`. */
+int loams_ddl_error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
+                       size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 void loams_ddl_format_error(const char *src, size_t len, uint32_t line, uint32_t column,
                             const char *message, char *buf, size_t size);
 

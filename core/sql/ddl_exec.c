@@ -23,23 +23,6 @@
 #include "base/units.h"
 #include "stream/stream_json.h"
 
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t len = 0;
-    const char *src = loams_ddl_script_source(script, &len);
-    loams_ddl_format_error(src, len, pos.line, pos.column, msg, err, errlen);
-    return status;
-}
-
 int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *st,
                          loams_stream_def *def, char *err, size_t errlen)
 {
@@ -54,23 +37,23 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
         if (strcmp(o->key, "partitions") == 0) {
             if (o->kind != LOAMS_DDL_VALUE_INTEGER || o->integer < 1 ||
                 o->integer > LOAMS_STREAM_MAX_PARTITIONS) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "partitions must be a whole number from 1 to %d, not %s",
-                                LOAMS_STREAM_MAX_PARTITIONS, o->text);
+                return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                          "partitions must be a whole number from 1 to %d, not %s",
+                                          LOAMS_STREAM_MAX_PARTITIONS, o->text);
             }
             def->partitions = (uint32_t)o->integer;
         } else if (strcmp(o->key, "retention") == 0) {
             int64_t us = 0;
             if (o->kind != LOAMS_DDL_VALUE_STRING ||
                 loams_duration_parse(o->text, &us, why, sizeof why) != 0) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "retention must be a duration in quotes such as '7d' or "
-                                "'12h'%s%s",
-                                why[0] ? ": " : "", why);
+                return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                          "retention must be a duration in quotes such as '7d' or "
+                                          "'12h'%s%s",
+                                          why[0] ? ": " : "", why);
             }
             if (us < 0 || (us > 0 && us < 1000)) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "retention must be at least 1ms (or '0' for no limit)");
+                return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                          "retention must be at least 1ms (or '0' for no limit)");
             }
             def->retention_ms = us / 1000;
         } else if (strcmp(o->key, "retention_bytes") == 0) {
@@ -79,18 +62,19 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
                 bytes = (uint64_t)o->integer;
             } else if (o->kind != LOAMS_DDL_VALUE_STRING ||
                        loams_size_parse(o->text, &bytes, why, sizeof why) != 0) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "retention_bytes must be a size such as '10GiB'%s%s",
-                                why[0] ? ": " : "", why);
+                return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                          "retention_bytes must be a size such as '10GiB'%s%s",
+                                          why[0] ? ": " : "", why);
             }
             def->retention_bytes = bytes;
         } else if (strcmp(o->key, "key_type") == 0) {
             if (o->kind != LOAMS_DDL_VALUE_STRING ||
                 (strcmp(o->text, "string") != 0 && strcmp(o->text, "bytes") != 0)) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "key_type must be 'string' (keys are UTF-8 text) or 'bytes' "
-                                "(any bytes), not %s",
-                                o->text);
+                return loams_ddl_error_at(
+                    script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                    "key_type must be 'string' (keys are UTF-8 text) or 'bytes' "
+                    "(any bytes), not %s",
+                    o->text);
             }
             def->key_type =
                 strcmp(o->text, "string") == 0 ? LOAMS_STREAM_KEY_STRING : LOAMS_STREAM_KEY_BYTES;
@@ -99,17 +83,19 @@ int loams_ddl_stream_def(const loams_ddl_script *script, const loams_ddl_stmt *s
             if (o->kind != LOAMS_DDL_VALUE_STRING ||
                 loams_duration_parse(o->text, &us, why, sizeof why) != 0 || us < 0 ||
                 (us > 0 && us < 1000)) {
-                return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                                "retention_max_hold must be a duration in quotes such as '3d' "
-                                "(at least 1ms), or '0' for no hold%s%s",
-                                why[0] ? ": " : "", why);
+                return loams_ddl_error_at(
+                    script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                    "retention_max_hold must be a duration in quotes such as '3d' "
+                    "(at least 1ms), or '0' for no hold%s%s",
+                    why[0] ? ": " : "", why);
             }
             def->retention_max_hold_ms = us > 0 ? us / 1000 : -1;
         } else {
-            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s' for CREATE STREAM: use partitions, retention, "
-                            "retention_bytes, retention_max_hold or key_type",
-                            o->key);
+            return loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "unknown option '%s' for CREATE STREAM: use partitions, retention, "
+                "retention_bytes, retention_max_hold or key_type",
+                o->key);
         }
     }
     return 0;
@@ -233,16 +219,16 @@ static int create_table(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
     char why[400];
     int rc = loams_table_schema_json(st->columns, st->ncolumns, &json, &bad, why, sizeof why);
     if (rc == LOAMS_EUNSUPPORTED) {
-        return error_at(script, st->columns[bad].pos, rc, err, errlen, "%s", why);
+        return loams_ddl_error_at(script, st->columns[bad].pos, rc, err, errlen, "%s", why);
     }
     if (rc != 0) {
-        return error_at(script, st->pos, rc, err, errlen, "out of memory");
+        return loams_ddl_error_at(script, st->pos, rc, err, errlen, "out of memory");
     }
     loams_meta_err merr;
     loams_pointer ptr;
     if ((rc = loams_pointer_init(&ptr)) != 0) {
         free(json);
-        return error_at(script, st->pos, rc, err, errlen, "out of memory");
+        return loams_ddl_error_at(script, st->pos, rc, err, errlen, "out of memory");
     }
     rc = loams_pointer_read(ctx->dd->meta, &st->name, &ptr, &merr);
     int has_data = rc == 0 && ptr.version != 0;
@@ -251,7 +237,7 @@ static int create_table(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
     loams_pointer_clear(&ptr);
     if (rc != 0 && rc != LOAMS_ENOTFOUND) {
         free(json);
-        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
     }
     if (has_data) {
         free(json);
@@ -259,10 +245,11 @@ static int create_table(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
             print_table(ctx, st, "kept existing");
             return 0;
         }
-        return error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
-                        "%s.%s already exists (a %s with commits): a declared schema only "
-                        "applies to a new table; use IF NOT EXISTS or another name",
-                        st->name.ns, st->name.name, kind[0] != '\0' ? kind : "target");
+        return loams_ddl_error_at(
+            script, st->name_pos, LOAMS_EEXISTS, err, errlen,
+            "%s.%s already exists (a %s with commits): a declared schema only "
+            "applies to a new table; use IF NOT EXISTS or another name",
+            st->name.ns, st->name.name, kind[0] != '\0' ? kind : "target");
     }
     rc = loams_table_declare(ctx->dd->meta, &st->name, json, &merr);
     free(json);
@@ -271,12 +258,12 @@ static int create_table(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         return 0;
     }
     if (rc == LOAMS_EEXISTS) {
-        return error_at(script, st->name_pos, rc, err, errlen,
-                        "table %s.%s already exists (use IF NOT EXISTS to keep it)", st->name.ns,
-                        st->name.name);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen,
+                                  "table %s.%s already exists (use IF NOT EXISTS to keep it)",
+                                  st->name.ns, st->name.name);
     }
     if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
     }
     print_table(ctx, st, "created");
     return 0;
@@ -302,7 +289,7 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
             st->if_exists && loams_stream_describe(ctx->dd->log, &st->name, &existing, NULL) == 0;
         status = loams_stream_create(ctx->dd->log, &def, st->if_exists, &got, &se);
         if (status != 0) {
-            return error_at(script, st->name_pos, status, err, errlen, "%s", se.msg);
+            return loams_ddl_error_at(script, st->name_pos, status, err, errlen, "%s", se.msg);
         }
         print_created(ctx, &got, existed ? "kept existing" : "created");
         return 0;
@@ -310,7 +297,7 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
     case LOAMS_DDL_DROP_STREAM:
         status = loams_stream_drop(ctx->dd->log, &st->name, st->if_exists, &se);
         if (status != 0) {
-            return error_at(script, st->name_pos, status, err, errlen, "%s", se.msg);
+            return loams_ddl_error_at(script, st->name_pos, status, err, errlen, "%s", se.msg);
         }
         if (ctx->json) {
             fprintf(ctx->out, "{\"statement\":\"DROP STREAM\",\"stream\":\"%s.%s\"}\n", st->name.ns,
@@ -333,15 +320,15 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
             return loams_system_links_print(ctx->dd->meta, ctx->dd->log, ctx->out, ctx->json, err,
                                             errlen);
         }
-        return error_at(script, st->name_pos, LOAMS_ENOTFOUND, err, errlen,
-                        "there is no system table '%s' (try system.links or system.streams)",
-                        st->name.name);
+        return loams_ddl_error_at(
+            script, st->name_pos, LOAMS_ENOTFOUND, err, errlen,
+            "there is no system table '%s' (try system.links or system.streams)", st->name.name);
     case LOAMS_DDL_CREATE_EMBEDDING_PROVIDER:
     case LOAMS_DDL_DROP_EMBEDDING_PROVIDER: {
         if (ctx->registry == NULL && st->kind == LOAMS_DDL_CREATE_EMBEDDING_PROVIDER) {
-            return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
-                            "%s needs the plugins: run it through 'loams-host sql'",
-                            loams_ddl_kind_name(st->kind));
+            return loams_ddl_error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
+                                      "%s needs the plugins: run it through 'loams-host sql'",
+                                      loams_ddl_kind_name(st->kind));
         }
         loams_embed_ddl_env env = {
             .meta = ctx->dd->meta, .registry = ctx->registry, .out = ctx->out, .json = ctx->json};
@@ -353,9 +340,9 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
     case LOAMS_DDL_PAUSE_LINK:
     case LOAMS_DDL_RESUME_LINK: {
         if (ctx->registry == NULL) {
-            return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
-                            "%s needs the plugins: run it through 'loams-host sql'",
-                            loams_ddl_stmt_name(st));
+            return loams_ddl_error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
+                                      "%s needs the plugins: run it through 'loams-host sql'",
+                                      loams_ddl_stmt_name(st));
         }
         loams_embed_service *embed = NULL;
         loams_embed_service_config ecfg = {.meta = ctx->dd->meta, .registry = ctx->registry};
@@ -381,6 +368,6 @@ int loams_ddl_execute(loams_ddl_exec_ctx *ctx, const loams_ddl_script *script,
         return loams_schema_ddl_execute(ctx->dd->meta, ctx->out, ctx->json, script, st, err,
                                         errlen);
     }
-    return error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen, "%s is not executable",
-                    loams_ddl_kind_name(st->kind));
+    return loams_ddl_error_at(script, st->pos, LOAMS_EUNSUPPORTED, err, errlen,
+                              "%s is not executable", loams_ddl_kind_name(st->kind));
 }

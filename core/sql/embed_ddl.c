@@ -24,22 +24,6 @@ static const loams_plugin_descriptor host_options_desc = {
     LOAMS_DESCRIPTOR_HEADER, LOAMS_KIND_EMBED, "the embedding provider", "", "", NULL,
     loams_embed_host_options};
 
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...)
-{
-    char msg[800];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t len = 0;
-    const char *src = loams_ddl_script_source(script, &len);
-    loams_ddl_format_error(src, len, pos.line, pos.column, msg, err, errlen);
-    return status;
-}
-
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -73,7 +57,8 @@ static int validate(const loams_ddl_script *script, const loams_ddl_stmt *st,
     }
     const loams_ddl_option *o =
         bad < opts->count ? loams_ddl_option_find(&st->with, opts->items[bad].name) : NULL;
-    return error_at(script, o != NULL ? o->value_pos : st->name_pos, rc, err, errlen, "%s", why);
+    return loams_ddl_error_at(script, o != NULL ? o->value_pos : st->name_pos, rc, err, errlen,
+                              "%s", why);
 }
 
 static int range_check(const loams_ddl_script *script, const loams_ddl_stmt *st, const char *key,
@@ -86,8 +71,9 @@ static int range_check(const loams_ddl_script *script, const loams_ddl_stmt *st,
     char *end;
     long long v = strtoll(o->text, &end, 10);
     if (*end != '\0' || v < min || v > max) {
-        return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                        "option '%s' must be an integer from %lld to %lld", key, min, max);
+        return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                  "option '%s' must be an integer from %lld to %lld", key, min,
+                                  max);
     }
     return 0;
 }
@@ -100,8 +86,8 @@ static int create(const loams_embed_ddl_env *env, const loams_ddl_script *script
     int rc = loams_plugin_resolve(env->registry, LOAMS_KIND_EMBED, st->provider_plugin, &p, what,
                                   sizeof what, detail, sizeof detail);
     if (rc != 0) {
-        return error_at(script, st->provider_plugin_pos, LOAMS_ENOTFOUND, err, errlen, "%s\n%s",
-                        what, detail);
+        return loams_ddl_error_at(script, st->provider_plugin_pos, LOAMS_ENOTFOUND, err, errlen,
+                                  "%s\n%s", what, detail);
     }
     loams_embed_def d = {0};
     d.name = st->name;
@@ -129,10 +115,11 @@ static int create(const loams_embed_ddl_env *env, const loams_ddl_script *script
             option_names(loams_embed_host_options, hn, sizeof hn);
             option_names(p->options, pn, sizeof pn);
             loams_embed_def_clear(&d);
-            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s' (an embedding provider takes %s; the plugin %s "
-                            "takes %s)",
-                            o->key, hn, p->name, pn);
+            return loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "unknown option '%s' (an embedding provider takes %s; the plugin %s "
+                "takes %s)",
+                o->key, hn, p->name, pn);
         }
         rc = loams_link_options_add(host ? &d.host_options : &d.plugin_options, o->key, o->text);
         if (rc != 0) {
@@ -145,20 +132,21 @@ static int create(const loams_embed_ddl_env *env, const loams_ddl_script *script
         rc = validate(script, st, p->descriptor, &d.plugin_options, err, errlen);
     }
     if (rc == 0 && loams_ddl_option_find(&st->with, "model") == NULL) {
-        rc = error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
-                      "an embedding provider needs model = '...' (the model to ask for)");
+        rc = loams_ddl_error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
+                                "an embedding provider needs model = '...' (the model to ask for)");
     }
     if (rc == 0 && loams_option_spec_find(p->descriptor, "dimensions") != NULL &&
         loams_ddl_option_find(&st->with, "dimensions") == NULL) {
-        rc = error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
-                      "an embedding provider needs dimensions = N (the length of the model's "
-                      "vectors, e.g. 1536 for text-embedding-3-small): every vector is checked "
-                      "against it");
+        rc = loams_ddl_error_at(
+            script, st->name_pos, LOAMS_EINPUT, err, errlen,
+            "an embedding provider needs dimensions = N (the length of the model's "
+            "vectors, e.g. 1536 for text-embedding-3-small): every vector is checked "
+            "against it");
     }
     if (loams_option_spec_find(p->descriptor, "dimensions") == NULL && rc == 0) {
-        rc = error_at(script, st->provider_plugin_pos, LOAMS_EINPUT, err, errlen,
-                      "plugin %s declares no option 'dimensions', which an embed plugin must",
-                      p->name);
+        rc = loams_ddl_error_at(
+            script, st->provider_plugin_pos, LOAMS_EINPUT, err, errlen,
+            "plugin %s declares no option 'dimensions', which an embed plugin must", p->name);
     }
     if (rc == 0) {
         rc = range_check(script, st, "dimensions", 1, 65536, err, errlen);
@@ -194,10 +182,11 @@ static int create(const loams_embed_ddl_env *env, const loams_ddl_script *script
     }
     loams_embed_def_clear(&d);
     if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "%s%s", merr.msg,
-                        rc == LOAMS_EEXISTS ? " (DROP EMBEDDING PROVIDER it first, or use IF NOT "
-                                              "EXISTS)"
-                                            : "");
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s%s", merr.msg,
+                                  rc == LOAMS_EEXISTS
+                                      ? " (DROP EMBEDDING PROVIDER it first, or use IF NOT "
+                                        "EXISTS)"
+                                      : "");
     }
     if (env->json) {
         fprintf(env->out,
@@ -220,7 +209,7 @@ static int drop(const loams_embed_ddl_env *env, const loams_ddl_script *script,
         rc = 0;
     }
     if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
     }
     if (env->json) {
         fprintf(env->out, "{\"statement\":\"DROP EMBEDDING PROVIDER\",\"provider\":\"%s.%s\"}\n",

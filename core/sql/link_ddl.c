@@ -23,22 +23,6 @@
 #include "base/units.h"
 #include "meta/commit.h"
 
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t len = 0;
-    const char *src = loams_ddl_script_source(script, &len);
-    loams_ddl_format_error(src, len, pos.line, pos.column, msg, err, errlen);
-    return status;
-}
-
 /* The plugin of kind `kind` that `word` names (plugin_resolve.h's rule),
  * or an error at pos: "<clause>: <what>", the caret, then the DETAIL and
  * HINT lines (the plugins of that kind, the plugin path, the fix). */
@@ -52,8 +36,9 @@ static int resolve_plugin(const loams_link_ddl_env *env, const loams_ddl_script 
     if (rc == 0) {
         return 0;
     }
-    rc = error_at(script, pos, rc == LOAMS_ENOTFOUND ? LOAMS_ENOTFOUND : LOAMS_EINPUT, err, errlen,
-                  "%s: %s", clause, what[0] != '\0' ? what : "no plugin name");
+    rc =
+        loams_ddl_error_at(script, pos, rc == LOAMS_ENOTFOUND ? LOAMS_ENOTFOUND : LOAMS_EINPUT, err,
+                           errlen, "%s: %s", clause, what[0] != '\0' ? what : "no plugin name");
     size_t used = strlen(err);
     if (detail[0] != '\0' && used + 1 < errlen) {
         snprintf(err + used, errlen - used, "\n%s", detail);
@@ -133,10 +118,11 @@ static int check_declared(const loams_ddl_script *script, const loams_ddl_stmt *
     }
     required_check c = {names, count, ""};
     if (loams_table_each_field(declared, required_present, &c) == 1) {
-        return error_at(script, st->link.transform.pos, LOAMS_EINPUT, err, errlen,
-                        "table %s.%s declares column '%s' NOT NULL, but the transform's output "
-                        "has no column '%s': select it (e.g. ... AS %s)",
-                        st->link.target.ns, st->link.target.name, c.missing, c.missing, c.missing);
+        return loams_ddl_error_at(
+            script, st->link.transform.pos, LOAMS_EINPUT, err, errlen,
+            "table %s.%s declares column '%s' NOT NULL, but the transform's output "
+            "has no column '%s': select it (e.g. ... AS %s)",
+            st->link.target.ns, st->link.target.name, c.missing, c.missing, c.missing);
     }
     return 0;
 }
@@ -160,11 +146,11 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
         snprintf(msg, sizeof msg, "out of memory");
     }
     if (rc != 0) {
-        return error_at(script, t->pos, rc, err, errlen, "%s", msg);
+        return loams_ddl_error_at(script, t->pos, rc, err, errlen, "%s", msg);
     }
     if (env->embed != NULL && loams_embed_bind(ctx, env->embed, st->name.ns) != 0) {
         loams_ctx_free(ctx);
-        return error_at(script, t->pos, -ENOMEM, err, errlen, "out of memory");
+        return loams_ddl_error_at(script, t->pos, -ENOMEM, err, errlen, "out of memory");
     }
     void *state = NULL;
     loams_ctx *prev = loams_ctx_set_current(ctx);
@@ -184,10 +170,11 @@ static int check_transform(const loams_link_ddl_env *env, const loams_ddl_script
         uint32_t sl, sc;
         loams_ddl_map_position(t, line, column, &sl, &sc);
         loams_ddl_pos pos = {.line = sl, .column = sc};
-        return error_at(script, pos, LOAMS_EINPUT, err, errlen, "in the transform: %s", msg + used);
+        return loams_ddl_error_at(script, pos, LOAMS_EINPUT, err, errlen, "in the transform: %s",
+                                  msg + used);
     }
-    return error_at(script, t->pos, LOAMS_EINPUT, err, errlen, "in the transform: %s",
-                    msg[0] != '\0' ? msg : "it does not compile");
+    return loams_ddl_error_at(script, t->pos, LOAMS_EINPUT, err, errlen, "in the transform: %s",
+                              msg[0] != '\0' ? msg : "it does not compile");
 }
 
 /* Whether `key` went to the transform's options (read_transform_options). */
@@ -221,7 +208,8 @@ static int validate_at_option(const loams_ddl_script *script, const loams_plugin
     if (bad < opts->count) {
         o = loams_ddl_option_find(with, opts->items[bad].name);
     }
-    return error_at(script, o != NULL ? o->value_pos : fallback, rc, err, errlen, "%s", why);
+    return loams_ddl_error_at(script, o != NULL ? o->value_pos : fallback, rc, err, errlen, "%s",
+                              why);
 }
 
 /* Takes the WITH options that the transform plugin declares (lua_*) into
@@ -236,10 +224,11 @@ static int read_transform_options(const loams_ddl_script *script, const loams_dd
             continue;
         }
         if (strcmp(o->key, "script_path") == 0) {
-            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "script_path is set by the host (its plugin directories: "
-                            "--plugin-dir, LOAMS_PLUGIN_PATH, the installed dir); put the "
-                            "script in one of them");
+            return loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "script_path is set by the host (its plugin directories: "
+                "--plugin-dir, LOAMS_PLUGIN_PATH, the installed dir); put the "
+                "script in one of them");
         }
         if (loams_link_options_add(&d->transform_options, o->key, option_text(o)) != 0) {
             return -ENOMEM;
@@ -284,14 +273,14 @@ static int read_budget(const loams_ddl_script *script, const loams_ddl_option *o
         int records = strcmp(o->key, "max_unapplied_records") == 0;
         uint64_t v = 0;
         if (!coll) {
-            *rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                           "%s is an option of collection links; a %s link throttles its "
-                           "producers with max_lag (records or a duration)",
-                           o->key, kind);
+            *rc = loams_ddl_error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                                     "%s is an option of collection links; a %s link throttles its "
+                                     "producers with max_lag (records or a duration)",
+                                     o->key, kind);
         } else if (records ? parse_count(option_text(o), &v, why, sizeof why) != 0 || v == 0
                            : loams_size_parse(option_text(o), &v, why, sizeof why) != 0 || v == 0) {
-            *rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "%s: %s", o->key,
-                           why[0] ? why : "must be above 0");
+            *rc = loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "%s: %s",
+                                     o->key, why[0] ? why : "must be above 0");
         } else if (records) {
             d->max_unapplied_records = v;
         } else {
@@ -312,9 +301,10 @@ static int read_budget(const loams_ddl_script *script, const loams_ddl_option *o
         d->max_lag_ms = 0;
     }
     if (coll) {
-        *rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                       "max_lag is an option of table and graph links; a collection link's "
-                       "budgets are max_unapplied_records and max_unapplied_bytes");
+        *rc =
+            loams_ddl_error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                               "max_lag is an option of table and graph links; a collection link's "
+                               "budgets are max_unapplied_records and max_unapplied_bytes");
     } else if (strcmp(text, "none") == 0) {
         /* no budget: the log absorbs the backlog */
     } else if (parse_count(text, &v, why, sizeof why) == 0 && v > 0) {
@@ -322,10 +312,11 @@ static int read_budget(const loams_ddl_script *script, const loams_ddl_option *o
     } else if (loams_duration_parse(text, &us, why, sizeof why) == 0 && us >= 1000000) {
         d->max_lag_ms = us / 1000;
     } else {
-        *rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                       "max_lag is a number of records ('100000'), a duration of 1s or more "
-                       "('30s') or 'none', not '%s'",
-                       text);
+        *rc = loams_ddl_error_at(
+            script, o->value_pos, LOAMS_EINPUT, err, errlen,
+            "max_lag is a number of records ('100000'), a duration of 1s or more "
+            "('30s') or 'none', not '%s'",
+            text);
     }
     return 1;
 }
@@ -339,23 +330,23 @@ static int read_link_option(const loams_ddl_script *script, const loams_ddl_opti
     if (strcmp(o->key, "batch_bytes") == 0) {
         if (loams_size_parse(option_text(o), &d->batch_bytes, why, sizeof why) != 0 ||
             d->batch_bytes == 0) {
-            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "batch_bytes: %s",
-                            why[0] ? why : "must be above 0");
+            return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                      "batch_bytes: %s", why[0] ? why : "must be above 0");
         }
     } else if (strcmp(o->key, "batch_interval") == 0) {
         int64_t us;
         if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 || us < 1000) {
-            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "batch_interval: %s",
-                            why[0] ? why : "must be at least 1ms");
+            return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                      "batch_interval: %s", why[0] ? why : "must be at least 1ms");
         }
         d->batch_interval_ms = us / 1000;
     } else if (strcmp(o->key, "maintenance_interval") == 0) {
         int64_t us;
         if (loams_duration_parse(option_text(o), &us, why, sizeof why) != 0 ||
             (us != 0 && us < 1000000)) {
-            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                            "maintenance_interval: %s",
-                            why[0] ? why : "must be at least 1s, or 0 (never)");
+            return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                      "maintenance_interval: %s",
+                                      why[0] ? why : "must be at least 1s, or 0 (never)");
         }
         d->maintenance_interval_ms = us / 1000;
     } else if (strcmp(o->key, "on_error") == 0) {
@@ -367,13 +358,14 @@ static int read_link_option(const loams_ddl_script *script, const loams_ddl_opti
         } else if (strcmp(v, "dead_letter") == 0) {
             d->on_error = LOAMS_ON_ERROR_DEAD_LETTER;
         } else {
-            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                            "on_error must be 'fail', 'skip' or 'dead_letter', not '%s'", v);
+            return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                      "on_error must be 'fail', 'skip' or 'dead_letter', not '%s'",
+                                      v);
         }
     } else if (strcmp(o->key, "dead_letter_stream") == 0) {
         if (loams_objname_parse(option_text(o), &d->dead_letter_stream, why, sizeof why) != 0) {
-            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                            "dead_letter_stream: %s", why);
+            return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                      "dead_letter_stream: %s", why);
         }
     } else {
         *handled = 0;
@@ -391,10 +383,11 @@ static int read_resume(const loams_ddl_script *script, const loams_ddl_option *o
     } else if (strcmp(v, "start") == 0) {
         *out = LOAMS_LINK_RESUME_START;
     } else {
-        return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                        "resume must be 'offsets' (go on from the target's newest commit) or "
-                        "'start' (rebuild the target from the stream's first offsets), not '%s'",
-                        v);
+        return loams_ddl_error_at(
+            script, o->value_pos, LOAMS_EINPUT, err, errlen,
+            "resume must be 'offsets' (go on from the target's newest commit) or "
+            "'start' (rebuild the target from the stream's first offsets), not '%s'",
+            v);
     }
     return 0;
 }
@@ -440,14 +433,14 @@ static int read_with(const loams_ddl_script *script, const loams_ddl_stmt *st,
             char tlist[1024], xlist[1024];
             plugin_option_names(target, NULL, tlist, sizeof tlist);
             plugin_option_names(transform, "script_path", xlist, sizeof xlist);
-            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s': it is neither a link option (" LINK_OPTIONS
-                            ", " BUDGET_OPTIONS
-                            ", resume) nor an option of the target plugin %s (%s)%s%s%s%s%s",
-                            o->key, target->name, tlist[0] ? tlist : "it declares none",
-                            xlist[0] ? ", nor of the transform plugin " : "",
-                            xlist[0] ? transform->name : "", xlist[0] ? " (" : "",
-                            xlist[0] ? xlist : "", xlist[0] ? ")" : "");
+            return loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "unknown option '%s': it is neither a link option (" LINK_OPTIONS
+                ", " BUDGET_OPTIONS
+                ", resume) nor an option of the target plugin %s (%s)%s%s%s%s%s",
+                o->key, target->name, tlist[0] ? tlist : "it declares none",
+                xlist[0] ? ", nor of the transform plugin " : "", xlist[0] ? transform->name : "",
+                xlist[0] ? " (" : "", xlist[0] ? xlist : "", xlist[0] ? ")" : "");
         }
     }
     int rc =
@@ -476,9 +469,9 @@ static int read_decoder_options(const loams_ddl_script *script, const loams_ddl_
         if (loams_option_spec_find(decoder->descriptor, o->key) == NULL) {
             char list[1024];
             plugin_option_names(decoder, NULL, list, sizeof list);
-            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s' for %s: %s accepts %s", o->key, clause,
-                            decoder->name, list[0] ? list : "no options");
+            return loams_ddl_error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                                      "unknown option '%s' for %s: %s accepts %s", o->key, clause,
+                                      decoder->name, list[0] ? list : "no options");
         }
         if (loams_link_options_add(&d->decoder_options, o->key, option_text(o)) != 0) {
             return -ENOMEM;
@@ -506,14 +499,15 @@ static int check_subject(const loams_link_ddl_env *env, const loams_ddl_script *
     loams_objname name;
     char msg[256];
     if (loams_objname_parse(o->text, &name, msg, sizeof msg) != 0) {
-        return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "subject: %s", msg);
+        return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "subject: %s",
+                                  msg);
     }
     loams_schema_subject s;
     loams_meta_err merr = {{0}};
     int rc = loams_schema_subject_get(env->meta, &name, &s, &merr);
     loams_schema_subject_clear(&s);
     if (rc != 0) {
-        return error_at(script, o->value_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, o->value_pos, rc, err, errlen, "%s", merr.msg);
     }
     return 0;
 }
@@ -528,13 +522,14 @@ static int read_target(const loams_link_ddl_env *env, const loams_ddl_script *sc
     loams_meta_err merr;
     int rc = loams_pointer_read(env->meta, &l->target, ptr, &merr);
     if (rc != 0) {
-        return error_at(script, l->target_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, l->target_pos, rc, err, errlen, "%s", merr.msg);
     }
     if (ptr->version != 0 && strcmp(ptr->kind, l->target_kind_word) != 0) {
-        return error_at(script, l->target_kind_pos, LOAMS_EINPUT, err, errlen,
-                        "%s.%s holds the commits of a %s, which a link INTO %s cannot write "
-                        "(write it INTO %s, or give the target another name)",
-                        l->target.ns, l->target.name, ptr->kind, l->target_kind_word, ptr->kind);
+        return loams_ddl_error_at(
+            script, l->target_kind_pos, LOAMS_EINPUT, err, errlen,
+            "%s.%s holds the commits of a %s, which a link INTO %s cannot write "
+            "(write it INTO %s, or give the target another name)",
+            l->target.ns, l->target.name, ptr->kind, l->target_kind_word, ptr->kind);
     }
     return 0;
 }
@@ -589,7 +584,7 @@ static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_scri
     loams_meta_err merr;
     int rc = loams_link_list(env->meta, &defs, &n, &merr);
     if (rc != 0) {
-        return error_at(script, st->pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, st->pos, rc, err, errlen, "%s", merr.msg);
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (replacing && strcmp(defs[i].name.ns, st->name.ns) == 0 &&
@@ -598,11 +593,11 @@ static int check_target_free(const loams_link_ddl_env *env, const loams_ddl_scri
         }
         if (strcmp(defs[i].target.ns, st->link.target.ns) == 0 &&
             strcmp(defs[i].target.name, st->link.target.name) == 0) {
-            rc = error_at(script, st->link.target_pos, LOAMS_EEXISTS, err, errlen,
-                          "%s.%s is already written by link %s.%s; a target has one link "
-                          "(drop that link first)",
-                          st->link.target.ns, st->link.target.name, defs[i].name.ns,
-                          defs[i].name.name);
+            rc = loams_ddl_error_at(script, st->link.target_pos, LOAMS_EEXISTS, err, errlen,
+                                    "%s.%s is already written by link %s.%s; a target has one link "
+                                    "(drop that link first)",
+                                    st->link.target.ns, st->link.target.name, defs[i].name.ns,
+                                    defs[i].name.name);
         }
     }
     loams_link_defs_free(defs, n);
@@ -619,10 +614,11 @@ static int add_declared_schema(const loams_link_ddl_env *env, const loams_ddl_sc
     *declared = NULL;
     for (size_t i = 0; i < d->target_options.count; i++) {
         if (strcmp(d->target_options.items[i].name, "declared_schema") == 0) {
-            return error_at(script, st->pos, LOAMS_EINPUT, err, errlen,
-                            "declared_schema is set from CREATE TABLE %s.%s, not in WITH: "
-                            "declare the table with CREATE TABLE",
-                            st->link.target.ns, st->link.target.name);
+            return loams_ddl_error_at(
+                script, st->pos, LOAMS_EINPUT, err, errlen,
+                "declared_schema is set from CREATE TABLE %s.%s, not in WITH: "
+                "declare the table with CREATE TABLE",
+                st->link.target.ns, st->link.target.name);
         }
     }
     char *json = NULL;
@@ -632,8 +628,8 @@ static int add_declared_schema(const loams_link_ddl_env *env, const loams_ddl_sc
         return 0;
     }
     if (rc != 0) {
-        return error_at(script, st->link.target_pos, rc, err, errlen, "%s",
-                        rc == -ENOMEM ? "out of memory" : merr.msg);
+        return loams_ddl_error_at(script, st->link.target_pos, rc, err, errlen, "%s",
+                                  rc == -ENOMEM ? "out of memory" : merr.msg);
     }
     rc = loams_link_options_add(&d->target_options, "declared_schema", json);
     free(json);
@@ -660,7 +656,7 @@ static int decide_resume(const loams_ddl_script *script, const loams_ddl_stmt *s
     *fresh_marks = 1;
     if (existing == NULL) {
         if (ptr->version != 0 && resume == NULL) {
-            return error_at(
+            return loams_ddl_error_at(
                 script, l->target_pos, LOAMS_EINPUT, err, errlen,
                 "%s.%s holds the commits of link %s (incarnation %" PRIu64
                 "): say what link %s.%s does with them: WITH (resume = 'offsets') goes on from "
@@ -675,14 +671,15 @@ static int decide_resume(const loams_ddl_script *script, const loams_ddl_stmt *s
         return 0;
     }
     if (resume == NULL) {
-        return error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
-                        "CREATE OR REPLACE LINK %s.%s replaces a link: say what the new "
-                        "definition does with what the link applied: WITH (resume = 'offsets') "
-                        "goes on from the offsets of its target's newest commit (what the "
-                        "target holds stays, later records get the new definition), or WITH "
-                        "(resume = 'start') rebuilds the target from the stream's first offsets "
-                        "(its first commit replaces what the target holds)",
-                        st->name.ns, st->name.name);
+        return loams_ddl_error_at(
+            script, st->name_pos, LOAMS_EINPUT, err, errlen,
+            "CREATE OR REPLACE LINK %s.%s replaces a link: say what the new "
+            "definition does with what the link applied: WITH (resume = 'offsets') "
+            "goes on from the offsets of its target's newest commit (what the "
+            "target holds stays, later records get the new definition), or WITH "
+            "(resume = 'start') rebuilds the target from the stream's first offsets "
+            "(its first commit replaces what the target holds)",
+            st->name.ns, st->name.name);
     }
     d->version = existing->version;
     d->state = existing->state == LOAMS_LINK_PAUSED ? LOAMS_LINK_PAUSED : LOAMS_LINK_RUNNING;
@@ -692,19 +689,21 @@ static int decide_resume(const loams_ddl_script *script, const loams_ddl_stmt *s
     }
     if (strcmp(existing->stream.ns, l->stream.ns) != 0 ||
         strcmp(existing->stream.name, l->stream.name) != 0) {
-        return error_at(script, l->stream_pos, LOAMS_EINPUT, err, errlen,
-                        "resume = 'offsets' goes on from offsets in stream %s.%s, the one link "
-                        "%s.%s reads: it cannot read %s.%s instead (resume = 'start' can)",
-                        existing->stream.ns, existing->stream.name, st->name.ns, st->name.name,
-                        l->stream.ns, l->stream.name);
+        return loams_ddl_error_at(
+            script, l->stream_pos, LOAMS_EINPUT, err, errlen,
+            "resume = 'offsets' goes on from offsets in stream %s.%s, the one link "
+            "%s.%s reads: it cannot read %s.%s instead (resume = 'start' can)",
+            existing->stream.ns, existing->stream.name, st->name.ns, st->name.name, l->stream.ns,
+            l->stream.name);
     }
     if (strcmp(existing->target.ns, l->target.ns) != 0 ||
         strcmp(existing->target.name, l->target.name) != 0) {
-        return error_at(script, l->target_pos, LOAMS_EINPUT, err, errlen,
-                        "resume = 'offsets' goes on from the commits of %s.%s, the target link "
-                        "%s.%s writes: it cannot write %s.%s instead (resume = 'start' can)",
-                        existing->target.ns, existing->target.name, st->name.ns, st->name.name,
-                        l->target.ns, l->target.name);
+        return loams_ddl_error_at(
+            script, l->target_pos, LOAMS_EINPUT, err, errlen,
+            "resume = 'offsets' goes on from the commits of %s.%s, the target link "
+            "%s.%s writes: it cannot write %s.%s instead (resume = 'start' can)",
+            existing->target.ns, existing->target.name, st->name.ns, st->name.name, l->target.ns,
+            l->target.name);
     }
     /* The same incarnation, its next definition: it keeps its start, its
      * rule for taking a target over, and its dead letters' marks unless
@@ -737,7 +736,8 @@ static int create_dlq(const loams_link_ddl_env *env, const loams_ddl_script *scr
     loams_stream_def dlq = {.name = d->dead_letter_stream, .partitions = 1};
     int rc = loams_stream_create(env->log, &dlq, 1, NULL, &serr);
     if (rc != 0) {
-        return error_at(script, st->pos, rc, err, errlen, "dead-letter stream: %s", serr.msg);
+        return loams_ddl_error_at(script, st->pos, rc, err, errlen, "dead-letter stream: %s",
+                                  serr.msg);
     }
     return 0;
 }
@@ -759,7 +759,7 @@ static int store_link(const loams_link_ddl_env *env, const loams_ddl_script *scr
         snprintf(msg, sizeof msg, "%s", merr.msg);
     }
     if (rc != 0) {
-        rc = error_at(script, st->name_pos, rc, err, errlen, "%s", msg);
+        rc = loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", msg);
     }
     loams_gc_writes_clear(&ws);
     return rc;
@@ -800,19 +800,19 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
                 st->name.ns, st->name.name);
         goto out;
     } else if (rc == 0) {
-        rc = error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
-                      "link %s.%s already exists (change it with ALTER LINK or CREATE OR "
-                      "REPLACE LINK, DROP LINK it first, or use IF NOT EXISTS)",
-                      st->name.ns, st->name.name);
+        rc = loams_ddl_error_at(script, st->name_pos, LOAMS_EEXISTS, err, errlen,
+                                "link %s.%s already exists (change it with ALTER LINK or CREATE OR "
+                                "REPLACE LINK, DROP LINK it first, or use IF NOT EXISTS)",
+                                st->name.ns, st->name.name);
         goto out;
     } else if (rc != LOAMS_ENOTFOUND) {
-        rc = error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        rc = loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
         goto out;
     }
     if ((rc = loams_stream_describe(env->log, &l->stream, &sd, &serr)) != 0) {
-        rc = error_at(script, l->stream_pos, rc, err, errlen,
-                      "stream %s.%s does not exist; create it first with CREATE STREAM",
-                      l->stream.ns, l->stream.name);
+        rc = loams_ddl_error_at(script, l->stream_pos, rc, err, errlen,
+                                "stream %s.%s does not exist; create it first with CREATE STREAM",
+                                l->stream.ns, l->stream.name);
         goto out;
     }
     /* FORMAT <name>: the decoder plugin the name means (json by default) */
@@ -881,7 +881,7 @@ static int create_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         goto out;
     }
     if (kind != LOAMS_LINK_STORE_NEXT_VERSION && (rc = set_start_offsets(env, &d, &serr)) != 0) {
-        rc = error_at(script, l->stream_pos, rc, err, errlen, "%s", serr.msg);
+        rc = loams_ddl_error_at(script, l->stream_pos, rc, err, errlen, "%s", serr.msg);
         goto out;
     }
     if ((rc = create_dlq(env, script, st, &d, err, errlen)) != 0 ||
@@ -944,7 +944,7 @@ static int alter_link(const loams_link_ddl_env *env, const loams_ddl_script *scr
     loams_link_def_init(&d);
     int rc = loams_link_get(env->meta, &st->name, &d, &merr);
     if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
     }
     const loams_plugin *transform = NULL, *target = NULL;
     loams_registry_find(env->registry, LOAMS_KIND_TRANSFORM, loams_link_transform_plugin(&d),
@@ -961,34 +961,38 @@ static int alter_link(const loams_link_ddl_env *env, const loams_ddl_script *scr
             continue;
         }
         if (strcmp(o->key, "resume") == 0) {
-            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                          "resume is chosen when a link is created or replaced (CREATE [OR "
-                          "REPLACE] LINK ... WITH (resume = ...)); ALTER LINK keeps the link's "
-                          "incarnation and goes on from its offsets");
+            rc = loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "resume is chosen when a link is created or replaced (CREATE [OR "
+                "REPLACE] LINK ... WITH (resume = ...)); ALTER LINK keeps the link's "
+                "incarnation and goes on from its offsets");
         } else if (strcmp(o->key, "script_path") == 0 || strcmp(o->key, "declared_schema") == 0) {
-            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                          "%s is set by the host, not in ALTER LINK (docs/LINKS.md)", o->key);
+            rc = loams_ddl_error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                                    "%s is set by the host, not in ALTER LINK (docs/LINKS.md)",
+                                    o->key);
         } else if (transform != NULL && transform->descriptor != NULL &&
                    loams_option_spec_find(transform->descriptor, o->key) != NULL) {
             rc = options_set(&d.transform_options, o->key, option_text(o));
         } else if (target != NULL && target->descriptor != NULL &&
                    loams_option_spec_find(target->descriptor, o->key) != NULL) {
-            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                          "'%s' is an option of the target plugin %s, which ALTER LINK does not "
-                          "change (it decides how the target's files are written and read): "
-                          "use CREATE OR REPLACE LINK ... WITH (resume = 'offsets' or 'start')",
-                          o->key, target->name);
+            rc = loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "'%s' is an option of the target plugin %s, which ALTER LINK does not "
+                "change (it decides how the target's files are written and read): "
+                "use CREATE OR REPLACE LINK ... WITH (resume = 'offsets' or 'start')",
+                o->key, target->name);
         } else {
             char xlist[1024] = "";
             plugin_option_names(transform, "script_path", xlist, sizeof xlist);
-            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                          "ALTER LINK cannot set '%s': it changes the link options (" LINK_OPTIONS
-                          ", " BUDGET_OPTIONS
-                          ")%s%s%s%s%s; the format, transform, target and resume change with "
-                          "CREATE OR REPLACE LINK",
-                          o->key, xlist[0] ? " and those of the transform plugin " : "",
-                          xlist[0] ? transform->name : "", xlist[0] ? " (" : "",
-                          xlist[0] ? xlist : "", xlist[0] ? ")" : "");
+            rc = loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "ALTER LINK cannot set '%s': it changes the link options (" LINK_OPTIONS
+                ", " BUDGET_OPTIONS
+                ")%s%s%s%s%s; the format, transform, target and resume change with "
+                "CREATE OR REPLACE LINK",
+                o->key, xlist[0] ? " and those of the transform plugin " : "",
+                xlist[0] ? transform->name : "", xlist[0] ? " (" : "", xlist[0] ? xlist : "",
+                xlist[0] ? ")" : "");
         }
     }
     if (rc == 0 && transform != NULL && transform->descriptor != NULL) {
@@ -1033,7 +1037,7 @@ static int change_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
             return 0;
         }
         if (rc != 0) {
-            return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+            return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
         }
         switch (st->kind) {
         case LOAMS_DDL_DROP_LINK:
@@ -1056,7 +1060,7 @@ static int change_link(const loams_link_ddl_env *env, const loams_ddl_script *sc
         }
     }
     if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", merr.msg);
     }
     if (env->json) {
         fprintf(env->out, "{\"statement\":\"%s\",\"link\":\"%s.%s\"}\n",

@@ -14,23 +14,6 @@
 
 #include "catalog/schema_catalog.h"
 
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t len = 0;
-    const char *src = loams_ddl_script_source(script, &len);
-    loams_ddl_format_error(src, len, pos.line, pos.column, msg, err, errlen);
-    return status;
-}
-
 /* WITH / SET options: only compatibility.  *compat is left alone when the
  * option is absent; *given says whether it was. */
 static int read_compat(const loams_ddl_script *script, const loams_ddl_stmt *st,
@@ -40,16 +23,18 @@ static int read_compat(const loams_ddl_script *script, const loams_ddl_stmt *st,
     for (size_t i = 0; i < st->with.count; i++) {
         const loams_ddl_option *o = &st->with.items[i];
         if (strcmp(o->key, "compatibility") != 0) {
-            return error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                            "unknown option '%s' for %s: a schema subject takes compatibility",
-                            o->key, loams_ddl_kind_name(st->kind));
+            return loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "unknown option '%s' for %s: a schema subject takes compatibility", o->key,
+                loams_ddl_kind_name(st->kind));
         }
         if ((o->kind != LOAMS_DDL_VALUE_STRING && o->kind != LOAMS_DDL_VALUE_IDENT) ||
             loams_schema_compat_parse(o->text, compat) != 0) {
-            return error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                            "compatibility is '%s'; use BACKWARD, BACKWARD_TRANSITIVE, FORWARD, "
-                            "FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE or NONE",
-                            o->text);
+            return loams_ddl_error_at(
+                script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                "compatibility is '%s'; use BACKWARD, BACKWARD_TRANSITIVE, FORWARD, "
+                "FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE or NONE",
+                o->text);
         }
         *given = 1;
     }
@@ -75,9 +60,9 @@ static int create_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_
 {
     loams_schema_format format;
     if (loams_schema_format_parse(st->schema.format, &format) != 0) {
-        return error_at(script, st->schema.format_pos, LOAMS_EINPUT, err, errlen,
-                        "unknown schema format '%s': use AVRO, PROTOBUF or JSON",
-                        st->schema.format);
+        return loams_ddl_error_at(script, st->schema.format_pos, LOAMS_EINPUT, err, errlen,
+                                  "unknown schema format '%s': use AVRO, PROTOBUF or JSON",
+                                  st->schema.format);
     }
     loams_schema_compat compat = LOAMS_COMPAT_BACKWARD;
     int given;
@@ -103,8 +88,8 @@ static int create_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_
     }
     if (rc != 0) {
         int at_text = rc == LOAMS_EINPUT || rc == LOAMS_ESCHEMA;
-        return error_at(script, at_text ? st->schema.text_pos : st->name_pos, rc, err, errlen,
-                        "CREATE SCHEMA: %s", why[0] ? why : merr.msg);
+        return loams_ddl_error_at(script, at_text ? st->schema.text_pos : st->name_pos, rc, err,
+                                  errlen, "CREATE SCHEMA: %s", why[0] ? why : merr.msg);
     }
     print_registered(out, json, "created", st, &r);
     return 0;
@@ -117,7 +102,8 @@ static int alter_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_s
     loams_schema_subject s;
     int rc = loams_schema_subject_get(meta, &st->name, &s, &merr);
     if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "ALTER SCHEMA: %s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "ALTER SCHEMA: %s",
+                                  merr.msg);
     }
     loams_schema_format format = s.format;
     loams_schema_subject_clear(&s);
@@ -128,11 +114,12 @@ static int alter_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_s
             return rc;
         }
         if (!given) {
-            return error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
-                            "ALTER SCHEMA ... SET needs compatibility = '...'");
+            return loams_ddl_error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
+                                      "ALTER SCHEMA ... SET needs compatibility = '...'");
         }
         if ((rc = loams_schema_set_compat(meta, &st->name, compat, &merr)) != 0) {
-            return error_at(script, st->name_pos, rc, err, errlen, "ALTER SCHEMA: %s", merr.msg);
+            return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "ALTER SCHEMA: %s",
+                                      merr.msg);
         }
         if (json) {
             fprintf(out,
@@ -152,8 +139,8 @@ static int alter_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_s
                                sizeof why, &merr);
     if (rc != 0) {
         int at_text = rc == LOAMS_EINPUT || rc == LOAMS_ESCHEMA;
-        return error_at(script, at_text ? st->schema.text_pos : st->name_pos, rc, err, errlen,
-                        "ALTER SCHEMA: %s", why[0] ? why : merr.msg);
+        return loams_ddl_error_at(script, at_text ? st->schema.text_pos : st->name_pos, rc, err,
+                                  errlen, "ALTER SCHEMA: %s", why[0] ? why : merr.msg);
     }
     print_registered(out, json, r.existed ? "kept existing" : "added a version to", st, &r);
     return 0;
@@ -166,19 +153,21 @@ static int drop_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_sc
     char user[2 * LOAMS_IDENT_MAX + 2];
     int rc = loams_schema_subject_user(meta, &st->name, user, sizeof user, &merr);
     if (rc == 0) {
-        return error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
-                        "schema subject %s.%s is used by link %s (FORMAT avro (subject = "
-                        "'%s.%s')): drop or replace that link first",
-                        st->name.ns, st->name.name, user, st->name.ns, st->name.name);
+        return loams_ddl_error_at(script, st->name_pos, LOAMS_EINPUT, err, errlen,
+                                  "schema subject %s.%s is used by link %s (FORMAT avro (subject = "
+                                  "'%s.%s')): drop or replace that link first",
+                                  st->name.ns, st->name.name, user, st->name.ns, st->name.name);
     }
     if (rc != LOAMS_ENOTFOUND) {
-        return error_at(script, st->name_pos, rc, err, errlen, "DROP SCHEMA: %s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "DROP SCHEMA: %s",
+                                  merr.msg);
     }
     rc = loams_schema_drop(meta, &st->name, &merr);
     if (rc == LOAMS_ENOTFOUND && st->if_exists) {
         rc = 0;
     } else if (rc != 0) {
-        return error_at(script, st->name_pos, rc, err, errlen, "DROP SCHEMA: %s", merr.msg);
+        return loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "DROP SCHEMA: %s",
+                                  merr.msg);
     } else {
         rc = 1;
     }

@@ -19,23 +19,6 @@
 #include "cli/datadir.h"
 #include "stream/streamlog.h"
 
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static int error_at(const loams_ddl_script *script, loams_ddl_pos pos, int status, char *err,
-                    size_t errlen, const char *fmt, ...)
-{
-    char msg[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t len = 0;
-    const char *src = loams_ddl_script_source(script, &len);
-    loams_ddl_format_error(src, len, pos.line, pos.column, msg, err, errlen);
-    return status;
-}
-
 /* An option whose value would be a secret in clear: never stored. */
 static int names_a_secret(const char *key)
 {
@@ -104,17 +87,18 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
                             const loams_ddl_stmt *st, char *err, size_t errlen)
 {
     if (ctx->registry == NULL) {
-        return error_at(script, st->source_plugin_pos, LOAMS_EUNSUPPORTED, err, errlen,
-                        "CREATE STREAM ... USING needs the plugins (run it through a command "
-                        "that loads them: loams-host sql)");
+        return loams_ddl_error_at(
+            script, st->source_plugin_pos, LOAMS_EUNSUPPORTED, err, errlen,
+            "CREATE STREAM ... USING needs the plugins (run it through a command "
+            "that loads them: loams-host sql)");
     }
     const loams_plugin *p = NULL;
     char what[256], detail[2048];
     int rc = loams_plugin_resolve(ctx->registry, LOAMS_KIND_SOURCE, st->source_plugin, &p, what,
                                   sizeof what, detail, sizeof detail);
     if (rc != 0) {
-        return error_at(script, st->source_plugin_pos, LOAMS_ENOTFOUND, err, errlen, "%s\n%s", what,
-                        detail);
+        return loams_ddl_error_at(script, st->source_plugin_pos, LOAMS_ENOTFOUND, err, errlen,
+                                  "%s\n%s", what, detail);
     }
     loams_stream_def def;
     memset(&def, 0, sizeof def);
@@ -146,9 +130,9 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
         if (strcmp(o->key, "partitions") == 0) {
             if (o->kind != LOAMS_DDL_VALUE_INTEGER || o->integer < 1 ||
                 o->integer > LOAMS_STREAM_MAX_PARTITIONS) {
-                rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                              "partitions must be a whole number from 1 to %d, not %s",
-                              LOAMS_STREAM_MAX_PARTITIONS, o->text);
+                rc = loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                        "partitions must be a whole number from 1 to %d, not %s",
+                                        LOAMS_STREAM_MAX_PARTITIONS, o->text);
                 goto out;
             }
             def.partitions = (uint32_t)o->integer;
@@ -158,8 +142,8 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
         if (strcmp(o->key, "key_type") == 0) {
             if (o->kind != LOAMS_DDL_VALUE_STRING ||
                 (strcmp(o->text, "string") != 0 && strcmp(o->text, "bytes") != 0)) {
-                rc = error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
-                              "key_type must be 'string' or 'bytes', not %s", o->text);
+                rc = loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                        "key_type must be 'string' or 'bytes', not %s", o->text);
                 goto out;
             }
             def.key_type =
@@ -167,10 +151,11 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
             continue;
         }
         if (strncmp(o->key, "retention", 9) == 0) {
-            rc = error_at(script, o->key_pos, LOAMS_EINPUT, err, errlen,
-                          "a stream read through %s keeps its records in that system, whose "
-                          "retention applies (for Kafka: the topic's retention.ms): remove '%s'",
-                          p->name, o->key);
+            rc = loams_ddl_error_at(
+                script, o->key_pos, LOAMS_EINPUT, err, errlen,
+                "a stream read through %s keeps its records in that system, whose "
+                "retention applies (for Kafka: the topic's retention.ms): remove '%s'",
+                p->name, o->key);
             goto out;
         }
         pos[n] = i;
@@ -184,8 +169,9 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
     char msg[1024];
     rc = loams_options_validate_at(p->descriptor, kv, n, &bad, msg, sizeof msg);
     if (rc != 0) {
-        rc = error_at(script, bad != SIZE_MAX ? st->with.items[pos[bad]].key_pos : st->pos, rc, err,
-                      errlen, "%s (CREATE STREAM also takes partitions and key_type)", msg);
+        rc = loams_ddl_error_at(
+            script, bad != SIZE_MAX ? st->with.items[pos[bad]].key_pos : st->pos, rc, err, errlen,
+            "%s (CREATE STREAM also takes partitions and key_type)", msg);
         goto out;
     }
     char *text = cJSON_PrintUnformatted(opts);
@@ -195,9 +181,9 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
     }
     if (strlen(text) >= sizeof def.source_options) {
         cJSON_free(text);
-        rc = error_at(script, st->pos, LOAMS_EINPUT, err, errlen,
-                      "the options of stream %s.%s take more than %zu bytes", st->name.ns,
-                      st->name.name, sizeof def.source_options - 1);
+        rc = loams_ddl_error_at(script, st->pos, LOAMS_EINPUT, err, errlen,
+                                "the options of stream %s.%s take more than %zu bytes", st->name.ns,
+                                st->name.name, sizeof def.source_options - 1);
         goto out;
     }
     snprintf(def.source_options, sizeof def.source_options, "%s", text);
@@ -205,10 +191,11 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
     if (!partitions_given) {
         rc = ask_partitions(p, kv, n, &st->name, &def.partitions, msg, sizeof msg);
         if (rc != 0) {
-            rc = error_at(script, st->source_plugin_pos, rc, err, errlen,
-                          "asking %s for the partitions of %s.%s: %s (give partitions = N to "
-                          "create the stream without asking)",
-                          p->name, st->name.ns, st->name.name, msg);
+            rc = loams_ddl_error_at(
+                script, st->source_plugin_pos, rc, err, errlen,
+                "asking %s for the partitions of %s.%s: %s (give partitions = N to "
+                "create the stream without asking)",
+                p->name, st->name.ns, st->name.name, msg);
             goto out;
         }
     }
@@ -218,7 +205,7 @@ int loams_source_ddl_create(loams_ddl_exec_ctx *ctx, const loams_ddl_script *scr
     loams_stream_err se;
     rc = loams_stream_create(ctx->dd->log, &def, st->if_exists, &got, &se);
     if (rc != 0) {
-        rc = error_at(script, st->name_pos, rc, err, errlen, "%s", se.msg);
+        rc = loams_ddl_error_at(script, st->name_pos, rc, err, errlen, "%s", se.msg);
         goto out;
     }
     print_created(ctx, &got, existed ? "kept existing" : "created");
