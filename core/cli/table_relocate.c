@@ -15,6 +15,7 @@
 #include "abi/keylist.h"
 #include "abi/offsets.h"
 #include "abi/plugin_ctx.h"
+#include "base/log.h"
 #include "catalog/link_catalog.h"
 #include "gc/write_journal.h"
 #include "link/link_runtime.h"
@@ -63,6 +64,28 @@ static int64_t now_ms(void)
 
 /* The GC records of the commit: the new files are referenced, the old
  * ref and what the relocation superseded are not. */
+/* After the commit (or when there was nothing to move), the instance
+ * resumes at the table's commit: a target that keeps a pointer for
+ * readers outside the host (Iceberg's version-hint.text) points it
+ * there, as a link's run does after its own commits.  The relocation
+ * stands either way; a failure is only reported. */
+static void announce(const loams_target_vtable *vt, void *state, loams_ctx *ctx, const char *ref)
+{
+    loams_offsets *applied = NULL;
+    if (vt->resume == NULL || loams_offsets_create(&applied) != 0) {
+        return;
+    }
+    loams_ctx *prev = loams_ctx_set_current(ctx);
+    if (vt->resume(state, ref, applied) != 0) {
+        char msg[512];
+        loams_ctx_error(ctx, msg, sizeof msg);
+        loams_log(LOAMS_LOG_WARN, "relocate",
+                  "the table's commit %s is not announced to file-based readers: %s", ref, msg);
+    }
+    loams_ctx_set_current(prev);
+    loams_offsets_free(applied);
+}
+
 static int gc_writes(loams_write_journal *j, const char *old_ref, const char *new_ref,
                      const loams_keylist *obsolete, loams_gc_writes *ws)
 {
@@ -202,6 +225,7 @@ int loams_table_relocate(loams_node *node, const loams_objname *table, const cha
     }
     if (new_ref == NULL) {
         snprintf(res->ref, sizeof res->ref, "%s", ptr.ref);
+        announce(vt, state, ctx, res->ref);
         goto out; /* where it belongs already */
     }
     /* The fenced commit: the lease's epoch and the pointer read above. */
@@ -234,6 +258,7 @@ int loams_table_relocate(loams_node *node, const loams_objname *table, const cha
     snprintf(res->ref, sizeof res->ref, "%s", new_ref);
     res->files_written = loams_keylist_count(written);
     res->files_obsolete = loams_keylist_count(obsolete) + 1;
+    announce(vt, state, ctx, res->ref); /* new_ref is the instance's: gone after this */
 out:
     if (journal != NULL && loams_write_journal_pending(journal) > 0) {
         /* not committed: the files written are orphans for GC */

@@ -1298,8 +1298,11 @@ static int ice_resume(void *state, const char *ref, loams_offsets *applied)
         }
         cJSON_Delete(o);
     }
-    if (t->link != NULL) {
-        write_hint(t, 0); /* a writer's resume; queries never write */
+    /* A writer's resume (a link's, or loams-host table relocate's after
+     * its commit); queries never write. */
+    const char *relocate = host->option(t->ctx, "relocate");
+    if (t->link != NULL || (relocate != NULL && strcmp(relocate, "true") == 0)) {
+        write_hint(t, 0);
     }
     return 0;
 }

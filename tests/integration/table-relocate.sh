@@ -115,10 +115,20 @@ for i in $(seq 1 50); do
   grep -q "runs now" "$work/err" || { cat "$work/err"; die "relocate through the server failed"; }
   sleep 0.2 # the paused link's run is stopping
 done
+grep -q "^relocated t.tab: commit t/tab/metadata/.*metadata.json" "$work/out" || die "relocate said: $(cat "$work/out")"
+# file-based readers follow version-hint.text: the relocation announces
+# its commit there at once, not at the link's next run
+meta_dir="$moved/objects/t/tab/metadata"
+ver=$(sed -n 's|^relocated t.tab: commit t/tab/metadata/0*\([0-9][0-9]*\)-.*|\1|p' "$work/out")
+[ "$(cat "$meta_dir/version-hint.text")" = "$ver" ] ||
+  die "version-hint.text says $(cat "$meta_dir/version-hint.text") after the relocation to version $ver"
+grep -qF "$old_root/" "$meta_dir/v$ver.metadata.json" && die "v$ver.metadata.json names the old root"
+grep -qF "$new_root/t/tab" "$meta_dir/v$ver.metadata.json" || die "v$ver.metadata.json does not name the copy"
 "$host" sql --server "$url" --token "$admin" "RESUME LINK t.l" >/dev/null || die "RESUME LINK"
 stop_node e
-grep -q "^relocated t.tab: commit t/tab/metadata/.*metadata.json" "$work/out" || die "relocate said: $(cat "$work/out")"
-# nothing was edited in place: every file there before is unchanged
+# nothing was edited in place: every file there before is unchanged but
+# the hint (the one file a commit rewrites)
+grep -v " version-hint.text\$" "$work/meta-before" >"$work/meta-before.x" && mv "$work/meta-before.x" "$work/meta-before"
 join -v1 -1 2 -2 2 <(sort -k2 "$work/meta-before") <(sum_meta | sort -k2) | grep . &&
   die "relocate changed or removed files in place"
 while read -r sum name; do
