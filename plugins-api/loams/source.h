@@ -122,8 +122,11 @@ typedef struct loams_source_vtable {
      * offset below `upto` only (INT64_MAX: no bound), at most max_records
      * records (>= 1) and, after the first record, at most max_bytes record
      * bytes (0: no limit), into *out.  Records below the partition's low
-     * mark are gone: the chunk starts at the first one still there (the
-     * host counts the gap).  Returns 0 with out->count = 0 when nothing is
+     * mark are gone: the chunk starts at the first one still there, or,
+     * when none is left, out->next_offset moves to the low mark or past it
+     * (the host counts the gap: it asks marks() only when the chunk starts
+     * past `from`, never at an empty read that stays there, since marks()
+     * may be a request to a remote system).  Returns 0 with out->count = 0 when nothing is
      * there yet; a source may wait briefly for records, and must return
      * when host->cancelled(ctx) says so.  The records stay valid until the
      * next read() or release() on this state, or close().  Errors:

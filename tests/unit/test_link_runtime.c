@@ -573,18 +573,15 @@ START_TEST(a_link_from_before_incarnations_gets_one_and_goes_on)
     ck_assert_uint_eq(lf_gc_count(LOAMS_GC_REPLACED), 0);
 }
 
-/* A source whose offsets have holes (a Kafka partition read
- * read_committed): each chunk's next_offset is what the commit stores, a
- * failed record in a chunk with holes is found by its origin, and a read
- * that ends past a marker moves the link there. */
-START_TEST(a_source_with_holes_applies_each_record_once_and_moves_past_markers)
+/* The link t.l reads t.h, a holey-source stream with these options. */
+static void holey_link(const char *options)
 {
     loams_stream_def sd;
     memset(&sd, 0, sizeof sd);
     ck_assert_int_eq(loams_objname_set(&sd.name, "t", "h", NULL, 0), 0);
     sd.partitions = 1;
     snprintf(sd.source, sizeof sd.source, "holey-source");
-    snprintf(sd.source_options, sizeof sd.source_options, "{\"values\":\"a,b,c,bad,e,f\"}");
+    snprintf(sd.source_options, sizeof sd.source_options, "%s", options);
     loams_stream_err serr;
     ck_assert_msg(loams_stream_create(lf_log, &sd, 0, NULL, &serr) == 0, "%s", serr.msg);
     create_link(LOAMS_ON_ERROR_SKIP, 0);
@@ -599,8 +596,11 @@ START_TEST(a_source_with_holes_applies_each_record_once_and_moves_past_markers)
     ck_assert_int_eq(loams_objname_set(&d.stream, "t", "h", NULL, 0), 0);
     ck_assert_msg(loams_link_create(lf_meta, &d, &merr) == 0, "%s", merr.msg);
     loams_link_def_clear(&d);
+}
 
-    /* chunks of 2: 0-1, 2-5 (5 fails: skipped), 6-10, then the end at 12 */
+/* Runs until the link has applied t.h up to offset 12 (its end). */
+static void holey_run_to_end(void)
+{
     for (int i = 0; i < 20; i++) {
         probe p = run_until_commit();
         ck_assert_int_eq(p.rc, 0);
@@ -608,9 +608,21 @@ START_TEST(a_source_with_holes_applies_each_record_once_and_moves_past_markers)
         int64_t at = lf_applied(&ptr, 0);
         loams_pointer_clear(&ptr);
         if (at == 12) {
-            break;
+            return;
         }
     }
+    ck_abort_msg("the link did not reach offset 12 of t.h in 20 commits");
+}
+
+/* A source whose offsets have holes (a Kafka partition read
+ * read_committed): each chunk's next_offset is what the commit stores, a
+ * failed record in a chunk with holes is found by its origin, and a read
+ * that ends past a marker moves the link there. */
+START_TEST(a_source_with_holes_applies_each_record_once_and_moves_past_markers)
+{
+    holey_link("{\"values\":\"a,b,c,bad,e,f\"}");
+    /* chunks of 2: 0-1, 2-5 (5 fails: skipped), 6-10, then the end at 12 */
+    holey_run_to_end();
     loams_pointer ptr = lf_pointer("t", "out");
     ck_assert_int_eq(lf_applied(&ptr, 0), 12);
     ck_assert_uint_eq(ptr.applied_records, 5);
@@ -620,6 +632,45 @@ START_TEST(a_source_with_holes_applies_each_record_once_and_moves_past_markers)
     char lines[4096];
     ck_assert_uint_eq(target_lines(lines, sizeof lines), 5);
     ck_assert_str_eq(lines, "0 0 a\n0 1 b\n0 10 f\n0 2 c\n0 6 e");
+}
+END_TEST
+
+/* Retention deleted offsets 0-2 of a plugin's partition before the link
+ * read them: the first chunk starts at 5, and only what lies below the
+ * low mark (3 offsets) is lost, not the holes 3-4. */
+START_TEST(a_plugin_partition_trimmed_below_the_first_record_counts_the_low_mark)
+{
+    holey_link("{\"low\":\"3\"}");
+    holey_run_to_end();
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.applied_records, 3);
+    ck_assert_uint_eq(ptr.lost_records, 3);
+    ck_assert_uint_eq(ptr.n_gaps, 1);
+    ck_assert_int_eq(ptr.gaps[0].first_offset, 0);
+    ck_assert_int_eq(ptr.gaps[0].last_offset, 2);
+    loams_pointer_clear(&ptr);
+    char lines[4096];
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 3);
+    ck_assert_str_eq(lines, "0 10 f\n0 5 d\n0 6 e");
+}
+END_TEST
+
+/* Retention deleted every record of a plugin's partition: the empty read
+ * moves next_offset to the end, and the offsets below the low mark (11)
+ * are counted as lost on the way, not passed as holes. */
+START_TEST(a_plugin_partition_emptied_by_retention_counts_what_was_lost)
+{
+    holey_link("{\"low\":\"11\"}");
+    holey_run_to_end();
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_uint_eq(ptr.applied_records, 0);
+    ck_assert_uint_eq(ptr.lost_records, 11);
+    ck_assert_uint_eq(ptr.n_gaps, 1);
+    ck_assert_int_eq(ptr.gaps[0].first_offset, 0);
+    ck_assert_int_eq(ptr.gaps[0].last_offset, 10);
+    loams_pointer_clear(&ptr);
+    char lines[4096];
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 0);
 }
 END_TEST
 END_TEST
@@ -644,6 +695,8 @@ static Suite *suite(void)
     tcase_add_test(tc, resume_offsets_takes_the_target_over_where_it_stands);
     tcase_add_test(tc, a_link_from_before_incarnations_gets_one_and_goes_on);
     tcase_add_test(tc, a_source_with_holes_applies_each_record_once_and_moves_past_markers);
+    tcase_add_test(tc, a_plugin_partition_trimmed_below_the_first_record_counts_the_low_mark);
+    tcase_add_test(tc, a_plugin_partition_emptied_by_retention_counts_what_was_lost);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,11 +6,14 @@
  * values of the option `values` ("a,b,c,d,e,f" by default); the partition
  * ends at offset 12 (its high-water mark: 11 is a marker).  A read hands
  * over at most 2 records, and a read that reaches the end reports 12 as
- * where the next read goes on.
+ * where the next read goes on.  The option `low` (0 by default) plays
+ * retention: offsets below it are gone (marks() says so, a read starts at
+ * the first record at or past it).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <loams/plugin.h>
@@ -24,6 +27,7 @@ static const int64_t offsets[N] = {0, 1, 2, 5, 6, 10};
 typedef struct hs {
     loams_ctx *ctx;
     char values[N][16];
+    int64_t low;
     loams_source_record recs[2];
 } hs;
 
@@ -41,6 +45,7 @@ static int hs_open(loams_ctx *ctx, const loams_source_spec *spec, void **state)
         snprintf(s->values[i], sizeof s->values[i], "%.*s", (int)len, v);
         v += len + (v[len] == ',');
     }
+    s->low = strtoll(host->option(ctx, "low"), NULL, 10);
     *state = s;
     return 0;
 }
@@ -59,7 +64,7 @@ static int hs_marks(void *state, int32_t partition, loams_source_marks *out)
         host->set_error(s->ctx, "holey-source has partition 0 only, not %d", (int)partition);
         return -EINVAL;
     }
-    *out = (loams_source_marks){0, HIGH, 0};
+    *out = (loams_source_marks){s->low, HIGH, 0};
     return 0;
 }
 
@@ -73,6 +78,9 @@ static int hs_read(void *state, int32_t partition, int64_t from, int64_t upto, s
         return -EINVAL;
     }
     size_t n = 0;
+    if (from < s->low) {
+        from = s->low; /* retention deleted what lies below */
+    }
     for (int i = 0; i < N && n < 2 && n < max_records; i++) {
         if (offsets[i] >= from && offsets[i] < upto) {
             s->recs[n++] = (loams_source_record){.offset = offsets[i],
@@ -107,6 +115,7 @@ static const loams_source_vtable vt = {.size = sizeof vt,
                                        .close = hs_close};
 static const loams_option_spec options[] = {
     {"values", LOAMS_OPT_STRING, 0, "a,b,c,d,e,f", NULL, "the six records' values"},
+    {"low", LOAMS_OPT_INT, 0, "0", NULL, "the low mark: offsets below it are gone"},
     {NULL, 0, 0, NULL, NULL, NULL}};
 static const loams_plugin_descriptor desc = {LOAMS_DESCRIPTOR_HEADER,
                                              LOAMS_KIND_SOURCE,
