@@ -549,6 +549,12 @@ check_PROGRAMS += tests/unit/test_schema_catalog
 TESTS += tests/unit/test_schema_catalog
 tests_unit_test_schema_catalog_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_schema_catalog_LDADD = $(LOAMS_UNIT_LDADD)
+# Protobuf schemas (.proto text, descriptor sets) and the registry's
+# Confluent rules for PROTOBUF subjects
+check_PROGRAMS += tests/unit/test_proto_schema
+TESTS += tests/unit/test_proto_schema
+tests_unit_test_proto_schema_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_proto_schema_LDADD = $(LOAMS_UNIT_LDADD)
 # tests/kafka-mock: librdkafka's mock Kafka cluster as a process that the
 # Kafka tests and the bench produce to (docs/SOURCES.md).
 check_PROGRAMS += tests/kafka-mock/kafka-mock

@@ -18,6 +18,7 @@
 
 #include "catalog/link_catalog.h"
 #include "loams/kit/avro_schema.h"
+#include "loams/kit/proto_schema.h"
 #include "loams/kit/json_tree.h"
 
 #define SUBJECT_PREFIX "schema/subject/"
@@ -295,6 +296,7 @@ static int normalise(loams_schema_format format, const char *text, size_t len, c
                      char *why, size_t whylen)
 {
     *out = NULL;
+    loams_kit_err e;
     if (format == LOAMS_SCHEMA_PROTOBUF) {
         while (len > 0 && (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')) {
             text++;
@@ -304,10 +306,16 @@ static int normalise(loams_schema_format format, const char *text, size_t len, c
             snprintf(why, whylen, "the schema is empty");
             return LOAMS_EINPUT;
         }
+        loams_kit_pb_schema *ps = NULL;
+        int rc = loams_kit_pb_schema_parse(NULL, text, len, &ps, &e);
+        loams_kit_pb_schema_free(ps);
+        if (rc != 0) {
+            snprintf(why, whylen, "not a valid Protobuf schema: %s", e.msg);
+            return rc;
+        }
         *out = strndup(text, len);
         return *out != NULL ? 0 : -ENOMEM;
     }
-    loams_kit_err e;
     if (format == LOAMS_SCHEMA_AVRO) {
         loams_kit_avro_schema *s = NULL;
         int rc = loams_kit_avro_schema_parse(NULL, text, len, &s, &e);
@@ -483,6 +491,88 @@ static int check_avro(loams_meta *m, const loams_schema_subject *s, uint32_t onl
     return 0;
 }
 
+/* check_avro for PROTOBUF subjects: the Confluent rules
+ * (loams_kit_pb_compatible), the new schema as the update of the old one
+ * (BACKWARD) or the old as the update of the new (FORWARD). */
+static int check_protobuf(loams_meta *m, const loams_schema_subject *s, uint32_t only,
+                          const char *cand_text, size_t cand_len, char *why, size_t whylen,
+                          loams_meta_err *err)
+{
+    if (s->nversions == 0 || s->compat == LOAMS_COMPAT_NONE) {
+        return 0;
+    }
+    loams_kit_err e;
+    loams_kit_pb_schema *cand = NULL;
+    int rc = loams_kit_pb_schema_parse(NULL, cand_text, cand_len, &cand, &e);
+    if (rc != 0) {
+        snprintf(why, whylen, "not a valid Protobuf schema: %s", e.msg);
+        return rc;
+    }
+    int transitive = s->compat == LOAMS_COMPAT_BACKWARD_TRANSITIVE ||
+                     s->compat == LOAMS_COMPAT_FORWARD_TRANSITIVE ||
+                     s->compat == LOAMS_COMPAT_FULL_TRANSITIVE;
+    int backward =
+        s->compat != LOAMS_COMPAT_FORWARD && s->compat != LOAMS_COMPAT_FORWARD_TRANSITIVE;
+    int forward =
+        s->compat != LOAMS_COMPAT_BACKWARD && s->compat != LOAMS_COMPAT_BACKWARD_TRANSITIVE;
+    const char *rule = loams_schema_compat_name(s->compat);
+    uint32_t newest = s->versions[s->nversions - 1].version;
+    char newname[32];
+    if (only != 0) {
+        snprintf(newname, sizeof newname, "the new schema");
+    } else {
+        snprintf(newname, sizeof newname, "version %" PRIu32, newest + 1);
+    }
+    int found = 0;
+    for (size_t i = s->nversions; rc == 0 && i-- > 0;) {
+        const loams_schema_version *v = &s->versions[i];
+        if (only != 0 ? v->version != only : (!transitive && i + 1 != s->nversions)) {
+            continue;
+        }
+        found = 1;
+        char *text = NULL;
+        size_t len = 0;
+        if ((rc = loams_schema_get_by_id(m, v->id, NULL, &text, &len, err)) != 0) {
+            break;
+        }
+        loams_kit_pb_schema *old = NULL;
+        rc = loams_kit_pb_schema_parse(NULL, text, len, &old, &e);
+        free(text);
+        if (rc != 0) {
+            if (err != NULL) {
+                snprintf(err->msg, sizeof err->msg,
+                         "the stored schema %" PRIu32 " is damaged: %.400s", v->id, e.msg);
+            }
+            rc = rc == -ENOMEM ? rc : LOAMS_ECORRUPT;
+            break;
+        }
+        loams_kit_pb_diff d;
+        if (backward && !loams_kit_pb_compatible(old, cand, &d)) {
+            snprintf(why, whylen,
+                     "'%s': %s (%s) breaks %s: readers of %s cannot read data written with "
+                     "version %" PRIu32,
+                     d.path, d.what, d.rule, rule, newname, v->version);
+            rc = LOAMS_ESCHEMA;
+        } else if (forward && !loams_kit_pb_compatible(cand, old, &d)) {
+            snprintf(why, whylen,
+                     "'%s': %s (%s) breaks %s: readers of version %" PRIu32
+                     " cannot read data written with %s",
+                     d.path, d.what, d.rule, rule, v->version, newname);
+            rc = LOAMS_ESCHEMA;
+        }
+        loams_kit_pb_schema_free(old);
+    }
+    loams_kit_pb_schema_free(cand);
+    if (rc == 0 && only != 0 && !found) {
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg, "subject %s.%s has no version %" PRIu32, s->name.ns,
+                     s->name.name, only);
+        }
+        return LOAMS_ENOTFOUND;
+    }
+    return rc;
+}
+
 /* Reads an optional key's value and version (0 and NULL when missing). */
 static int read_opt(loams_meta *m, const char *key, loams_meta_kv *kv, loams_meta_err *err)
 {
@@ -566,6 +656,10 @@ static int register_once(loams_meta *m, const loams_objname *name, loams_schema_
         }
     }
     if (avro != NULL && (rc = check_avro(m, &s, 0, avro, why, whylen, err)) != 0) {
+        goto out;
+    }
+    if (format == LOAMS_SCHEMA_PROTOBUF &&
+        (rc = check_protobuf(m, &s, 0, norm, strlen(norm), why, whylen, err)) != 0) {
         goto out;
     }
     uint32_t next = nkv.version != 0 ? (uint32_t)strtoul(nkv.value, NULL, 10) : 1;
@@ -682,6 +776,11 @@ int loams_schema_check(loams_meta *m, const loams_objname *name, uint32_t versio
     loams_schema_subject s;
     int rc = loams_schema_subject_get(m, name, &s, err);
     if (rc != 0) {
+        return rc;
+    }
+    if (s.format == LOAMS_SCHEMA_PROTOBUF) {
+        rc = check_protobuf(m, &s, version, text, len, why, whylen, err);
+        loams_schema_subject_clear(&s);
         return rc;
     }
     if (s.format != LOAMS_SCHEMA_AVRO) {

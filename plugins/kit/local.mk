@@ -15,7 +15,8 @@ LOAMS_KIT_C_FILES = \
 	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
 	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/json_tree.c \
 	plugins/kit/manifest_chain.c plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c \
-	plugins/kit/base64.c plugins/kit/maintenance_debt.c plugins/kit/avro_schema.c
+	plugins/kit/base64.c plugins/kit/maintenance_debt.c plugins/kit/avro_schema.c \
+	plugins/kit/proto_schema.c
 LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
 	plugins/kit/include/loams/kit/buf.h plugins/kit/include/loams/kit/err.h \
@@ -27,7 +28,8 @@ LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/utf8.h plugins/kit/include/loams/kit/zstd_mem.h \
 	plugins/kit/include/loams/kit/trusted_path.h \
 	plugins/kit/include/loams/kit/maintenance_debt.h \
-	plugins/kit/include/loams/kit/avro_schema.h
+	plugins/kit/include/loams/kit/avro_schema.h \
+	plugins/kit/include/loams/kit/proto_schema.h
 
 noinst_LTLIBRARIES += plugins/kit/libkit.la
 plugins_kit_libkit_la_SOURCES = $(LOAMS_KIT_C_FILES) $(LOAMS_KIT_H_FILES)
