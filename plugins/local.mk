@@ -10,6 +10,7 @@ include plugins/decoder-raw/local.mk
 include plugins/decoder-json/local.mk
 include plugins/decoder-csv/local.mk
 include plugins/decoder-avro/local.mk
+include plugins/decoder-protobuf/local.mk
 include plugins/transform-lua/local.mk
 include plugins/embed-openai/local.mk
 include plugins/source-kafka/local.mk

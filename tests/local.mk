@@ -438,6 +438,8 @@ EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.
 # rows dead-lettered with their line and column.
 TESTS += tests/integration/link-csv.sh tests/integration/link-avro.sh
 EXTRA_DIST += tests/integration/link-csv.sh tests/integration/link-avro.sh tests/integration/avro-records.py
+TESTS += tests/integration/link-protobuf.sh
+EXTRA_DIST += tests/integration/link-protobuf.sh tests/integration/protobuf-records.py
 EXTRA_DIST += tests/integration/link-crash-soak.sh
 # Links reading a Kafka topic on librdkafka's mock cluster.
 TESTS += tests/integration/kafka-link.sh
