@@ -154,6 +154,15 @@ tests_fuzz_fuzz_decoder_avro_SOURCES = tests/fuzz/fuzz-decoder-avro.c \
 tests_fuzz_fuzz_decoder_avro_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS) $(AVRO_CFLAGS)
 tests_fuzz_fuzz_decoder_avro_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS) $(AVRO_LIBS) -lm
 
+# decoder-protobuf's wire reader and the kit's Protobuf schemas (.proto
+# parser, descriptor sets, compatibility rules).
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-decoder-protobuf
+tests_fuzz_fuzz_decoder_protobuf_SOURCES = tests/fuzz/fuzz-decoder-protobuf.c \
+	plugins/decoder-protobuf/pb_reader.c plugins/decoder-protobuf/pb_reader.h \
+	plugins/kit/proto_schema.c
+tests_fuzz_fuzz_decoder_protobuf_CFLAGS = $(LOAMS_FUZZ_CFLAGS) $(CJSON_CFLAGS)
+tests_fuzz_fuzz_decoder_protobuf_LDADD = $(LOAMS_FUZZ_LDADD) $(CJSON_LIBS) -lm
+
 # Readers of stored and requested bytes (docs/ARCHITECTURE.md, "Fuzzers"):
 # sizes and durations, the stored stream record, the node config file.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-units tests/fuzz/fuzz-stream-record \
@@ -376,6 +385,13 @@ tests_bench_bench_decoder_avro_SOURCES = tests/bench/bench-decoder-avro.c \
 	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
 tests_bench_bench_decoder_avro_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(AVRO_CFLAGS)
 tests_bench_bench_decoder_avro_LDADD = core/libloams-core.la $(CJSON_LIBS) $(AVRO_LIBS) -lm
+noinst_PROGRAMS += tests/bench/bench-decoder-protobuf
+tests_bench_bench_decoder_protobuf_SOURCES = tests/bench/bench-decoder-protobuf.c \
+	tests/bench/bench_json_entry.c plugins/decoder-protobuf/decoder_protobuf.c \
+	plugins/decoder-protobuf/pb_reader.c plugins/decoder-protobuf/pb_reader.h \
+	tests/bench/ticket_gen.c tests/bench/ticket_gen.h
+tests_bench_bench_decoder_protobuf_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_bench_bench_decoder_protobuf_LDADD = core/libloams-core.la $(CJSON_LIBS) -lm
 noinst_PROGRAMS += tests/bench/bench-decoder-csv
 tests_bench_bench_decoder_csv_SOURCES = tests/bench/bench-decoder-csv.c \
 	tests/bench/bench_json_entry.c plugins/decoder-csv/decoder_csv.c \

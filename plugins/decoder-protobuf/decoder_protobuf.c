@@ -430,6 +430,9 @@ static int pb_open(loams_ctx *ctx, void **state)
         return LOAMS_EUNSUPPORTED;
     }
     const char *subject = host->option(ctx, "subject");
+    if (subject == NULL || subject[0] == '\0') {
+        subject = host->option(ctx, "schema"); /* FORMAT protobuf SCHEMA 'ns.s' MESSAGE ... */
+    }
     const char *message = host->option(ctx, "message");
     const char *wire = host->option(ctx, "wire_format");
     int bare = wire != NULL && strcmp(wire, "bare") == 0;
@@ -532,6 +535,8 @@ static const loams_option_spec pb_options[] = {
      "the schema registry subject ('ns.name', format PROTOBUF) whose newest version every record "
      "is read with (fields by number: a newer writer's fields are skipped); unset: each record "
      "is read with its writer's schema (Confluent framing only)"},
+    {"schema", LOAMS_OPT_STRING, 0, NULL, NULL,
+     "the same as subject (what FORMAT protobuf SCHEMA 'ns.name' MESSAGE 'pkg.Type' sets)"},
     {"message", LOAMS_OPT_STRING, 0, NULL, NULL,
      "for wire_format = 'bare': the message type of the records ('pkg.Type'); unset: the first "
      "message of the schema's file"},

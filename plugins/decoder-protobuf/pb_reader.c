@@ -549,6 +549,26 @@ static int putf(pb_scratch *s, const char *fmt, ...)
     return put(s, tmp, n > 0 ? (size_t)n : 0);
 }
 
+/* Decimal digits of v without printf (the common case of JSON numbers). */
+static int put_u64(pb_scratch *s, uint64_t v, int neg)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    if (neg) {
+        tmp[--i] = '-';
+    }
+    return put(s, tmp + i, sizeof tmp - i);
+}
+
+static int put_i64(pb_scratch *s, int64_t v)
+{
+    return put_u64(s, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
+}
+
 static int put_json_string(pb_scratch *s, const uint8_t *p, size_t n)
 {
     if (grow(s->mem, (void **)&s->buf, &s->cap, s->len + 6 * n + 3, 1) != 0) {
@@ -556,7 +576,13 @@ static int put_json_string(pb_scratch *s, const uint8_t *p, size_t n)
     }
     char *o = s->buf + s->len;
     *o++ = '"';
-    for (size_t i = 0; i < n; i++) {
+    size_t plain = 0; /* the run that needs no escape, copied at once */
+    while (plain < n && p[plain] >= 0x20 && p[plain] != '"' && p[plain] != '\\') {
+        plain++;
+    }
+    memcpy(o, p, plain);
+    o += plain;
+    for (size_t i = plain; i < n; i++) {
         uint8_t ch = p[i];
         if (ch == '"' || ch == '\\') {
             *o++ = '\\';
@@ -597,8 +623,8 @@ static int put_base64(pb_scratch *s, const uint8_t *p, size_t n)
 static int put_scalar(pb_scratch *s, scalar x, int type)
 {
     switch (x.k) {
-    case S_INT: return putf(s, "%" PRId64, x.i);
-    case S_UINT: return putf(s, "%" PRIu64, x.u);
+    case S_INT: return put_i64(s, x.i);
+    case S_UINT: return put_u64(s, x.u, 0);
     case S_BOOL: return put(s, x.i ? "true" : "false", x.i ? 4 : 5);
     case S_DOUBLE:
         if (!isfinite(x.d)) {

@@ -847,10 +847,12 @@ static int parse_message(parser *ps, const char *scope, long parent, int depth)
         return lex_error(lx, "'%.*s' is defined twice", lx->t, lx->tlen);
     }
     long msg = add_message(b, full, strlen(full));
+    loams_kit_mem_free(mem, full);
     if (msg < 0) {
-        loams_kit_mem_free(mem, full);
         return (int)msg;
     }
+    /* the message's own copy: its string stays put when messages grow */
+    full = b->s->messages[msg].full_name;
     rc = parent >= 0 ? add_nested(b, parent, msg) : (b->file_own ? add_top(b, msg) : 0);
     if (rc == 0 && (rc = next(lx)) == 0) {
         rc = expect(lx, "{");
@@ -892,7 +894,6 @@ static int parse_message(parser *ps, const char *scope, long parent, int depth)
             rc = lex_error(lx, "unexpected '%.*s' in a message", lx->t, lx->tlen);
         }
     }
-    /* full is owned by the message now */
     return rc != 0 ? rc : next(lx);
 }
 
@@ -1244,7 +1245,7 @@ static int text_parse(const loams_kit_mem *mem, const char *text, size_t len,
     }
     if (rc == 0) {
         /* the well-known types' own references first, then the file's */
-        rc = resolve(&b, refs + own, nrefs - own, 1, e);
+        rc = own < nrefs ? resolve(&b, refs + own, nrefs - own, 1, e) : 0;
         if (rc == 0) {
             rc = resolve(&b, refs, own, 1, e);
         }
@@ -1484,6 +1485,13 @@ static int fds_field(fds_reader *r, wire fw, long msg, int syntax)
                                                    : "a field is malformed or incomplete");
         goto out;
     }
+    const loams_kit_pb_message *m = &r->b.s->messages[msg];
+    for (size_t i = 0; i < m->nfields; i++) {
+        if (m->fields[i].number == number) {
+            rc = fds_bad(r, "a field number is used twice in a message");
+            goto out;
+        }
+    }
     loams_kit_pb_field *f = add_field(&r->b, msg);
     if (f == NULL) {
         rc = -ENOMEM;
@@ -1678,7 +1686,7 @@ int loams_kit_pb_schema_from_descriptor_set(const loams_kit_mem *mem, const uint
         rc = add_wkt(&r.b, &r.refs, &r.nrefs, &r.cap, e);
     }
     if (rc == 0) {
-        rc = resolve(&r.b, r.refs + own, r.nrefs - own, 1, e);
+        rc = own < r.nrefs ? resolve(&r.b, r.refs + own, r.nrefs - own, 1, e) : 0;
     }
     if (rc == 0) {
         rc = resolve(&r.b, r.refs, own, 0, e);
