@@ -7,12 +7,14 @@
  *    compatibility rule and versions 1, 2, ... each naming a schema id.
  *  - Ids are global, stable and monotonic (1, 2, ...), shared by every
  *    subject: one schema text (after normalisation: JSON re-printed without
- *    blanks for AVRO and JSON; PROTOBUF text as given) in one format has
+ *    blanks for AVRO and JSON; PROTOBUF text as given, less its leading
+ *    blanks, once it parses: loams/kit/proto_schema.h) in one format has
  *    one id, whichever subject registers it.  Registering in a subject a
  *    schema it already has returns its version and id, writing nothing.
  *  - Compatibility (checked for AVRO with the Avro resolution rules,
- *    loams/kit/avro_schema.h; PROTOBUF and JSON schemas are stored and
- *    their rule kept, but not checked): BACKWARD (the default: the new
+ *    loams/kit/avro_schema.h; for PROTOBUF with the Confluent Protobuf
+ *    rules, loams/kit/proto_schema.h; JSON schemas are stored and their
+ *    rule kept, but not checked): BACKWARD (the default: the new
  *    schema reads data written with the newest version), FORWARD (the
  *    newest version reads data written with the new schema), FULL (both),
  *    their _TRANSITIVE forms (against every version, not only the newest),
