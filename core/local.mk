@@ -56,6 +56,8 @@ core_libloams_core_la_SOURCES += \
 	core/catalog/link_catalog.c core/catalog/link_catalog.h \
 	core/catalog/table_catalog.c core/catalog/table_catalog.h \
 	core/catalog/schema_catalog.c core/catalog/schema_catalog.h \
+	core/catalog/schema_config.c core/catalog/schema_config.h \
+	core/catalog/avro_canonical.c core/catalog/avro_canonical.h \
 	core/catalog/schema_host.c core/catalog/schema_host.h \
 	core/catalog/system_links.c core/catalog/system_links.h \
 	core/catalog/link_backlog.c core/catalog/link_backlog.h \
@@ -143,6 +145,7 @@ core_libloams_core_la_SOURCES += \
 	core/http/links.c core/http/links.h \
 	core/http/metrics.c core/http/metrics.h \
 	core/http/iceberg.c core/http/iceberg.h \
+	core/http/schema_registry.c core/http/schema_registry.h \
 	core/http/targets.c core/http/targets.h \
 	core/http/collections.c core/http/collections.h \
 	core/http/graphs.c core/http/graphs.h \

@@ -456,6 +456,9 @@ TESTS += tests/integration/link-csv.sh tests/integration/link-avro.sh
 EXTRA_DIST += tests/integration/link-csv.sh tests/integration/link-avro.sh tests/integration/avro-records.py
 TESTS += tests/integration/link-protobuf.sh
 EXTRA_DIST += tests/integration/link-protobuf.sh tests/integration/protobuf-records.py
+# the Confluent Schema Registry REST subset, with Confluent's Python clients
+TESTS += tests/integration/schema-registry-rest.sh
+EXTRA_DIST += tests/integration/schema-registry-rest.sh tests/integration/schema-registry-client.py
 EXTRA_DIST += tests/integration/link-crash-soak.sh
 # Links reading a Kafka topic on librdkafka's mock cluster.
 TESTS += tests/integration/kafka-link.sh

@@ -1,5 +1,6 @@
 /*
- * objname.c - owns the identifier rule and the "ns.name" syntax.
+ * objname.c - owns the identifier rule, the subject-name rule and the
+ * "ns.name" syntax.
  */
 #include "catalog/objname.h"
 
@@ -100,4 +101,81 @@ int loams_objname_parse(const char *text, loams_objname *out, char *msg, size_t 
     fold_copy(out->ns, text, nl);
     fold_copy(out->name, name, ml);
     return 0;
+}
+
+static int subject_char(unsigned char c)
+{
+    return ident_char(c) || c == '-' || c == '.';
+}
+
+int loams_subject_name_valid(const char *text, size_t len)
+{
+    if (text == NULL || len == 0 || len > LOAMS_IDENT_MAX ||
+        !(ident_char((unsigned char)text[0]))) {
+        return 0;
+    }
+    for (size_t i = 1; i < len; i++) {
+        if (!subject_char((unsigned char)text[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int bad_subject(const char *text, size_t len, char *msg, size_t msg_size)
+{
+    if (msg_size > 0) {
+        if (len == 0) {
+            snprintf(msg, msg_size, "the subject name is empty: a subject is written ns.subject");
+        } else if (len > LOAMS_IDENT_MAX) {
+            snprintf(msg, msg_size, "the subject name '%.*s...' is longer than %d characters", 40,
+                     text, LOAMS_IDENT_MAX);
+        } else {
+            snprintf(msg, msg_size,
+                     "the subject name '%.*s' is not valid: use letters, digits, '_', '-' and "
+                     "'.', starting with a letter, a digit or '_'",
+                     (int)len, text);
+        }
+    }
+    return LOAMS_EINPUT;
+}
+
+int loams_subject_set(loams_objname *out, const char *ns, const char *subject, char *msg,
+                      size_t msg_size)
+{
+    if (ns == NULL || ns[0] == '\0') {
+        ns = LOAMS_DEFAULT_NS;
+    }
+    if (subject == NULL) {
+        subject = "";
+    }
+    size_t nl = strlen(ns), sl = strlen(subject);
+    if (!loams_ident_valid(ns, nl)) {
+        return bad_part("namespace", ns, nl, msg, msg_size);
+    }
+    if (!loams_subject_name_valid(subject, sl)) {
+        return bad_subject(subject, sl, msg, msg_size);
+    }
+    fold_copy(out->ns, ns, nl);
+    fold_copy(out->name, subject, sl);
+    return 0;
+}
+
+int loams_subject_parse(const char *text, loams_objname *out, char *msg, size_t msg_size)
+{
+    if (text == NULL) {
+        text = "";
+    }
+    const char *dot = strchr(text, '.');
+    if (dot == NULL) {
+        return loams_subject_set(out, NULL, text, msg, msg_size);
+    }
+    size_t nl = (size_t)(dot - text);
+    if (!loams_ident_valid(text, nl)) {
+        return bad_part("namespace", text, nl, msg, msg_size);
+    }
+    char ns[LOAMS_IDENT_MAX + 1];
+    memcpy(ns, text, nl);
+    ns[nl] = '\0';
+    return loams_subject_set(out, ns, dot + 1, msg, msg_size);
 }

@@ -16,6 +16,7 @@
 
 #include <loams/status.h>
 
+#include "catalog/avro_canonical.h"
 #include "catalog/link_catalog.h"
 #include "loams/kit/avro_schema.h"
 #include "loams/kit/proto_schema.h"
@@ -332,6 +333,10 @@ static int normalise(loams_schema_format format, const char *text, size_t len, c
         snprintf(why, whylen, "the schema is not JSON at byte %zu: %s", je.pos,
                  je.what != NULL ? je.what : "malformed");
         return jrc;
+    }
+    if (format == LOAMS_SCHEMA_AVRO && loams_avro_canonical_json(&j) != 0) {
+        cJSON_Delete(j);
+        return -ENOMEM;
     }
     *out = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
@@ -770,6 +775,47 @@ int loams_schema_register(loams_meta *m, const loams_objname *name, loams_schema
     return rc;
 }
 
+int loams_schema_lookup(loams_meta *m, const loams_objname *name, loams_schema_format format,
+                        const char *text, size_t len, loams_schema_version *out, char *why,
+                        size_t whylen, loams_meta_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (whylen > 0) {
+        why[0] = '\0';
+    }
+    loams_schema_subject s;
+    int rc = loams_schema_subject_get(m, name, &s, err);
+    if (rc != 0) {
+        return rc;
+    }
+    char *norm = NULL;
+    char hkey[128];
+    loams_meta_kv hkv;
+    memset(&hkv, 0, sizeof hkv);
+    if ((rc = normalise(format, text, len, &norm, why, whylen)) != 0 ||
+        (rc = hash_key(format, norm, hkey, sizeof hkey)) != 0 ||
+        (rc = read_opt(m, hkey, &hkv, err)) != 0) {
+        goto out;
+    }
+    rc = LOAMS_ENOTFOUND;
+    uint32_t id = hkv.version != 0 ? (uint32_t)strtoul(hkv.value, NULL, 10) : 0;
+    for (size_t i = 0; id != 0 && i < s.nversions; i++) {
+        if (s.versions[i].id == id) {
+            *out = s.versions[i];
+            rc = 0;
+        }
+    }
+    if (rc == LOAMS_ENOTFOUND) {
+        snprintf(why, whylen, "schema subject %s.%s has no version with this schema", name->ns,
+                 name->name);
+    }
+out:
+    loams_meta_kv_free(&hkv);
+    free(norm);
+    loams_schema_subject_clear(&s);
+    return rc;
+}
+
 int loams_schema_check(loams_meta *m, const loams_objname *name, uint32_t version, const char *text,
                        size_t len, char *why, size_t whylen, loams_meta_err *err)
 {
@@ -888,7 +934,7 @@ int loams_schema_subject_user(loams_meta *m, const loams_objname *name, char *li
         for (size_t k = 0; k < o->count; k++) {
             loams_objname used;
             if (strcmp(o->items[k].name, "subject") == 0 &&
-                loams_objname_parse(o->items[k].value, &used, NULL, 0) == 0 &&
+                loams_subject_parse(o->items[k].value, &used, NULL, 0) == 0 &&
                 strcmp(used.ns, name->ns) == 0 && strcmp(used.name, name->name) == 0) {
                 snprintf(link, size, "%s.%s", defs[i].name.ns, defs[i].name.name);
                 rc = 0;

@@ -121,6 +121,15 @@ int loams_schema_register(loams_meta *m, const loams_objname *name, loams_schema
                           size_t len, loams_schema_registered *out, char *why, size_t whylen,
                           loams_meta_err *err);
 
+/* Finds the version of subject `name` whose schema is text[0..len) in
+ * `format` (compared after normalisation, as registering does): 0 with
+ * *out (its version and id); LOAMS_ENOTFOUND when the subject does not
+ * exist (err says so) or has no such version (why says so, err is
+ * empty), LOAMS_EINPUT (not a valid schema: why). */
+int loams_schema_lookup(loams_meta *m, const loams_objname *name, loams_schema_format format,
+                        const char *text, size_t len, loams_schema_version *out, char *why,
+                        size_t whylen, loams_meta_err *err);
+
 /* Whether text[0..len) could be registered in subject `name` by its rule
  * (against the newest version, or all with a _TRANSITIVE rule), or, when
  * version is non-zero, whether it is compatible with that version by the

@@ -73,7 +73,7 @@ int loams_schema_host_latest(loams_ctx *ctx, const char *subject, uint32_t *id, 
     }
     loams_objname name;
     char msg[256];
-    if (subject == NULL || loams_objname_parse(subject, &name, msg, sizeof msg) != 0) {
+    if (subject == NULL || loams_subject_parse(subject, &name, msg, sizeof msg) != 0) {
         loams_ctx_set_error(ctx, "schema subject: %s", subject == NULL ? "NULL" : msg);
         return LOAMS_EINPUT;
     }

@@ -169,7 +169,7 @@ static int cmd_show(loams_meta *m, const schema_args *a)
     if (a->subject != NULL) {
         loams_objname name;
         char msg[256];
-        if (loams_objname_parse(a->subject, &name, msg, sizeof msg) != 0) {
+        if (loams_subject_parse(a->subject, &name, msg, sizeof msg) != 0) {
             fprintf(stderr, "loams-host schema show: %s\n", msg);
             return 2;
         }
@@ -213,7 +213,7 @@ static int cmd_register(loams_meta *m, const schema_args *a)
     if (a->subject == NULL) {
         return usage_error("%s", "register needs NS.SUBJECT");
     }
-    if (loams_objname_parse(a->subject, &name, msg, sizeof msg) != 0) {
+    if (loams_subject_parse(a->subject, &name, msg, sizeof msg) != 0) {
         fprintf(stderr, "loams-host schema register: %s\n", msg);
         return 2;
     }

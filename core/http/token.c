@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "loams/kit/base64.h"
 #include "loams/kit/json_tree.h"
 
 static const char *const role_names[] = {"none", "read", "write", "admin"};
@@ -93,6 +94,48 @@ int loams_token_from_bearer(const char *header, const char **token, size_t *len)
     *token = p;
     *len = n;
     return 0;
+}
+
+int loams_token_from_basic(const char *header, char *out, size_t size)
+{
+    if (header == NULL || size == 0) {
+        return LOAMS_EINPUT;
+    }
+    out[0] = '\0';
+    const char *p = header;
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    if (strncasecmp(p, "basic", 5) != 0 || (p[5] != ' ' && p[5] != '\t')) {
+        return LOAMS_EINPUT;
+    }
+    p += 5;
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    size_t n = strlen(p);
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) {
+        n--;
+    }
+    /* user:password fits in 3/4 of its base64; more than 4 * size is
+     * surely too long */
+    unsigned char plain[1024];
+    size_t plain_len = 0, bad_at;
+    if (n == 0 || n > 4 * sizeof plain / 3 - 4 ||
+        loams_kit_base64_decode(p, n, plain, &plain_len, &bad_at) != 0) {
+        return LOAMS_EINPUT;
+    }
+    const unsigned char *colon = memchr(plain, ':', plain_len);
+    size_t off = colon != NULL ? (size_t)(colon - plain) + 1 : 0;
+    int rc = LOAMS_EINPUT;
+    if (colon != NULL && plain_len - off < size &&
+        memchr(plain + off, '\0', plain_len - off) == NULL) {
+        memcpy(out, plain + off, plain_len - off);
+        out[plain_len - off] = '\0';
+        rc = 0;
+    }
+    OPENSSL_cleanse(plain, sizeof plain);
+    return rc;
 }
 
 int loams_token_hash(const char *text, size_t len, uint8_t out[32])

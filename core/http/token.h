@@ -76,6 +76,14 @@ int loams_token_parse(const char *text, size_t len, char *id);
  * token). */
 int loams_token_from_bearer(const char *header, const char **token, size_t *len);
 
+/* The password of an HTTP Basic Authorization header value ("Basic
+ * <base64 of user:password>", the scheme in any case), which the schema
+ * registry's clients send with the token as the password (the user name
+ * is ignored): 0 with the password NUL-terminated in out[0..size), or
+ * LOAMS_EINPUT (another scheme, not base64, no ':', a NUL, or longer than
+ * size - 1).  The caller wipes out when done. */
+int loams_token_from_basic(const char *header, char *out, size_t size);
+
 /* SHA-256 of text[0..len) into out.  -EIO when OpenSSL fails. */
 int loams_token_hash(const char *text, size_t len, uint8_t out[32]);
 

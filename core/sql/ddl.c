@@ -78,6 +78,7 @@ typedef enum tok_kind {
     T_EOF,
     T_IDENT,
     T_STRING,
+    T_QNAME, /* "quoted name": a schema subject name such as "orders-value" */
     T_DOLLAR,
     T_INT,
     T_NUM,
@@ -273,6 +274,27 @@ static int lex(parser *p)
             }
             advance_byte(p);
         }
+    } else if (c == '"') {
+        t->kind = T_QNAME;
+        advance_byte(p);
+        t->body_start = p->i;
+        t->body_pos = here(p);
+        for (;;) {
+            if (p->i >= p->len) {
+                return error_at(p, t->pos, "this quoted name is never closed: add the closing \"");
+            }
+            if (p->src[p->i] == '"') {
+                if (p->i + 1 < p->len && p->src[p->i + 1] == '"') {
+                    advance_byte(p);
+                    advance_byte(p);
+                    continue;
+                }
+                t->body_end = p->i;
+                advance_byte(p);
+                break;
+            }
+            advance_byte(p);
+        }
     } else if (c == '$' && p->i + 1 < p->len && p->src[p->i + 1] == '$') {
         t->kind = T_DOLLAR;
         advance_byte(p);
@@ -338,6 +360,11 @@ static void describe_tok(const parser *p, char *buf, size_t size)
         n = t->body_end - t->body_start;
         snprintf(buf, size, "the string '%.*s%s'", (int)(n > 40 ? 40 : n), p->src + t->body_start,
                  n > 40 ? "..." : "");
+        break;
+    case T_QNAME:
+        n = t->body_end - t->body_start;
+        snprintf(buf, size, "the quoted name \"%.*s%s\"", (int)(n > 40 ? 40 : n),
+                 p->src + t->body_start, n > 40 ? "..." : "");
         break;
     case T_DOLLAR: snprintf(buf, size, "a $$ block"); break;
     default:
@@ -460,6 +487,54 @@ static int parse_name(parser *p, const char *what, loams_objname *out, loams_ddl
         snprintf(out->name, sizeof out->name, "%s", first);
     }
     return 0;
+}
+
+/* subject := [ident '.'] (ident | "quoted name"): a schema subject, whose
+ * name may hold '-' and '.' when quoted (shop."orders-value"); a quoted
+ * name alone is in namespace "default".  Folded like every name. */
+static int parse_subject_name(parser *p, const char *what, loams_objname *out, loams_ddl_pos *pos)
+{
+    char ns[LOAMS_IDENT_MAX + 1];
+    char subject[LOAMS_IDENT_MAX + 2];
+    snprintf(ns, sizeof ns, "%s", LOAMS_DEFAULT_NS);
+    *pos = p->tok.pos;
+    if (p->tok.kind == T_IDENT) {
+        char first[LOAMS_IDENT_MAX + 1];
+        TRY(parse_ident(p, what, first));
+        if (p->tok.kind != T_DOT) {
+            snprintf(out->ns, sizeof out->ns, "%s", LOAMS_DEFAULT_NS);
+            snprintf(out->name, sizeof out->name, "%s", first);
+            return 0;
+        }
+        TRY(next(p));
+        snprintf(ns, sizeof ns, "%s", first);
+        if (p->tok.kind == T_IDENT) {
+            snprintf(out->ns, sizeof out->ns, "%s", ns);
+            return parse_ident(p, "a name after the '.'", out->name);
+        }
+    }
+    if (p->tok.kind != T_QNAME) {
+        return expected(p, "a subject name (an identifier, or a quoted name such as "
+                           "\"orders-value\")");
+    }
+    loams_ddl_pos at = p->tok.pos;
+    size_t o = 0;
+    for (size_t i = p->tok.body_start; i < p->tok.body_end; i++) {
+        if (o + 1 >= sizeof subject) {
+            return error_at(p, at, "the subject name is longer than %d characters",
+                            LOAMS_IDENT_MAX);
+        }
+        subject[o++] = p->src[i];
+        if (p->src[i] == '"') {
+            i++; /* the second quote of "" */
+        }
+    }
+    subject[o] = '\0';
+    char msg[200];
+    if (loams_subject_set(out, ns, subject, msg, sizeof msg) != 0) {
+        return error_at(p, at, "%s", msg);
+    }
+    return next(p);
 }
 
 /* ---- options ---- */
@@ -1050,7 +1125,7 @@ static int parse_create_schema(parser *p, loams_ddl_stmt *st)
     st->kind = LOAMS_DDL_CREATE_SCHEMA;
     TRY(next(p));
     TRY(parse_if_not_exists(p, st));
-    TRY(parse_name(p, "a schema subject name (ns.name)", &st->name, &st->name_pos));
+    TRY(parse_subject_name(p, "a schema subject name (ns.name)", &st->name, &st->name_pos));
     TRY(expect_kw(p, "FORMAT"));
     if (p->tok.kind != T_IDENT) {
         return expected(p, "a schema format (AVRO, PROTOBUF or JSON)");
@@ -1073,7 +1148,7 @@ static int parse_alter_schema(parser *p, loams_ddl_stmt *st)
 {
     st->kind = LOAMS_DDL_ALTER_SCHEMA;
     TRY(next(p));
-    TRY(parse_name(p, "a schema subject name (ns.name)", &st->name, &st->name_pos));
+    TRY(parse_subject_name(p, "a schema subject name (ns.name)", &st->name, &st->name_pos));
     if (is_kw(p, "SET")) {
         TRY(next(p));
         return parse_options(p, &st->with);
@@ -1204,10 +1279,10 @@ static int parse_statement(parser *p, loams_ddl_stmt *st)
             TRY(expect_kw(p, "EXISTS"));
             st->if_exists = 1;
         }
-        return parse_name(p,
-                          st->kind == LOAMS_DDL_DROP_LINK     ? "a link name"
-                          : st->kind == LOAMS_DDL_DROP_SCHEMA ? "a schema subject name"
-                                                              : "a stream name",
+        if (st->kind == LOAMS_DDL_DROP_SCHEMA) {
+            return parse_subject_name(p, "a schema subject name", &st->name, &st->name_pos);
+        }
+        return parse_name(p, st->kind == LOAMS_DDL_DROP_LINK ? "a link name" : "a stream name",
                           &st->name, &st->name_pos);
     }
     if (is_kw(p, "ALTER")) {

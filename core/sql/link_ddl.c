@@ -498,7 +498,7 @@ static int check_subject(const loams_link_ddl_env *env, const loams_ddl_script *
     }
     loams_objname name;
     char msg[256];
-    if (loams_objname_parse(o->text, &name, msg, sizeof msg) != 0) {
+    if (loams_subject_parse(o->text, &name, msg, sizeof msg) != 0) {
         return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen, "subject: %s",
                                   msg);
     }
