@@ -86,7 +86,7 @@ tests_unit_test_ddl_LDADD = $(LOAMS_UNIT_LDADD)
 # requests both send to target plugins; the CLI's client of the API.
 LOAMS_HTTP_UNIT_TESTS = tests/unit/test_http_router tests/unit/test_http_error \
 	tests/unit/test_http_token tests/unit/test_produce_batch tests/unit/test_target_request \
-	tests/unit/test_remote
+	tests/unit/test_remote tests/unit/test_schema_registry_rest
 check_PROGRAMS += $(LOAMS_HTTP_UNIT_TESTS)
 TESTS += $(LOAMS_HTTP_UNIT_TESTS)
 tests_unit_test_http_router_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -101,6 +101,8 @@ tests_unit_test_target_request_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_target_request_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_remote_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_remote_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_schema_registry_rest_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_schema_registry_rest_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Fuzzers (libFuzzer): built by `make` after configure --enable-fuzzers
 # CC=clang, run by tests/fuzz/run-fuzzers.sh BUILD_DIR [SECONDS], each from

@@ -107,8 +107,9 @@ static int canon_member(cJSON *obj, const char *key, const char *ns)
         return 0;
     }
     int rc = canon(m, ns, &r);
-    if (rc == 0 && r != NULL) {
-        cJSON_ReplaceItemViaPointer(obj, m, r);
+    if (rc == 0 && r != NULL && !cJSON_ReplaceItemInObjectCaseSensitive(obj, key, r)) {
+        cJSON_Delete(r);
+        rc = -ENOMEM;
     }
     return rc;
 }

@@ -195,6 +195,46 @@ START_TEST(schema_statements)
 }
 END_TEST
 
+START_TEST(schema_subjects_may_be_quoted_names)
+{
+    loams_ddl_script *s =
+        parse_ok("CREATE SCHEMA shop.\"Orders-Value\" FORMAT AVRO AS $$\"int\"$$;\n"
+                 "ALTER SCHEMA shop.\"com.acme.Order\" ADD VERSION $$\"int\"$$;\n"
+                 "DROP SCHEMA \"orders-key\";\n"
+                 "DROP SCHEMA IF EXISTS shop.plain");
+    const loams_ddl_stmt *st = loams_ddl_script_at(s, 0);
+    ck_assert_str_eq(st->name.ns, "shop");
+    ck_assert_str_eq(st->name.name, "orders-value");
+    ck_assert_uint_eq(st->name_pos.column, 15);
+    st = loams_ddl_script_at(s, 1);
+    ck_assert_str_eq(st->name.name, "com.acme.order");
+    st = loams_ddl_script_at(s, 2);
+    ck_assert_str_eq(st->name.ns, "default");
+    ck_assert_str_eq(st->name.name, "orders-key");
+    st = loams_ddl_script_at(s, 3);
+    ck_assert_str_eq(st->name.ns, "shop");
+    ck_assert_str_eq(st->name.name, "plain");
+    loams_ddl_script_free(s);
+    /* a doubled quote is a quote, which no subject name holds */
+    check_error("DROP SCHEMA \"a\"\"b\"", 1, 13,
+                "the subject name 'a\"b' is not valid: use letters, digits, '_', '-' and '.', "
+                "starting with a letter, a digit or '_'");
+    check_error("CREATE SCHEMA shop.\"orders value\" FORMAT AVRO AS $$1$$", 1, 20,
+                "the subject name 'orders value' is not valid: use letters, digits, '_', '-' and "
+                "'.', starting with a letter, a digit or '_'");
+    check_error("CREATE SCHEMA shop.\"\" FORMAT AVRO AS $$1$$", 1, 20,
+                "the subject name is empty: a subject is written ns.subject");
+    check_error("CREATE SCHEMA shop.\"open FORMAT AVRO AS $$1$$", 1, 20,
+                "this quoted name is never closed: add the closing \"");
+    check_error("CREATE SCHEMA shop.'x' FORMAT AVRO AS $$1$$", 1, 20,
+                "expected a subject name (an identifier, or a quoted name such as "
+                "\"orders-value\"), found the string 'x'");
+    /* other names stay identifiers */
+    check_error("CREATE STREAM shop.\"a-b\"", 1, 20,
+                "expected a name after the '.', found the quoted name \"a-b\"");
+}
+END_TEST
+
 START_TEST(create_link_every_format)
 {
     loams_ddl_script *s = parse_ok(
@@ -728,6 +768,7 @@ static Suite *ddl_suite(void)
     tcase_add_test(tc, create_and_drop_embedding_provider);
     tcase_add_test(tc, create_link_every_format);
     tcase_add_test(tc, schema_statements);
+    tcase_add_test(tc, schema_subjects_may_be_quoted_names);
     tcase_add_test(tc, transform_capture_skips_strings_comments_and_nested_parens);
     tcase_add_test(tc, lua_transforms_by_name_and_inline);
     tcase_add_test(tc, plugins_by_name_in_format_using_and_transform);

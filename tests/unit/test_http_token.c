@@ -60,6 +60,31 @@ START_TEST(token_syntax)
 }
 END_TEST
 
+START_TEST(basic_headers_give_the_password)
+{
+    char out[64];
+    /* token:loams_x */
+    ck_assert_int_eq(loams_token_from_basic("Basic dG9rZW46bG9hbXNfeA==", out, sizeof out), 0);
+    ck_assert_str_eq(out, "loams_x");
+    /* the scheme in any case, blanks around, no padding; a password with ':' */
+    ck_assert_int_eq(loams_token_from_basic("  bAsIc \t YTpiOmM \t", out, sizeof out), 0);
+    ck_assert_str_eq(out, "b:c");
+    /* an empty user name */
+    ck_assert_int_eq(loams_token_from_basic("Basic Onh5eg==", out, sizeof out), 0);
+    ck_assert_str_eq(out, "xyz");
+    /* no ':' (YWJj = abc), not base64, another scheme, nothing */
+    ck_assert_int_eq(loams_token_from_basic("Basic YWJj", out, sizeof out), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_token_from_basic("Basic !!!!", out, sizeof out), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_token_from_basic("Bearer dG9rZW46eA==", out, sizeof out), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_token_from_basic("Basic", out, sizeof out), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_token_from_basic("Basic   ", out, sizeof out), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_token_from_basic(NULL, out, sizeof out), LOAMS_EINPUT);
+    /* a password longer than the room, and one with a NUL (dTpgAGI= = u:`\0b) */
+    ck_assert_int_eq(loams_token_from_basic("Basic dG9rZW46bG9hbXNfeA==", out, 7), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_token_from_basic("Basic dTpgAGI=", out, sizeof out), LOAMS_EINPUT);
+}
+END_TEST
+
 START_TEST(bearer_headers)
 {
     const char *t;
@@ -283,6 +308,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, token_syntax);
     tcase_add_test(tc, bearer_headers);
+    tcase_add_test(tc, basic_headers_give_the_password);
     tcase_add_test(tc, sha256_of_a_known_text);
     tcase_add_test(tc, a_made_token_checks_and_only_its_hash_is_stored);
     tcase_add_test(tc, tokens_expire_and_are_revoked);

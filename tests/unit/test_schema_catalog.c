@@ -13,6 +13,7 @@
 #include <loams/status.h>
 
 #include "catalog/schema_catalog.h"
+#include "catalog/schema_config.h"
 #include "loams/kit/avro_schema.h"
 #include "run_suite.h"
 
@@ -42,7 +43,7 @@ static int reg(const char *subject, loams_schema_compat compat, const char *text
                loams_schema_registered *r)
 {
     loams_objname n;
-    ck_assert_int_eq(loams_objname_parse(subject, &n, NULL, 0), 0);
+    ck_assert_int_eq(loams_subject_parse(subject, &n, NULL, 0), 0);
     loams_schema_registered tmp;
     loams_meta_err err = {{0}};
     why[0] = '\0';
@@ -86,7 +87,10 @@ START_TEST(ids_are_global_and_one_text_keeps_its_id)
     char *text = NULL;
     ck_assert_int_eq(loams_schema_get_by_id(meta, 2, &f, &text, NULL, NULL), 0);
     ck_assert_int_eq(f, LOAMS_SCHEMA_AVRO);
-    ck_assert_str_eq(text, USER_EMAIL_DEFAULT);
+    /* stored in the registry's one JSON form: members sorted */
+    ck_assert_str_eq(text, "{\"fields\":[{\"name\":\"id\",\"type\":\"long\"},{\"default\":\"\","
+                           "\"name\":\"email\",\"type\":\"string\"}],\"name\":\"User\","
+                           "\"type\":\"record\"}");
     free(text);
     ck_assert_int_eq(loams_schema_get_by_id(meta, 3, &f, &text, NULL, NULL), LOAMS_ENOTFOUND);
     loams_schema_subject *subs;
@@ -299,6 +303,135 @@ START_TEST(recursive_schemas_resolve)
 }
 END_TEST
 
+START_TEST(one_meaning_keeps_one_id_whoever_prints_it)
+{
+    loams_schema_registered a, b, c;
+    const char *java = "{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"shop\","
+                       "\"fields\":[{\"name\":\"id\",\"type\":{\"type\":\"long\"}},"
+                       "{\"name\":\"s\",\"type\":{\"type\":\"enum\",\"name\":\"S\","
+                       "\"symbols\":[\"A\"]}},{\"name\":\"t\",\"type\":[\"null\","
+                       "{\"type\":\"fixed\",\"name\":\"other.F\",\"size\":2}]}]}";
+    /* python3-avro's str(): other key order, the inherited namespace
+     * written on the enum, the full name split, the type unwrapped */
+    const char *python = "{\"type\": \"record\", \"name\": \"shop.Order\", \"fields\": ["
+                         "{\"type\": \"long\", \"name\": \"id\"}, {\"type\": {\"type\": "
+                         "\"enum\", \"name\": \"S\", \"namespace\": \"shop\", \"symbols\": "
+                         "[\"A\"]}, \"name\": \"s\"}, {\"name\": \"t\", \"type\": [\"null\", "
+                         "{\"size\": 2, \"namespace\": \"other\", \"name\": \"F\", "
+                         "\"type\": \"fixed\"}]}]}";
+    ck_assert_int_eq(reg("t.orders-value", LOAMS_COMPAT_BACKWARD, java, &a), 0);
+    ck_assert_int_eq(reg("t.orders-value", LOAMS_COMPAT_BACKWARD, python, &b), 0);
+    ck_assert_int_eq(b.existed, 1);
+    ck_assert_uint_eq(b.id, a.id);
+    /* a different namespace is a different schema */
+    const char *moved = "{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"x\","
+                        "\"fields\":[{\"name\":\"id\",\"type\":\"long\"},"
+                        "{\"name\":\"s\",\"type\":{\"type\":\"enum\",\"name\":\"S\","
+                        "\"symbols\":[\"A\"]}},{\"name\":\"t\",\"type\":[\"null\","
+                        "{\"type\":\"fixed\",\"name\":\"other.F\",\"size\":2}]}]}";
+    ck_assert_int_eq(reg("t.moved", LOAMS_COMPAT_BACKWARD, moved, &c), 0);
+    ck_assert_uint_ne(c.id, a.id);
+    /* a bare {"type": "int"} is "int" */
+    ck_assert_int_eq(reg("t.n", LOAMS_COMPAT_BACKWARD, "\"int\"", &a), 0);
+    ck_assert_int_eq(reg("t.n", LOAMS_COMPAT_BACKWARD, "{\"type\": \"int\"}", &b), 0);
+    ck_assert_int_eq(b.existed, 1);
+    char *text = NULL;
+    loams_schema_format f;
+    ck_assert_int_eq(loams_schema_get_by_id(meta, a.id, &f, &text, NULL, NULL), 0);
+    ck_assert_str_eq(text, "\"int\"");
+    free(text);
+}
+END_TEST
+
+START_TEST(lookup_finds_the_version_of_a_schema)
+{
+    loams_schema_registered a, b;
+    ck_assert_int_eq(reg("t.users", LOAMS_COMPAT_BACKWARD, USER_V1, &a), 0);
+    ck_assert_int_eq(reg("t.users", LOAMS_COMPAT_BACKWARD, USER_EMAIL_DEFAULT, &b), 0);
+    ck_assert_int_eq(reg("t.other", LOAMS_COMPAT_BACKWARD, USER_EMAIL, NULL), 0);
+    loams_objname n;
+    ck_assert_int_eq(loams_subject_parse("t.users", &n, NULL, 0), 0);
+    loams_schema_version v;
+    loams_meta_err err = {{0}};
+    const char *spaced = "{ \"name\": \"User\", \"type\": \"record\", \"fields\": [ "
+                         "{\"name\":\"id\",\"type\":\"long\"} ] }";
+    ck_assert_int_eq(loams_schema_lookup(meta, &n, LOAMS_SCHEMA_AVRO, spaced, strlen(spaced), &v,
+                                         why, sizeof why, &err),
+                     0);
+    ck_assert_uint_eq(v.version, 1);
+    ck_assert_uint_eq(v.id, a.id);
+    ck_assert_int_eq(loams_schema_lookup(meta, &n, LOAMS_SCHEMA_AVRO, USER_EMAIL_DEFAULT,
+                                         strlen(USER_EMAIL_DEFAULT), &v, why, sizeof why, &err),
+                     0);
+    ck_assert_uint_eq(v.version, 2);
+    /* registered, but in another subject */
+    ck_assert_int_eq(loams_schema_lookup(meta, &n, LOAMS_SCHEMA_AVRO, USER_EMAIL,
+                                         strlen(USER_EMAIL), &v, why, sizeof why, &err),
+                     LOAMS_ENOTFOUND);
+    ck_assert_str_eq(why, "schema subject t.users has no version with this schema");
+    ck_assert_int_eq(
+        loams_schema_lookup(meta, &n, LOAMS_SCHEMA_AVRO, "{", 1, &v, why, sizeof why, &err),
+        LOAMS_EINPUT);
+    ck_assert_int_eq(loams_subject_parse("t.nope", &n, NULL, 0), 0);
+    why[0] = 'x';
+    ck_assert_int_eq(loams_schema_lookup(meta, &n, LOAMS_SCHEMA_AVRO, USER_V1, strlen(USER_V1), &v,
+                                         why, sizeof why, &err),
+                     LOAMS_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(err.msg, "schema subject t.nope does not exist"));
+}
+END_TEST
+
+START_TEST(subject_names_take_kafka_topic_characters)
+{
+    loams_objname n;
+    char msg[256];
+    ck_assert_int_eq(loams_subject_parse("Shop.Orders-Value", &n, msg, sizeof msg), 0);
+    ck_assert_str_eq(n.ns, "shop");
+    ck_assert_str_eq(n.name, "orders-value");
+    ck_assert_int_eq(loams_subject_parse("shop.com.acme.Order", &n, msg, sizeof msg), 0);
+    ck_assert_str_eq(n.name, "com.acme.order");
+    ck_assert_int_eq(loams_subject_parse("9lives", &n, msg, sizeof msg), 0);
+    ck_assert_str_eq(n.ns, "default");
+    ck_assert_int_eq(loams_subject_set(&n, "shop", "a_b.c-d", msg, sizeof msg), 0);
+    ck_assert_int_eq(loams_subject_parse("shop.-x", &n, msg, sizeof msg), LOAMS_EINPUT);
+    ck_assert_str_eq(msg, "the subject name '-x' is not valid: use letters, digits, '_', '-' and "
+                          "'.', starting with a letter, a digit or '_'");
+    ck_assert_int_eq(loams_subject_parse("shop.a/b", &n, msg, sizeof msg), LOAMS_EINPUT);
+    ck_assert_int_eq(loams_subject_parse("shop.", &n, msg, sizeof msg), LOAMS_EINPUT);
+    ck_assert_str_eq(msg, "the subject name is empty: a subject is written ns.subject");
+    ck_assert_int_eq(loams_subject_parse("sh-op.x", &n, msg, sizeof msg), LOAMS_EINPUT);
+    ck_assert_ptr_nonnull(strstr(msg, "the namespace 'sh-op' is not an identifier"));
+    char longname[80];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    ck_assert_int_eq(loams_subject_set(&n, "shop", longname, msg, sizeof msg), LOAMS_EINPUT);
+    /* names with '-' work through the catalog */
+    ck_assert_int_eq(reg("t.orders-value", LOAMS_COMPAT_BACKWARD, USER_V1, NULL), 0);
+    loams_schema_subject s;
+    ck_assert_int_eq(loams_subject_parse("T.Orders-Value", &n, NULL, 0), 0);
+    ck_assert_int_eq(loams_schema_subject_get(meta, &n, &s, NULL), 0);
+    ck_assert_uint_eq(s.nversions, 1);
+    loams_schema_subject_clear(&s);
+}
+END_TEST
+
+START_TEST(a_namespace_default_rule)
+{
+    loams_schema_compat c;
+    ck_assert_int_eq(loams_schema_ns_compat_get(meta, "t", &c, NULL), 0);
+    ck_assert_int_eq(c, LOAMS_COMPAT_BACKWARD);
+    ck_assert_int_eq(loams_schema_ns_compat_set(meta, "t", LOAMS_COMPAT_FULL_TRANSITIVE, NULL), 0);
+    ck_assert_int_eq(loams_schema_ns_compat_get(meta, "t", &c, NULL), 0);
+    ck_assert_int_eq(c, LOAMS_COMPAT_FULL_TRANSITIVE);
+    ck_assert_int_eq(loams_schema_ns_compat_get(meta, "u", &c, NULL), 0);
+    ck_assert_int_eq(c, LOAMS_COMPAT_BACKWARD);
+    ck_assert_int_eq(loams_meta_put(meta, "schema/config/v", 15, "SIDEWAYS", 8, NULL, NULL), 0);
+    loams_meta_err err = {{0}};
+    ck_assert_int_eq(loams_schema_ns_compat_get(meta, "v", &c, &err), LOAMS_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "SIDEWAYS"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("schema_catalog");
@@ -313,6 +446,10 @@ static Suite *suite(void)
     tcase_add_test(tc, nested_enums_unions_and_fixed_name_the_path);
     tcase_add_test(tc, invalid_schemas_are_refused_with_what_is_wrong);
     tcase_add_test(tc, recursive_schemas_resolve);
+    tcase_add_test(tc, one_meaning_keeps_one_id_whoever_prints_it);
+    tcase_add_test(tc, lookup_finds_the_version_of_a_schema);
+    tcase_add_test(tc, subject_names_take_kafka_topic_characters);
+    tcase_add_test(tc, a_namespace_default_rule);
     suite_add_tcase(s, tc);
     return s;
 }
