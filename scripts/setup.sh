@@ -25,7 +25,7 @@ build_pkgs="build-essential autoconf automake libtool libltdl-dev pkg-config
 # python3-hnswlib (bench-ann's reference), python3-confluent-kafka (a real
 # Kafka client producing to the mock cluster).
 test_pkgs="valgrind clang clang-format libclang-rt-14-dev sqlite3 python3-avro curl
-  python3-prometheus-client python3-hnswlib python3-confluent-kafka"
+  python3-prometheus-client python3-hnswlib python3-confluent-kafka python3-requests"
 # Node.js and npm come from Debian unless the machine already has them
 # (a Node.js installed outside Debian conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs"

@@ -1,8 +1,9 @@
 /* fuzz-http-request.c - libFuzzer target for the parsing of an HTTP
  * request that core/http/ does itself (libmicrohttpd hands over the text):
  * the route match and its percent-decoded parameters (router.c), query
- * parameters, percent-decoding, media types (request.c), the Bearer header
- * and the token syntax (token.c), the listen address (listen_addr.c), and
+ * parameters, percent-decoding, media types (request.c), the Bearer and
+ * Basic headers and the token syntax (token.c), the schema registry's
+ * version segment (schema_registry.c), the listen address (listen_addr.c), and
  * the JSON strings of the error document (http_error.c), and the records
  * a produce body makes (core/stream/produce_batch.c).  The input is cut
  * at '\n' into: method, request target, Authorization, Content-Type,
@@ -26,6 +27,8 @@
 #include "http/http_api.h"
 #include "http/listen_addr.h"
 #include "http/router.h"
+#include "http/schema_registry.h"
+#include "http/token.h"
 #include "stream/produce_batch.h"
 #include "loams/kit/json_path.h"
 #include "loams/kit/utf8.h"
@@ -149,6 +152,36 @@ static void check_bearer(const char *header)
     }
 }
 
+/* The Basic header's password: found the same with just enough room,
+ * refused with one byte less, and no longer than the header could hold. */
+static void check_basic(const char *header)
+{
+    char out[256], again[256];
+    if (loams_token_from_basic(header, out, sizeof out) == 0) {
+        size_t n = strlen(out);
+        CHECK(n < sizeof out && n <= strlen(header));
+        CHECK(loams_token_from_basic(header, again, n + 1) == 0 && strcmp(again, out) == 0);
+        CHECK(loams_token_from_basic(header, again, n) == LOAMS_EINPUT);
+    }
+}
+
+/* A registry version segment is latest (0) or 1..2^31-1, and prints back
+ * as itself. */
+static void check_version(const char *text)
+{
+    uint32_t v;
+    if (loams_csr_version_parse(text, &v) == 0 && v != 0) {
+        char back[16];
+        snprintf(back, sizeof back, "%u", (unsigned)v);
+        CHECK(v <= 2147483647u);
+        const char *t = text;
+        while (*t == '0' && t[1] != '\0') {
+            t++;
+        }
+        CHECK(strcmp(back, t) == 0);
+    }
+}
+
 static void check_media_type(const char *value)
 {
     char t[16];
@@ -254,7 +287,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_decode(part[1], part_len[1]);
     if (memchr(part[2], '\0', part_len[2]) == NULL) {
         check_bearer(part[2]);
+        check_basic(part[2]);
     }
+    check_version(part[0]);
     check_media_type(part[3]);
     check_listen(part[4]);
     check_produce(part[5], part_len[5]);
