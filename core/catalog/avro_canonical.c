@@ -122,6 +122,17 @@ static int canon(cJSON *node, const char *ns, cJSON **replace)
     if (cJSON_IsArray(node)) {
         return canon_items(node, ns);
     }
+    if (cJSON_IsString(node) && !is_primitive(node->valuestring)) {
+        /* a reference to a named type: its full name, written short when
+         * its namespace is the enclosing one */
+        const char *dot = strrchr(node->valuestring, '.');
+        size_t nslen = dot != NULL ? (size_t)(dot - node->valuestring) : 0;
+        if (dot != NULL && strlen(ns) == nslen && strncmp(node->valuestring, ns, nslen) == 0) {
+            *replace = cJSON_CreateString(dot + 1);
+            return *replace != NULL ? 0 : -ENOMEM;
+        }
+        return 0;
+    }
     if (!cJSON_IsObject(node)) {
         return 0;
     }

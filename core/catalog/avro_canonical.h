@@ -8,7 +8,9 @@
  *  - a named type's (record, enum, fixed) full name written as "name"
  *    without dots plus "namespace" only where it differs from the
  *    enclosing one ("" for the null namespace under a non-null one);
- *  - {"type": "int"} with nothing else written as "int".
+ *  - {"type": "int"} with nothing else written as "int";
+ *  - a reference to a named type of the enclosing namespace written by
+ *    its short name ("shop.Status" inside namespace shop is "Status").
  *
  * doc, aliases, defaults, order and other attributes are kept as they are
  * (they are part of the schema, as the Confluent registry keeps them).

@@ -310,15 +310,18 @@ START_TEST(one_meaning_keeps_one_id_whoever_prints_it)
                        "\"fields\":[{\"name\":\"id\",\"type\":{\"type\":\"long\"}},"
                        "{\"name\":\"s\",\"type\":{\"type\":\"enum\",\"name\":\"S\","
                        "\"symbols\":[\"A\"]}},{\"name\":\"t\",\"type\":[\"null\","
-                       "{\"type\":\"fixed\",\"name\":\"other.F\",\"size\":2}]}]}";
+                       "{\"type\":\"fixed\",\"name\":\"other.F\",\"size\":2}]},"
+                       "{\"name\":\"s2\",\"type\":\"S\"},{\"name\":\"f2\",\"type\":\"other.F\"}]}";
     /* python3-avro's str(): other key order, the inherited namespace
-     * written on the enum, the full name split, the type unwrapped */
+     * written on the enum, the full name split, the type unwrapped, a
+     * reference by its full name */
     const char *python = "{\"type\": \"record\", \"name\": \"shop.Order\", \"fields\": ["
                          "{\"type\": \"long\", \"name\": \"id\"}, {\"type\": {\"type\": "
                          "\"enum\", \"name\": \"S\", \"namespace\": \"shop\", \"symbols\": "
                          "[\"A\"]}, \"name\": \"s\"}, {\"name\": \"t\", \"type\": [\"null\", "
                          "{\"size\": 2, \"namespace\": \"other\", \"name\": \"F\", "
-                         "\"type\": \"fixed\"}]}]}";
+                         "\"type\": \"fixed\"}]}, {\"name\": \"s2\", \"type\": \"shop.S\"}, "
+                         "{\"name\": \"f2\", \"type\": \"other.F\"}]}";
     ck_assert_int_eq(reg("t.orders-value", LOAMS_COMPAT_BACKWARD, java, &a), 0);
     ck_assert_int_eq(reg("t.orders-value", LOAMS_COMPAT_BACKWARD, python, &b), 0);
     ck_assert_int_eq(b.existed, 1);
