@@ -100,12 +100,21 @@ static int covered(const loams_http_grant *g, const loams_ddl_stmt *st, size_t i
     char detail[96];
     snprintf(detail, sizeof detail, "{\"statement\":%zu,\"line\":%u,\"column\":%u}", i + 1,
              (unsigned)st->pos.line, (unsigned)st->pos.column);
-    if (st->kind == LOAMS_DDL_SELECT_SYSTEM) {
+    if (st->kind == LOAMS_DDL_SELECT_SYSTEM || st->kind == LOAMS_DDL_SHOW_SCHEMAS) {
         if (!g->auth_off && strcmp(g->ns, "*") != 0) {
+            char what[2 * LOAMS_IDENT_MAX + 16];
+            if (st->kind == LOAMS_DDL_SHOW_SCHEMAS) {
+                snprintf(what, sizeof what, "SHOW SCHEMAS");
+            } else {
+                snprintf(what, sizeof what, "system.%s", st->name.name);
+            }
             loams_http_fail(resp, LOAMS_HTTP_FORBIDDEN, detail,
-                            "statement %zu: system.%s shows every namespace: it needs a token of "
-                            "namespace '*' (the token %s is of namespace %s)",
-                            i + 1, st->name.name, g->token_id, g->ns);
+                            "statement %zu: %s shows every namespace: it needs a token of "
+                            "namespace '*' (the token %s is of namespace %s)%s",
+                            i + 1, what, g->token_id, g->ns,
+                            st->kind == LOAMS_DDL_SHOW_SCHEMAS
+                                ? "; GET /v1/schema-registry/{ns}/subjects lists one namespace's"
+                                : "");
             return 0;
         }
         return 1;

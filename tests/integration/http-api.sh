@@ -56,6 +56,10 @@ is_error forbidden
 [ "$(jbody 'd["error"]["detail"]["statement"]')" = 2 ] || die "403 detail: $(cat "$work/body")"
 expect 404 GET /v1/streams/shop.d "${A[@]}"   # refused before anything ran
 expect 403 POST /v1/sql -H "$(auth "$shop_admin")" --data-binary 'SELECT * FROM system.streams'
+expect 403 POST /v1/sql -H "$(auth "$shop_admin")" --data-binary 'CREATE STREAM shop.f; SHOW SCHEMAS'
+jbody 'd["error"]["message"]' | grep -qF "statement 2: SHOW SCHEMAS shows every namespace: it needs a token of namespace '*'" ||
+  die "SHOW SCHEMAS, namespace token: $(cat "$work/body")"
+expect 200 POST /v1/sql "${A[@]}" --data-binary 'SHOW SCHEMAS'
 expect 403 POST /v1/sql -H "$(auth "$shop_writer")" --data-binary 'CREATE STREAM shop.e'
 expect 401 POST /v1/sql --data-binary 'CREATE STREAM shop.e'
 expect 200 POST /v1/sql "${A[@]}" --data-binary 'SELECT * FROM system.streams'
