@@ -23,6 +23,7 @@
 #include <loams/status.h>
 
 #include "catalog/schema_catalog.h"
+#include "catalog/schema_config.h"
 #include "cli/cli.h"
 #include "cli/datadir.h"
 #include "sql/schema_ddl.h"
@@ -229,6 +230,11 @@ static int cmd_register(loams_meta *m, const schema_args *a)
     }
     loams_schema_subject existing;
     loams_meta_err merr = {{0}};
+    /* no --compatibility: the namespace's rule (used if the subject is new) */
+    if (a->compat == NULL && loams_schema_ns_compat_get(m, name.ns, &compat, &merr) != 0) {
+        fprintf(stderr, "loams-host schema register: %s\n", merr.msg);
+        return 1;
+    }
     if (a->format == NULL && loams_schema_subject_get(m, &name, &existing, NULL) == 0) {
         format = existing.format; /* the subject's own */
         loams_schema_subject_clear(&existing);

@@ -13,6 +13,7 @@
 #include <loams/status.h>
 
 #include "catalog/schema_catalog.h"
+#include "catalog/schema_config.h"
 
 /* WITH / SET options: only compatibility.  *compat is left alone when the
  * option is absent; *given says whether it was. */
@@ -73,6 +74,12 @@ static int create_schema(loams_meta *meta, FILE *out, int json, const loams_ddl_
     loams_schema_registered r;
     loams_meta_err merr = {{0}};
     char why[1024] = "";
+    /* no rule given: the namespace's (PUT /config of the REST subset) */
+    if (!given && (rc = loams_schema_ns_compat_get(meta, st->name.ns, &compat, &merr)) != 0) {
+        snprintf(err, errlen, "reading the compatibility rule of namespace %s: %s", st->name.ns,
+                 merr.msg);
+        return rc;
+    }
     rc = loams_schema_register(meta, &st->name, LOAMS_SCHEMA_CREATE, format, compat,
                                st->schema.text, st->schema.len, &r, why, sizeof why, &merr);
     if (rc == LOAMS_EEXISTS && st->if_exists) {

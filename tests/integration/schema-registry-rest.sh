@@ -181,5 +181,21 @@ jbody 'd["error"]["message"]' | grep -q "line 1, column 20: the subject name 'or
   die "bad quoted name: $(cat "$work/body")"
 ok "DDL: shop.\"Orders-Key\" is the registry's orders-key; a bad name is refused at its column"
 
+# ---- the namespace's rule (PUT /config) holds for CREATE SCHEMA and the CLI ----
+expect 200 PUT /v1/schema-registry/shop/config "${W[@]}" "${CT[@]}" --data '{"compatibility": "FULL"}'
+expect 200 POST /v1/sql "${A[@]}" --data-binary 'CREATE SCHEMA shop."ddl-default" FORMAT AVRO AS $$"string"$$'
+expect 200 GET /v1/schema-registry/shop/config/ddl-default "${R[@]}"
+[ "$(jbody 'd["compatibilityLevel"]')" = FULL ] || die "CREATE SCHEMA ignored the namespace's rule: $(cat "$work/body")"
+expect 200 POST /v1/sql "${A[@]}" --data-binary \
+  "CREATE SCHEMA shop.\"ddl-given\" FORMAT AVRO WITH (compatibility = 'NONE') AS \$\$\"string\"\$\$"
+expect 200 GET /v1/schema-registry/shop/config/ddl-given "${R[@]}"
+[ "$(jbody 'd["compatibilityLevel"]')" = NONE ] || die "CREATE SCHEMA WITH lost its rule: $(cat "$work/body")"
 stop_node a
+printf '"long"' | "$host" schema register shop.cli-default --data-dir "$data" >/dev/null ||
+  die "schema register"
+"$host" schema show shop.cli-default --json --data-dir "$data" >"$work/cli.json" ||
+  die "schema show"
+/usr/bin/python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["compatibility"] == "FULL", d' \
+  "$work/cli.json" || die "schema register ignored the namespace's rule: $(cat "$work/cli.json")"
+ok "a namespace's rule (PUT /config) is the default of CREATE SCHEMA and schema register"
 exit "$fail"
