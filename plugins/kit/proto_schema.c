@@ -1859,12 +1859,17 @@ static int compare_types(const loams_kit_pb_schema *a, const loams_kit_pb_field 
         return 1;
     }
     if (ka == K_MAP) {
+        /* the entry's key (1) and value (2), reported as the map field's */
         const loams_kit_pb_message *ma = &a->messages[fa->msg], *mb = &b->messages[fb->msg];
         for (uint32_t n = 1; n <= 2; n++) {
             const loams_kit_pb_field *xa = field_by_number(ma, n), *xb = field_by_number(mb, n);
+            loams_kit_pb_diff inner;
             if (xa != NULL && xb != NULL &&
-                !compare_types(a, xa, b, xb, mname, fname, 0, d, depth + 1)) {
-                return 0;
+                !compare_types(a, xa, b, xb, mname, fname, 0, &inner, depth + 1)) {
+                return differ(d, inner.rule, mname, fname,
+                              "field number %u: the map's %s changed from %s to %s", fa->number,
+                              n == 1 ? "key" : "value", type_words(a, xa, ta, sizeof ta),
+                              type_words(b, xb, tb, sizeof tb));
             }
         }
         return 1;
