@@ -45,6 +45,7 @@
 
 #include <loams/plugin.h>
 
+#include "loams/kit/decode_rows.h"
 #include "loams/kit/mem.h"
 #include "loams/kit/proto_schema.h"
 #include "pb_reader.h"
@@ -342,8 +343,9 @@ static int zigzag_varint(const uint8_t **pp, const uint8_t *end, int64_t *out)
 }
 
 /* Decodes one record; 0 also when the record failed (marked). */
-static int decode_one(pb_state *s, loams_batch *batch, size_t row, const uint8_t *p, size_t n)
+static int decode_one(void *ud, loams_batch *batch, size_t row, const uint8_t *p, size_t n)
 {
+    pb_state *s = ud;
     uint32_t id;
     size_t base = 0;
     int32_t idx[MAX_INDEXES];
@@ -471,41 +473,13 @@ static int pb_open(loams_ctx *ctx, void **state)
 static int pb_decode(void *state, loams_batch *batch)
 {
     pb_state *s = state;
-    long vcol = host->batch_column_find(batch, "value");
-    if (vcol < 0) {
-        host->set_error(s->ctx, "decoder-protobuf: the batch has no 'value' column");
-        return -EINVAL;
-    }
     int rc = refresh_reader(s);
     if (rc != 0) {
         return rc;
     }
     s->gen++;
-    size_t rows = host->batch_rows(batch);
-    for (size_t r = 0; r < rows; r++) {
-        if ((r & 1023) == 1023 && host->cancelled(s->ctx)) {
-            host->set_error(s->ctx, "decoder-protobuf: cancelled");
-            return LOAMS_ECANCELLED;
-        }
-        if (host->batch_row_failed(batch, r)) {
-            continue;
-        }
-        loams_value v;
-        if (host->batch_get(batch, r, (size_t)vcol, &v) != 0) {
-            continue;
-        }
-        if (v.type == LOAMS_T_BYTES || v.type == LOAMS_T_STRING) {
-            rc = decode_one(s, batch, r, (const uint8_t *)v.u.s.ptr, v.u.s.len);
-        } else {
-            rc = host->batch_row_fail(batch, r, LOAMS_EINPUT, "empty value (expected Protobuf)");
-        }
-        if (rc != 0) {
-            host->set_error(s->ctx, "decoder-protobuf: %s while decoding row %zu",
-                            rc == -ENOMEM ? "out of memory" : "cannot store a column", r);
-            return rc;
-        }
-    }
-    return 0;
+    return loams_kit_decode_rows(host, s->ctx, batch, "decoder-protobuf", "Protobuf", decode_one,
+                                 s);
 }
 
 static void pb_close(void *state)

@@ -15,7 +15,7 @@ LOAMS_KIT_C_FILES = \
 	plugins/kit/mem.c plugins/kit/buf.c plugins/kit/err.c plugins/kit/crc32c.c \
 	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/json_tree.c \
 	plugins/kit/manifest_chain.c plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c \
-	plugins/kit/base64.c plugins/kit/maintenance_debt.c plugins/kit/avro_schema.c \
+	plugins/kit/base64.c plugins/kit/decode_rows.c plugins/kit/maintenance_debt.c plugins/kit/avro_schema.c \
 	plugins/kit/proto_schema.c
 LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
@@ -27,6 +27,7 @@ LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/value.h plugins/kit/include/loams/kit/base64.h \
 	plugins/kit/include/loams/kit/utf8.h plugins/kit/include/loams/kit/zstd_mem.h \
 	plugins/kit/include/loams/kit/trusted_path.h \
+	plugins/kit/include/loams/kit/decode_rows.h \
 	plugins/kit/include/loams/kit/maintenance_debt.h \
 	plugins/kit/include/loams/kit/avro_schema.h \
 	plugins/kit/include/loams/kit/proto_schema.h
