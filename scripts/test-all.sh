@@ -38,6 +38,14 @@ configure_in() { # configure_in DIR [args...]
   [ -f "$dir/Makefile" ] || (cd "$dir" && "$here/configure" --enable-werror "$@" >/dev/null)
 }
 
+slowest() { # slowest DIR: the ten tests that took longest (run-test.sh
+  # ends each log with "# took N s")
+  find "$1/tests" -name '*.log' ! -name test-suite.log -print0 2>/dev/null |
+    xargs -0 -r grep -H -a '^# took ' 2>/dev/null |
+    sed -E 's|^'"$1"'/||; s|\.log:# took ([0-9]+) s$| \1|' | sort -k2 -n -r | head -n 10 |
+    awk 'BEGIN { print "slowest tests (s):" } { printf "  %5d  %s\n", $2, $1 }'
+}
+
 check_in() { # check_in DIR: build and run the suite, show failing logs
   local dir=$1
   make -C "$dir" -j"$jobs" >/dev/null || return 1
@@ -45,8 +53,10 @@ check_in() { # check_in DIR: build and run the suite, show failing logs
     find "$dir/tests" -name '*.log' ! -name test-suite.log -print0 2>/dev/null |
       xargs -0 -r grep -l -E '^(FAIL|ERROR)' 2>/dev/null | head -20 | while read -r f; do
         echo "----- $f"; tail -n 60 "$f"; done
+    slowest "$dir"
     return 1
   fi
+  slowest "$dir"
 }
 
 check_sanitized() { # check_sanitized DIR: check_in with leak detection on

@@ -6,9 +6,9 @@
 # running the others.
 set -uo pipefail
 build=${1:?usage: run-fuzzers.sh BUILD_DIR [SECONDS]}
-# 20 s a target, one per core, keeps the whole run (15-20 targets) near
-# three minutes on two cores in CI; a long run passes more.
-secs=${2:-${LOAMS_FUZZ_SECONDS:-20}}
+# 12 s a target, one per core, keeps the whole run (15-25 targets) near
+# two minutes on two cores in CI; a long run passes more.
+secs=${2:-${LOAMS_FUZZ_SECONDS:-12}}
 # A fixed seed makes a run repeat the same inputs (CI checks for
 # regressions on a known path, so a red run is reproducible);
 # LOAMS_FUZZ_SEED=0 explores with a random seed, as a long run should.

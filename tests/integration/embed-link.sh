@@ -21,6 +21,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 . "$(dirname "$0")/link-lib.sh"
+. "$(dirname "$0")/http-lib.sh"
 
 KEY="sk-loams-test-7f3a9c1e5b"
 WRONG="sk-wrong-key-0d2e4f6a8c"
@@ -112,11 +113,13 @@ assert int(sys.argv[3]) >= 3, sys.argv[3]
 print("requests %d (answered %d) for %d distinct texts" % (len(log), len(answered), len(bodies)))
 PY
 ok "seed link: batches <= 16, each text answered once across the crash, Retry-After honoured"
-plugin_dirs=("${plugin_args[@]}")
-"$host" collection dump tickets --data-dir "$data" "${plugin_dirs[@]}" >"$work/dump.jsonl" || die "dump"
-/usr/bin/python3 - "$work/dump.jsonl" "$src/tests/integration/mock_embed_server.py" \
-  "$host" "$data" "${plugin_dirs[@]}" <<'PY' || die "a vector differs from the mock's"
-import json, subprocess, sys, importlib.util
+"$host" collection dump tickets --data-dir "$data" "${plugin_args[@]}" >"$work/dump.jsonl" || die "dump"
+# Each document's vector, found by a nearest-neighbour search for the
+# mock's vector of its body: through the HTTP API of one serve process (a
+# CLI process per search would start the host 120 times).
+http_start q LOAMS_AUTH=off
+/usr/bin/python3 - "$work/dump.jsonl" "$src/tests/integration/mock_embed_server.py" "$url" <<'PY' ||
+import json, sys, importlib.util, urllib.parse, urllib.request
 spec = importlib.util.spec_from_file_location("mock", sys.argv[2])
 mock = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mock)
@@ -124,12 +127,13 @@ docs = [json.loads(l) for l in open(sys.argv[1])]
 assert len(docs) == 120, len(docs)
 for d in docs:
     v = mock.vector(d["body"], 8)
-    out = subprocess.run([sys.argv[3], "search", "tickets", "--data-dir", sys.argv[4], "--vector",
-                          json.dumps(v), "--k", "1", "--metric", "l2", "--json"] + sys.argv[5:],
-                         capture_output=True, text=True, check=True).stdout
-    hit = json.loads(out)["hits"][0]
+    q = urllib.parse.urlencode({"vector": json.dumps(v), "k": 1, "metric": "l2"})
+    with urllib.request.urlopen(sys.argv[3] + "/v1/collections/default.tickets/search?" + q) as r:
+        hit = json.load(r)["hits"][0]
     assert hit["score"] == 1 and hit["doc"]["body"] == d["body"], (d["_pk"], hit)
 PY
+  die "a vector differs from the mock's"
+stop_node q
 sql "SELECT * FROM system.embedding_cache" --json >"$work/cache.json" || die "system.embedding_cache"
 /usr/bin/python3 - "$work/cache.json" "$work/tickets.jsonl" <<'PY' || die "system.embedding_cache: $(cat "$work/cache.json")"
 import json, sys

@@ -71,7 +71,9 @@ link_cleanup() {
 trap link_cleanup EXIT
 
 die() { echo "FAIL: $*"; fail=1; exit 1; }
-ok() { echo "ok: $*"; }
+# ok MESSAGE: a passed check, with the seconds since the test started
+# (a slow test's log shows which part takes the time).
+ok() { echo "ok [${SECONDS}s]: $*"; }
 
 sql() { "$host" sql --data-dir "$data" "${plugin_args[@]}" "$@"; }
 
