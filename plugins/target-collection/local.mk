@@ -41,7 +41,7 @@ COLLECTION_TEST_LIBS = plugins/target-collection/libcollection.la $(CHECK_LIBS)
 COLLECTION_UNIT_TESTS = tests/unit/test_tokenize tests/unit/test_split \
 	tests/unit/test_collection_manifest tests/unit/test_doc_encode \
 	tests/unit/test_collection_search tests/unit/test_pk_filter tests/unit/test_split_terms \
-	tests/unit/test_ann_index
+	tests/unit/test_ann_index tests/unit/test_split_blocks
 check_PROGRAMS += $(COLLECTION_UNIT_TESTS)
 TESTS += $(COLLECTION_UNIT_TESTS)
 tests_unit_test_tokenize_SOURCES = tests/unit/test_tokenize.c
@@ -59,6 +59,11 @@ tests_unit_test_doc_encode_LDADD = $(COLLECTION_TEST_LIBS)
 tests_unit_test_split_terms_SOURCES = tests/unit/test_split_terms.c tests/unit/collection_test_util.h
 tests_unit_test_split_terms_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_split_terms_LDADD = $(COLLECTION_TEST_LIBS)
+tests_unit_test_split_blocks_SOURCES = tests/unit/test_split_blocks.c \
+	tests/unit/collection_test_util.h tests/unit/split_v1_docs.h
+tests_unit_test_split_blocks_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_split_blocks_LDADD = $(COLLECTION_TEST_LIBS)
+EXTRA_DIST += tests/fixtures/split-v1.bin
 tests_unit_test_ann_index_SOURCES = tests/unit/test_ann_index.c tests/unit/clustered_vectors.h
 tests_unit_test_ann_index_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_ann_index_LDADD = $(COLLECTION_TEST_LIBS) -lm

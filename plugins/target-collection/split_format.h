@@ -26,7 +26,11 @@
 
 #define LOAMS__SPLIT_MAGIC "LOAMSPLT"
 #define LOAMS__SPLIT_END_MAGIC "LOAMSPLE"
-#define LOAMS__SPLIT_VERSION 1u
+#define LOAMS__SPLIT_VERSION 2u
+/* The oldest version this build reads: version 1 stored each postings list
+ * as one varint stream without block metadata (read through a decoder
+ * kept for it; merges rewrite such splits as version 2). */
+#define LOAMS__SPLIT_MIN_VERSION 1u
 #define LOAMS__SPLIT_HEADER_BYTES 16u
 #define LOAMS__SPLIT_FOOTER_BYTES 32u
 #define LOAMS__SPLIT_DIRENT_BYTES 32u
@@ -47,6 +51,21 @@ enum {
 };
 
 #define LOAMS__SEC_NO_FIELD 0xFFFFFFFFu
+
+/* Documents per postings block (version 2).  A term's postings list is
+ *   skip table: for each of its ceil(df / 128) blocks but the last:
+ *                 varint last_doc (delta from the previous block's last
+ *                 doc; the first block's is the doc id itself),
+ *                 varint bytes (of the block's entries),
+ *                 varint max_tf, varint min_dl;
+ *               for the last block: varint max_tf, varint min_dl
+ *   entries:    per document, varint (doc delta << 1 | tf == 1), then
+ *               varint tf when tf != 1 (deltas run on across blocks; the
+ *               first one is from doc 0); version 1 had only this part.
+ * max_tf is the largest term frequency in the block and min_dl the
+ * smallest field length of its documents: BM25 grows with tf and shrinks
+ * with the length, so (max_tf, min_dl) bounds every score in the block. */
+#define LOAMS__POST_BLOCK_DOCS 128u
 
 /* Terms per dictionary block. */
 #define LOAMS__DICT_BLOCK_TERMS 64u

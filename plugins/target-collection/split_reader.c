@@ -83,6 +83,7 @@ struct loams__split_reader {
     uint32_t n_dir;
     uint32_t n_docs;
     int64_t created_us;
+    uint32_t version; /* the format version of META (split_format.h) */
     int codec;
     rfield *fields;
     size_t n_fields;
@@ -217,6 +218,21 @@ static int parse_meta(loams__split_reader *r, const char *text, loams_kit_err *e
         goto out;
     }
     r->n_docs = (uint32_t)ndocs;
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+    int64_t ver = 1;
+    if (version != NULL && !meta_int(version, 0, INT64_MAX, &ver)) {
+        rc = corrupt(r, e, "META version is not a number");
+        goto out;
+    }
+    if (ver < LOAMS__SPLIT_MIN_VERSION || ver > LOAMS__SPLIT_VERSION) {
+        rc = loams_kit_err_set(e, LOAMS_ECORRUPT,
+                               "split %s has format version %lld; this build reads versions %u "
+                               "to %u",
+                               r->name, (long long)ver, LOAMS__SPLIT_MIN_VERSION,
+                               LOAMS__SPLIT_VERSION);
+        goto out;
+    }
+    r->version = (uint32_t)ver;
     r->created_us = 0;
     if (created != NULL && !meta_int(created, INT64_MIN, INT64_MAX, &r->created_us)) {
         rc = corrupt(r, e, "META created_us is not a time");
@@ -488,6 +504,11 @@ const char *loams__split_reader_name(const loams__split_reader *r)
     return r->name;
 }
 
+uint32_t loams__split_reader_version(const loams__split_reader *r)
+{
+    return r->version;
+}
+
 uint32_t loams__split_reader_docs(const loams__split_reader *r)
 {
     return r->n_docs;
@@ -650,10 +671,16 @@ static int decode_postings(loams__split_reader *r, const unsigned char *p, size_
     return 0;
 }
 
-int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
-                                 loams__postings *out, loams_kit_err *e)
+/* Finds term in text field fid and loads its postings list (checked
+ * against its CRC) into *list (allocated from r->mem, the caller frees it),
+ * its length into *list_len and its document frequency into *df; *list
+ * stays NULL when the split does not have the term. */
+static int load_list(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
+                     unsigned char **list, size_t *list_len, uint64_t *df_out, loams_kit_err *e)
 {
-    out->n = 0;
+    *list = NULL;
+    *list_len = 0;
+    *df_out = 0;
     if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
         return loams_kit_err_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
                                  fid);
@@ -718,6 +745,10 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
             rc = corrupt(r, e, "a term's postings lie outside the postings section");
             goto out;
         }
+        if (df == 0 || df > r->n_docs || df > plen) {
+            rc = corrupt(r, e, "a term's document frequency exceeds the split");
+            goto out;
+        }
         if ((post = loams_kit_mem_alloc(r->mem, plen ? plen : 1)) == NULL) {
             rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
             goto out;
@@ -729,13 +760,297 @@ int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const cha
             rc = corrupt(r, e, "a postings list fails its checksum");
             goto out;
         }
-        rc = decode_postings(r, post, (size_t)plen, df, out, e);
+        *list = post;
+        *list_len = (size_t)plen;
+        *df_out = df;
+        post = NULL;
         goto out;
     }
 out:
     loams_kit_mem_free(r->mem, blk);
     loams_kit_mem_free(r->mem, post);
     return rc;
+}
+
+/* Reads the skip table of a version-2 list of df documents at *p into
+ * blocks (ceil(df / 128) entries, room given) and moves *p to the
+ * entries.  The last block's last_doc is UINT32_MAX until the entries are
+ * decoded; its end is the list's end. */
+static int parse_skip(loams__split_reader *r, const unsigned char **p, const unsigned char *end,
+                      uint64_t df, loams__post_block *blocks, loams_kit_err *e)
+{
+    size_t nb = (size_t)((df + LOAMS__POST_BLOCK_DOCS - 1) / LOAMS__POST_BLOCK_DOCS);
+    uint64_t last = 0, bytes_sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t delta = 0, bytes = 0, max_tf, min_dl;
+        if (b + 1 < nb && (loams_kit_varint_get(p, end, &delta) != 0 ||
+                           loams_kit_varint_get(p, end, &bytes) != 0)) {
+            return corrupt(r, e, "a postings skip table is truncated");
+        }
+        if (loams_kit_varint_get(p, end, &max_tf) != 0 ||
+            loams_kit_varint_get(p, end, &min_dl) != 0) {
+            return corrupt(r, e, "a postings skip table is truncated");
+        }
+        last += delta;
+        bytes_sum += bytes;
+        if ((b > 0 && b + 1 < nb && delta == 0) || last >= r->n_docs || max_tf == 0 ||
+            max_tf > UINT32_MAX || min_dl > UINT32_MAX || bytes_sum > (uint64_t)(end - *p)) {
+            return corrupt(r, e, "a postings skip table is out of range");
+        }
+        blocks[b].last_doc = b + 1 < nb ? (uint32_t)last : UINT32_MAX;
+        blocks[b].max_tf = (uint32_t)max_tf;
+        blocks[b].min_dl = (uint32_t)min_dl;
+        blocks[b].end = b + 1 < nb ? (uint32_t)bytes_sum : (uint32_t)(end - *p);
+    }
+    return 0;
+}
+
+int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
+                                 loams__postings *out, loams_kit_err *e)
+{
+    out->n = 0;
+    unsigned char *list;
+    size_t list_len;
+    uint64_t df;
+    loams__post_block *blocks = NULL;
+    int rc = load_list(r, fid, term, len, &list, &list_len, &df, e);
+    if (rc != 0 || list == NULL) {
+        return rc;
+    }
+    const unsigned char *p = list, *end = list + list_len;
+    if (r->version >= 2) {
+        size_t nb = (size_t)((df + LOAMS__POST_BLOCK_DOCS - 1) / LOAMS__POST_BLOCK_DOCS);
+        if ((blocks = loams_kit_mem_alloc(r->mem, nb * sizeof *blocks)) == NULL) {
+            rc = loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
+            goto out;
+        }
+        if ((rc = parse_skip(r, &p, end, df, blocks, e)) != 0) {
+            goto out;
+        }
+    }
+    rc = decode_postings(r, p, (size_t)(end - p), df, out, e);
+out:
+    loams_kit_mem_free(r->mem, blocks);
+    loams_kit_mem_free(r->mem, list);
+    return rc;
+}
+
+/* ---- cursors ---- */
+
+static int cursor_corrupt(loams__post_cursor *c, loams_kit_err *e, const char *what)
+{
+    return corrupt(c->r, e, what);
+}
+
+static int cursor_room(loams__post_cursor *c, size_t n, size_t nb, loams_kit_err *e)
+{
+    if (n > c->cap) {
+        size_t cap = c->cap ? c->cap : LOAMS__POST_BLOCK_DOCS;
+        while (cap < n) {
+            cap *= 2;
+        }
+        uint32_t *d = loams_kit_mem_realloc(c->mem, c->docs, cap * sizeof *d);
+        if (d == NULL) {
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
+        }
+        c->docs = d;
+        uint32_t *t = loams_kit_mem_realloc(c->mem, c->tfs, cap * sizeof *t);
+        if (t == NULL) {
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
+        }
+        c->tfs = t;
+        c->cap = cap;
+    }
+    if (nb > c->cap_blocks) {
+        loams__post_block *b = loams_kit_mem_realloc(c->mem, c->blocks, nb * sizeof *b);
+        if (b == NULL) {
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading postings");
+        }
+        c->blocks = b;
+        c->cap_blocks = nb;
+    }
+    return 0;
+}
+
+int loams__split_reader_cursor(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
+                               loams__post_cursor *c, loams_kit_err *e)
+{
+    loams_kit_mem_free(c->mem, c->list);
+    c->list = NULL;
+    c->r = r;
+    c->df = 0;
+    c->n_blocks = 0;
+    c->blk = 0;
+    c->dec_blk = SIZE_MAX;
+    c->i = c->i_end = 0;
+    c->started = 0;
+    c->doc = LOAMS__POST_END;
+    c->tf = 0;
+    size_t list_len;
+    uint64_t df;
+    int rc = load_list(r, fid, term, len, &c->list, &list_len, &df, e);
+    if (rc != 0 || c->list == NULL) {
+        return rc;
+    }
+    size_t nb = (size_t)((df + LOAMS__POST_BLOCK_DOCS - 1) / LOAMS__POST_BLOCK_DOCS);
+    const unsigned char *p = c->list, *end = c->list + list_len;
+    if (r->version >= 2) {
+        if ((rc = cursor_room(c, LOAMS__POST_BLOCK_DOCS, nb, e)) != 0 ||
+            (rc = parse_skip(r, &p, end, df, c->blocks, e)) != 0) {
+            goto fail;
+        }
+        c->entries = p;
+        c->entries_len = (size_t)(end - p);
+    } else {
+        /* version 1: no skip table; decode the list once and give it the
+         * blocks version 2 would have */
+        const uint32_t *dl;
+        loams__postings all = {c->docs, c->tfs, 0, c->cap, c->mem};
+        rc = decode_postings(r, p, list_len, df, &all, e);
+        c->docs = all.docs;
+        c->tfs = all.tfs;
+        c->cap = all.cap;
+        if (rc != 0 || (rc = cursor_room(c, 0, nb, e)) != 0 ||
+            (rc = loams__split_reader_doclens(r, fid, &dl, e)) != 0) {
+            goto fail;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            size_t lo = b * LOAMS__POST_BLOCK_DOCS;
+            size_t hi = lo + LOAMS__POST_BLOCK_DOCS < df ? lo + LOAMS__POST_BLOCK_DOCS : (size_t)df;
+            uint32_t max_tf = 0, min_dl = UINT32_MAX;
+            for (size_t i = lo; i < hi; i++) {
+                max_tf = c->tfs[i] > max_tf ? c->tfs[i] : max_tf;
+                min_dl = dl[c->docs[i]] < min_dl ? dl[c->docs[i]] : min_dl;
+            }
+            c->blocks[b].last_doc = b + 1 < nb ? c->docs[hi - 1] : UINT32_MAX;
+            c->blocks[b].max_tf = max_tf;
+            c->blocks[b].min_dl = min_dl;
+            c->blocks[b].end = (uint32_t)hi;
+        }
+        c->entries = NULL;
+        c->entries_len = 0;
+    }
+    c->df = df;
+    c->n_blocks = nb;
+    c->doc = 0;
+    return 0;
+fail:
+    loams_kit_mem_free(c->mem, c->list);
+    c->list = NULL;
+    c->df = 0;
+    c->n_blocks = 0;
+    c->doc = LOAMS__POST_END;
+    return rc;
+}
+
+/* Makes block c->blk the decoded one, positioned at its first entry. */
+static int cursor_decode(loams__post_cursor *c, loams_kit_err *e)
+{
+    size_t b = c->blk;
+    c->dec_blk = b;
+    if (c->entries == NULL) { /* version 1: decoded at open */
+        c->i = b * LOAMS__POST_BLOCK_DOCS;
+        c->i_end = c->blocks[b].end;
+        return 0;
+    }
+    size_t from = b == 0 ? 0 : c->blocks[b - 1].end;
+    size_t to = c->blocks[b].end;
+    uint64_t n = c->df - (uint64_t)b * LOAMS__POST_BLOCK_DOCS;
+    if (n > LOAMS__POST_BLOCK_DOCS) {
+        n = LOAMS__POST_BLOCK_DOCS;
+    }
+    if (from > to || to > c->entries_len) {
+        c->dec_blk = SIZE_MAX;
+        return cursor_corrupt(c, e, "a postings block lies outside its list");
+    }
+    const unsigned char *p = c->entries + from, *end = c->entries + to;
+    uint64_t doc = b == 0 ? 0 : c->blocks[b - 1].last_doc;
+    uint32_t max_tf = c->blocks[b].max_tf, n_docs = loams__split_reader_docs(c->r);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v, tf = 1;
+        if (loams_kit_varint_get(&p, end, &v) != 0 ||
+            (!(v & 1) && loams_kit_varint_get(&p, end, &tf) != 0)) {
+            c->dec_blk = SIZE_MAX;
+            return cursor_corrupt(c, e, "a postings block is truncated");
+        }
+        uint64_t delta = v >> 1;
+        if (((b > 0 || i > 0) && delta == 0) || doc + delta >= n_docs || tf == 0 || tf > max_tf) {
+            c->dec_blk = SIZE_MAX;
+            return cursor_corrupt(c, e, "a postings block disagrees with its skip entry");
+        }
+        doc += delta;
+        c->docs[i] = (uint32_t)doc;
+        c->tfs[i] = (uint32_t)tf;
+    }
+    if (p != end || (b + 1 < c->n_blocks && doc != c->blocks[b].last_doc)) {
+        c->dec_blk = SIZE_MAX;
+        return cursor_corrupt(c, e, "a postings block disagrees with its skip entry");
+    }
+    c->i = 0;
+    c->i_end = (size_t)n;
+    return 0;
+}
+
+int loams__post_cursor_advance(loams__post_cursor *c, uint32_t target, loams_kit_err *e)
+{
+    if (c->doc == LOAMS__POST_END || (c->started && c->doc >= target)) {
+        return 0;
+    }
+    c->started = 1;
+    while (c->blk < c->n_blocks && c->blocks[c->blk].last_doc < target) {
+        c->blk++;
+    }
+    for (;;) {
+        if (c->blk >= c->n_blocks) {
+            c->doc = LOAMS__POST_END;
+            c->tf = 0;
+            return 0;
+        }
+        if (c->dec_blk != c->blk) {
+            int rc = cursor_decode(c, e);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        while (c->i < c->i_end && c->docs[c->i] < target) {
+            c->i++;
+        }
+        if (c->i < c->i_end) {
+            c->doc = c->docs[c->i];
+            c->tf = c->tfs[c->i];
+            return 0;
+        }
+        c->blk++; /* only the last block can end below target */
+    }
+}
+
+int loams__post_cursor_next(loams__post_cursor *c, loams_kit_err *e)
+{
+    if (c->doc == LOAMS__POST_END) {
+        return 0;
+    }
+    if (!c->started || c->dec_blk != c->blk) {
+        return loams__post_cursor_advance(c, c->started ? c->doc + 1 : 0, e);
+    }
+    if (++c->i < c->i_end) {
+        c->doc = c->docs[c->i];
+        c->tf = c->tfs[c->i];
+        return 0;
+    }
+    c->blk++;
+    return loams__post_cursor_advance(c, c->doc + 1, e);
+}
+
+void loams__post_cursor_free(loams__post_cursor *c)
+{
+    loams_kit_mem_free(c->mem, c->list);
+    loams_kit_mem_free(c->mem, c->docs);
+    loams_kit_mem_free(c->mem, c->tfs);
+    loams_kit_mem_free(c->mem, c->blocks);
+    const loams_kit_mem *mem = c->mem;
+    memset(c, 0, sizeof *c);
+    c->mem = mem;
+    c->doc = LOAMS__POST_END;
 }
 
 int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
@@ -1079,10 +1394,10 @@ int loams__split_reader_verify(loams__split_reader *r, loams_kit_err *e)
     if (memcmp(hdr, LOAMS__SPLIT_MAGIC, 8) != 0) {
         return corrupt(r, e, "the header magic is missing");
     }
-    if (loams_kit_le32_get(hdr + 8) != LOAMS__SPLIT_VERSION) {
+    if (loams_kit_le32_get(hdr + 8) != r->version) {
         return loams_kit_err_set(e, LOAMS_ECORRUPT,
-                                 "split %s has format version %u; this build reads version %u",
-                                 r->name, loams_kit_le32_get(hdr + 8), LOAMS__SPLIT_VERSION);
+                                 "split %s has format version %u in its header, %u in META",
+                                 r->name, loams_kit_le32_get(hdr + 8), r->version);
     }
     for (uint32_t i = 0; i < r->n_dir; i++) {
         unsigned char *p;

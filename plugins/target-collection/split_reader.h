@@ -65,6 +65,8 @@ void loams__split_reader_close(loams__split_reader *r);
 
 const char *loams__split_reader_name(const loams__split_reader *r);
 uint32_t loams__split_reader_docs(const loams__split_reader *r);
+/* The split's format version (LOAMS__SPLIT_MIN_VERSION..LOAMS__SPLIT_VERSION). */
+uint32_t loams__split_reader_version(const loams__split_reader *r);
 int64_t loams__split_reader_created_us(const loams__split_reader *r);
 size_t loams__split_reader_fields(const loams__split_reader *r);
 /* Info of field i (< fields()); name is owned by the reader. */
@@ -78,6 +80,69 @@ long loams__split_reader_field_find(const loams__split_reader *r, const char *na
  * LOAMS_ECORRUPT, -ENOMEM, read's. */
 int loams__split_reader_postings(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
                                  loams__postings *out, loams_kit_err *e);
+
+/* A term's postings read block by block (split_format.h): the list's
+ * bytes are loaded whole, its skip table is parsed, and a block of 128
+ * documents is decoded only when the cursor stops in it, so a query that
+ * skips a block by its metadata never decodes it.  Version-1 lists (no
+ * skip table) are decoded whole when the cursor opens and given the same
+ * blocks.  Caller-owned: zero it, set mem, reuse it across terms, free it
+ * with loams__post_cursor_free(). */
+#define LOAMS__POST_END UINT32_MAX
+
+typedef struct loams__post_block {
+    uint32_t last_doc; /* the block's last doc id; UINT32_MAX for the last block */
+    uint32_t max_tf;   /* largest term frequency in the block */
+    uint32_t min_dl;   /* smallest field length of the block's documents */
+    uint32_t end;      /* where the block ends (bytes of entries, or index) */
+} loams__post_block;
+
+typedef struct loams__post_cursor {
+    const loams_kit_mem *mem; /* every array below (NULL: libc) */
+    loams__split_reader *r;
+    uint64_t df;               /* documents in the list (0: term absent) */
+    loams__post_block *blocks; /* n_blocks = ceil(df / 128) */
+    size_t n_blocks, cap_blocks;
+    size_t blk;   /* the block the cursor is in (n_blocks: done) */
+    uint32_t doc; /* current doc id, LOAMS__POST_END when done */
+    uint32_t tf;  /* its term frequency */
+    /* private */
+    unsigned char *list;
+    const unsigned char *entries;
+    size_t entries_len;
+    size_t dec_blk;
+    uint32_t *docs, *tfs;
+    size_t cap, i, i_end;
+    int started;
+} loams__post_cursor;
+
+/* Opens c on `term` in text field fid.  c->doc is LOAMS__POST_END when the
+ * split does not have the term; otherwise the cursor is before its first
+ * document: advance() or next() moves it.  -EINVAL (fid not text),
+ * LOAMS_ECORRUPT, -ENOMEM, read's.  The reader must outlive c's use. */
+int loams__split_reader_cursor(loams__split_reader *r, uint32_t fid, const char *term, size_t len,
+                               loams__post_cursor *c, loams_kit_err *e);
+/* Moves c to its first document >= target (LOAMS__POST_END when none),
+ * decoding only the block that holds it.  Never moves backwards.
+ * LOAMS_ECORRUPT when a block disagrees with its skip entry. */
+int loams__post_cursor_advance(loams__post_cursor *c, uint32_t target, loams_kit_err *e);
+/* Moves c to its next document.  LOAMS_ECORRUPT. */
+int loams__post_cursor_next(loams__post_cursor *c, loams_kit_err *e);
+/* The block that holds the cursor's first document >= target (moves the
+ * block, never the decoded position: a later advance() to target or
+ * beyond is valid); NULL when the list has no document >= target. */
+static inline const loams__post_block *loams__post_cursor_shallow(loams__post_cursor *c,
+                                                                  uint32_t target)
+{
+    if (c->doc == LOAMS__POST_END) {
+        return NULL;
+    }
+    while (c->blk < c->n_blocks && c->blocks[c->blk].last_doc < target) {
+        c->blk++;
+    }
+    return c->blk < c->n_blocks ? &c->blocks[c->blk] : NULL;
+}
+void loams__post_cursor_free(loams__post_cursor *c);
 
 /* Tokens per document of text field fid (docs() entries). */
 int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,

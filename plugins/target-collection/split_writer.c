@@ -915,6 +915,46 @@ static int cmp_terms(const void *a, const void *b, void *arg)
     return (x->term_len > y->term_len) - (x->term_len < y->term_len);
 }
 
+/* Appends the skip table of te's postings (split_format.h) to out, read
+ * from the entries post_append() wrote; doclen gives each document's
+ * length.  -ENOMEM. */
+static int skip_table(loams_kit_buf *out, const term_entry *te, const uint32_t *doclen)
+{
+    const unsigned char *p = te->post, *end = te->post + te->post_len;
+    const unsigned char *block_start = p;
+    uint32_t doc = 0, prev_last = 0, max_tf = 0, min_dl = UINT32_MAX;
+    uint32_t in_block = 0, left = te->df;
+    while (left > 0) {
+        uint64_t v = 0, tf = 1;
+        /* the entries were written by post_append: they decode */
+        (void)loams_kit_varint_get(&p, end, &v);
+        if (!(v & 1)) {
+            (void)loams_kit_varint_get(&p, end, &tf);
+        }
+        doc += (uint32_t)(v >> 1);
+        max_tf = (uint32_t)tf > max_tf ? (uint32_t)tf : max_tf;
+        min_dl = doclen[doc] < min_dl ? doclen[doc] : min_dl;
+        left--;
+        if (++in_block < LOAMS__POST_BLOCK_DOCS && left > 0) {
+            continue;
+        }
+        if (left > 0 && (loams_kit_buf_append_varint(out, doc - prev_last) != 0 ||
+                         loams_kit_buf_append_varint(out, (uint64_t)(p - block_start)) != 0)) {
+            return -ENOMEM;
+        }
+        if (loams_kit_buf_append_varint(out, max_tf) != 0 ||
+            loams_kit_buf_append_varint(out, min_dl) != 0) {
+            return -ENOMEM;
+        }
+        prev_last = doc;
+        block_start = p;
+        in_block = 0;
+        max_tf = 0;
+        min_dl = UINT32_MAX;
+    }
+    return 0;
+}
+
 static int emit_bbuf_section(loams__split_writer *w, const loams_kit_buf *b, uint32_t kind,
                              uint32_t fid, loams_kit_err *e)
 {
@@ -936,6 +976,7 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams_kit_err
     loams_kit_buf blocks = LOAMS_KIT_BUF_INIT_MEM(w->mem);
     loams_kit_buf index = LOAMS_KIT_BUF_INIT_MEM(w->mem);
     loams_kit_buf lens = LOAMS_KIT_BUF_INIT_MEM(w->mem);
+    loams_kit_buf skip = LOAMS_KIT_BUF_INIT_MEM(w->mem);
 
     size_t n = f->n_terms;
     order = loams_kit_mem_alloc(w->mem, (n ? n : 1) * sizeof *order);
@@ -950,17 +991,24 @@ static int finish_text_field(loams__split_writer *w, uint32_t fid, loams_kit_err
     }
     qsort_r(order, n, sizeof *order, cmp_terms, f);
 
-    /* POSTINGS: each term's list, in term order; free as we go. */
+    /* POSTINGS: each term's skip table and entries, in term order; free
+     * as we go.  post_len becomes the whole list's length. */
     section_begin(w);
     uint64_t off = 0;
     for (size_t i = 0; i < n; i++) {
         term_entry *te = &f->terms[order[i]];
+        skip.len = 0;
+        if (skip_table(&skip, te, f->doclen) != 0) {
+            goto nomem;
+        }
         post_off[i] = off;
-        post_crc[i] = loams_kit_crc32c(0, te->post, te->post_len);
-        rc = emit(w, te->post, te->post_len, e);
-        if (rc != 0) {
+        post_crc[i] =
+            loams_kit_crc32c(loams_kit_crc32c(0, skip.data, skip.len), te->post, te->post_len);
+        if ((rc = emit(w, skip.data, skip.len, e)) != 0 ||
+            (rc = emit(w, te->post, te->post_len, e)) != 0) {
             goto out;
         }
+        te->post_len += (uint32_t)skip.len;
         off += te->post_len;
         loams_kit_mem_free(w->mem, te->post);
         te->post = NULL;
@@ -1032,6 +1080,7 @@ out:
     loams_kit_buf_free(&blocks);
     loams_kit_buf_free(&index);
     loams_kit_buf_free(&lens);
+    loams_kit_buf_free(&skip);
     return rc;
 }
 

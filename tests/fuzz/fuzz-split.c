@@ -89,6 +89,7 @@ static void exercise(loams__split_reader *r)
     static const char *const terms[] = {"a", "the", "x", "printer", ""};
     loams_kit_err e;
     loams__postings post = {0};
+    loams__post_cursor cur = {0};
     uint32_t docs = loams__split_reader_docs(r);
     for (size_t i = 0; i < loams__split_reader_fields(r); i++) {
         loams__split_field_info fi;
@@ -108,6 +109,31 @@ static void exercise(loams__split_reader *r)
                                 docs);
                         abort();
                     }
+                }
+            }
+            /* the block cursor over the same terms: in order, in range,
+             * every tf within its block's max_tf */
+            for (size_t t = 0; t < sizeof terms / sizeof terms[0]; t++) {
+                e.msg[0] = '\0';
+                int rc = loams__split_reader_cursor(r, (uint32_t)i, terms[t], strlen(terms[t]),
+                                                    &cur, &e);
+                allowed(rc, &e, "cursor");
+                uint32_t prev = 0;
+                for (uint64_t k = 0; rc == 0 && k <= cur.df; k++) {
+                    e.msg[0] = '\0';
+                    rc = k % 3 == 2 ? loams__post_cursor_advance(&cur, prev + 2, &e)
+                                    : loams__post_cursor_next(&cur, &e);
+                    allowed(rc, &e, "cursor advance");
+                    if (rc != 0 || cur.doc == LOAMS__POST_END) {
+                        break;
+                    }
+                    if (cur.doc >= docs || (k > 0 && cur.doc <= prev) ||
+                        cur.tf > cur.blocks[cur.blk].max_tf) {
+                        fprintf(stderr, "cursor at doc %u of %u after %u, tf %u\n", cur.doc, docs,
+                                prev, cur.tf);
+                        abort();
+                    }
+                    prev = cur.doc;
                 }
             }
             const uint32_t *lens;
@@ -148,6 +174,7 @@ static void exercise(loams__split_reader *r)
     e.msg[0] = '\0';
     allowed(loams__split_reader_verify(r, &e), &e, "verify");
     loams__postings_free(&post);
+    loams__post_cursor_free(&cur);
 }
 
 static void read_any(const uint8_t *data, size_t size)
