@@ -13,3 +13,4 @@ EXTRA_DIST += docs/FORMATS.md
 EXTRA_DIST += docs/BENCHMARKS.md
 EXTRA_DIST += docs/HTTP.md
 EXTRA_DIST += docs/SOURCES.md
+EXTRA_DIST += docs/SEARCH.md

@@ -225,6 +225,11 @@ tests_fuzz_fuzz_collection_query_SOURCES = tests/fuzz/fuzz-collection-query.c \
 	plugins/target-collection/collection_query.c
 tests_fuzz_fuzz_collection_query_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS)
 tests_fuzz_fuzz_collection_query_LDADD = plugins/target-collection/libcollection.la $(CJSON_LIBS)
+# the full-text query language and its two evaluators (pruned == exhaustive)
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-query-parse
+tests_fuzz_fuzz_query_parse_SOURCES = tests/fuzz/fuzz-query-parse.c
+tests_fuzz_fuzz_query_parse_CFLAGS = $(LOAMS_FUZZ_COLLECTION_CFLAGS)
+tests_fuzz_fuzz_query_parse_LDADD = plugins/target-collection/libcollection.la $(CJSON_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz_input.h
 EXTRA_DIST += tests/fuzz/run-fuzzers.sh
 # metastore and leases (core/meta/)

@@ -83,17 +83,28 @@ typedef struct loams__vector_opts {
     int exact;        /* non-zero: scan every split, ignore the indexes */
 } loams__vector_opts;
 
-/* BM25 search for q over the text fields named in fields (n_fields of
+/* BM25 search for q (the query language of query_parse.h, evaluated as
+ * search_text.h says) over the text fields named in fields (n_fields of
  * them; fields = NULL searches every text/list field of the mapping).
  * Writes up to k hits, best first, to hits (room for k) and their number
  * to *n_hits; stats (n_splits entries, or NULL) gets per-split counts.
- * Errors: LOAMS_EINPUT (a field that is not a text field of the mapping;
- * message names it and lists the text fields), LOAMS_ECORRUPT, -ENOMEM,
- * reader errors. */
+ * Errors: LOAMS_EINPUT (a query that does not parse: the message has its
+ * column and a caret; a field that is not a text field of the mapping:
+ * the message names it and lists the text fields), LOAMS_ECORRUPT,
+ * -ENOMEM, reader errors.  Uses the pruned evaluator. */
 int loams__coll_search_text(const loams__coll_view *v, const char *q, size_t q_len,
                             const char *const *fields, size_t n_fields, size_t k,
                             const loams__tok_opts *tok, loams__search_hit *hits, size_t *n_hits,
                             loams__search_split_stats *stats, loams_kit_err *e);
+
+/* loams__coll_search_text() with the evaluator chosen: LOAMS__EVAL_PRUNED
+ * or LOAMS__EVAL_EXHAUSTIVE (search_text.h; the reference, for tests and
+ * benchmarks).  Same hits, same scores. */
+int loams__coll_search_text_eval(const loams__coll_view *v, const char *q, size_t q_len,
+                                 const char *const *fields, size_t n_fields, size_t k,
+                                 const loams__tok_opts *tok, int eval, loams__search_hit *hits,
+                                 size_t *n_hits, loams__search_split_stats *stats,
+                                 loams_kit_err *e);
 
 /* kNN over vector field `field` (NULL: the mapping's only vector
  * field).  A split whose entry has an index of the field built for the

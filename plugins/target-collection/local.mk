@@ -18,6 +18,9 @@ plugins_target_collection_libcollection_la_SOURCES = \
 	plugins/target-collection/collection_manifest.h \
 	plugins/target-collection/doc_encode.c plugins/target-collection/doc_encode.h \
 	plugins/target-collection/collection_search.c plugins/target-collection/collection_search.h \
+	plugins/target-collection/search_topk.c plugins/target-collection/search_topk.h \
+	plugins/target-collection/search_text.c plugins/target-collection/search_text.h \
+	plugins/target-collection/query_parse.c plugins/target-collection/query_parse.h \
 	plugins/target-collection/collection_query.c plugins/target-collection/collection_query.h \
 	plugins/target-collection/collection_merge.c plugins/target-collection/collection_merge.h
 plugins_target_collection_libcollection_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
@@ -41,7 +44,7 @@ COLLECTION_TEST_LIBS = plugins/target-collection/libcollection.la $(CHECK_LIBS)
 COLLECTION_UNIT_TESTS = tests/unit/test_tokenize tests/unit/test_split \
 	tests/unit/test_collection_manifest tests/unit/test_doc_encode \
 	tests/unit/test_collection_search tests/unit/test_pk_filter tests/unit/test_split_terms \
-	tests/unit/test_ann_index tests/unit/test_split_blocks
+	tests/unit/test_ann_index tests/unit/test_split_blocks tests/unit/test_search_pruned
 check_PROGRAMS += $(COLLECTION_UNIT_TESTS)
 TESTS += $(COLLECTION_UNIT_TESTS)
 tests_unit_test_tokenize_SOURCES = tests/unit/test_tokenize.c
@@ -64,6 +67,10 @@ tests_unit_test_split_blocks_SOURCES = tests/unit/test_split_blocks.c \
 tests_unit_test_split_blocks_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_split_blocks_LDADD = $(COLLECTION_TEST_LIBS)
 EXTRA_DIST += tests/fixtures/split-v1.bin
+tests_unit_test_search_pruned_SOURCES = tests/unit/test_search_pruned.c \
+	tests/unit/collection_test_util.h
+tests_unit_test_search_pruned_CFLAGS = $(COLLECTION_TEST_CFLAGS)
+tests_unit_test_search_pruned_LDADD = $(COLLECTION_TEST_LIBS)
 tests_unit_test_ann_index_SOURCES = tests/unit/test_ann_index.c tests/unit/clustered_vectors.h
 tests_unit_test_ann_index_CFLAGS = $(COLLECTION_TEST_CFLAGS)
 tests_unit_test_ann_index_LDADD = $(COLLECTION_TEST_LIBS) -lm

@@ -835,6 +835,78 @@ out:
     return rc;
 }
 
+int loams__split_reader_prefix(loams__split_reader *r, uint32_t fid, const char *prefix, size_t len,
+                               size_t max, int (*found)(void *ud, const char *term, size_t len),
+                               void *ud, loams_kit_err *e)
+{
+    if (fid >= r->n_fields || r->fields[fid].info.kind != LOAMS__FIELD_TEXT) {
+        return loams_kit_err_set(e, -EINVAL, "split %s: field %u is not a text field", r->name,
+                                 fid);
+    }
+    rfield *f = &r->fields[fid];
+    int rc = load_dict_index(r, f, e);
+    if (rc != 0) {
+        return rc;
+    }
+    const unsigned char *t = (const unsigned char *)prefix;
+    size_t lo = 0, hi = f->n_blocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (term_cmp(f->blocks[mid].first, f->blocks[mid].first_len, t, len) <= 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    size_t n_found = 0;
+    unsigned char *blk = NULL;
+    for (size_t bi = lo ? lo - 1 : 0; bi < f->n_blocks && n_found < max; bi++) {
+        const dict_block *b = &f->blocks[bi];
+        loams_kit_mem_free(r->mem, blk);
+        if ((blk = loams_kit_mem_alloc(r->mem, b->len ? b->len : 1)) == NULL) {
+            return loams_kit_err_set(e, -ENOMEM, "out of memory reading split %s", r->name);
+        }
+        if ((rc = rd(r, f->blocks_sec->off + b->off, b->len, blk, e)) != 0) {
+            goto out;
+        }
+        if (!CRC_MATCHES(loams_kit_crc32c(0, blk, b->len), b->crc)) {
+            rc = corrupt(r, e, "a dictionary block fails its checksum");
+            goto out;
+        }
+        const unsigned char *p = blk, *end = blk + b->len;
+        for (uint32_t i = 0; i < b->n_terms && n_found < max; i++) {
+            uint64_t tl, df, poff, plen;
+            if (loams_kit_varint_get(&p, end, &tl) != 0 || tl > (uint64_t)(end - p)) {
+                rc = corrupt(r, e, "a dictionary block is malformed");
+                goto out;
+            }
+            const unsigned char *tb = p;
+            p += tl;
+            if (loams_kit_varint_get(&p, end, &df) != 0 ||
+                loams_kit_varint_get(&p, end, &poff) != 0 ||
+                loams_kit_varint_get(&p, end, &plen) != 0 || end - p < 4) {
+                rc = corrupt(r, e, "a dictionary block is malformed");
+                goto out;
+            }
+            p += 4;
+            if (tl >= len && memcmp(tb, t, len) == 0) {
+                if ((rc = found(ud, (const char *)tb, (size_t)tl)) != 0) {
+                    if (rc == -ENOMEM) {
+                        rc = loams_kit_err_set(e, rc, "out of memory expanding a prefix");
+                    }
+                    goto out;
+                }
+                n_found++;
+            } else if (term_cmp(tb, (size_t)tl, t, len) > 0) {
+                goto out; /* sorted: past every term with the prefix */
+            }
+        }
+    }
+out:
+    loams_kit_mem_free(r->mem, blk);
+    return rc;
+}
+
 /* ---- cursors ---- */
 
 static int cursor_corrupt(loams__post_cursor *c, loams_kit_err *e, const char *what)

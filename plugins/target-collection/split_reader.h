@@ -144,6 +144,14 @@ static inline const loams__post_block *loams__post_cursor_shallow(loams__post_cu
 }
 void loams__post_cursor_free(loams__post_cursor *c);
 
+/* Calls found(ud, term, len) for the terms of text field fid that start
+ * with prefix, in byte order, at most max of them; found returns 0, or a
+ * negative status that stops the walk and is returned (-ENOMEM).  -EINVAL
+ * (fid not text), LOAMS_ECORRUPT, -ENOMEM, read's. */
+int loams__split_reader_prefix(loams__split_reader *r, uint32_t fid, const char *prefix, size_t len,
+                               size_t max, int (*found)(void *ud, const char *term, size_t len),
+                               void *ud, loams_kit_err *e);
+
 /* Tokens per document of text field fid (docs() entries). */
 int loams__split_reader_doclens(loams__split_reader *r, uint32_t fid, const uint32_t **lens,
                                 loams_kit_err *e);
