@@ -92,6 +92,14 @@ tests_bench_bench_collection_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(SQLITE_CFLA
 tests_bench_bench_collection_LDADD = plugins/target-collection/libcollection.la \
 	core/libloams-core.la $(CJSON_LIBS) $(SQLITE_LIBS)
 
+# benchmark: full-text top-10 queries, pruned next to exhaustive and SQLite
+# FTS5, on the Debian changelogs of the machine (prints figures; not a test)
+noinst_PROGRAMS += tests/bench/bench-search
+tests_bench_bench_search_SOURCES = tests/bench/bench-search.c
+tests_bench_bench_search_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
+	-I$(top_srcdir)/plugins/target-collection
+tests_bench_bench_search_LDADD = plugins/target-collection/libcollection.la $(SQLITE_LIBS) -lm
+
 # benchmark: the vector index next to the exact scan and hnswlib (prints
 # figures; not a test)
 noinst_PROGRAMS += tests/bench/bench-ann
