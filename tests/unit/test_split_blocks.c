@@ -260,6 +260,7 @@ int main(void)
 {
     Suite *s = suite_create("split_blocks");
     TCase *tc = tcase_create("blocks");
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, cursors_walk_blocks_whose_metadata_bounds_every_document);
     tcase_add_test(tc, a_skipped_block_is_never_decoded);
     tcase_add_test(tc, a_format_1_split_reads_like_the_current_format);
