@@ -107,6 +107,17 @@ is_error bad_json
 expect 400 POST /v1/collections/t.c/search "${R[@]}" -H 'Content-Type: application/json' \
   --data-binary '{"q": "vpn", "kk": 2}'
 is_error bad_request
+# the query language: the same parser answers the HTTP API and the CLI
+expect 200 GET "/v1/collections/t.c/search?q=%2Bprinter+-toner" "${R[@]}"
+[ "$(jbody '[h["_pk"] for h in d["hits"]]')" = '["t1"]' ] || die "+printer -toner: $(cat "$work/body")"
+expect 200 GET "/v1/collections/t.c/search?q=%22jams+every%22" "${R[@]}"
+[ "$(jbody '[h["_pk"] for h in d["hits"]]')" = '["t1"]' ] || die "a phrase: $(cat "$work/body")"
+expect 400 GET "/v1/collections/t.c/search?q=printer+%22jam" "${R[@]}"
+jbody 'd["error"]["message"]' | grep -q 'query column 9: this phrase is never closed' ||
+  die "an unclosed phrase: $(cat "$work/body")"
+q search t.c 'printer "jam' >/dev/null 2>"$work/q.err" && die "the CLI took an unclosed phrase"
+grep -q 'query column 9: this phrase is never closed' "$work/q.err" &&
+  grep -q '^ *\^$' "$work/q.err" || die "the CLI's query error: $(cat "$work/q.err")"
 expect 400 GET "/v1/collections/t.c/search?k=3" "${R[@]}"
 expect 200 GET /v1/collections/t.c/docs/t5 "${R[@]}"
 q collection dump t.c > "$work/dump.jsonl" || die "dump"
