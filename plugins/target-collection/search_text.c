@@ -889,6 +889,34 @@ static int score_split(plan *p, pcur *cur, size_t s, loams__topk *t, size_t *by_
         }
         int skip = loams__delset_has(del, d);
         if (!skip && thr > -INFINITY) {
+            /* block-max: the bounds of the blocks every list has at d hold
+             * up to the first of those blocks' ends; below the threshold,
+             * every document up to there is skipped at once */
+            double bub = 0.0;
+            uint32_t upto = UINT32_MAX;
+            for (size_t o = 0; o < p->n_order; o++) {
+                pcur *pc = &cur[p->order[o]];
+                if (pc->ub == 0.0) {
+                    continue;
+                }
+                bub += bound_at(p, pc, &p->lists[p->order[o]], d);
+                if (pc->c.blk < pc->c.n_blocks && pc->c.blocks[pc->c.blk].last_doc < upto) {
+                    upto = pc->c.blocks[pc->c.blk].last_doc;
+                }
+            }
+            if (bub * BOUND_MARGIN < thr) {
+                if (upto == UINT32_MAX) {
+                    break; /* every list is in its last block: nothing left can rank */
+                }
+                for (size_t i = 0; i < n_drv; i++) {
+                    if ((rc = loams__post_cursor_advance(&cur[drv[i]].c, upto + 1, e)) != 0) {
+                        return rc;
+                    }
+                }
+                continue;
+            }
+        }
+        if (!skip && thr > -INFINITY) {
             double ub = 0.0;
             for (size_t o = 0; o < p->n_order; o++) {
                 size_t l = p->order[o];
