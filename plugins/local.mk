@@ -6,6 +6,7 @@ include plugins/target-graph/local.mk
 include plugins/transform-sql/local.mk
 include plugins/target-iceberg/local.mk
 include plugins/store-fs/local.mk
+include plugins/store-s3/local.mk
 include plugins/decoder-raw/local.mk
 include plugins/decoder-json/local.mk
 include plugins/decoder-csv/local.mk

@@ -23,9 +23,11 @@ build_pkgs="build-essential autoconf automake libtool libltdl-dev pkg-config
 # (benchmark reference), python3-avro and Node.js/npm (independent readers),
 # curl (the HTTP API tests), python3-prometheus-client (reads /metrics),
 # python3-hnswlib (bench-ann's reference), python3-confluent-kafka (a real
-# Kafka client producing to the mock cluster).
+# Kafka client producing to the mock cluster), python3-boto3 and
+# python3-botocore (read back store-s3's objects, check its SigV4 signatures).
 test_pkgs="valgrind clang clang-format libclang-rt-14-dev sqlite3 python3-avro curl
-  python3-prometheus-client python3-hnswlib python3-confluent-kafka python3-requests"
+  python3-prometheus-client python3-hnswlib python3-confluent-kafka python3-requests
+  python3-boto3 python3-botocore"
 # Node.js and npm come from Debian unless the machine already has them
 # (a Node.js installed outside Debian conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs"
