@@ -103,6 +103,7 @@ core_libloams_core_la_SOURCES += \
 core_libloams_core_la_SOURCES += \
 	core/run/node_config.c core/run/node_config.h \
 	core/run/node.c core/run/node.h \
+	core/run/store_url.c core/run/store_url.h \
 	core/run/scheduler.c core/run/scheduler.h \
 	core/run/worker.c core/run/worker.h \
 	core/run/periodic_source.c core/run/periodic_source.h \

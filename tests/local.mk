@@ -69,6 +69,11 @@ tests_unit_test_udf_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_udf_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_store_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(LOAMS_UNIT_LDADD)
+# Which object store --store selects (core/run/store_url.c).
+check_PROGRAMS += tests/unit/test_store_url
+TESTS += tests/unit/test_store_url
+tests_unit_test_store_url_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_store_url_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_host_api_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_host_api_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_mem_account_CFLAGS = $(LOAMS_UNIT_CFLAGS)

@@ -1,27 +1,103 @@
 /*
- * store.c - owns the object-store handle and its dispatch to the store
- * plugin (store.h).
+ * store.c - owns the object-store handle, its dispatch to the store
+ * plugin and its request budgets (store.h).
  */
 #include "abi/store.h"
 
 #include "base/failpoint.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "abi/buf.h"
 #include "abi/keylist.h"
+#include "base/metrics.h"
 #include "base/status.h"
+#include "embed/rate_limit.h"
+
+/* One request class's budget: a token bucket (no limit until set). */
+typedef struct store_budget {
+    pthread_mutex_t lock;
+    loams_bucket bucket;
+    const char *cls; /* "put" or "get": the metrics label */
+} store_budget;
 
 struct loams_store {
     const loams_plugin_descriptor *desc;
     const loams_store_vtable *vt;
     void *state;
     loams_ctx *ctx;
+    store_budget put_budget, get_budget;
 };
+
+static const loams_metric_family requests_family = {
+    "loams_store_requests_total",
+    "Object-store calls by store and request class (put: put, writer commit, delete; get: get, "
+    "head, list)",
+    LOAMS_METRIC_COUNTER, NULL, 0};
+static const loams_metric_family waits_family = {
+    "loams_store_budget_waits_total",
+    "Object-store calls that waited for the node's request budget (store_put_rate, "
+    "store_get_rate)",
+    LOAMS_METRIC_COUNTER, NULL, 0};
+static const loams_metric_family wait_ms_family = {
+    "loams_store_budget_wait_milliseconds_total",
+    "Time object-store calls spent waiting for the node's request budget", LOAMS_METRIC_COUNTER,
+    NULL, 0};
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Takes one request of the budget's class, sleeping while the bucket is
+ * empty; counts the call, and the wait when there was one. */
+static void budget_take(loams_store *s, store_budget *b)
+{
+    int64_t waited = 0;
+    for (;;) {
+        pthread_mutex_lock(&b->lock);
+        int64_t now = monotonic_ms();
+        int64_t w = loams_bucket_wait_ms(&b->bucket, 1, now);
+        if (w == 0) {
+            loams_bucket_take(&b->bucket, 1, now);
+        }
+        pthread_mutex_unlock(&b->lock);
+        if (w == 0) {
+            break;
+        }
+        struct timespec ts = {(time_t)(w / 1000), (long)(w % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        waited += w;
+    }
+    char labels[160];
+    if (loams_metrics_labels(labels, sizeof labels, "store", s->desc->name, "class", b->cls,
+                             NULL) == 0) {
+        loams_metrics_count(&requests_family, labels, 1);
+        if (waited > 0) {
+            loams_metrics_count(&waits_family, labels, 1);
+            loams_metrics_count(&wait_ms_family, labels, (uint64_t)waited);
+        }
+    }
+}
+
+void loams_store_set_budget(loams_store *s, uint64_t put_per_second, uint64_t get_per_second)
+{
+    int64_t now = monotonic_ms();
+    pthread_mutex_lock(&s->put_budget.lock);
+    loams_bucket_init(&s->put_budget.bucket, put_per_second * 60, now);
+    pthread_mutex_unlock(&s->put_budget.lock);
+    pthread_mutex_lock(&s->get_budget.lock);
+    loams_bucket_init(&s->get_budget.bucket, get_per_second * 60, now);
+    pthread_mutex_unlock(&s->get_budget.lock);
+}
 
 struct loams_store_writer {
     loams_store *store;
@@ -107,8 +183,16 @@ int loams_store_open(const loams_plugin_descriptor *desc, const loams_option_kv 
     }
     s->desc = desc;
     s->vt = desc->vtable;
+    pthread_mutex_init(&s->put_budget.lock, NULL);
+    pthread_mutex_init(&s->get_budget.lock, NULL);
+    s->put_budget.cls = "put";
+    s->get_budget.cls = "get";
+    loams_bucket_init(&s->put_budget.bucket, 0, 0);
+    loams_bucket_init(&s->get_budget.bucket, 0, 0);
     rc = loams_ctx_create(desc, opts, n, &s->ctx, err, errlen);
     if (rc != 0) {
+        pthread_mutex_destroy(&s->put_budget.lock);
+        pthread_mutex_destroy(&s->get_budget.lock);
         free(s);
         return rc;
     }
@@ -123,6 +207,8 @@ int loams_store_open(const loams_plugin_descriptor *desc, const loams_option_kv 
             snprintf(err, errlen, "%s: %s", desc->name, msg[0] != '\0' ? msg : loams_strerror(rc));
         }
         loams_ctx_free(s->ctx);
+        pthread_mutex_destroy(&s->put_budget.lock);
+        pthread_mutex_destroy(&s->get_budget.lock);
         free(s);
         return rc;
     }
@@ -142,6 +228,8 @@ void loams_store_close(loams_store *s)
     }
     s->vt->close(s->state);
     loams_ctx_free(s->ctx);
+    pthread_mutex_destroy(&s->put_budget.lock);
+    pthread_mutex_destroy(&s->get_budget.lock);
     free(s);
 }
 
@@ -189,6 +277,9 @@ int loams_store_put(loams_store *s, const char *key, const void *data, size_t le
         return rc;
     }
     rc = loams_failpoint("store.write");
+    if (rc == 0) {
+        budget_take(s, &s->put_budget);
+    }
     return finish(s, rc != 0 ? rc : s->vt->put(s->state, key, data, len), "put", key);
 }
 
@@ -196,6 +287,7 @@ int loams_store_get(loams_store *s, const char *key, uint64_t off, uint64_t len,
 {
     size_t before = loams_buf_len(out);
     begin();
+    budget_take(s, &s->get_budget);
     int rc = s->vt->get(s->state, key, off, len, out);
     if (rc != 0) {
         loams_buf_truncate(out, before);
@@ -206,6 +298,7 @@ int loams_store_get(loams_store *s, const char *key, uint64_t off, uint64_t len,
 int loams_store_head(loams_store *s, const char *key, loams_object_info *info)
 {
     begin();
+    budget_take(s, &s->get_budget);
     return finish(s, s->vt->head(s->state, key, info), "head", key);
 }
 
@@ -214,6 +307,7 @@ int loams_store_list(loams_store *s, const char *prefix, const char *start_after
 {
     size_t before = loams_keylist_count(out);
     begin();
+    budget_take(s, &s->get_budget);
     int rc = s->vt->list(s->state, prefix != NULL ? prefix : "", start_after, max, out);
     if (rc != 0) {
         loams_keylist_truncate(out, before);
@@ -224,6 +318,7 @@ int loams_store_list(loams_store *s, const char *prefix, const char *start_after
 int loams_store_delete(loams_store *s, const char *key)
 {
     begin();
+    budget_take(s, &s->put_budget);
     return finish(s, s->vt->del(s->state, key), "delete", key);
 }
 
@@ -267,6 +362,7 @@ int loams_store_writer_write(loams_store_writer *w, const void *data, size_t len
 int loams_store_writer_commit(loams_store_writer *w)
 {
     begin();
+    budget_take(w->store, &w->store->put_budget);
     int rc = finish(w->store, w->store->vt->writer_commit(w->w), "commit", w->key);
     free(w->key);
     free(w);

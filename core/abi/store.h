@@ -26,6 +26,14 @@
  * Memory: the plugin's host->malloc blocks are charged to the memory
  * account of the task whose thread allocates them (loams_ctx_charge_caller).
  *
+ * Request budgets (seed §6, PUT/GET rate caps per node): each call takes
+ * one request from its class's token bucket first - PUT class: put,
+ * writer commit (one for the whole object, multipart or not), delete; GET
+ * class: get, head, list - and sleeps while the bucket is empty.  No
+ * limit until loams_store_set_budget.  Metrics: loams_store_requests_total,
+ * loams_store_budget_waits_total and
+ * loams_store_budget_wait_milliseconds_total by store and class.
+ *
  * Threads: a handle may be used by many threads at once (store plugins are
  * thread-safe, loams/store.h); a writer by one thread at a time.
  */
@@ -47,6 +55,11 @@ int loams_store_open(const loams_plugin_descriptor *desc, const loams_option_kv 
                      loams_store **out, char *err, size_t errlen);
 /* Closes the plugin state and frees the handle.  s may be NULL. */
 void loams_store_close(loams_store *s);
+
+/* Caps the handle's calls at put_per_second PUT-class and get_per_second
+ * GET-class requests per second (0: no cap), with a burst of one second's
+ * worth.  Never fails; may be called while other threads use the handle. */
+void loams_store_set_budget(loams_store *s, uint64_t put_per_second, uint64_t get_per_second);
 
 /* The plugin's name ("store-fs") and the handle's context. */
 const char *loams_store_name(const loams_store *s);

@@ -7,6 +7,7 @@
 #include "cli/cli_args.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,15 @@ const loams_cli_option_help loams_cli_shared_options[] = {
     {"--no-default-plugin-dirs",
      "search only the --plugin-dir directories: ignore LOAMS_PLUGIN_PATH\n"
      "and the installed plugin directory"},
+    {"--store URL", "the object store: s3://BUCKET/PREFIX (store-s3) or file:///DIR\n"
+                    "(default: <data dir>/objects; env LOAMS_STORE)"},
+    {"--store-endpoint URL", "the S3 endpoint, http(s)://HOST[:PORT] (default:\n"
+                             "$AWS_ENDPOINT_URL, else AWS; env LOAMS_STORE_ENDPOINT)"},
+    {"--store-region REGION", "the S3 signing region (default: $AWS_REGION,\n"
+                              "$AWS_DEFAULT_REGION, us-east-1)"},
+    {"--store-path-style true|false",
+     "path-style (http://endpoint/bucket/key) or virtual-hosted S3 URLs\n"
+     "(default: path-style for a custom endpoint)"},
     {NULL, NULL},
 };
 
@@ -69,7 +79,42 @@ int loams_cli_take_shared(loams_cli_args *a, const char *cmd, int argc, char **a
         a->no_default_plugin_dirs = 1;
         return 1;
     }
+    static const struct {
+        const char *option;
+        size_t offset;
+    } store_options[] = {
+        {"--store", offsetof(loams_store_choice, url)},
+        {"--store-endpoint", offsetof(loams_store_choice, endpoint)},
+        {"--store-region", offsetof(loams_store_choice, region)},
+        {"--store-path-style", offsetof(loams_store_choice, path_style)},
+    };
+    for (size_t k = 0; k < sizeof store_options / sizeof store_options[0]; k++) {
+        rc = take_value(store_options[k].option, cmd, argc, argv, i, &value);
+        if (rc != 0) {
+            if (rc > 0) {
+                *(const char **)((char *)&a->store + store_options[k].offset) = value;
+            }
+            return rc;
+        }
+    }
     return 0;
+}
+
+void loams_cli_store_choice(const loams_cli_args *a, loams_store_choice *out)
+{
+    *out = a->store;
+    if (out->url == NULL) {
+        out->url = getenv("LOAMS_STORE");
+    }
+    if (out->endpoint == NULL) {
+        out->endpoint = getenv("LOAMS_STORE_ENDPOINT");
+    }
+    if (out->region == NULL) {
+        out->region = getenv("LOAMS_STORE_REGION");
+    }
+    if (out->path_style == NULL) {
+        out->path_style = getenv("LOAMS_STORE_PATH_STYLE");
+    }
 }
 
 void loams_cli_args_free(loams_cli_args *a)

@@ -28,11 +28,15 @@
 #include <stddef.h>
 
 #include "abi/registry.h"
+#include "run/store_url.h"
 
 typedef struct loams_cli_args {
     const char **plugin_dirs; /* --plugin-dir DIR, in order (repeatable) */
     size_t n_plugin_dirs;
     int no_default_plugin_dirs; /* --no-default-plugin-dirs */
+    /* --store URL, --store-endpoint URL, --store-region R,
+     * --store-path-style true|false (run/store_url.h) */
+    loams_store_choice store;
 } loams_cli_args;
 
 /* Help for one option: the option as written and what it does (lines of
@@ -53,6 +57,13 @@ extern const loams_cli_option_help loams_cli_shared_options[];
  * argument, -ENOMEM.
  */
 int loams_cli_take_shared(loams_cli_args *a, const char *cmd, int argc, char **argv, int *i);
+
+/* The object store these args select: each of --store, --store-endpoint,
+ * --store-region, --store-path-style, else its environment variable
+ * (LOAMS_STORE, LOAMS_STORE_ENDPOINT, LOAMS_STORE_REGION,
+ * LOAMS_STORE_PATH_STYLE), as serve reads them.  Points into argv and the
+ * environment. */
+void loams_cli_store_choice(const loams_cli_args *a, loams_store_choice *out);
 
 /* Frees what the args own (not the strings).  a may hold nothing. */
 void loams_cli_args_free(loams_cli_args *a);

@@ -250,8 +250,12 @@ int loams_cmd_search(int argc, char **argv)
     } else {
         loams_registry_config rcfg;
         loams_cli_registry_config(&args, &rcfg);
-        loams_node_options nopts = {
-            .data_dir = dir, .flags = LOAMS_DATADIR_READ_ONLY, .plugins = &rcfg};
+        loams_store_choice store_choice;
+        loams_cli_store_choice(&args, &store_choice);
+        loams_node_options nopts = {.data_dir = dir,
+                                    .flags = LOAMS_DATADIR_READ_ONLY,
+                                    .plugins = &rcfg,
+                                    .store_choice = &store_choice};
         if (loams_node_open(&nopts, &node, err, sizeof err) != 0) {
             fprintf(stderr, "loams-host search: %s\n", err);
             goto done;

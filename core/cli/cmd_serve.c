@@ -56,6 +56,8 @@ static const struct {
     {"--max-concurrent", "max_concurrent"},
     {"--max-per-namespace", "max_per_namespace"},
     {"--log-level", "log_level"},
+    {"--store-put-rate", "store_put_rate"},
+    {"--store-get-rate", "store_get_rate"},
 };
 #define NOPTION_KEYS (sizeof option_keys / sizeof option_keys[0])
 
@@ -80,6 +82,9 @@ static void serve_usage(FILE *out)
                  "                        [--poll-interval T] [--stop-timeout T]\n"
                  "                        [--max-concurrent N] [--max-per-namespace N]\n"
                  "                        [--log-level LEVEL] [--print-config]\n"
+                 "                        [--store s3://BUCKET/PREFIX] [--store-endpoint URL]\n"
+                 "                        [--store-region R] [--store-path-style BOOL]\n"
+                 "                        [--store-put-rate N] [--store-get-rate N]\n"
                  "Runs the worker and the HTTP API (on --listen, 127.0.0.1:7070 by default)\n"
                  "until SIGTERM or SIGINT.  Settings come from the defaults,\n"
                  "then the config file (--config or LOAMS_CONFIG), then LOAMS_* variables, then\n"
@@ -189,6 +194,22 @@ static int load_settings(const serve_args *a, loams_config *cfg)
         snprintf(where, sizeof where, "option %s", a->sets[i].option);
         rc = loams_config_set(cfg, a->sets[i].key, a->sets[i].value, where, err, sizeof err);
         if (rc != 0) {
+            fprintf(stderr, "%s: %s\n", CMD, err);
+            return rc;
+        }
+    }
+    /* --store and its settings (taken by the shared options) */
+    const char *const store_sets[][3] = {
+        {"--store", "store", a->shared.store.url},
+        {"--store-endpoint", "store_endpoint", a->shared.store.endpoint},
+        {"--store-region", "store_region", a->shared.store.region},
+        {"--store-path-style", "store_path_style", a->shared.store.path_style}};
+    for (size_t i = 0; i < sizeof store_sets / sizeof store_sets[0]; i++) {
+        char where[64];
+        snprintf(where, sizeof where, "option %s", store_sets[i][0]);
+        if (store_sets[i][2] != NULL &&
+            (rc = loams_config_set(cfg, store_sets[i][1], store_sets[i][2], where, err,
+                                   sizeof err)) != 0) {
             fprintf(stderr, "%s: %s\n", CMD, err);
             return rc;
         }
@@ -377,8 +398,11 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
     }
     /* Links: one link-apply task per running link; they need the object
      * store, without which the node runs its other tasks only. */
-    rc = loams_node_open_store(reg, cfg.data_dir, NULL, &store, err, sizeof err);
+    loams_store_choice store_choice = {cfg.store, cfg.store_endpoint, cfg.store_region,
+                                       cfg.store_path_style};
+    rc = loams_node_open_store_choice(reg, cfg.data_dir, &store_choice, 0, &store, err, sizeof err);
     if (rc == 0) {
+        loams_store_set_budget(store, cfg.store_put_rate, cfg.store_get_rate);
         /* embed(): the node's provider runtimes and the cache
          * (embed/embed_service.h) */
         char cache_dir[4096];
@@ -426,6 +450,10 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
         if ((rc = add_source(w, &hot_source)) != 0) {
             goto out;
         }
+    } else if (cfg.store != NULL) {
+        /* a store the operator named must work: no silent node without links */
+        fprintf(stderr, "%s: cannot open the object store %s: %s\n", CMD, cfg.store, err);
+        goto out;
     } else {
         LOAMS_WARN(COMPONENT, "links will not run on this node: %s", err);
     }

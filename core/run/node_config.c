@@ -68,6 +68,12 @@ static const key_spec keys[] = {
     {"http_idle_timeout", KT_DURATION, OFF(http_idle_timeout_ms), 1000, 3600000},
     {"auth", KT_BOOL, OFF(auth), 0, 0},
     {"metrics_public", KT_BOOL, OFF(metrics_public), 0, 0},
+    {"store", KT_STRING, OFF(store), 0, 0},
+    {"store_endpoint", KT_STRING, OFF(store_endpoint), 0, 0},
+    {"store_region", KT_STRING, OFF(store_region), 0, 0},
+    {"store_path_style", KT_STRING, OFF(store_path_style), 0, 0},
+    {"store_put_rate", KT_UINT, OFF(store_put_rate), 0, 1000000},
+    {"store_get_rate", KT_UINT, OFF(store_get_rate), 0, 1000000},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -161,6 +167,10 @@ void loams_config_free(loams_config *c)
     free_dirs(c->plugin_dirs, c->n_plugin_dirs);
     free(c->node_id);
     free(c->listen);
+    free(c->store);
+    free(c->store_endpoint);
+    free(c->store_region);
+    free(c->store_path_style);
     for (size_t i = 0; i < c->n_namespaces; i++) {
         free(c->namespaces[i].name);
     }
@@ -851,6 +861,17 @@ void loams_config_dump(const loams_config *c, FILE *out)
     print_duration(out, "http_idle_timeout", c->http_idle_timeout_ms);
     fprintf(out, "auth = %s\nmetrics_public = %s\n", c->auth ? "on" : "off",
             c->metrics_public ? "true" : "false");
+    const char *const store_keys[][2] = {{"store", c->store},
+                                         {"store_endpoint", c->store_endpoint},
+                                         {"store_region", c->store_region},
+                                         {"store_path_style", c->store_path_style}};
+    for (size_t i = 0; i < sizeof store_keys / sizeof store_keys[0]; i++) {
+        if (store_keys[i][1] != NULL) {
+            print_string(out, store_keys[i][0], store_keys[i][1]);
+        }
+    }
+    fprintf(out, "store_put_rate = %u\nstore_get_rate = %u\n", c->store_put_rate,
+            c->store_get_rate);
     for (size_t i = 0; i < c->n_namespaces; i++) {
         const loams_ns_setting *ns = &c->namespaces[i];
         if (ns->weight == 0 && ns->byte_rate == 0 && ns->byte_burst == 0) {

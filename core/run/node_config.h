@@ -91,6 +91,15 @@ typedef struct loams_config {
     int64_t http_idle_timeout_ms;         /* default 30 s: a silent connection is closed */
     int auth;                             /* default 1: bearer tokens; 0: off (loopback only) */
     int metrics_public;                   /* default 0: /metrics needs a token */
+    /* The object store (run/store_url.h; docs/OPERATIONS.md, "An S3 object
+     * store"): NULL = <data dir>/objects. */
+    char *store;            /* "s3://bucket/prefix" or "file:///dir" */
+    char *store_endpoint;   /* NULL: the plugin's default ($AWS_ENDPOINT_URL, AWS) */
+    char *store_region;     /* NULL: the plugin's default */
+    char *store_path_style; /* "true"/"false"; NULL: the plugin's default */
+    /* Request budgets of this node's store (requests/s, 0 = no cap). */
+    uint32_t store_put_rate;
+    uint32_t store_get_rate;
 } loams_config;
 
 #define LOAMS_CONFIG_DEFAULT_LISTEN "127.0.0.1:7070"

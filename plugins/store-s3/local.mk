@@ -31,5 +31,8 @@ tests_unit_test_store_s3_SOURCES = tests/unit/test_store_s3.c $(LOAMS_PLUGIN_TES
 tests_unit_test_store_s3_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_store_s3_LDADD = $(LOAMS_UNIT_LDADD)
 TESTS += tests/integration/store-s3.sh
+# Links into a bucket: serve --store s3://..., SIGKILLs, GC, read back.
+TESTS += tests/integration/store-s3-link.sh
 EXTRA_DIST += tests/integration/store-s3.sh tests/integration/s3rver-env.sh \
+	tests/integration/store-s3-link.sh \
 	tests/integration/sigv4-server.py tests/integration/store-s3-readback.py

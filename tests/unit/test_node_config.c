@@ -166,7 +166,8 @@ START_TEST(file_errors_name_file_line_and_key)
                      "memory_budget_maintenance, memory_budget_gc, embed_cache_size, "
                      "http_threads, http_max_body, http_max_header_bytes, "
                      "http_max_connections, http_max_connections_per_ip, http_idle_timeout, "
-                     "auth, metrics_public)");
+                     "auth, metrics_public, store, store_endpoint, store_region, "
+                     "store_path_style, store_put_rate, store_get_rate)");
     ck_assert_str_eq(load_error("[namespace.a]\nweight = 0\n", -EINVAL),
                      "bad.conf:2: key 'namespace.a.weight': '0' is not a weight (write a "
                      "whole number from 1 to 1000000)");
@@ -414,6 +415,9 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(loams_config_set(&a, "http_idle_timeout", "5s", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "auth", "OFF", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "metrics_public", "yes", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "store", "s3://b/p", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "store_region", "eu-west-3", "t", err, sizeof err), 0);
+    ck_assert_int_eq(loams_config_set(&a, "store_put_rate", "50", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.weight", "4", "t", err, sizeof err), 0);
     ck_assert_int_eq(loams_config_set(&a, "namespace.x.byte_rate", "3000", "t", err, sizeof err),
                      0);
@@ -446,6 +450,11 @@ START_TEST(dump_reads_back_as_the_same_config)
     ck_assert_int_eq(b.http_idle_timeout_ms, 5000);
     ck_assert_int_eq(b.auth, 0);
     ck_assert_int_eq(b.metrics_public, 1);
+    ck_assert_str_eq(b.store, "s3://b/p");
+    ck_assert_str_eq(b.store_region, "eu-west-3");
+    ck_assert_ptr_null(b.store_endpoint);
+    ck_assert_uint_eq(b.store_put_rate, 50);
+    ck_assert_uint_eq(b.store_get_rate, 0);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->weight, 4);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_rate, 3000);
     ck_assert_uint_eq(loams_config_namespace(&b, "x")->byte_burst, 2u << 20);

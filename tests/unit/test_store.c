@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "abi/buf.h"
 #include "abi/host_api.h"
 #include "abi/keylist.h"
 #include "abi/store.h"
+#include "base/metrics.h"
 
 static const loams_host_api *host;
 
@@ -305,6 +307,77 @@ START_TEST(test_descriptors_that_are_not_1_0_stores_are_refused)
 }
 END_TEST
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The value of the sample whose line starts with `prefix` in /metrics (-1: none). */
+static double metric(const char *prefix)
+{
+    loams_buf *b;
+    ck_assert_int_eq(loams_buf_create(&b), 0);
+    ck_assert_int_eq(loams_metrics_render(b), 0);
+    ck_assert_int_eq(loams_buf_append(b, "", 1), 0);
+    const char *text = loams_buf_data(b, NULL);
+    const char *p = strstr(text, prefix);
+    double v = p != NULL ? strtod(p + strlen(prefix), NULL) : -1;
+    loams_buf_free(b);
+    return v;
+}
+
+START_TEST(test_request_budgets_cap_puts_and_gets_and_count_waits)
+{
+    host = loams_host_api_get();
+    loams_metrics_reset();
+    loams_store *s = open_mem();
+    /* no budget: 200 calls do not wait */
+    double t0 = now_s();
+    for (int i = 0; i < 200; i++) {
+        ck_assert_int_eq(loams_store_put(s, "k", "x", 1), 0);
+    }
+    ck_assert(now_s() - t0 < 0.5);
+    ck_assert(metric("loams_store_budget_waits_total{") < 0);
+    ck_assert_double_eq(metric("loams_store_requests_total{store=\"store-mem\",class=\"put\"} "),
+                        200);
+    /* 20 PUTs/s: a burst of 20, then 20 more take about a second */
+    loams_store_set_budget(s, 20, 0);
+    t0 = now_s();
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(loams_store_put(s, "k", "x", 1), 0);
+    }
+    double took = now_s() - t0;
+    ck_assert_msg(took > 0.85 && took < 3.0, "40 puts at 20/s took %.2f s", took);
+    double waits = metric("loams_store_budget_waits_total{store=\"store-mem\",class=\"put\"} ");
+    ck_assert_msg(waits >= 15 && waits <= 21, "%.0f waits", waits);
+    ck_assert(metric("loams_store_budget_wait_milliseconds_total{store=\"store-mem\",class="
+                     "\"put\"} ") >= 800);
+    /* GETs have their own class: not capped here */
+    loams_buf *buf;
+    ck_assert_int_eq(loams_buf_create(&buf), 0);
+    t0 = now_s();
+    for (int i = 0; i < 100; i++) {
+        ck_assert_int_eq(loams_store_get(s, "k", 0, 0, buf), 0);
+    }
+    ck_assert(now_s() - t0 < 0.5);
+    ck_assert(metric("loams_store_budget_waits_total{store=\"store-mem\",class=\"get\"} ") < 0);
+    /* and capped when set: 10 GETs/s, 15 take about half a second */
+    loams_store_set_budget(s, 0, 10);
+    t0 = now_s();
+    for (int i = 0; i < 15; i++) {
+        ck_assert_int_eq(loams_store_get(s, "k", 0, 0, buf), 0);
+    }
+    took = now_s() - t0;
+    ck_assert_msg(took > 0.4 && took < 2.0, "15 gets at 10/s took %.2f s", took);
+    ck_assert(metric("loams_store_budget_waits_total{store=\"store-mem\",class=\"get\"} ") >= 4);
+    loams_buf_free(buf);
+    loams_store_close(s);
+    loams_metrics_reset();
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("store");
@@ -313,6 +386,7 @@ int main(void)
     tcase_add_test(tc, test_failures_restore_outputs_and_carry_messages);
     tcase_add_test(tc, test_open_errors_name_the_plugin_and_option);
     tcase_add_test(tc, test_descriptors_that_are_not_1_0_stores_are_refused);
+    tcase_add_test(tc, test_request_budgets_cap_puts_and_gets_and_count_waits);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
