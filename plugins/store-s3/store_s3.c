@@ -471,8 +471,8 @@ static int http_error(s3_state *s, const s3_call *c, const char *what)
     }
     host->set_error(s->ctx, "store-s3: %s %s: HTTP %ld%s%s%s%s", what, where, c->status,
                     code[0] != '\0' ? " " : "", code, msg[0] != '\0' ? ": " : "", msg);
-    if (c->status == 404) {
-        return -ENOENT;
+    if (c->status == 404 && strcmp(code, "NoSuchBucket") != 0) {
+        return -ENOENT; /* a missing bucket is not a missing key */
     }
     if (c->status == 403 || c->status == 401) {
         return -EACCES;
@@ -548,7 +548,7 @@ static int s3_get(void *state, const char *key, uint64_t off, uint64_t len, loam
         c.resp.len = 0;
     } else if (rc == 0 && c.status != 200 && c.status != 206) {
         rc = http_error(s, &c, "GET");
-    } else if (rc == 0 && c.ranged && c.status == 200 && off > 0) {
+    } else if (rc == 0 && c.ranged && c.status == 200) {
         /* a server that ignored the range: cut it here */
         size_t from = off < c.resp.len ? (size_t)off : c.resp.len;
         size_t n = c.resp.len - from;
@@ -659,7 +659,7 @@ static int s3_list(void *state, const char *prefix, const char *start_after, siz
         rc = s3_do(s, &c);
         if (rc == 0 && c.status != 200) {
             rc = http_error(s, &c, "LIST");
-            rc = rc == -ENOENT ? -EIO : rc; /* a missing bucket is not a missing key */
+            rc = rc == -ENOENT ? -EIO : rc;
         }
         int truncated = 0;
         char *next = NULL;

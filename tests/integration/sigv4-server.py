@@ -117,6 +117,9 @@ class H(BaseHTTPRequestHandler):
             up = uploads.get(q["uploadId"])
             if up is None or up[0] != key:
                 return self.answer(404, b"<Error><Code>NoSuchUpload</Code><Message>no</Message></Error>")
+            if self.command == "PUT" and "failpart-" in key and q["partNumber"] == "2":
+                return self.answer(400, b"<Error><Code>EntityTooSmall</Code>"
+                                   b"<Message>refused on purpose</Message></Error>")
             if self.command == "PUT":
                 up[1][int(q["partNumber"])] = body
                 return self.answer(200, b"", {"ETag": '"%s"' % hashlib.md5(body).hexdigest()})

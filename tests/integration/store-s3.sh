@@ -49,6 +49,8 @@ wrong=$(grep -c '^bad .*signature differs' "$work/sig.log")
 [ "$bad" = 0 ] || { grep '^bad ' "$work/sig.log"; die "requests failed the botocore check"; }
 grep -q '^ok DELETE /sig/p/mp/aborted?uploadId=' "$work/sig.log" ||
   die "the aborted writer did not abort its multipart upload"
+grep -q '^ok DELETE /sig/p/mp/failpart-1?uploadId=' "$work/sig.log" ||
+  die "a writer whose part was refused did not abort its multipart upload"
 [ "$good" -ge 8 ] || die "only $good signed requests passed the botocore check"
 # the wrong-secret test: its request (and its retries: none for a 403) fail
 [ "$wrong" -ge 1 ] || die "a wrong secret passed the botocore check"

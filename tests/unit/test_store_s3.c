@@ -356,6 +356,19 @@ START_TEST(test_signatures_pass_an_independent_signer)
     w = write_pattern(s, "mp/aborted", 11u * 1024 * 1024);
     loams_store_writer_abort(w);
     ck_assert_int_eq(loams_store_head(s, "mp/aborted", &info), -ENOENT);
+    /* a part the server refuses fails the write, and the upload is
+     * aborted at once (store-s3.sh checks the DELETE ?uploadId) */
+    ck_assert_int_eq(loams_store_writer_open(s, "mp/failpart-1", &w), 0);
+    static unsigned char chunk[1 << 20];
+    int wrc = 0;
+    for (int i = 0; i < 11 && wrc == 0; i++) {
+        wrc = loams_store_writer_write(w, chunk, sizeof chunk);
+    }
+    ck_assert_int_eq(wrc, -EIO);
+    ck_assert_msg(strstr(loams_store_last_error(), "EntityTooSmall") != NULL, "%s",
+                  loams_store_last_error());
+    loams_store_writer_abort(w);
+    ck_assert_int_eq(loams_store_head(s, "mp/failpart-1", &info), -ENOENT);
     /* 503 SlowDown twice, then the third attempt passes */
     ck_assert_msg(loams_store_put(s, "flaky-1", "f", 1) == 0, "%s", loams_store_last_error());
     loams_store_close(s);
