@@ -36,3 +36,11 @@ TESTS += tests/integration/store-s3-link.sh
 EXTRA_DIST += tests/integration/store-s3.sh tests/integration/s3rver-env.sh \
 	tests/integration/store-s3-link.sh \
 	tests/integration/sigv4-server.py tests/integration/store-s3-readback.py
+
+# The object-store bench (tests/bench/bench-store.sh BUILD_DIR): store-fs
+# next to store-s3 on s3rver (docs/BENCHMARKS.md, "Object stores").
+noinst_PROGRAMS += tests/bench/bench-store
+tests_bench_bench_store_SOURCES = tests/bench/bench-store.c
+tests_bench_bench_store_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_store_LDADD = core/libloams-core.la -lpthread
+EXTRA_DIST += tests/bench/bench-store.sh
