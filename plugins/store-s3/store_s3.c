@@ -960,9 +960,10 @@ static const char *env_first(const char *a, const char *b)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-/* Reads profile `profile` of the shared credentials file into the three
- * strings (each at most size bytes).  0 when the profile has both keys. */
-static int credentials_file(const char *profile, char *id, char *secret, char *token, size_t size)
+/* Reads profile `profile` of the shared credentials file into id[0..isize),
+ * secret[0..ssize) and token[0..tsize).  0 when the profile has both keys. */
+static int credentials_file(const char *profile, char *id, size_t isize, char *secret, size_t ssize,
+                            char *token, size_t tsize)
 {
     char path[4096];
     const char *f = env_first("AWS_SHARED_CREDENTIALS_FILE", NULL);
@@ -978,7 +979,7 @@ static int credentials_file(const char *profile, char *id, char *secret, char *t
     if (fp == NULL) {
         return -ENOENT;
     }
-    char line[2048];
+    char line[8400];
     int in = 0;
     while (fgets(line, sizeof line, fp) != NULL) {
         char *p = line, *end = line + strlen(line);
@@ -1007,11 +1008,11 @@ static int credentials_file(const char *profile, char *id, char *secret, char *t
             v++;
         }
         if (strcmp(k, "aws_access_key_id") == 0) {
-            snprintf(id, size, "%s", v);
+            snprintf(id, isize, "%s", v);
         } else if (strcmp(k, "aws_secret_access_key") == 0) {
-            snprintf(secret, size, "%s", v);
+            snprintf(secret, ssize, "%s", v);
         } else if (strcmp(k, "aws_session_token") == 0) {
-            snprintf(token, size, "%s", v);
+            snprintf(token, tsize, "%s", v);
         }
     }
     fclose(fp);
@@ -1160,7 +1161,7 @@ static int open_config(s3_state *s)
     }
 
     /* credentials */
-    char id[256] = "", secret[256] = "", token[4096] = "";
+    char id[256] = "", secret[256] = "", token[8192] = "";
     const char *o_id = host->option(ctx, "access_key_id");
     const char *o_secret = host->option(ctx, "secret_access_key");
     const char *o_token = host->option(ctx, "session_token");
@@ -1183,7 +1184,8 @@ static int open_config(s3_state *s)
             profile = env_first("AWS_PROFILE", NULL);
         }
         profile = profile != NULL ? profile : "default";
-        if (credentials_file(profile, id, secret, token, sizeof id) != 0) {
+        if (credentials_file(profile, id, sizeof id, secret, sizeof secret, token, sizeof token) !=
+            0) {
             host->set_error(ctx,
                             "store-s3: no credentials for bucket '%s': give the options "
                             "access_key_id and secret_access_key, set AWS_ACCESS_KEY_ID and "

@@ -27,7 +27,8 @@ loams_s3rver_install || die "s3rver is not installed"
 loams_s3rver_start "$work/s3rver" loams-test || die "s3rver did not start"
 ok "s3rver on $loams_s3rver_endpoint"
 
-token="FQoGZXIvYXdzE+session/token=="
+# a session token as long as STS's (over 1000 bytes)
+token="FQoGZXIvYXdzE+session/token==$(printf 'Ab9/%.0s' $(seq 1 300))"
 /usr/bin/python3 "$here/sigv4-server.py" "$work/sig.port" AKIDTEST "sig-secret/+=" eu-west-3 \
   "$token" >"$work/sig.log" 2>&1 &
 sig_pid=$!
@@ -51,6 +52,8 @@ grep -q '^ok DELETE /sig/p/mp/aborted?uploadId=' "$work/sig.log" ||
   die "the aborted writer did not abort its multipart upload"
 grep -q '^ok DELETE /sig/p/mp/failpart-1?uploadId=' "$work/sig.log" ||
   die "a writer whose part was refused did not abort its multipart upload"
+grep -q '^ok PUT /sig/file/from-file' "$work/sig.log" ||
+  die "no request signed with the shared credentials file's profile"
 [ "$good" -ge 8 ] || die "only $good signed requests passed the botocore check"
 # the wrong-secret test: its request (and its retries: none for a 403) fail
 [ "$wrong" -ge 1 ] || die "a wrong secret passed the botocore check"

@@ -391,6 +391,42 @@ START_TEST(test_wrong_secret_is_refused_and_never_shown)
 }
 END_TEST
 
+START_TEST(test_credentials_come_from_the_shared_file_and_profile)
+{
+    /* the token is over 1000 bytes, as STS tokens are */
+    const char *token = need_env("LOAMS_TEST_SIGV4_TOKEN");
+    ck_assert(strlen(token) > 1000);
+    char path[256];
+    snprintf(path, sizeof path, "%s/loams-s3-creds-%d",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "[default]\naws_access_key_id = WRONG\naws_secret_access_key = wrong\n\n"
+            "# the profile of the test\n[p2]\naws_access_key_id = AKIDTEST\n"
+            "aws_secret_access_key = sig-secret/+=\naws_session_token = %s\n",
+            token);
+    fclose(f);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    unsetenv("AWS_SESSION_TOKEN");
+    setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
+    setenv("AWS_PROFILE", "p2", 1);
+    setenv("AWS_REGION", "eu-west-3", 1);
+    setenv("AWS_ENDPOINT_URL", need_env("LOAMS_TEST_SIGV4_ENDPOINT"), 1);
+    loams_option_kv kv[] = {{"bucket", "sig"}, {"prefix", "file"}};
+    loams_store *s;
+    char err[1024];
+    ck_assert_msg(loams_store_open(desc, kv, 2, &s, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(loams_store_put(s, "from-file", "f", 1) == 0, "%s", loams_store_last_error());
+    loams_object_info info;
+    ck_assert_int_eq(loams_store_head(s, "from-file", &info), 0);
+    ck_assert_int_eq(info.size, 1);
+    loams_store_close(s);
+    remove(path);
+}
+END_TEST
+
 START_TEST(test_missing_credentials_are_refused_at_open)
 {
     loams_option_kv kv[] = {{"bucket", "b"}, {"endpoint", "http://127.0.0.1:9"}};
@@ -418,6 +454,7 @@ int main(void)
     tcase_add_test(tc, test_signatures_pass_an_independent_signer);
     tcase_add_test(tc, test_wrong_secret_is_refused_and_never_shown);
     tcase_add_test(tc, test_missing_credentials_are_refused_at_open);
+    tcase_add_test(tc, test_credentials_come_from_the_shared_file_and_profile);
     suite_add_tcase(s, tc);
     return loams_test_run_suite(s);
 }
