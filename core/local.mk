@@ -26,13 +26,16 @@ core_libloams_core_la_SOURCES = \
 	core/base/mem_account.c core/base/mem_account.h \
 	core/base/metrics.c core/base/metrics.h
 
-# meta/: the metastore (front, backend seam, LMDB backend and its gate),
-# task leases, and the commit protocol's pointer and fenced transaction.
+# meta/: the metastore (front, backend seam, LMDB backend and its gate,
+# etcd backend and its client), task leases, and the commit protocol's
+# pointer and fenced transaction.
 core_libloams_core_la_SOURCES += \
 	core/meta/metastore.c core/meta/metastore.h core/meta/metastore_backend.h \
 	core/meta/metastore_result.c \
 	core/meta/metastore_lmdb.c core/meta/lmdb_gate.c core/meta/lmdb_gate.h \
 	core/meta/lmdb_file.c core/meta/lmdb_file.h \
+	core/meta/metastore_etcd.c core/meta/etcd_client.c core/meta/etcd_client.h \
+	core/meta/etcd_uri.c core/meta/etcd_uri.h \
 	core/meta/lease.c core/meta/lease.h \
 	core/meta/commit.c core/meta/commit.h
 

@@ -24,10 +24,12 @@ build_pkgs="build-essential autoconf automake libtool libltdl-dev pkg-config
 # curl (the HTTP API tests), python3-prometheus-client (reads /metrics),
 # python3-hnswlib (bench-ann's reference), python3-confluent-kafka (a real
 # Kafka client producing to the mock cluster), python3-boto3 and
-# python3-botocore (read back store-s3's objects, check its SigV4 signatures).
+# python3-botocore (read back store-s3's objects, check its SigV4 signatures),
+# etcd-server and etcd-client (the etcd metastore's tests start a real etcd
+# on 127.0.0.1).
 test_pkgs="valgrind clang clang-format libclang-rt-14-dev sqlite3 python3-avro curl
   python3-prometheus-client python3-hnswlib python3-confluent-kafka python3-requests
-  python3-boto3 python3-botocore"
+  python3-boto3 python3-botocore etcd-server etcd-client"
 # Node.js and npm come from Debian unless the machine already has them
 # (a Node.js installed outside Debian conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs"

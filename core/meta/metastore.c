@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "meta/etcd_uri.h"
 #include "meta/metastore_backend.h"
 
 struct loams_meta {
     const loams__meta_backend *ops;
     void *impl;
+    char where[600]; /* loams_meta_where */
 };
 
 #define DEFAULT_RANGE_LIMIT 1000
@@ -42,14 +44,36 @@ int loams_meta_open(const char *dir, const loams_meta_options *opts, loams_meta 
         return loams__meta_fail(err, -ENOMEM, "metastore open: out of memory");
     }
     loams_meta_err local;
-    int rc = loams__meta_lmdb_open(dir, opts, &m->impl, err != NULL ? err : &local);
+    int rc;
+    if (loams_etcd_uri_is(dir)) {
+        rc = loams__meta_etcd_open(dir, opts, &m->impl, err != NULL ? err : &local);
+        if (rc == 0) {
+            m->ops = &loams__meta_etcd_backend;
+            snprintf(m->where, sizeof m->where, "%s", loams__meta_etcd_shown(m->impl));
+        }
+    } else {
+        rc = loams__meta_lmdb_open(dir, opts, &m->impl, err != NULL ? err : &local);
+        if (rc == 0) {
+            m->ops = &loams__meta_lmdb_backend;
+            snprintf(m->where, sizeof m->where, "%s/meta.mdb", dir);
+        }
+    }
     if (rc != 0) {
         free(m);
         return rc;
     }
-    m->ops = &loams__meta_lmdb_backend;
     *out = m;
     return 0;
+}
+
+const char *loams_meta_where(const loams_meta *m)
+{
+    return m != NULL ? m->where : "";
+}
+
+const char *loams_meta_backend_name(const loams_meta *m)
+{
+    return m != NULL ? m->ops->name : "";
 }
 
 void loams_meta_close(loams_meta *m)

@@ -2,9 +2,10 @@
  * metastore.h - the metastore: a small, versioned key-value store that
  * leases, commits, task claiming and the catalog are built on.
  *
- * One interface, several backends: LMDB (embedded default, many processes on
- * one machine sharing one data dir) and later etcd v3.  Nothing here names a
- * backend type: callers see loams_meta only.
+ * One interface, two backends: LMDB (embedded default, many processes on
+ * one machine sharing one data dir) and etcd v3 (an etcd:// address,
+ * metastore_etcd.c: several machines sharing one cluster).  Nothing here
+ * names a backend type: callers see loams_meta only.
  *
  * Keys are byte strings (usually '/'-separated text: "task/<key>",
  * "target/<ns>/<name>", "link/<ns>/<name>", "stream/<ns>/<name>").  Every
@@ -23,9 +24,27 @@
  * LOAMS_EFULL (the map or the disk is full: the message says which and how
  * to grow it), LOAMS_ECORRUPT (the file is not a Loams metastore or is
  * damaged: the message names the file), LOAMS_ERETRY (a transient limit,
- * e.g. every reader slot in use: retry later), plus what each function
- * lists.  Messages go to *err (see loams_meta_err) when the caller passes
- * one; on success *err is left untouched.
+ * e.g. every reader slot in use, or etcd unreachable until the call's
+ * deadline: nothing was written, retry later), LOAMS_META_EUNKNOWN (below),
+ * plus what each function lists.  Messages go to *err (see loams_meta_err)
+ * when the caller passes one; on success *err is left untouched.
+ *
+ * Outcome unknown (LOAMS_META_EUNKNOWN, etcd only): a write transaction was
+ * sent but its answer was lost (timeout, broken connection, etcd's own
+ * "request timed out").  It may have applied or not, and it is never
+ * retried blindly: a retry of an applied fenced transaction would fail its
+ * compares (a false conflict) and one of an unfenced transaction could
+ * apply twice.  The caller must learn the outcome by reading, never assume
+ * it:
+ *   - a commit (meta/commit.h) ends its run without recording its files
+ *     as orphans: they keep their write intents, which the commit's
+ *     transaction deletes if it applied and GC turns into orphans once the
+ *     run is over if it did not; the next run resumes from the pointer it
+ *     reads, so an applied commit is kept and an unapplied one redone;
+ *   - a lease renewal (lease.h) reads the lease again at the next renewal;
+ *     an acquire that may have applied is found by the next poll (the
+ *     lease is ours: LOAMS_EEXISTS until it expires, then re-acquired);
+ *   - a release may leave the lease until its deadline.
  *
  * Keys are 1..LOAMS_META_KEY_MAX bytes (the limit every backend accepts);
  * values may be empty.
@@ -38,12 +57,16 @@
 #ifndef LOAMS_CORE_METASTORE_H
 #define LOAMS_CORE_METASTORE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <loams/status.h>
 
 typedef struct loams_meta loams_meta;
+
+/* A write transaction's outcome is unknown (see above). */
+#define LOAMS_META_EUNKNOWN (-ETIMEDOUT)
 
 /* The longest key every backend accepts (LMDB's default key limit). */
 #define LOAMS_META_KEY_MAX 511
@@ -92,8 +115,12 @@ typedef struct loams_meta_options {
 } loams_meta_options;
 
 /* Opens (creating when missing, unless opts->mode says otherwise) the
- * metastore in `dir` (a directory; the LMDB backend keeps meta.mdb,
- * meta.mdb-lock and meta.mdb-gate there).  opts may be NULL.
+ * metastore in `dir`: a directory (the LMDB backend keeps meta.mdb,
+ * meta.mdb-lock and meta.mdb-gate there), or an etcd address
+ * "etcd://HOST:PORT[,...]/PREFIX[?OPTIONS]" (meta/etcd_uri.h; map_size,
+ * map_max and no_sync do not apply; "exists" means the prefix holds a key;
+ * errors also: LOAMS_ERETRY when etcd is unreachable, -EACCES when it
+ * refuses the credentials).  opts may be NULL.
  * *out is the caller's, freed by loams_meta_close.  Opening the same dir
  * twice in one process shares one environment (the options of the first
  * open apply while it stays open); a read-only and a writing open of one
@@ -116,8 +143,15 @@ int loams_meta_open(const char *dir, const loams_meta_options *opts, loams_meta 
 /* Closes the handle (NULL is ignored).  No call may be running on it. */
 void loams_meta_close(loams_meta *m);
 
+/* Where the store is, as it may be shown in messages: "DIR/meta.mdb" or
+ * the etcd address without secrets.  Valid while m is open. */
+const char *loams_meta_where(const loams_meta *m);
+/* The backend's name: "lmdb" or "etcd". */
+const char *loams_meta_backend_name(const loams_meta *m);
+
 /* The store's current revision: the version the last write gave its keys
- * (0 for a new store). */
+ * (0 for a new store).  etcd: its cluster-wide revision once the prefix
+ * holds a key (other prefixes' writes move it too), 0 before. */
 int loams_meta_revision(loams_meta *m, uint64_t *revision, loams_meta_err *err);
 
 /* Reads one key.  On success *kv holds a copy owned by the caller (free with

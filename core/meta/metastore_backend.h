@@ -37,6 +37,16 @@ extern const loams__meta_backend loams__meta_lmdb_backend;
 int loams__meta_lmdb_open(const char *dir, const loams_meta_options *opts, void **impl,
                           loams_meta_err *err);
 
+/* The etcd v3 backend (metastore_etcd.c).  Opens the etcd:// address
+ * `uri` (meta/etcd_uri.h) as loams_meta_open documents; modes EXISTING and
+ * READ_ONLY need a key under the prefix (LOAMS_ENOTFOUND otherwise).
+ * loams__meta_etcd_shown is the address without secrets (valid while the
+ * backend is open). */
+extern const loams__meta_backend loams__meta_etcd_backend;
+int loams__meta_etcd_open(const char *uri, const loams_meta_options *opts, void **impl,
+                          loams_meta_err *err);
+const char *loams__meta_etcd_shown(void *impl);
+
 /* Formats a message into *err (err may be NULL).  Returns `status`, so a
  * backend can write `return loams__meta_fail(err, LOAMS_EFULL, "...")`. */
 int loams__meta_fail(loams_meta_err *err, int status, const char *fmt, ...)

@@ -20,9 +20,13 @@
 
 #include "base/log.h"
 #include "meta/metastore.h"
+#include "meta_under_test.h"
 
 static char dir[256];
 static char file[300];
+static char where[512]; /* dir, or an etcd prefix (meta_under_test.h) */
+static int base_known;
+#define V(n) (meta_test_base() + (uint64_t)(n))
 static loams_meta *m;
 static loams_meta_err err;
 
@@ -32,6 +36,8 @@ static void make_dir(void)
     snprintf(dir, sizeof dir, "%s/loams-test-meta-XXXXXX", tmp != NULL ? tmp : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(file, sizeof file, "%s/meta.mdb", dir);
+    meta_test_where(dir, where, sizeof where);
+    base_known = 0;
     m = NULL;
     memset(&err, 0, sizeof err);
 }
@@ -58,8 +64,12 @@ static void remove_dir(void)
 static void open_default(void)
 {
     loams_meta_options o = {.no_sync = 1};
-    int rc = loams_meta_open(dir, &o, &m, &err);
+    int rc = loams_meta_open(where, &o, &m, &err);
     ck_assert_msg(rc == 0, "open: %d %s", rc, err.msg);
+    if (!base_known) {
+        ck_assert_int_eq(meta_test_learn_base(m), 0);
+        base_known = 1;
+    }
 }
 
 static uint64_t put_s(const char *key, const char *value)
@@ -84,7 +94,9 @@ START_TEST(open_new_dir_starts_at_revision_zero)
     open_default();
     ck_assert_uint_eq(revision(), 0);
     struct stat st;
-    ck_assert_int_eq(stat(file, &st), 0);
+    if (!meta_test_on_etcd()) {
+        ck_assert_int_eq(stat(file, &st), 0);
+    }
 }
 END_TEST
 
@@ -132,11 +144,11 @@ START_TEST(reopen_keeps_data_and_revision)
     loams_meta_close(m);
     m = NULL;
     open_default();
-    ck_assert_uint_eq(revision(), 2);
+    ck_assert_uint_eq(revision(), V(2));
     loams_meta_kv kv;
     ck_assert_int_eq(loams_meta_get(m, "b", 1, &kv, &err), 0);
     ck_assert_str_eq(kv.value, "2");
-    ck_assert_uint_eq(kv.version, 2);
+    ck_assert_uint_eq(kv.version, V(2));
     loams_meta_kv_free(&kv);
 }
 END_TEST
@@ -145,7 +157,7 @@ START_TEST(two_handles_on_one_dir_share_the_store)
 {
     open_default();
     loams_meta *m2 = NULL;
-    ck_assert_int_eq(loams_meta_open(dir, NULL, &m2, &err), 0);
+    ck_assert_int_eq(loams_meta_open(where, NULL, &m2, &err), 0);
     put_s("shared", "yes");
     loams_meta_kv kv;
     ck_assert_int_eq(loams_meta_get(m2, "shared", 6, &kv, &err), 0);
@@ -154,7 +166,7 @@ START_TEST(two_handles_on_one_dir_share_the_store)
     loams_meta_close(m);
     m = m2; /* the second handle still works after the first closed */
     put_s("after", "close");
-    ck_assert_uint_eq(revision(), 2);
+    ck_assert_uint_eq(revision(), V(2));
 }
 END_TEST
 
@@ -174,14 +186,14 @@ START_TEST(put_then_get_returns_copy_with_version)
 {
     open_default();
     uint64_t v = put_s("task/a", "hello");
-    ck_assert_uint_eq(v, 1);
+    ck_assert_uint_eq(v, V(1));
     loams_meta_kv kv;
     ck_assert_int_eq(loams_meta_get(m, "task/a", 6, &kv, &err), 0);
     ck_assert_uint_eq(kv.key_len, 6);
     ck_assert_str_eq(kv.key, "task/a"); /* NUL-terminated */
     ck_assert_uint_eq(kv.value_len, 5);
     ck_assert_str_eq(kv.value, "hello");
-    ck_assert_uint_eq(kv.version, 1);
+    ck_assert_uint_eq(kv.version, V(1));
     loams_meta_kv_free(&kv);
     ck_assert_ptr_null(kv.key);
     loams_meta_kv_free(&kv); /* twice is harmless */
@@ -276,7 +288,7 @@ START_TEST(bad_keys_and_arguments_are_einval)
     ck_assert_int_eq(loams_meta_txn(m, NULL, 1, NULL, 0, NULL, &err), -EINVAL);
     ck_assert_int_eq(loams_meta_txn(NULL, NULL, 0, NULL, 0, NULL, &err), -EINVAL);
     /* Nothing but the one valid put was written. */
-    ck_assert_uint_eq(revision(), 1);
+    ck_assert_uint_eq(revision(), V(1));
 }
 END_TEST
 
@@ -308,7 +320,7 @@ START_TEST(range_pages_through_every_key_in_order)
             char want[64];
             snprintf(want, sizeof want, "key/%05d", seen);
             ck_assert_str_eq(r.kvs[i].key, want);
-            ck_assert_uint_eq(r.kvs[i].version, (uint64_t)seen + 1);
+            ck_assert_uint_eq(r.kvs[i].version, V(seen + 1));
             seen++;
         }
         int more = r.more;
@@ -540,14 +552,14 @@ START_TEST(txn_writes_apply_together_with_one_version)
         {.kind = LOAMS_OP_PUT, .key = "a", .key_len = 1, .value = "2", .value_len = 1},
     };
     ck_assert_int_eq(loams_meta_txn(m, NULL, 0, w, 4, NULL, &err), 0);
-    ck_assert_uint_eq(w[0].new_version, 2);
-    ck_assert_uint_eq(w[1].new_version, 2);
+    ck_assert_uint_eq(w[0].new_version, V(2));
+    ck_assert_uint_eq(w[1].new_version, V(2));
     ck_assert_uint_eq(w[2].new_version, 0);
-    ck_assert_uint_eq(revision(), 2);
+    ck_assert_uint_eq(revision(), V(2));
     loams_meta_kv kv;
     ck_assert_int_eq(loams_meta_get(m, "a", 1, &kv, &err), 0);
     ck_assert_str_eq(kv.value, "2"); /* the later write wins */
-    ck_assert_uint_eq(kv.version, 2);
+    ck_assert_uint_eq(kv.version, V(2));
     loams_meta_kv_free(&kv);
     ck_assert_int_eq(loams_meta_get(m, "gone", 4, &kv, &err), LOAMS_ENOTFOUND);
 }
@@ -557,9 +569,9 @@ START_TEST(txn_with_only_compares_writes_nothing)
 {
     open_default();
     put_s("k", "v");
-    loams_meta_compare c = {.kind = LOAMS_CMP_VERSION, .key = "k", .key_len = 1, .version = 1};
+    loams_meta_compare c = {.kind = LOAMS_CMP_VERSION, .key = "k", .key_len = 1, .version = V(1)};
     ck_assert_int_eq(loams_meta_txn(m, &c, 1, NULL, 0, NULL, &err), 0);
-    ck_assert_uint_eq(revision(), 1);
+    ck_assert_uint_eq(revision(), V(1));
 }
 END_TEST
 
@@ -849,16 +861,15 @@ START_TEST(threads_sharing_a_handle_increment_exactly)
 }
 END_TEST
 
+/* The contract every backend keeps runs on the backend under test
+ * (meta_under_test.h); the LMDB file's own behaviour only on LMDB. */
 static Suite *metastore_suite(void)
 {
     Suite *s = suite_create("metastore");
-    TCase *tc = tcase_create("lmdb");
+    TCase *tc = tcase_create(meta_test_on_etcd() ? "contract-etcd" : "contract-lmdb");
     tcase_add_checked_fixture(tc, make_dir, remove_dir);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, open_new_dir_starts_at_revision_zero);
-    tcase_add_test(tc, open_missing_dir_says_create_it);
-    tcase_add_test(tc, open_regular_file_as_dir_is_enotdir);
-    tcase_add_test(tc, open_bad_arguments_are_einval);
     tcase_add_test(tc, reopen_keeps_data_and_revision);
     tcase_add_test(tc, two_handles_on_one_dir_share_the_store);
     tcase_add_test(tc, get_missing_key_is_enotfound);
@@ -880,6 +891,17 @@ static Suite *metastore_suite(void)
     tcase_add_test(tc, txn_failing_compare_reports_its_index_and_writes_nothing);
     tcase_add_test(tc, txn_writes_apply_together_with_one_version);
     tcase_add_test(tc, txn_with_only_compares_writes_nothing);
+    tcase_add_test(tc, threads_sharing_a_handle_increment_exactly);
+    suite_add_tcase(s, tc);
+    if (meta_test_on_etcd()) {
+        return s;
+    }
+    tc = tcase_create("lmdb");
+    tcase_add_checked_fixture(tc, make_dir, remove_dir);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, open_missing_dir_says_create_it);
+    tcase_add_test(tc, open_regular_file_as_dir_is_enotdir);
+    tcase_add_test(tc, open_bad_arguments_are_einval);
     tcase_add_test(tc, foreign_text_file_is_ecorrupt_naming_the_file);
     tcase_add_test(tc, foreign_lmdb_file_is_ecorrupt);
     tcase_add_test(tc, wrong_magic_is_ecorrupt);
@@ -889,7 +911,6 @@ static Suite *metastore_suite(void)
     tcase_add_test(tc, map_grows_up_to_map_max);
     tcase_add_test(tc, full_disk_is_efull_saying_disk);
     tcase_add_test(tc, stale_reader_of_a_killed_process_does_not_pin_the_map);
-    tcase_add_test(tc, threads_sharing_a_handle_increment_exactly);
     suite_add_tcase(s, tc);
     return s;
 }
