@@ -14,11 +14,13 @@
 
 #include "loams/kit/json_tree.h"
 
+#include "base/log.h"
 #include "base/status.h"
 
 typedef struct intent {
     char key[LOAMS_GC_KEY_MAX]; /* the metastore record */
     char *object;               /* the object it names (owned) */
+    uint64_t version;           /* of the record, as written */
 } intent;
 
 struct loams_write_journal {
@@ -73,7 +75,8 @@ static int record(void *userdata, const char *object, char *err, size_t errlen)
     }
     cJSON_Delete(doc);
     loams_meta_err merr;
-    int rc = loams_meta_put(j->meta, in->key, strlen(in->key), value, strlen(value), NULL, &merr);
+    int rc = loams_meta_put(j->meta, in->key, strlen(in->key), value, strlen(value), &in->version,
+                            &merr);
     free(value);
     if (rc != 0) {
         free(in->object);
@@ -147,17 +150,34 @@ int loams_write_journal_abandon(loams_write_journal *j, int64_t now_ms, loams_me
     }
     loams_gc_writes ws;
     loams_gc_writes_init(&ws);
-    int rc = 0;
+    /* Each intent must still be there as written: a commit that
+     * referenced the objects deleted them (one whose answer was lost may
+     * have applied), and then the objects are committed, not orphans. */
+    loams_meta_compare *cmps = calloc(j->n, sizeof *cmps);
+    int rc = cmps != NULL ? 0 : -ENOMEM;
     for (size_t i = 0; i < j->n && rc == 0; i++) {
+        cmps[i] = (loams_meta_compare){.kind = LOAMS_CMP_VERSION,
+                                       .key = j->pending[i].key,
+                                       .key_len = strlen(j->pending[i].key),
+                                       .version = j->pending[i].version};
         if ((rc = loams_gc_writes_delete(&ws, j->pending[i].key)) == 0) {
             rc = loams_gc_writes_record(&ws, LOAMS_GC_ORPHAN, now_ms, j->pending[i].object);
         }
     }
     if (rc == 0) {
-        rc = loams_meta_txn(j->meta, NULL, 0, ws.w, ws.n, NULL, err);
+        size_t failed = 0;
+        rc = loams_meta_txn(j->meta, cmps, j->n, ws.w, ws.n, &failed, err);
+        if (rc == LOAMS_ECONFLICT) {
+            LOAMS_INFO("write-journal",
+                       "task %s epoch %" PRIu64 ": the intent %s is gone: a commit referenced "
+                       "its objects; none of the %zu is recorded as an orphan",
+                       j->task, j->epoch, j->pending[failed].key, j->n);
+            rc = 0;
+        }
     } else if (err != NULL) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
     }
+    free(cmps);
     loams_gc_writes_clear(&ws);
     forget(j);
     return rc;

@@ -53,9 +53,12 @@ int loams_write_journal_commit_writes(const loams_write_journal *j, loams_gc_wri
 void loams_write_journal_settled(loams_write_journal *j);
 
 /* The pending objects will not be committed: their intents become orphans
- * in one transaction, and are forgotten.  When that transaction fails they
- * stay intents, which GC turns into orphans once the run is over; the
- * error is returned (and the journal forgets them all the same). */
+ * in one transaction, and are forgotten.  The transaction compares every
+ * intent's version as written: when one is gone, a commit that referenced
+ * the objects applied (e.g. one whose answer was lost), nothing is
+ * written and 0 is returned.  When that transaction fails they stay
+ * intents, which GC turns into orphans once the run is over; the error is
+ * returned (and the journal forgets them all the same). */
 int loams_write_journal_abandon(loams_write_journal *j, int64_t now_ms, loams_meta_err *err);
 
 #endif

@@ -474,6 +474,22 @@ int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applie
         loams_commit_cycle_abort(c);
         return rc;
     }
+    if (rc == LOAMS_META_EUNKNOWN) {
+        /* It may have applied: its files keep their write intents (the
+         * transaction deleted them if it applied; GC turns them into
+         * orphans once this run is over if it did not).  Recording them as
+         * orphans now could delete committed files.  The run ends; the
+         * next one resumes from the pointer it reads. */
+        cycle_log(c, LOAMS_LOG_WARN,
+                  "%s; the run stops and the next one resumes from the pointer it reads "
+                  "(%zu files keep their write intents)",
+                  merr.msg, nfiles);
+        snprintf(err, errsize, "commit to %s.%s: %s", c->target.ns, c->target.name, merr.msg);
+        loams_write_journal_settled(c->journal);
+        target_abort(c);
+        loams_keylist_clear(c->written);
+        return rc;
+    }
     if (rc != 0) {
         snprintf(err, errsize, "commit to %s.%s: %s", c->target.ns, c->target.name, merr.msg);
         loams_commit_cycle_abort(c);
@@ -590,7 +606,11 @@ int loams_commit_cycle_maintain(loams_commit_cycle *c, int64_t interval_ms, loam
                   "maintained %s.%s: commit %s (%zu files written, %zu no longer referenced)",
                   c->target.ns, c->target.name, new_ref, nfiles, loams_keylist_count(obsolete));
     }
-    if (rc != 0) {
+    if (rc == LOAMS_META_EUNKNOWN) {
+        /* It may have applied: the files keep their intents (see
+         * loams_commit_cycle_commit), and the resume below reads which. */
+        loams_write_journal_settled(c->journal);
+    } else if (rc != 0) {
         abandon_files(c);
     }
     loams_pointer_clear(&next);

@@ -14,6 +14,7 @@
 
 #include "loams/kit/json_tree.h"
 
+#include "base/failpoint.h"
 #include "gc/gc.h"
 #include "abi/keylist.h"
 #include "abi/offsets.h"
@@ -293,7 +294,16 @@ int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *t
     }
     size_t failed = 0;
     int rc = loams_meta_txn(m, cmps, ncmps, writes, nw, &failed, err);
-    if (rc == 0) {
+    if (rc == 0 && loams_failpoint("commit.answer_lost") != 0) {
+        /* Tests: the transaction applied but its answer was lost. */
+        rc = LOAMS_META_EUNKNOWN;
+        if (err != NULL) {
+            snprintf(err->msg, sizeof err->msg,
+                     "commit to %s.%s: the answer was lost (failpoint commit.answer_lost): the "
+                     "outcome is unknown",
+                     target->ns, target->name);
+        }
+    } else if (rc == 0) {
         next->version = writes[0].new_version;
         for (size_t i = 0; i < nextra; i++) {
             extra[i].new_version = writes[1 + i].new_version;

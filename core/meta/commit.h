@@ -106,7 +106,11 @@ int loams_pointer_read(loams_meta *m, const loams_objname *target, loams_pointer
  * version.
  * Errors: LOAMS_EFENCED (the lease was taken: a zombie), LOAMS_ECONFLICT
  * (the pointer moved since it was read, or the definition compare failed:
- * the message says which), -ENOMEM, metastore errors. */
+ * the message says which), LOAMS_META_EUNKNOWN (the transaction may have
+ * applied: its files must not be recorded as orphans, and the pointer
+ * must be read again before building on it; metastore.h), -ENOMEM,
+ * metastore errors.  Failpoint commit.answer_lost: the transaction
+ * applied, and the call returns LOAMS_META_EUNKNOWN. */
 int loams_commit(loams_meta *m, const loams_lease *lease, const loams_objname *target,
                  uint64_t expected_version, const loams_meta_compare *definition,
                  loams_pointer *next, loams_meta_write *extra, size_t nextra, loams_meta_err *err);

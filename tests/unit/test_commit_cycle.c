@@ -263,6 +263,45 @@ START_TEST(moved_pointer_is_a_conflict_and_its_files_become_orphans)
 }
 END_TEST
 
+/* A commit whose answer was lost may have applied (an etcd timeout): its
+ * files must not become orphans (GC would delete committed data), and the
+ * next resume must find the commit. */
+START_TEST(commit_with_a_lost_answer_keeps_its_files_and_resume_finds_it)
+{
+    cycle_fx fx;
+    uint64_t epoch = take_lease();
+    fx_open(&fx, epoch);
+    fx_resume(&fx);
+    ck_assert_int_eq(fx_write(&fx, 0, 2), 0);
+    set_failpoints("commit.answer_lost=error");
+    char err[1024];
+    ck_assert_int_eq(fx_commit(&fx, 2, err, sizeof err), LOAMS_META_EUNKNOWN);
+    set_failpoints(NULL);
+    ck_assert_msg(strstr(err, "outcome is unknown") != NULL, "%s", err);
+    /* It applied: the pointer moved, and no file is an orphan. */
+    loams_pointer p = lf_pointer("t", "out");
+    ck_assert_uint_gt(p.version, 0);
+    ck_assert_int_eq(lf_applied(&p, 0), 2);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_ORPHAN), 0);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_INTENT), 0);
+    char lines[4096];
+    ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 2);
+    loams_pointer_clear(&p);
+    fx_close(&fx);
+    /* The next run resumes after it and builds on it. */
+    fx_open(&fx, epoch);
+    fx_resume(&fx);
+    ck_assert_int_eq(fx.next_offset[0], 2);
+    ck_assert_int_eq(fx_write(&fx, 0, 1), 0);
+    fx_commit_ok(&fx, 1);
+    p = lf_pointer("t", "out");
+    ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 3);
+    ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1\n0 2 r0-2");
+    loams_pointer_clear(&p);
+    fx_close(&fx);
+}
+END_TEST
+
 START_TEST(before_commit_failpoint_aborts_and_resume_starts_from_the_base)
 {
     cycle_fx fx;
@@ -497,6 +536,7 @@ static Suite *suite(void)
     tcase_add_test(tc, commit_moves_the_pointer_to_the_prepared_manifest_and_settles_its_intents);
     tcase_add_test(tc, stale_epoch_commit_is_fenced_and_its_files_become_orphans);
     tcase_add_test(tc, moved_pointer_is_a_conflict_and_its_files_become_orphans);
+    tcase_add_test(tc, commit_with_a_lost_answer_keeps_its_files_and_resume_finds_it);
     tcase_add_test(tc, before_commit_failpoint_aborts_and_resume_starts_from_the_base);
     tcase_add_test(tc, store_write_failpoint_fails_the_stage_and_its_intent_becomes_an_orphan);
     tcase_add_test(tc, store_write_failpoint_in_prepare_fails_the_commit_and_orphans_its_files);
