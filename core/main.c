@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/datadir.h"
 
 /* One row per command.  The description's first line is the summary; the
  * lines after it document the command's own options, one per line. */
@@ -79,7 +80,8 @@ static const loams_cmd commands[] = {
      "admin) in its namespace, or in every one for '*' (docs/HTTP.md)",
      loams_cmd_token},
     {"serve",
-     "serve --data-dir DIR [--plugin-dir DIR]... [--no-default-plugin-dirs] [--config FILE]\n"
+     "serve --data-dir DIR [--meta etcd://HOST:PORT/PREFIX] [--plugin-dir DIR]...\n"
+     "      [--no-default-plugin-dirs] [--config FILE]\n"
      "      [--node-id ID] [--listen HOST:PORT] [--lease-ttl T] [--poll-interval T]\n"
      "      [--stop-timeout T] [--max-concurrent N] [--max-per-namespace N]\n"
      "      [--log-level LEVEL] [--print-config]",
@@ -130,6 +132,10 @@ void loams_cli_usage(void *stream)
         fprintf(out, "  %s\n", c->synopsis);
         print_indented(out, c->description);
     }
+    fprintf(out, "\nOptions of every command that opens a data dir:\n"
+                 "  --meta etcd://HOST:PORT[,HOST:PORT...]/PREFIX[?OPTIONS]\n"
+                 "      the metastore in etcd instead of DIR/meta.mdb (LOAMS_META;\n"
+                 "      docs/OPERATIONS.md, \"Running on etcd\")\n");
     fprintf(out, "\nOptions of every command that loads plugins:\n");
     for (const loams_cli_option_help *o = loams_cli_shared_options; o->option != NULL; o++) {
         fprintf(out, "  %s\n", o->option);
@@ -159,6 +165,28 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = strcmp(argv[1], "-h") == 0 ? "--help" : argv[1];
+    /* --meta URI is every command's: taken out here and given to the data
+     * dir opener (serve reads it as its setting `meta`). */
+    if (strcmp(name, "serve") != 0) {
+        int kept = 2;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--meta") == 0 || strncmp(argv[i], "--meta=", 7) == 0) {
+                const char *v = argv[i][6] == '=' ? argv[i] + 7 : (i + 1 < argc ? argv[++i] : "");
+                if (v[0] == '\0') {
+                    fprintf(stderr,
+                            "loams-host %s: --meta needs an address, e.g. "
+                            "etcd://127.0.0.1:2379/loams\n",
+                            name);
+                    return 2;
+                }
+                loams_datadir_set_meta(v);
+                continue;
+            }
+            argv[kept++] = argv[i];
+        }
+        argv[kept] = NULL;
+        argc = kept;
+    }
     for (const loams_cmd *c = commands; c->name != NULL; c++) {
         if (strcmp(name, c->name) == 0) {
             return c->run(argc - 1, argv + 1);

@@ -48,6 +48,7 @@ static const struct {
     const char *key;
 } option_keys[] = {
     {"--data-dir", "data_dir"},
+    {"--meta", "meta"},
     {"--node-id", "node_id"},
     {"--listen", "listen"},
     {"--lease-ttl", "lease_ttl"},
@@ -76,7 +77,8 @@ typedef struct serve_args {
 
 static void serve_usage(FILE *out)
 {
-    fprintf(out, "Usage: loams-host serve --data-dir DIR [--plugin-dir DIR]...\n"
+    fprintf(out, "Usage: loams-host serve --data-dir DIR [--meta etcd://HOST:PORT/PREFIX]\n"
+                 "                        [--plugin-dir DIR]...\n"
                  "                        [--no-default-plugin-dirs] [--config FILE]\n"
                  "                        [--node-id ID] [--listen HOST:PORT] [--lease-ttl T]\n"
                  "                        [--poll-interval T] [--stop-timeout T]\n"
@@ -388,7 +390,8 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
         status = fflush(stdout) == 0 ? 0 : 1;
         goto out;
     }
-    rc = loams_datadir_open(cfg.data_dir, LOAMS_DATADIR_CREATE, &dd, err, sizeof err);
+    rc =
+        loams_datadir_open_meta(cfg.data_dir, cfg.meta, LOAMS_DATADIR_CREATE, &dd, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "%s: cannot open the data dir %s: %s\n", CMD, cfg.data_dir, err);
         goto out;
@@ -477,9 +480,10 @@ int loams_cmd_serve_hooked(int argc, char **argv, const loams_serve_hooks *hooks
         goto out;
     }
     LOAMS_INFO(COMPONENT,
-               "node %s serving data dir %s (data dir id %s%s, pid %ld); stop with "
-               "SIGTERM",
-               cfg.node_id, cfg.data_dir, dd->id, dd->created ? ", new" : "", (long)getpid());
+               "node %s serving data dir %s (data dir id %s%s, metastore %s, pid %ld); stop "
+               "with SIGTERM",
+               cfg.node_id, cfg.data_dir, dd->id, dd->created ? ", new" : "",
+               loams_meta_where(dd->meta), (long)getpid());
     while (sigwait(&stop_signals, &sig) != 0) {
     }
     LOAMS_INFO(COMPONENT,

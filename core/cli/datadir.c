@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "meta/etcd_uri.h"
 
 #define COMPONENT "datadir"
 
@@ -172,9 +173,10 @@ static int meta_id(loams_meta *m, char out[LOAMS_DATADIR_ID_MAX], char *err, siz
     if (kv.value_len == 0 || kv.value_len >= LOAMS_DATADIR_ID_MAX) {
         loams_meta_kv_free(&kv);
         return failf(err, errlen, LOAMS_ECORRUPT,
-                     "the metastore %s/meta.mdb: its data dir id (key " LOAMS_DATADIR_ID_KEY
-                     ") is damaged: restore the file from a backup",
-                     path);
+                     "the metastore %s: its data dir id (key " LOAMS_DATADIR_ID_KEY
+                     ") is damaged: restore it from a backup",
+                     loams_meta_where(m));
+        (void)path;
     }
     memcpy(out, kv.value, kv.value_len);
     out[kv.value_len] = '\0';
@@ -212,7 +214,17 @@ static int meta_unused(loams_meta *m, int has_id, int *unused, char *err, size_t
     if (rc != 0) {
         return failf(err, errlen, rc, "%s", me.msg);
     }
-    *unused = revision == 0 || (revision == 1 && has_id);
+    if (strcmp(loams_meta_backend_name(m), "lmdb") == 0) {
+        *unused = revision == 0 || (revision == 1 && has_id);
+        return 0;
+    }
+    /* etcd's revision is cluster-wide: count the prefix's keys instead. */
+    loams_meta_range_result r;
+    if ((rc = loams_meta_range_prefix(m, "", NULL, 2, &r, &me)) != 0) {
+        return failf(err, errlen, rc, "%s", me.msg);
+    }
+    *unused = r.count == 0 || (r.count == 1 && has_id);
+    loams_meta_range_free(&r);
     return 0;
 }
 
@@ -236,7 +248,7 @@ static int create_parts(loams_datadir *d, const char *want_id, char *err, size_t
     int rc;
     if (d->meta == NULL) {
         loams_meta_err me = {{0}};
-        if ((rc = loams_meta_open(d->path, NULL, &d->meta, &me)) != 0) {
+        if ((rc = loams_meta_open(d->meta_at, NULL, &d->meta, &me)) != 0) {
             return failf(err, errlen, rc, "%s", me.msg[0] ? me.msg : "cannot open the metastore");
         }
     }
@@ -308,10 +320,10 @@ static int check_identity(loams_datadir *d, int flags, const char *mid, char *er
     if (mid[0] != '\0' && lid[0] != '\0') {
         if (strcmp(mid, lid) != 0) {
             return failf(err, errlen, LOAMS_ECORRUPT,
-                         "data dir %s: its metastore %s/meta.mdb belongs to data dir %s but its "
+                         "data dir %s: its metastore %s belongs to data dir %s but its "
                          "stream log %s/log/data.mdb to data dir %s: they come from different "
                          "data dirs; " RESTORE_HINT,
-                         path, path, mid, path, lid);
+                         path, loams_meta_where(d->meta), mid, path, lid);
         }
         snprintf(d->id, sizeof d->id, "%s", mid);
         return 0;
@@ -320,9 +332,10 @@ static int check_identity(loams_datadir *d, int flags, const char *mid, char *er
     rc = loams_streamlog_check_catalog(d->log, &c, &se);
     if (rc == LOAMS_ECORRUPT) {
         return failf(err, errlen, rc,
-                     "data dir %s: its metastore %s/meta.mdb (data dir id %s) and its stream log "
+                     "data dir %s: its metastore %s (data dir id %s) and its stream log "
                      "%s/log/data.mdb (data dir id %s) disagree: %s; " RESTORE_HINT,
-                     path, path, mid[0] ? mid : "none", path, lid[0] ? lid : "none", se.msg);
+                     path, loams_meta_where(d->meta), mid[0] ? mid : "none", path,
+                     lid[0] ? lid : "none", se.msg);
     }
     if (rc != 0) {
         return failf(err, errlen, rc, "%s", se.msg);
@@ -336,10 +349,10 @@ static int check_identity(loams_datadir *d, int flags, const char *mid, char *er
         }
         if (!unused || c.log_streams > 0) {
             return failf(err, errlen, LOAMS_ECORRUPT,
-                         "data dir %s: its metastore %s/meta.mdb belongs to data dir %s but its "
+                         "data dir %s: its metastore %s belongs to data dir %s but its "
                          "stream log %s/log/data.mdb has no data dir id (%zu streams): it was "
                          "not written with this metastore; " RESTORE_HINT,
-                         path, path, mid, path, c.log_streams);
+                         path, loams_meta_where(d->meta), mid, path, c.log_streams);
         }
     }
     if (read_only) {
@@ -383,14 +396,18 @@ static int open_parts(loams_datadir *d, int flags, char *err, size_t errlen)
     int read_only = (flags & LOAMS_DATADIR_READ_ONLY) != 0;
     loams_meta_options mo = {.mode = read_only ? LOAMS_META_READ_ONLY : LOAMS_META_EXISTING};
     loams_meta_err me = {{0}};
-    int rc = loams_meta_open(path, &mo, &d->meta, &me);
+    int rc = loams_meta_open(d->meta_at, &mo, &d->meta, &me);
     if (rc == LOAMS_ENOTFOUND) {
-        char why[600];
+        char why[700];
         long long bytes = file_size(path, "meta.mdb");
-        snprintf(why, sizeof why, "%s/meta.mdb is %s", path,
-                 bytes < 0    ? "missing"
-                 : bytes == 0 ? "empty"
-                              : "an LMDB file with no table");
+        if (d->meta_at != path) {
+            snprintf(why, sizeof why, "%s", me.msg);
+        } else {
+            snprintf(why, sizeof why, "%s/meta.mdb is %s", path,
+                     bytes < 0    ? "missing"
+                     : bytes == 0 ? "empty"
+                                  : "an LMDB file with no table");
+        }
         d->meta = NULL;
         return open_without_metastore(d, flags, why, err, errlen);
     }
@@ -416,10 +433,11 @@ static int open_parts(loams_datadir *d, int flags, char *err, size_t errlen)
         }
         long long bytes = file_size(path, "log/data.mdb");
         return failf(err, errlen, LOAMS_ECORRUPT,
-                     "data dir %s: its metastore %s/meta.mdb (data dir id %s) holds the "
+                     "data dir %s: its metastore %s (data dir id %s) holds the "
                      "catalog of its streams, but its stream log %s/log/data.mdb is %s: "
                      "" RESTORE_HINT,
-                     path, path, mid[0] ? mid : "none", path, bytes < 0 ? "missing" : "empty");
+                     path, loams_meta_where(d->meta), mid[0] ? mid : "none", path,
+                     bytes < 0 ? "missing" : "empty");
     }
     if (rc != 0) {
         return rc;
@@ -427,7 +445,29 @@ static int open_parts(loams_datadir *d, int flags, char *err, size_t errlen)
     return check_identity(d, flags, mid, err, errlen);
 }
 
+static const char *meta_default; /* loams_datadir_set_meta */
+
+void loams_datadir_set_meta(const char *meta)
+{
+    meta_default = meta;
+}
+
+const char *loams_datadir_meta(void)
+{
+    if (meta_default != NULL && meta_default[0] != '\0') {
+        return meta_default;
+    }
+    const char *env = getenv("LOAMS_META");
+    return env != NULL && env[0] != '\0' ? env : NULL;
+}
+
 int loams_datadir_open(const char *path, int flags, loams_datadir **out, char *err, size_t errlen)
+{
+    return loams_datadir_open_meta(path, loams_datadir_meta(), flags, out, err, errlen);
+}
+
+int loams_datadir_open_meta(const char *path, const char *meta, int flags, loams_datadir **out,
+                            char *err, size_t errlen)
 {
     struct stat st;
     int status;
@@ -462,6 +502,22 @@ int loams_datadir_open(const char *path, int flags, loams_datadir **out, char *e
         return -ENOMEM;
     }
     d->read_only = read_only;
+    if (meta != NULL && meta[0] != '\0') {
+        if (!loams_etcd_uri_is(meta)) {
+            snprintf(err, errlen,
+                     "--meta %s: expected etcd://HOST:PORT[,HOST:PORT...]/PREFIX (without "
+                     "--meta the metastore is %s/meta.mdb)",
+                     meta, path);
+            loams_datadir_close(d);
+            return -EINVAL;
+        }
+        if ((d->meta_uri = strdup(meta)) == NULL) {
+            loams_datadir_close(d);
+            snprintf(err, errlen, "out of memory");
+            return -ENOMEM;
+        }
+    }
+    d->meta_at = d->meta_uri != NULL ? d->meta_uri : d->path;
     /* One process at a time looks at the parts and creates or adopts. */
     int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) {
@@ -504,6 +560,7 @@ void loams_datadir_close(loams_datadir *d)
     if (d->meta != NULL) {
         loams_meta_close(d->meta);
     }
+    free(d->meta_uri);
     free(d->path);
     free(d);
 }

@@ -4,7 +4,9 @@
  * them to each other.
  *
  * The data dir comes from --data-dir, else the environment variable
- * LOAMS_DATA_DIR.
+ * LOAMS_DATA_DIR.  Its metastore is LMDB in the data dir (meta.mdb), or
+ * etcd when --meta etcd://... (or LOAMS_META, or serve's config key
+ * `meta`) says so (loams_datadir_open_meta).
  *
  * Identity.  A data dir has an id (a random UUID), made once when the data
  * dir is created and recorded in both parts: the metastore key
@@ -44,6 +46,8 @@
 
 typedef struct loams_datadir {
     char *path;
+    char *meta_uri;      /* the etcd address of its metastore (owned), or NULL: LMDB in path */
+    const char *meta_at; /* meta_uri, or path */
     loams_meta *meta;
     loams_streamlog *log;
     char id[LOAMS_DATADIR_ID_MAX]; /* the data dir id ("" for a read-only open of a data dir
@@ -83,6 +87,23 @@ const char *loams_datadir_choose(const char *option);
  * dir), LOAMS_ECORRUPT (its parts disagree, or a part is damaged or
  * truncated), and those of loams_meta_open and loams_streamlog_open. */
 int loams_datadir_open(const char *path, int flags, loams_datadir **out, char *err, size_t errlen);
+
+/* As loams_datadir_open, with the metastore at `meta`: an etcd address
+ * (meta/etcd_uri.h), or NULL for the LMDB metastore in `path`.  With etcd
+ * the data dir still holds the node's stream log and local objects; its id
+ * is recorded in etcd (under the address's prefix) and in the log, and
+ * checked as above.  Errors: those of loams_datadir_open; -EINVAL when
+ * `meta` is not an etcd address. */
+int loams_datadir_open_meta(const char *path, const char *meta, int flags, loams_datadir **out,
+                            char *err, size_t errlen);
+
+/* The metastore address loams_datadir_open uses: the one set with
+ * loams_datadir_set_meta (main: --meta of every command), else
+ * $LOAMS_META, else NULL (LMDB in the data dir). */
+const char *loams_datadir_meta(void);
+/* Sets the process's --meta (the string must outlive every open; NULL
+ * clears it).  Main thread, before any open. */
+void loams_datadir_set_meta(const char *meta);
 void loams_datadir_close(loams_datadir *d);
 
 #endif

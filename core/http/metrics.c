@@ -166,6 +166,11 @@ static int worker_part(loams_worker *w, loams_buf *out)
                                   "Renewals that found the lease taken by another owner (the run "
                                   "is cancelled)",
                                   "counter"};
+    static const family f_expiring = {
+        "loams_lease_expiry_cancels_total",
+        "Runs cancelled before their lease could expire because renewals kept failing (the "
+        "metastore unreachable)",
+        "counter"};
     static const family f_peak = {
         "loams_task_memory_peak_bytes",
         "The largest peak memory of a task run that ended, per memory budget class", "gauge"};
@@ -190,6 +195,9 @@ static int worker_part(loams_worker *w, loams_buf *out)
     }
     if (rc == 0) {
         rc = one(out, &f_lost, (double)st.lost);
+    }
+    if (rc == 0) {
+        rc = one(out, &f_expiring, (double)st.cancelled_expiring);
     }
     if (rc == 0) {
         rc = loams_metrics_header(out, f_peak.name, f_peak.help, f_peak.type);

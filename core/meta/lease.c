@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "meta/metastore_backend.h"
 
@@ -303,6 +304,10 @@ int loams_lease_renew(loams_meta *m, const loams_clock *clock, loams_lease *leas
     }
     if (lease->ttl_ms <= 0) {
         return loams__meta_fail(err, -EINVAL, "lease renew: the TTL must be positive");
+    }
+    if (loams_failpoint("lease.renew") != 0) {
+        return loams__meta_fail(err, -EIO, "lease renew of task %s: failpoint lease.renew",
+                                lease->key);
     }
     char tkey[LOAMS_META_KEY_MAX + 1];
     size_t tklen = task_key(tkey, sizeof tkey, lease->key);

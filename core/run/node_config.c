@@ -41,6 +41,7 @@ typedef struct key_spec {
 #define OFF(f) offsetof(loams_config, f)
 static const key_spec keys[] = {
     {"data_dir", KT_STRING, OFF(data_dir), 0, 0},
+    {"meta", KT_STRING, OFF(meta), 0, 0},
     {"plugin_dirs", KT_DIRLIST, OFF(plugin_dirs), 0, 0},
     {"node_id", KT_NODE_ID, OFF(node_id), 0, 0},
     {"listen", KT_LISTEN, OFF(listen), 0, 0},
@@ -164,6 +165,7 @@ void loams_config_free(loams_config *c)
         return;
     }
     free(c->data_dir);
+    free(c->meta);
     free_dirs(c->plugin_dirs, c->n_plugin_dirs);
     free(c->node_id);
     free(c->listen);
@@ -823,6 +825,9 @@ void loams_config_dump(const loams_config *c, FILE *out)
 {
     static const char *const levels[] = {"error", "warn", "info", "debug"};
     fprintf(out, "[host]\n");
+    if (c->meta != NULL) {
+        print_string(out, "meta", c->meta);
+    }
     if (c->data_dir != NULL) {
         print_string(out, "data_dir", c->data_dir);
     }

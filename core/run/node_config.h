@@ -52,6 +52,7 @@ typedef struct loams_ns_setting {
 /* Every string and array is owned by the config (loams_config_free). */
 typedef struct loams_config {
     char *data_dir;     /* no default: serve requires it */
+    char *meta;         /* the metastore's etcd address; NULL: LMDB in data_dir */
     char **plugin_dirs; /* searched before LOAMS_PLUGIN_PATH and the installed dir */
     size_t n_plugin_dirs;
     char *node_id;              /* default "<hostname>:<pid>" */

@@ -30,7 +30,9 @@
 #define BACKOFF_FORGET_MS 600000
 
 enum { T_QUEUED, T_RUNNING, T_DONE };
-enum { CANCEL_NONE, CANCEL_LOST, CANCEL_FENCED, CANCEL_STOP };
+/* CANCEL_EXPIRING: renewals kept failing (the metastore unreachable) and the
+ * lease could expire soon: the run stops before it does. */
+enum { CANCEL_NONE, CANCEL_LOST, CANCEL_FENCED, CANCEL_STOP, CANCEL_EXPIRING };
 
 typedef struct list_item {
     char *key;
@@ -64,6 +66,9 @@ struct loams_task {
     loams_lease lease;     /* under m */
     int lease_done;        /* under m: released or lost, no more renewals */
     int64_t next_renew_ms; /* renewer thread only */
+    int64_t valid_mono_ms; /* renewer thread only: CLOCK_MONOTONIC ms until which the lease
+                              surely holds (when the last successful renewal was sent + TTL) */
+    char renew_err[520];   /* renewer thread only: the last renewal's error ("" after a success) */
 
     int cancelled;     /* atomic */
     int cancel_reason; /* atomic, first reason wins */
@@ -127,7 +132,7 @@ struct loams_worker {
 
     /* Statistics (atomic). */
     uint64_t n_claimed, n_finished, n_failed, n_cancelled, n_lost, n_renewed_late, n_fenced;
-    uint64_t n_renewed;
+    uint64_t n_renewed, n_expiring;
     uint64_t mem_peak[LOAMS_MEM_CLASSES];
     /* Under lock: the queue as of the last poll (order_by_wait). */
     size_t queued[LOAMS_PRIO_COUNT];
@@ -149,6 +154,15 @@ static uint64_t stat_get(const uint64_t *v)
 static int64_t now_ms(const loams_worker *w)
 {
     return w->clock->now_ms(w->clock->userdata);
+}
+
+/* CLOCK_MONOTONIC in ms: how long since the last successful renewal is
+ * measured with it, so no wall-clock step can stretch a lease. */
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void mono_deadline(struct timespec *ts, int64_t ms)
@@ -638,7 +652,9 @@ static void run_task(loams_worker *w, loams_task *t)
         stat_inc(&w->n_cancelled);
         loams_log_task(LOAMS_LOG_INFO, COMPONENT, t->key, t->fence.epoch,
                        "cancelled after %" PRId64 " ms (%s); the run returned: %s; %s", took,
-                       reason == CANCEL_STOP ? "node stopping" : "lease lost",
+                       reason == CANCEL_STOP       ? "node stopping"
+                       : reason == CANCEL_EXPIRING ? "lease renewals failing"
+                                                   : "lease lost",
                        rc == 0 ? "ok" : loams_strerror(rc), mem);
     } else {
         stat_inc(&w->n_failed);
@@ -714,6 +730,30 @@ static int pool_submit(loams_worker *w, loams_task *t)
 
 /* ---- the renewer ---- */
 
+/* Whether t's lease could expire within the margin (a quarter of the TTL)
+ * because renewals failed since it was last renewed: then the run is
+ * cancelled (once), so that it has stopped before another node could take
+ * the lease.  `why` is the last renewal error ("" when none failed).
+ * Caller holds t->m. */
+static int expiring(loams_worker *w, loams_task *t, int64_t mono_now, const char *why)
+{
+    int64_t margin = t->lease.ttl_ms / 4;
+    if (mono_now < t->valid_mono_ms - margin) {
+        return 0;
+    }
+    if (!loams_task_cancelled(t)) {
+        stat_inc(&w->n_expiring);
+        loams_log_task(LOAMS_LOG_WARN, COMPONENT, t->key, t->lease.epoch,
+                       "lease renewals failing%s%s: cancelling the run %" PRId64
+                       " ms before its lease could expire (no renewal for %" PRId64
+                       " ms; ttl %" PRId64 " ms); it is claimed again when the metastore answers",
+                       why[0] ? ": " : "", why, t->valid_mono_ms - mono_now,
+                       mono_now - (t->valid_mono_ms - t->lease.ttl_ms), t->lease.ttl_ms);
+        cancel_locked(t, CANCEL_EXPIRING);
+    }
+    return 1;
+}
+
 static void renew_one(loams_worker *w, loams_task *t)
 {
     pthread_mutex_lock(&t->m);
@@ -724,8 +764,15 @@ static void renew_one(loams_worker *w, loams_task *t)
     int64_t now = now_ms(w);
     int64_t old_deadline = t->lease.deadline_ms;
     loams_meta_err err = {{0}};
+    int64_t sent = mono_ms();
+    if (expiring(w, t, sent, t->renew_err)) {
+        pthread_mutex_unlock(&t->m);
+        return;
+    }
     int rc = loams_lease_renew(w->meta, w->clock, &t->lease, &err);
     if (rc == 0) {
+        t->valid_mono_ms = sent + t->lease.ttl_ms;
+        t->renew_err[0] = '\0';
         t->next_renew_ms = now + w->ttl_ms / 3;
         stat_inc(&w->n_renewed);
         if (now >= old_deadline) {
@@ -753,9 +800,15 @@ static void renew_one(loams_worker *w, loams_task *t)
         cancel_locked(t, CANCEL_LOST);
     } else {
         t->next_renew_ms = now + w->tick_ms;
-        loams_log_task(LOAMS_LOG_WARN, COMPONENT, t->key, t->lease.epoch,
-                       "lease renewal failed: %s; retrying",
-                       err.msg[0] ? err.msg : loams_strerror(rc));
+        const char *why = t->renew_err;
+        snprintf(t->renew_err, sizeof t->renew_err, "%s",
+                 err.msg[0] ? err.msg : loams_strerror(rc));
+        if (!expiring(w, t, mono_ms(), why)) {
+            loams_log_task(LOAMS_LOG_WARN, COMPONENT, t->key, t->lease.epoch,
+                           "lease renewal failed: %s; retrying (the lease holds for %" PRId64
+                           " ms more)",
+                           why, t->valid_mono_ms - mono_ms());
+        }
     }
     pthread_mutex_unlock(&t->m);
 }
@@ -833,7 +886,8 @@ static void reap(loams_worker *w)
     }
 }
 
-static loams_task *task_new(loams_worker *w, const list_item *it, const loams_lease *lease)
+static loams_task *task_new(loams_worker *w, const list_item *it, const loams_lease *lease,
+                            int64_t sent_mono)
 {
     loams_task *t = calloc(1, sizeof *t);
     if (t == NULL) {
@@ -859,6 +913,7 @@ static loams_task *task_new(loams_worker *w, const list_item *it, const loams_le
     t->claimed_ms = now_ms(w);
     clock_gettime(CLOCK_MONOTONIC, &t->started);
     t->next_renew_ms = lease->deadline_ms - lease->ttl_ms + w->ttl_ms / 3;
+    t->valid_mono_ms = sent_mono + lease->ttl_ms;
     return t;
 }
 
@@ -867,6 +922,7 @@ static int claim(loams_worker *w, const list_item *it)
 {
     loams_lease lease, holder;
     loams_meta_err err = {{0}};
+    int64_t sent = mono_ms();
     int rc = loams_lease_acquire(w->meta, w->clock, it->key, w->node_id, w->ttl_ms, &lease, &holder,
                                  &err);
     if (rc == LOAMS_EEXISTS || rc == LOAMS_ECONFLICT) {
@@ -877,7 +933,7 @@ static int claim(loams_worker *w, const list_item *it)
                        err.msg[0] ? err.msg : loams_strerror(rc));
         return 0;
     }
-    loams_task *t = task_new(w, it, &lease);
+    loams_task *t = task_new(w, it, &lease, sent);
     pthread_mutex_lock(&w->lock);
     rc = t != NULL ? pool_submit(w, t) : -ENOMEM;
     pthread_mutex_unlock(&w->lock);
@@ -1467,6 +1523,7 @@ void loams_worker_get_stats(loams_worker *w, loams_worker_stats *out)
     out->renewed_after_expiry = stat_get(&w->n_renewed_late);
     out->fenced_rejects = stat_get(&w->n_fenced);
     out->renewed = stat_get(&w->n_renewed);
+    out->cancelled_expiring = stat_get(&w->n_expiring);
     for (size_t c = 0; c < LOAMS_MEM_CLASSES; c++) {
         out->memory_peak[c] = stat_get(&w->mem_peak[c]);
     }

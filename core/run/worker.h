@@ -218,6 +218,7 @@ int loams_worker_poll(loams_worker *w);
 typedef struct loams_worker_stats {
     uint64_t claimed, finished, failed, cancelled, lost, renewed_after_expiry, fenced_rejects;
     uint64_t renewed;
+    uint64_t cancelled_expiring; /* runs cancelled because renewals kept failing */
     size_t running;
     size_t running_by_prio[LOAMS_PRIO_COUNT];
     size_t queued[LOAMS_PRIO_COUNT];

@@ -17,6 +17,7 @@
 #include "meta/lease.h"
 #include "base/log.h"
 #include "meta/metastore.h"
+#include "base/failpoint.h"
 #include "run/worker.h"
 
 /* ---- fixture: a metastore, a fake clock, a log file ---- */
@@ -95,6 +96,13 @@ static int wait_for(const int *v, int want)
     return 0;
 }
 
+static int64_t mono_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* ---- a scriptable source ---- */
 
 typedef enum behaviour {
@@ -116,7 +124,8 @@ typedef struct fake_source {
     int ended;     /* runs returned */
     int cancelled; /* runs that saw the cancel */
     int writes_ok, writes_fenced;
-    char order[256]; /* keys in start order */
+    int64_t ended_mono; /* CLOCK_MONOTONIC ms when the last run returned */
+    char order[256];    /* keys in start order */
     uint64_t last_epoch;
     pthread_mutex_t lock;
 } fake_source;
@@ -185,6 +194,7 @@ static int fake_run(void *ud, loams_task *t)
         }
         break;
     }
+    __atomic_store_n(&s->ended_mono, mono_now_ms(), __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&s->ended, 1, __ATOMIC_SEQ_CST);
     return rc;
 }
@@ -440,6 +450,48 @@ START_TEST(renewals_keep_the_lease_on_the_real_clock)
 }
 END_TEST
 
+/* The metastore stops answering renewals (etcd unreachable): the run is
+ * cancelled before its lease could expire, measured on the monotonic
+ * clock from the last renewal, and the task runs again by itself once
+ * renewals work. */
+START_TEST(failing_renewals_cancel_the_run_before_its_lease_could_expire)
+{
+    fake_source s = {.keys = {"t/1"},
+                     .ns = {"a"},
+                     .prio = {LOAMS_PRIO_LINK_APPLY},
+                     .nkeys = 1,
+                     .how = B_WRITE_LOOP};
+    const int64_t ttl = 600;
+    loams_worker *w = mk_worker(&s, 4, ttl, NULL);
+    ck_assert_int_eq(loams_worker_start(w), 0);
+    ck_assert(wait_for(&s.writes_ok, 2));
+    char e[128];
+    int64_t t0 = mono_now_ms(); /* the last renewal was at or before t0 */
+    ck_assert_int_eq(loams_failpoint_configure("lease.renew=error", e, sizeof e), 0);
+    ck_assert(wait_for(&s.ended, 1));
+    int64_t stopped = __atomic_load_n(&s.ended_mono, __ATOMIC_SEQ_CST) - t0;
+    ck_assert_msg(stopped < ttl, "the run stopped %lld ms after renewals failed (ttl %lld)",
+                  (long long)stopped, (long long)ttl);
+    ck_assert_msg(stopped >= ttl / 3, "cancelled too early: %lld ms", (long long)stopped);
+    ck_assert_int_eq(s.cancelled, 1);
+    ck_assert_int_eq(s.writes_fenced, 0);
+    loams_worker_stats st;
+    loams_worker_get_stats(w, &st);
+    ck_assert_uint_eq(st.cancelled_expiring, 1);
+    ck_assert_uint_eq(st.lost, 0);
+    ck_assert_ptr_nonnull(strstr(log_text(), "task=t/1 epoch=1 lease renewals failing: lease "
+                                             "renew of task t/1: failpoint lease.renew: "
+                                             "cancelling the run"));
+    ck_assert_ptr_nonnull(strstr(log_text(), "cancelled after"));
+    /* Renewals work again: the task is claimed and runs again. */
+    ck_assert_int_eq(loams_failpoint_configure(NULL, e, sizeof e), 0);
+    ck_assert(wait_for(&s.started, 2));
+    ck_assert_int_eq(loams_worker_stop(w, 1000), 0);
+    loams_worker_free(w);
+    pthread_mutex_destroy(&s.lock);
+}
+END_TEST
+
 START_TEST(stop_cancels_runs_and_releases_leases)
 {
     fake_source s = {.keys = {"t/1", "t/2", "t/3"},
@@ -675,6 +727,7 @@ int main(void)
     tcase_add_test(tc, fence_stops_a_zombie_before_its_renewal_notices);
     tcase_add_test(tc, expired_untaken_lease_is_renewed_at_the_same_epoch);
     tcase_add_test(tc, renewals_keep_the_lease_on_the_real_clock);
+    tcase_add_test(tc, failing_renewals_cancel_the_run_before_its_lease_could_expire);
     tcase_add_test(tc, stop_cancels_runs_and_releases_leases);
     tcase_add_test(tc, stop_timeout_releases_leases_of_stuck_runs);
     tcase_add_test(tc, failing_run_is_retried_after_a_backoff);
