@@ -249,12 +249,13 @@ tests_unit_test_lease_LDADD = $(LOAMS_UNIT_LDADD)
 # the etcd backend: its address (always), its behaviour on a real etcd
 # (metastore-etcd.sh runs these and the two above against one)
 check_PROGRAMS += tests/unit/test_metastore_etcd
-TESTS += tests/unit/test_metastore_etcd tests/integration/metastore-etcd.sh
+TESTS += tests/unit/test_metastore_etcd tests/integration/metastore-etcd.sh \
+	tests/integration/link-etcd.sh
 tests_unit_test_metastore_etcd_SOURCES = tests/unit/test_metastore_etcd.c
 tests_unit_test_metastore_etcd_CFLAGS = $(LOAMS_UNIT_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_metastore_etcd_LDADD = $(LOAMS_UNIT_LDADD)
 EXTRA_DIST += tests/unit/meta_under_test.h tests/integration/etcd-lib.sh \
-	tests/integration/metastore-etcd.sh
+	tests/integration/metastore-etcd.sh tests/integration/link-etcd.sh
 check_PROGRAMS += tests/unit/test_lmdb_gate
 TESTS += tests/unit/test_lmdb_gate
 tests_unit_test_lmdb_gate_SOURCES = tests/unit/test_lmdb_gate.c

@@ -261,7 +261,7 @@ static outcome classify_answer(long code, const char *msg, int *rc, char *err, s
         *rc = fail(err, errlen, -EACCES, "etcd %s: %s", endpoint, msg);
         return FINAL;
     }
-    if (code >= 500) {
+    if (code >= 500 || code == 408 || code == 429) {
         fail(err, errlen, -EIO, "etcd %s: HTTP %ld: %s", endpoint, code, msg);
         return TRANSIENT;
     }
