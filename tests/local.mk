@@ -287,6 +287,14 @@ tests_bench_bench_metastore_CFLAGS = $(AM_CFLAGS) $(LMDB_CFLAGS)
 tests_bench_bench_metastore_LDADD = core/libloams-core.la $(LMDB_LIBS)
 TESTS += tests/bench/bench-metastore-smoke.sh
 EXTRA_DIST += tests/bench/bench-metastore-smoke.sh
+# the fenced commit's latency on LMDB and on a real etcd (run by hand;
+# make check runs a tiny smoke pass)
+noinst_PROGRAMS += tests/bench/bench-meta-commit
+tests_bench_bench_meta_commit_SOURCES = tests/bench/bench-meta-commit.c
+tests_bench_bench_meta_commit_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_meta_commit_LDADD = core/libloams-core.la
+TESTS += tests/bench/bench-meta-commit-smoke.sh
+EXTRA_DIST += tests/bench/bench-meta-commit-smoke.sh
 
 check_PROGRAMS += tests/unit/test_streamlog tests/unit/test_retention tests/unit/test_source
 TESTS += tests/unit/test_streamlog tests/unit/test_retention tests/unit/test_source

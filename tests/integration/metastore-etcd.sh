@@ -3,6 +3,7 @@
 # backend's own tests, run against a real etcd started on 127.0.0.1: the
 # same test binaries as on LMDB, pointed at etcd by LOAMS_TEST_META
 # (tests/unit/meta_under_test.h).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 build=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
