@@ -158,7 +158,7 @@ START_TEST(file_errors_name_file_line_and_key)
                      "bad.conf:1: key 'max_concurrent': '0' is not valid (write a whole "
                      "number from 1 to 1024)");
     ck_assert_str_eq(load_error("leas_ttl = 3s\n", -EINVAL),
-                     "bad.conf:1: unknown key 'leas_ttl' (known keys: data_dir, plugin_dirs, "
+                     "bad.conf:1: unknown key 'leas_ttl' (known keys: data_dir, meta, plugin_dirs, "
                      "node_id, listen, lease_ttl, poll_interval, stop_timeout, task_slice, "
                      "max_concurrent, "
                      "max_per_namespace, default_weight, log_level, retention_interval, "
