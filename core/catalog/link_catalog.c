@@ -25,6 +25,7 @@ void loams_link_def_init(loams_link_def *d)
     d->batch_bytes = 64ULL << 20;
     d->batch_interval_ms = 2000;
     d->maintenance_interval_ms = LOAMS_LINK_MAINTENANCE_INTERVAL_MS;
+    d->tasks = 1;
     d->on_error = LOAMS_ON_ERROR_FAIL;
     d->resume = LOAMS_LINK_RESUME_START;
     d->state = LOAMS_LINK_RUNNING;
@@ -260,6 +261,7 @@ char *loams_link_def_to_json(const loams_link_def *d)
         loams_kit_json_tree_put_int(root, "batch_interval_ms", d->batch_interval_ms) != 0 ||
         loams_kit_json_tree_put_int(root, "maintenance_interval_ms", d->maintenance_interval_ms) !=
             0 ||
+        loams_kit_json_tree_put_u64(root, "tasks", d->tasks) != 0 ||
         loams_kit_json_tree_put_u64(root, "max_unapplied_records", d->max_unapplied_records) != 0 ||
         loams_kit_json_tree_put_u64(root, "max_unapplied_bytes", d->max_unapplied_bytes) != 0 ||
         loams_kit_json_tree_put_int(root, "max_lag_ms", d->max_lag_ms) != 0 ||
@@ -391,6 +393,8 @@ int loams_link_def_from_json(const char *text, size_t len, loams_link_def *d)
     d->batch_interval_ms = (int64_t)get_num(root, "batch_interval_ms", 2000);
     d->maintenance_interval_ms =
         (int64_t)get_num(root, "maintenance_interval_ms", LOAMS_LINK_MAINTENANCE_INTERVAL_MS);
+    int64_t tasks = (int64_t)get_num(root, "tasks", 1);
+    d->tasks = tasks >= 1 && tasks <= LOAMS_LINK_TASKS_MAX ? (uint32_t)tasks : 1;
     /* definitions stored before the budgets existed: a collection link
      * gets the defaults, other links none */
     int coll = d->target_kind != NULL && strcmp(d->target_kind, "collection") == 0;

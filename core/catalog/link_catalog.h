@@ -90,6 +90,9 @@ typedef struct loams_link_def {
     uint64_t batch_bytes;
     int64_t batch_interval_ms;
     int64_t maintenance_interval_ms; /* how often the run maintains the target (0: never) */
+    /* Link-apply tasks, each leasing a range of the stream's partitions
+     * (WITH (tasks = N); 1 by default, at most the partitions). */
+    uint32_t tasks;
     loams_on_error on_error;
     loams_objname dead_letter_stream;
     /* Producers' budgets (docs/LINKS.md, "Backpressure"; 0: none): writes
@@ -121,6 +124,9 @@ typedef struct loams_link_def {
 /* A collection link's default budgets (seed §7). */
 #define LOAMS_LINK_MAX_UNAPPLIED_RECORDS 1000000ULL
 #define LOAMS_LINK_MAX_UNAPPLIED_BYTES (128ULL << 20)
+
+/* The most tasks a link runs as (WITH (tasks = N)). */
+#define LOAMS_LINK_TASKS_MAX 1024
 
 /* The default maintenance_interval: 10 minutes. */
 #define LOAMS_LINK_MAINTENANCE_INTERVAL_MS (10 * 60 * 1000)

@@ -51,6 +51,14 @@ static int task_key(loams_node *node, const loams_pointer *ptr, const loams_objn
         snprintf(err, errlen, "link %s: its source stream: %s", ptr->link, serr.msg);
         return rc;
     }
+    if (loams_link_ranges(sd.partitions, def->tasks) > 1 && def->state == LOAMS_LINK_RUNNING) {
+        snprintf(err, errlen,
+                 "the link %s that writes %s.%s runs as %u tasks (WITH (tasks = %u)): PAUSE "
+                 "LINK %s, relocate, then RESUME LINK %s",
+                 ptr->link, table->ns, table->name, loams_link_ranges(sd.partitions, def->tasks),
+                 def->tasks, ptr->link, ptr->link);
+        return LOAMS_ECONFLICT;
+    }
     loams_link_task_key(&link, sd.partitions, key, size);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,9 +427,171 @@ out:
     return rc;
 }
 
+/* ---- 4b. rebase: a sibling range's commit won the pointer race ---- */
+
+/* Rebases lost to newer sibling commits before the batch is redone. */
+#define MAX_REBASES 16
+
+static int has_rebase(const loams_commit_cycle *c)
+{
+    return c->vt->size >= offsetof(loams_target_vtable, rebase) + sizeof c->vt->rebase &&
+           c->vt->rebase != NULL;
+}
+
+/* Whether every partition the staged work advanced (applied differs from
+ * the base) is where the base had it in `newest`: nobody else applied
+ * records of it since, so the staged records go on top of newest as they
+ * are.  Then *merged = newest's offsets with the staged partitions'. */
+static int offsets_merge(const loams_commit_cycle *c, const loams_offsets *applied,
+                         const loams_pointer *newest, loams_offsets *merged)
+{
+    if (loams_offsets_copy(merged, newest->applied) != 0) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < loams_offsets_count(applied); i++) {
+        int32_t p;
+        int64_t mine, base = -1, theirs = -1;
+        loams_offsets_at(applied, i, &p, &mine);
+        int in_base = loams_offsets_get(c->base.applied, p, &base) == 0;
+        if (in_base && base == mine) {
+            continue; /* not advanced by the staged work */
+        }
+        int in_newest = loams_offsets_get(newest->applied, p, &theirs) == 0;
+        if (in_newest != in_base || (in_base && theirs != base)) {
+            return 1; /* the sibling applied records of this partition too */
+        }
+        if (loams_offsets_set(merged, p, mine) != 0) {
+            return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* After the transaction lost the pointer race: rebases the staged work on
+ * the newest commit when a sibling task of the same definition made it
+ * and moved none of the staged partitions (loams/target.h, rebase).
+ * Returns 0 (rebased: c->base is the newest commit, *merged the offsets
+ * the next prepare records, `superseded` the keys the lost attempt
+ * listed), 1 when it cannot (the caller aborts and the batch is redone,
+ * as for any lost race), or a negative status. */
+static int rebase(loams_commit_cycle *c, const loams_offsets *applied, loams_offsets *merged,
+                  loams_keylist *superseded)
+{
+    if (!has_rebase(c) || c->def == NULL || c->replaced_ref != NULL) {
+        return 1;
+    }
+    loams_pointer newest;
+    int rc = loams_pointer_init(&newest);
+    if (rc != 0) {
+        return rc;
+    }
+    loams_meta_err merr;
+    if ((rc = loams_pointer_read(c->meta, &c->target, &newest, &merr)) != 0 || newest.ref == NULL ||
+        strcmp(newest.link, c->link) != 0 || newest.incarnation != c->def->incarnation ||
+        newest.definition_version != c->def->definition_version) {
+        loams_pointer_clear(&newest);
+        return 1; /* a maintenance, relocation or new definition: not a sibling's append */
+    }
+    if ((rc = offsets_merge(c, applied, &newest, merged)) != 0) {
+        loams_pointer_clear(&newest);
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.rebase_after_conflict")) != 0) {
+        loams_pointer_clear(&newest);
+        return rc;
+    }
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    rc = c->vt->rebase(c->state, newest.ref);
+    loams_ctx_set_current(prev);
+    if (rc != 0) {
+        char msg[LOAMS_CTX_ERROR_MAX];
+        cycle_log(c, LOAMS_LOG_INFO, "cannot rebase on %s (%s): the batch is redone from it",
+                  newest.ref, target_error(c, msg, sizeof msg));
+        loams_pointer_clear(&newest);
+        return 1;
+    }
+    for (size_t i = 0; i < loams_keylist_count(c->written); i++) {
+        if (loams_keylist_add(superseded, loams_keylist_at(c->written, i)) != 0) {
+            loams_pointer_clear(&newest);
+            return -ENOMEM;
+        }
+    }
+    loams_keylist_clear(c->written);
+    cycle_log(c, LOAMS_LOG_INFO,
+              "a sibling task committed %s (pointer version %" PRIu64 "): rebased on it",
+              newest.ref, newest.version);
+    loams_pointer tmp = c->base;
+    c->base = newest;
+    loams_pointer_clear(&tmp);
+    return loams_failpoint("link.rebase_before_commit");
+}
+
+/* The keys of the lost attempts (`superseded`) that the new prepare does
+ * not list again (their manifests) into `obsolete`. */
+static int superseded_manifests(const loams_commit_cycle *c, const loams_keylist *superseded,
+                                loams_keylist *obsolete)
+{
+    loams_keylist_clear(obsolete);
+    for (size_t i = 0; i < loams_keylist_count(superseded); i++) {
+        const char *key = loams_keylist_at(superseded, i);
+        int listed = 0;
+        for (size_t j = 0; j < loams_keylist_count(c->written) && !listed; j++) {
+            listed = strcmp(key, loams_keylist_at(c->written, j)) == 0;
+        }
+        if (!listed && loams_keylist_add(obsolete, key) != 0) {
+            return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
 /* ---- 3-5. prepare, transaction, committed ---- */
 
-int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applied,
+/* One attempt: prepare on the base with `applied`, then the fenced
+ * transaction (with `obsolete` recorded).  *ref gets the prepared ref. */
+static int attempt(loams_commit_cycle *c, const loams_offsets *applied,
+                   const loams_commit_counts *counts, const loams_keylist *superseded,
+                   loams_keylist *obsolete, loams_commit_extra_fn extra, void *userdata,
+                   loams_link_stats *times, const char **ref, char *err, size_t errsize)
+{
+    char msg[LOAMS_CTX_ERROR_MAX];
+    loams_stage_clock clk;
+    loams_stage_start(&clk);
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
+    const loams_store_journal *pj = journal_begin(c);
+    *ref = NULL;
+    int rc = c->vt->prepare(c->state, applied, ref, c->written);
+    journal_end(pj);
+    loams_ctx_set_current(prev);
+    loams_stage_end(&clk, &times->prepare);
+    if (rc != 0) {
+        snprintf(err, errsize, "target prepare: %s", target_error(c, msg, sizeof msg));
+        return rc;
+    }
+    if ((rc = loams_failpoint("link.before_commit")) != 0) {
+        snprintf(err, errsize, "failpoint link.before_commit");
+        return rc;
+    }
+    loams_pointer next;
+    if ((rc = superseded_manifests(c, superseded, obsolete)) != 0 ||
+        (rc = pointer_next(c, *ref, applied, counts, &next)) != 0) {
+        snprintf(err, errsize, "out of memory");
+        return rc;
+    }
+    loams_meta_err merr;
+    loams_stage_start(&clk);
+    rc = commit_txn(c, &next, obsolete, extra, userdata, &merr);
+    loams_pointer_clear(&next);
+    loams_stage_end(&clk, &times->commit);
+    if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
+        snprintf(err, errsize, "%s", merr.msg);
+    } else if (rc != 0) {
+        snprintf(err, errsize, "commit to %s.%s: %s", c->target.ns, c->target.name, merr.msg);
+    }
+    return rc;
+}
+
+int loams_commit_cycle_commit(loams_commit_cycle *c, loams_offsets *applied,
                               const loams_commit_counts *counts, loams_commit_extra_fn extra,
                               void *userdata, loams_link_stats *times, char *err, size_t errsize)
 {
@@ -437,42 +600,39 @@ int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applie
         times = &unused;
     }
     loams_keylist_clear(c->written);
-    const char *ref = NULL;
-    char msg[LOAMS_CTX_ERROR_MAX];
-    loams_stage_clock clk;
-    loams_stage_start(&clk);
-    loams_ctx *prev = loams_ctx_set_current(c->ctx);
-    const loams_store_journal *pj = journal_begin(c);
-    int rc = c->vt->prepare(c->state, applied, &ref, c->written);
-    journal_end(pj);
-    loams_ctx_set_current(prev);
-    loams_stage_end(&clk, &times->prepare);
-    if (rc != 0) {
-        snprintf(err, errsize, "target prepare: %s", target_error(c, msg, sizeof msg));
-        loams_commit_cycle_abort(c);
-        return rc;
-    }
-    if ((rc = loams_failpoint("link.before_commit")) != 0) {
-        snprintf(err, errsize, "failpoint link.before_commit");
-        loams_commit_cycle_abort(c);
-        return rc;
-    }
-    loams_pointer next;
-    if ((rc = pointer_next(c, ref, applied, counts, &next)) != 0) {
+    loams_offsets *merged = NULL;
+    loams_keylist *superseded = NULL, *obsolete = NULL;
+    int rc = loams_offsets_create(&merged);
+    if (rc != 0 || (rc = loams_keylist_create(&superseded)) != 0 ||
+        (rc = loams_keylist_create(&obsolete)) != 0) {
         snprintf(err, errsize, "out of memory");
-        loams_commit_cycle_abort(c);
-        return rc;
+        goto fail;
     }
-    loams_meta_err merr;
-    loams_stage_start(&clk);
-    size_t nfiles = loams_write_journal_pending(c->journal);
-    rc = commit_txn(c, &next, NULL, extra, userdata, &merr);
-    loams_pointer_clear(&next);
-    if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
-        cycle_log(c, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", merr.msg, nfiles);
-        snprintf(err, errsize, "%s", merr.msg);
-        loams_commit_cycle_abort(c);
-        return rc;
+    const loams_offsets *cur = applied;
+    const char *ref = NULL;
+    for (int n = 0;; n++) {
+        size_t nfiles = loams_write_journal_pending(c->journal);
+        rc = attempt(c, cur, counts, superseded, obsolete, extra, userdata, times, &ref, err,
+                     errsize);
+        if (rc != LOAMS_ECONFLICT || n == MAX_REBASES) {
+            if (rc == LOAMS_EFENCED || rc == LOAMS_ECONFLICT) {
+                cycle_log(c, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", err,
+                          nfiles);
+            }
+            break;
+        }
+        int rb = rebase(c, cur, merged, superseded);
+        if (rb == 1) {
+            cycle_log(c, LOAMS_LOG_ERROR, "%s; %zu files written for it are orphans", err, nfiles);
+            break;
+        }
+        if (rb != 0) {
+            rc = rb;
+            snprintf(err, errsize, "rebasing on a sibling task's commit: %s",
+                     rb == -ENOMEM ? "out of memory" : "failpoint");
+            break;
+        }
+        cur = merged;
     }
     if (rc == LOAMS_META_EUNKNOWN) {
         /* It may have applied: its files keep their write intents (the
@@ -491,17 +651,32 @@ int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applie
         return rc;
     }
     if (rc != 0) {
-        snprintf(err, errsize, "commit to %s.%s: %s", c->target.ns, c->target.name, merr.msg);
+        goto fail;
+    }
+    if (cur == merged && loams_offsets_copy(applied, merged) != 0) {
+        /* committed, but the run cannot know its offsets: it resumes */
+        loams_offsets_free(merged);
+        loams_keylist_free(superseded);
+        loams_keylist_free(obsolete);
+        snprintf(err, errsize, "out of memory after a commit");
         loams_commit_cycle_abort(c);
-        return rc;
+        return LOAMS_ECONFLICT;
     }
     loams_failpoint("link.after_commit");
-    prev = loams_ctx_set_current(c->ctx);
+    loams_ctx *prev = loams_ctx_set_current(c->ctx);
     c->vt->committed(c->state, ref);
     loams_ctx_set_current(prev);
-    loams_stage_end(&clk, &times->commit);
     loams_keylist_clear(c->written);
+    loams_offsets_free(merged);
+    loams_keylist_free(superseded);
+    loams_keylist_free(obsolete);
     return 0;
+fail:
+    loams_commit_cycle_abort(c);
+    loams_offsets_free(merged);
+    loams_keylist_free(superseded);
+    loams_keylist_free(obsolete);
+    return rc;
 }
 
 /* ---- maintenance ---- */

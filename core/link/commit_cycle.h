@@ -45,6 +45,18 @@
  *                  the intents of R''s files (now referenced) and records
  *                  R and whatever a maintenance replaced as obsolete (GC
  *                  deletes them after the grace period).
+ *   4b. rebase     when the transaction lost the pointer race to a
+ *                  sibling task of the same link definition (a link of
+ *                  several tasks, one per range of partitions) that
+ *                  moved none of the partitions staged here, the target
+ *                  rebases the staged work on the sibling's commit
+ *                  (loams/target.h, rebase: the data files stay) and
+ *                  steps 3-4 run again on it, with the sibling's offsets
+ *                  for its partitions and counters on top of its own.
+ *                  Failpoints link.rebase_after_conflict (before the
+ *                  target's rebase) and link.rebase_before_commit (after
+ *                  it).  Otherwise, or when the target cannot (a schema
+ *                  the sibling changed, no rebase in its vtable): step 6.
  *   5. committed   failpoint link.after_commit (the commit is durable; its
  *                  result is ignored), then the target's committed(R'):
  *                  R' becomes the base.
@@ -163,7 +175,9 @@ int loams_commit_cycle_resume(loams_commit_cycle *c, loams_offsets *applied, cha
 int loams_commit_cycle_write(loams_commit_cycle *c, loams_batch *batch);
 
 /* Steps 3-5 (and 6 on failure): commits what is staged, which applies the
- * records up to `applied` (next offset per partition).  `extra` (may be
+ * records up to `applied` (next offset per partition).  After a rebase
+ * (4b), `applied` gets the committed offsets: the sibling's for the
+ * partitions this run did not advance.  `extra` (may be
  * NULL) adds its writes to the transaction.  Adds the prepare and commit
  * stage times to `times` (may be NULL).
  * Errors: the target's prepare status; the failpoint's status
@@ -172,7 +186,7 @@ int loams_commit_cycle_write(loams_commit_cycle *c, loams_batch *batch);
  * both logged with the count of files left as orphans; -ENOMEM; metastore
  * errors.  On every error the staged work is aborted (step 6) and the base
  * is unchanged; the caller resumes before staging again. */
-int loams_commit_cycle_commit(loams_commit_cycle *c, const loams_offsets *applied,
+int loams_commit_cycle_commit(loams_commit_cycle *c, loams_offsets *applied,
                               const loams_commit_counts *counts, loams_commit_extra_fn extra,
                               void *userdata, loams_link_stats *times, char *err, size_t errsize);
 

@@ -73,7 +73,8 @@ typedef struct link_run {
     int external;            /* the source is a plugin: offsets may have holes */
     loams_dead_letters *dlq; /* on_error = dead_letter only */
     unsigned partitions;
-    int key_text; /* the stream's key_type is string: keys are STRING cells */
+    unsigned first, last; /* the task's partitions (its key's range) */
+    int key_text;         /* the stream's key_type is string: keys are STRING cells */
     int cancel_flag;
     pthread_t thread; /* the one running the run */
     int stop_seen;    /* the definition changed (PAUSE, DROP) during a plugin call */
@@ -116,14 +117,34 @@ void loams_link_task_key(const loams_objname *link, unsigned partitions, char *o
              partitions > 0 ? partitions - 1 : 0);
 }
 
-/* "link/<ns>/<name>/<a>-<b>" -> the link's name. */
-static int parse_task_key(const char *key, loams_objname *name)
+unsigned loams_link_ranges(unsigned partitions, unsigned tasks)
+{
+    unsigned n = tasks < partitions ? tasks : partitions;
+    return n > 0 ? n : 1;
+}
+
+void loams_link_range(const loams_objname *link, unsigned partitions, unsigned tasks, unsigned i,
+                      unsigned *first, unsigned *last, char *out, size_t size)
+{
+    unsigned n = loams_link_ranges(partitions, tasks);
+    uint64_t p = partitions > 0 ? partitions : 1;
+    *first = (unsigned)(p * i / n);
+    *last = (unsigned)(p * (i + 1) / n - 1);
+    snprintf(out, size, "link/%s/%s/%u-%u", link->ns, link->name, *first, *last);
+}
+
+/* "link/<ns>/<name>/<a>-<b>" -> the link's name and its partitions a..b. */
+static int parse_task_key(const char *key, loams_objname *name, unsigned *first, unsigned *last)
 {
     char ns[LOAMS_IDENT_MAX + 1], nm[LOAMS_IDENT_MAX + 1];
     unsigned a, b;
-    if (sscanf(key, "link/%63[^/]/%63[^/]/%u-%u", ns, nm, &a, &b) != 4) {
+    int used = 0;
+    if (sscanf(key, "link/%63[^/]/%63[^/]/%u-%u%n", ns, nm, &a, &b, &used) != 4 ||
+        key[used] != '\0' || a > b) {
         return LOAMS_EINPUT;
     }
+    *first = a;
+    *last = b;
     return loams_objname_set(name, ns, nm, NULL, 0);
 }
 
@@ -476,7 +497,7 @@ static long read_chunk(link_run *r)
     size_t *hoff = NULL;
     long rc = 0;
     char err[LOAMS_TASK_ERROR_MAX];
-    for (unsigned p = 0; p < r->partitions; p++) {
+    for (unsigned p = r->first; p <= r->last; p++) {
         part_span *sp = &r->spans[p];
         sp->partition = (int32_t)p;
         sp->first_row = loams_batch_rows(r->in);
@@ -985,7 +1006,8 @@ static int run_loop(link_run *r)
         if (r->cancel_flag || r->stop_seen || definition_changed(r)) {
             break;
         }
-        if (nothing_staged(r) && (rc = maintain(r)) != 0) {
+        /* One task of a link maintains its target: the first range's. */
+        if (r->first == 0 && nothing_staged(r) && (rc = maintain(r)) != 0) {
             break;
         }
         if (nothing_staged(r) && loams_task_should_yield(r->task)) {
@@ -1086,8 +1108,8 @@ static int run_setup(link_run *r)
     loams_source_reader reader = {.link = link,
                                   .task = r->key,
                                   .epoch = r->epoch,
-                                  .first_partition = -1,
-                                  .last_partition = -1,
+                                  .first_partition = (int32_t)r->first,
+                                  .last_partition = (int32_t)r->last,
                                   .ctx_setup = ctx_wire,
                                   .ud = r};
     int rc = loams_source_open(r->env->log, r->env->registry, &r->def.stream, &reader, &r->source,
@@ -1100,6 +1122,26 @@ static int run_setup(link_run *r)
     const loams_stream_def *sdef = loams_source_definition(r->source);
     r->external = sdef->source[0] != '\0';
     r->partitions = sdef->partitions;
+    /* The task's range must be one of the link's ranges now: a range of
+     * another tasks setting or partition count (ALTER LINK ... SET (tasks),
+     * a stream given more partitions) ends; the worker runs the new ones. */
+    unsigned n = loams_link_ranges(r->partitions, r->def.tasks), k;
+    for (k = 0; k < n; k++) {
+        unsigned first, last;
+        char key[LOAMS_LEASE_KEY_MAX];
+        loams_link_range(&r->def.name, r->partitions, r->def.tasks, k, &first, &last, key,
+                         sizeof key);
+        if (first == r->first && last == r->last) {
+            break;
+        }
+    }
+    if (k == n) {
+        run_log(r, LOAMS_LOG_INFO,
+                "partitions %u-%u are not one of the link's ranges any more (%u tasks over %u "
+                "partitions): this task ends, the link's current ranges run instead",
+                r->first, r->last, n, r->partitions);
+        return 1;
+    }
     r->key_text = sdef->key_type == LOAMS_STREAM_KEY_STRING;
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
         char err[LOAMS_TASK_ERROR_MAX];
@@ -1170,7 +1212,7 @@ int loams_link_run(loams_link_env *env, loams_task *t)
     r.epoch = loams_task_epoch(t);
     loams_link_def_init(&r.def);
     loams_objname name;
-    if (parse_task_key(r.key, &name) != 0) {
+    if (parse_task_key(r.key, &name, &r.first, &r.last) != 0) {
         loams_task_set_error(t, "'%s' is not a link task key", r.key);
         return LOAMS_EINPUT;
     }
@@ -1202,6 +1244,8 @@ int loams_link_run(loams_link_env *env, loams_task *t)
     rc = run_setup(&r);
     if (rc == 0) {
         rc = run_loop(&r);
+    } else if (rc == 1) {
+        rc = 0; /* a range the link no longer has */
     }
     run_teardown(&r);
     if (rc != 0 && rc != LOAMS_EFENCED && !loams_task_cancelled(t)) {
@@ -1243,9 +1287,14 @@ static int source_propose(void *userdata, loams_task_list *out)
         if (loams_stream_describe(env->log, &defs[i].stream, &sd, &serr) != 0) {
             continue; /* its stream is gone: the link cannot run */
         }
-        char key[LOAMS_LEASE_KEY_MAX];
-        loams_link_task_key(&defs[i].name, sd.partitions, key, sizeof key);
-        loams_task_list_add(out, key, defs[i].name.ns, LOAMS_PRIO_LINK_APPLY, 0);
+        unsigned ranges = loams_link_ranges(sd.partitions, defs[i].tasks);
+        for (unsigned k = 0; k < ranges; k++) {
+            char key[LOAMS_LEASE_KEY_MAX];
+            unsigned first, last;
+            loams_link_range(&defs[i].name, sd.partitions, defs[i].tasks, k, &first, &last, key,
+                             sizeof key);
+            loams_task_list_add(out, key, defs[i].name.ns, LOAMS_PRIO_LINK_APPLY, 0);
+        }
     }
     loams_link_defs_free(defs, n);
     return 0;

@@ -72,8 +72,20 @@ typedef struct loams_link_env {
  * env is borrowed. */
 void loams_link_source(loams_link_env *env, loams_task_source *out);
 
-/* The task key of a link: "link/<ns>/<name>/0-<partitions-1>". */
+/* The task key of a link that runs as one task:
+ * "link/<ns>/<name>/0-<partitions-1>". */
 void loams_link_task_key(const loams_objname *link, unsigned partitions, char *out, size_t size);
+
+/* How many tasks a link of `tasks` (its WITH (tasks = N)) runs as over
+ * `partitions` partitions: min(tasks, partitions), at least 1. */
+unsigned loams_link_ranges(unsigned partitions, unsigned tasks);
+
+/* Range i (0 <= i < loams_link_ranges(partitions, tasks)) of such a link:
+ * its partitions first..last (contiguous, the ranges cover every partition
+ * once, sizes differ by at most one) and its task key
+ * "link/<ns>/<name>/<first>-<last>" into out[0..size). */
+void loams_link_range(const loams_objname *link, unsigned partitions, unsigned tasks, unsigned i,
+                      unsigned *first, unsigned *last, char *out, size_t size);
 
 /* Runs the link named by task key `t` until cancelled, paused or dropped.
  * Returns 0, LOAMS_EFENCED (a zombie: the commit was rejected), or a status

@@ -238,7 +238,7 @@ static int read_transform_options(const loams_ddl_script *script, const loams_dd
 }
 
 #define LINK_OPTIONS                                                                               \
-    "batch_bytes, batch_interval, maintenance_interval, on_error, dead_letter_stream"
+    "batch_bytes, batch_interval, maintenance_interval, tasks, on_error, dead_letter_stream"
 /* CREATE LINK and ALTER LINK */
 #define BUDGET_OPTIONS                                                                             \
     "max_unapplied_records, max_unapplied_bytes (collection links), max_lag (other links)"
@@ -349,6 +349,16 @@ static int read_link_option(const loams_ddl_script *script, const loams_ddl_opti
                                       why[0] ? why : "must be at least 1s, or 0 (never)");
         }
         d->maintenance_interval_ms = us / 1000;
+    } else if (strcmp(o->key, "tasks") == 0) {
+        uint64_t n = 0;
+        if (parse_count(option_text(o), &n, why, sizeof why) != 0 || n < 1 ||
+            n > LOAMS_LINK_TASKS_MAX) {
+            return loams_ddl_error_at(script, o->value_pos, LOAMS_EINPUT, err, errlen,
+                                      "tasks: the number of tasks the link runs as, one per "
+                                      "range of partitions: 1 to %d, not '%s'",
+                                      LOAMS_LINK_TASKS_MAX, option_text(o));
+        }
+        d->tasks = (uint32_t)n;
     } else if (strcmp(o->key, "on_error") == 0) {
         const char *v = option_text(o);
         if (strcmp(v, "fail") == 0) {

@@ -53,8 +53,9 @@ extern "C" {
  * 1.3: batch_column_cells;
  * 1.4: embed_check, embed_texts, embed last_tokens;
  * 1.5: schema_by_id, schema_latest (the schema registry), the source kind
- *      (loams/source.h) */
-#define LOAMS_ABI_MINOR 5
+ *      (loams/source.h);
+ * 1.6: target rebase (several tasks of one link commit to one target) */
+#define LOAMS_ABI_MINOR 6
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"

@@ -100,6 +100,28 @@ typedef struct loams_target_vtable {
 
     /* Frees the state.  Never fails.  state may be NULL. */
     void (*close)(void *state);
+
+    /* ---- added in ABI 1.6 (present when size covers it; may be NULL) ---- */
+
+    /* A link that runs as several tasks (one per range of partitions,
+     * WITH (tasks = N)) has several states writing one target; their
+     * commits race for the one pointer.  When the core's transaction loses
+     * that race to a sibling task of the same link definition, whose commit
+     * `ref` is now the newest, and the sibling moved none of the partitions
+     * this state staged records of, the host calls rebase(ref) instead of
+     * abort(): the target makes `ref` the base of what it staged, keeping
+     * the staged data files (nothing is rewritten), and forgets the commit
+     * prepare() wrote.  The next call is prepare() on the new base (with
+     * the applied offsets merged by the host: the sibling's, and this
+     * state's for its own partitions), or abort().  The keys the first
+     * prepare() listed that the second does not are its manifests: the
+     * host deletes them.
+     * Returns LOAMS_ECONFLICT, with a message, when the staged data cannot
+     * go on top of `ref` (e.g. the sibling changed the schema): the host
+     * then aborts and redoes the batch from `ref`.
+     * Errors: LOAMS_ECONFLICT, -ENOENT, LOAMS_ECORRUPT, -EIO, -ENOMEM.
+     * NULL: the host always aborts and redoes the batch. */
+    int (*rebase)(void *state, const char *ref);
 } loams_target_vtable;
 
 #endif /* LOAMS_TARGET_H */

@@ -2090,6 +2090,7 @@ static const loams_target_vtable vtable = {
     coll_query,
     coll_maintain,
     coll_close,
+    NULL, /* rebase: a lost race redoes the batch */
 };
 
 static const loams_plugin_descriptor descriptor = {

@@ -1638,6 +1638,7 @@ static const loams_target_vtable vtable = {
     graph_query,
     graph_maintain,
     graph_close,
+    NULL, /* rebase: a lost race redoes the batch */
 };
 
 static const loams_plugin_descriptor descriptor = {

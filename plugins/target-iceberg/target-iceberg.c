@@ -1361,6 +1361,44 @@ static void ice_abort(void *state)
     new_token(t);
 }
 
+/* A sibling task's commit `ref` won the pointer race: the staged data
+ * files go on top of it as they are (appends commute), when the schema
+ * they were written for is still the table's: the sibling changed
+ * nothing of the schema the base had.  The prepared metadata is
+ * forgotten; prepare() writes new manifests on the new base. */
+static int ice_rebase(void *state, const char *ref)
+{
+    ice *t = state;
+    cJSON *meta = NULL;
+    char *r = loams_kit_mem_strdup(t->mem, ref);
+    int rc = r == NULL ? loams__ice_fail(t, -ENOMEM, "out of memory")
+                       : loams__ice_load_meta(t, ref, &meta);
+    if (rc != 0) {
+        loams_kit_mem_free(t->mem, r);
+        return report(t, rc);
+    }
+    loams__ice_schema s;
+    int32_t last = 0;
+    char e[512];
+    if ((rc = loams__ice_meta_check(meta, &s, &last, e, sizeof e)) != 0) {
+        cJSON_Delete(meta);
+        loams_kit_mem_free(t->mem, r);
+        return report(t, loams__ice_fail(t, rc, "table %s.%s: %s: %s", t->ns, t->name, ref, e));
+    }
+    int same = loams__ice_schema_same(&s, &t->base_schema) && last == t->base_last_id;
+    loams__ice_schema_clear(&s);
+    if (!same) {
+        cJSON_Delete(meta);
+        loams_kit_mem_free(t->mem, r);
+        return report(t, loams__ice_fail(t, LOAMS_ECONFLICT,
+                                         "table %s.%s: %s changed the schema the staged files "
+                                         "were written for",
+                                         t->ns, t->name, ref));
+    }
+    forget_pending(t);
+    return report(t, set_base(t, meta, r));
+}
+
 static const loams_target_vtable vtable = {
     sizeof(loams_target_vtable),
     ice_open,
@@ -1372,6 +1410,7 @@ static const loams_target_vtable vtable = {
     loams__ice_query,
     loams__ice_maintain,
     ice_close,
+    ice_rebase,
 };
 
 static const loams_plugin_descriptor descriptor = {

@@ -22,6 +22,7 @@
 #include "base/failpoint.h"
 #include "base/status.h"
 #include "gc/gc.h"
+#include "catalog/link_catalog.h"
 #include "link/commit_cycle.h"
 #include "link_fixture.h"
 #include "meta/lease.h"
@@ -73,7 +74,9 @@ static uint64_t take_over(void)
     return l.epoch;
 }
 
-static void fx_open(cycle_fx *fx, uint64_t epoch)
+/* A cycle of task `task` that commits under link definition def (NULL:
+ * none). */
+static void fx_open_task(cycle_fx *fx, uint64_t epoch, const char *task, const loams_link_def *def)
 {
     memset(fx, 0, sizeof *fx);
     const loams_plugin *p;
@@ -87,7 +90,8 @@ static void fx_open(cycle_fx *fx, uint64_t epoch)
     ck_assert_int_eq(fx->vt->open(fx->ctx, &spec, lf_store, &fx->state), 0);
     loams_ctx_set_current(prev);
     loams_commit_cycle_spec cs = {.meta = lf_meta,
-                                  .task_key = TASK,
+                                  .task_key = task,
+                                  .def = def,
                                   .epoch = epoch,
                                   .target = &target,
                                   .target_kind = "collection",
@@ -98,6 +102,11 @@ static void fx_open(cycle_fx *fx, uint64_t epoch)
                                   .ctx = fx->ctx};
     ck_assert_int_eq(loams_commit_cycle_new(&cs, &fx->cycle), 0);
     ck_assert_int_eq(loams_offsets_create(&fx->applied), 0);
+}
+
+static void fx_open(cycle_fx *fx, uint64_t epoch)
+{
+    fx_open_task(fx, epoch, TASK, NULL);
 }
 
 static void fx_close(cycle_fx *fx)
@@ -527,6 +536,175 @@ START_TEST(maintenance_by_a_zombie_is_fenced)
 }
 END_TEST
 
+/* ---- several tasks of one link (partition ranges) ---- */
+
+#define RANGE0 "link/t/l/0-0"
+#define RANGE1 "link/t/l/1-1"
+
+/* Link t.l stored, so that commits compare its definition; *def gets it. */
+static void store_link(loams_link_def *def)
+{
+    loams_link_def d;
+    loams_link_def_init(&d);
+    ck_assert_int_eq(loams_objname_set(&d.name, "t", "l", NULL, 0), 0);
+    ck_assert_int_eq(loams_objname_set(&d.stream, "t", "s", NULL, 0), 0);
+    ck_assert_int_eq(loams_objname_set(&d.target, "t", "out", NULL, 0), 0);
+    ck_assert_int_eq(loams_objname_set(&d.dead_letter_stream, "t", "dlq", NULL, 0), 0);
+    d.format = strdup("cycle");
+    d.decoder = strdup("cycle-decoder");
+    d.transform_kind = strdup("sql");
+    d.transform_text = strdup("SELECT v");
+    d.target_kind = strdup("collection");
+    d.target_plugin = strdup("cycle-target");
+    d.tasks = 2;
+    d.state = LOAMS_LINK_RUNNING;
+    loams_meta_err merr;
+    ck_assert_msg(loams_link_create(lf_meta, &d, &merr) == 0, "%s", merr.msg);
+    loams_link_def_clear(&d);
+    loams_link_def_init(def);
+    loams_objname name;
+    ck_assert_int_eq(loams_objname_set(&name, "t", "l", NULL, 0), 0);
+    ck_assert_msg(loams_link_get(lf_meta, &name, def, &merr) == 0, "%s", merr.msg);
+    ck_assert_uint_eq(def->tasks, 2);
+}
+
+static uint64_t lease_of(const char *task)
+{
+    loams_lease l;
+    ck_assert_int_eq(
+        loams_lease_acquire(lf_meta, loams_clock_real(), task, "n1", 60000, &l, NULL, NULL), 0);
+    return l.epoch;
+}
+
+START_TEST(a_sibling_range_commit_is_rebased_on_without_rewriting)
+{
+    loams_link_def def;
+    store_link(&def);
+    cycle_fx a, b;
+    fx_open_task(&a, lease_of(RANGE0), RANGE0, &def);
+    fx_open_task(&b, lease_of(RANGE1), RANGE1, &def);
+    fx_resume(&a);
+    fx_resume(&b);
+    /* First commits: b creates the pointer, a rebases on it. */
+    ck_assert_int_eq(fx_write(&a, 0, 2), 0);
+    ck_assert_int_eq(fx_write(&b, 1, 1), 0);
+    fx_commit_ok(&b, 1);
+    fx_commit_ok(&a, 2);
+    loams_pointer p = lf_pointer("t", "out");
+    ck_assert_str_eq(p.ref, loams_commit_cycle_base(a.cycle)->ref);
+    ck_assert_int_eq(lf_applied(&p, 0), 2);
+    ck_assert_int_eq(lf_applied(&p, 1), 1);
+    ck_assert_uint_eq(p.applied_records, 3);
+    char lines[4096];
+    size_t files = 0;
+    ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, &files), 3);
+    ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1\n1 0 r1-0");
+    ck_assert_uint_eq(files, 2); /* a's data object was not rewritten */
+    loams_pointer_clear(&p);
+    /* Nothing orphaned; a's first manifest and b's commit are obsolete. */
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_ORPHAN), 0);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_INTENT), 0);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_OBSOLETE), 2);
+
+    /* Again, each on a stale base: b now rebases on a's commit. */
+    ck_assert_int_eq(fx_write(&b, 1, 2), 0);
+    ck_assert_int_eq(fx_write(&a, 0, 1), 0);
+    fx_commit_ok(&a, 1);
+    fx_commit_ok(&b, 2);
+    p = lf_pointer("t", "out");
+    ck_assert_int_eq(lf_applied(&p, 0), 3);
+    ck_assert_int_eq(lf_applied(&p, 1), 3);
+    ck_assert_uint_eq(p.applied_records, 6);
+    ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 6);
+    ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1\n0 2 r0-2\n1 0 r1-0\n1 1 r1-1\n1 2 r1-2");
+    loams_pointer_clear(&p);
+    fx_close(&a);
+    fx_close(&b);
+    loams_link_def_clear(&def);
+}
+END_TEST
+
+START_TEST(a_sibling_that_applied_the_same_partition_is_a_conflict)
+{
+    loams_link_def def;
+    store_link(&def);
+    cycle_fx a, b;
+    fx_open_task(&a, lease_of(RANGE0), RANGE0, &def);
+    fx_open_task(&b, lease_of(RANGE1), RANGE1, &def);
+    fx_resume(&a);
+    fx_resume(&b);
+    /* Overlapping ranges (a task of an older tasks setting): both read
+     * partition 0.  Rebasing would apply r0-0 twice. */
+    ck_assert_int_eq(fx_write(&b, 0, 1), 0);
+    fx_commit_ok(&b, 1);
+    ck_assert_int_eq(fx_write(&a, 0, 2), 0);
+    char err[1024];
+    ck_assert_int_eq(fx_commit(&a, 2, err, sizeof err), LOAMS_ECONFLICT);
+    loams_pointer p = lf_pointer("t", "out");
+    ck_assert_str_eq(p.ref, loams_commit_cycle_base(b.cycle)->ref);
+    ck_assert_uint_eq(p.applied_records, 1);
+    loams_pointer_clear(&p);
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_ORPHAN), 2); /* a's data object and manifest */
+    /* Resumed, a redoes its batch from b's commit: once each. */
+    fx_resume(&a);
+    ck_assert_int_eq(a.next_offset[0], 1);
+    ck_assert_int_eq(fx_write(&a, 0, 1), 0);
+    fx_commit_ok(&a, 1);
+    char lines[4096];
+    p = lf_pointer("t", "out");
+    ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 2);
+    ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1");
+    loams_pointer_clear(&p);
+    fx_close(&a);
+    fx_close(&b);
+    loams_link_def_clear(&def);
+}
+END_TEST
+
+START_TEST(rebase_failpoints_abort_and_the_batch_is_redone_once)
+{
+    const char *points[] = {"link.rebase_after_conflict=error", "link.rebase_before_commit=error"};
+    for (size_t k = 0; k < 2; k++) {
+        if (k > 0) {
+            teardown();
+            setup();
+        }
+        loams_link_def def;
+        store_link(&def);
+        cycle_fx a, b;
+        fx_open_task(&a, lease_of(RANGE0), RANGE0, &def);
+        fx_open_task(&b, lease_of(RANGE1), RANGE1, &def);
+        fx_resume(&a);
+        fx_resume(&b);
+        ck_assert_int_eq(fx_write(&b, 1, 1), 0);
+        fx_commit_ok(&b, 1);
+        ck_assert_int_eq(fx_write(&a, 0, 2), 0);
+        set_failpoints(points[k]);
+        char err[1024];
+        ck_assert_int_ne(fx_commit(&a, 2, err, sizeof err), 0);
+        set_failpoints(NULL);
+        loams_pointer p = lf_pointer("t", "out");
+        ck_assert_str_eq(p.ref, loams_commit_cycle_base(b.cycle)->ref);
+        loams_pointer_clear(&p);
+        ck_assert_uint_eq(lf_gc_count(LOAMS_GC_INTENT), 0);
+        ck_assert_uint_eq(lf_gc_count(LOAMS_GC_ORPHAN), 2);
+        fx_resume(&a);
+        ck_assert_int_eq(a.next_offset[0], 0);
+        ck_assert_int_eq(fx_write(&a, 0, 2), 0);
+        fx_commit_ok(&a, 2);
+        char lines[4096];
+        p = lf_pointer("t", "out");
+        ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 3);
+        ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1\n1 0 r1-0");
+        ck_assert_uint_eq(p.applied_records, 3);
+        loams_pointer_clear(&p);
+        fx_close(&a);
+        fx_close(&b);
+        loams_link_def_clear(&def);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("commit_cycle");
@@ -545,6 +723,9 @@ static Suite *suite(void)
     tcase_add_test(tc, maintenance_commits_a_merge_and_records_what_it_replaced_as_obsolete);
     tcase_add_test(tc, failed_maintenance_keeps_the_commit_and_waits_an_interval);
     tcase_add_test(tc, maintenance_by_a_zombie_is_fenced);
+    tcase_add_test(tc, a_sibling_range_commit_is_rebased_on_without_rewriting);
+    tcase_add_test(tc, a_sibling_that_applied_the_same_partition_is_a_conflict);
+    tcase_add_test(tc, rebase_failpoints_abort_and_the_batch_is_redone_once);
     suite_add_tcase(s, tc);
     return s;
 }

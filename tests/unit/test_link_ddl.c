@@ -242,7 +242,7 @@ START_TEST(plugin_options_are_checked_at_the_option)
     first_line(err, line, sizeof line);
     ck_assert_str_eq(line,
                      "line 2, column 28: unknown option 'zstd_levl': it is neither a link option "
-                     "(batch_bytes, batch_interval, maintenance_interval, on_error, "
+                     "(batch_bytes, batch_interval, maintenance_interval, tasks, on_error, "
                      "dead_letter_stream, max_unapplied_records, max_unapplied_bytes (collection "
                      "links), max_lag (other links), resume) nor an option of the target plugin "
                      "target-collection "
@@ -380,7 +380,7 @@ START_TEST(alter_link_changes_link_and_transform_options_only)
     ck_assert_int_eq(run("ALTER LINK l SET (transform = 'x')", err, sizeof err), LOAMS_EINPUT);
     ck_assert_ptr_nonnull(strstr(err, "ALTER LINK cannot set 'transform': it changes the link "
                                       "options (batch_bytes, batch_interval, "
-                                      "maintenance_interval, on_error, dead_letter_stream, "
+                                      "maintenance_interval, tasks, on_error, dead_letter_stream, "
                                       "max_unapplied_records, max_unapplied_bytes (collection "
                                       "links), max_lag (other links)) and "
                                       "those of the transform plugin transform-lua (lua_"));

@@ -31,8 +31,13 @@
 
 #define KEY "link/t/l/0-1"
 
+/* The task keys the test's source proposes (KEY unless a test says). */
+static const char *run_keys[2];
+
 static void setup(void)
 {
+    run_keys[0] = KEY;
+    run_keys[1] = NULL;
     lf_setup();
     loams_failpoint_configure(NULL, NULL, 0);
     lf_stream_create("t", "s", 2);
@@ -114,7 +119,11 @@ static void on_commit(void *userdata, const loams_link_def *def, const loams_lin
 static int src_propose(void *userdata, loams_task_list *out)
 {
     (void)userdata;
-    return loams_task_list_add(out, KEY, "t", LOAMS_PRIO_LINK_APPLY, 0);
+    int rc = 0;
+    for (size_t i = 0; i < 2 && rc == 0 && run_keys[i] != NULL; i++) {
+        rc = loams_task_list_add(out, run_keys[i], "t", LOAMS_PRIO_LINK_APPLY, 0);
+    }
+    return rc;
 }
 
 static int src_run(void *userdata, loams_task *t)
@@ -149,13 +158,13 @@ static probe run_link(run_ctl ctl)
                               .node_id = "n1",
                               .lease_ttl_ms = 30000,
                               .poll_interval_ms = 1000,
-                              .sched = {1, 1, 0, NULL, 0}};
+                              .sched = {2, 2, 0, NULL, 0}};
     loams_worker *w = NULL;
     char err[256];
     ck_assert_int_eq(loams_worker_new(&o, &w, err, sizeof err), 0);
     loams_task_source src = {"test-links", &p, src_propose, src_run, NULL};
     ck_assert_int_eq(loams_worker_add_source(w, &src), 0);
-    ck_assert_int_eq(loams_worker_poll(w), 1);
+    ck_assert_int_ge(loams_worker_poll(w), 1);
     int taken = 0;
     for (int i = 0; i < 1000; i++) {
         if (__atomic_load_n(&p.ended, __ATOMIC_SEQ_CST) ||
@@ -596,6 +605,7 @@ static void holey_link(const char *options)
     ck_assert_int_eq(loams_objname_set(&d.stream, "t", "h", NULL, 0), 0);
     ck_assert_msg(loams_link_create(lf_meta, &d, &merr) == 0, "%s", merr.msg);
     loams_link_def_clear(&d);
+    run_keys[0] = "link/t/l/0-0"; /* t.h has one partition */
 }
 
 /* Runs until the link has applied t.h up to offset 12 (its end). */
@@ -675,6 +685,71 @@ START_TEST(a_plugin_partition_emptied_by_retention_counts_what_was_lost)
 END_TEST
 END_TEST
 
+/* tasks = N: the link as one task per range of partitions. */
+static void set_tasks(uint32_t tasks)
+{
+    loams_link_def d;
+    loams_link_def_init(&d);
+    loams_objname ln;
+    ck_assert_int_eq(loams_objname_set(&ln, "t", "l", NULL, 0), 0);
+    loams_meta_err merr;
+    ck_assert_int_eq(loams_link_get(lf_meta, &ln, &d, &merr), 0);
+    d.tasks = tasks;
+    ck_assert_msg(loams_link_store(lf_meta, &d, LOAMS_LINK_STORE_NEXT_VERSION, NULL, 0, &merr) == 0,
+                  "%s", merr.msg);
+    loams_link_def_clear(&d);
+}
+
+START_TEST(two_range_tasks_apply_their_partitions_once_into_one_target)
+{
+    char key[LOAMS_LEASE_KEY_MAX];
+    unsigned first, last;
+    loams_objname ln;
+    ck_assert_int_eq(loams_objname_set(&ln, "t", "l", NULL, 0), 0);
+    ck_assert_uint_eq(loams_link_ranges(2, 2), 2);
+    ck_assert_uint_eq(loams_link_ranges(2, 5), 2);
+    ck_assert_uint_eq(loams_link_ranges(0, 5), 1);
+    loams_link_range(&ln, 2, 2, 1, &first, &last, key, sizeof key);
+    ck_assert_str_eq(key, "link/t/l/1-1");
+    loams_link_range(&ln, 12, 5, 4, &first, &last, key, sizeof key);
+    ck_assert_str_eq(key, "link/t/l/9-11");
+    loams_link_range(&ln, 12, 5, 0, &first, &last, key, sizeof key);
+    ck_assert_str_eq(key, "link/t/l/0-1");
+
+    create_link(LOAMS_ON_ERROR_FAIL, 0);
+    set_tasks(2);
+    run_keys[0] = "link/t/l/0-0";
+    run_keys[1] = "link/t/l/1-1";
+    for (int i = 0; i < 6; i++) {
+        char v[8];
+        snprintf(v, sizeof v, "a%d", i);
+        lf_append("t", "s", 0, v);
+        snprintf(v, sizeof v, "b%d", i);
+        lf_append("t", "s", 1, v);
+    }
+    probe p = run_link((run_ctl){.commits = 2});
+    ck_assert_int_eq(p.rc, 0);
+    loams_pointer ptr = lf_pointer("t", "out");
+    ck_assert_int_eq(lf_applied(&ptr, 0), 6);
+    ck_assert_int_eq(lf_applied(&ptr, 1), 6);
+    ck_assert_uint_eq(ptr.applied_records, 12);
+    loams_pointer_clear(&ptr);
+    char lines[4096];
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 12);
+    ck_assert_str_eq(lines, "0 0 a0\n0 1 a1\n0 2 a2\n0 3 a3\n0 4 a4\n0 5 a5\n"
+                            "1 0 b0\n1 1 b1\n1 2 b2\n1 3 b3\n1 4 b4\n1 5 b5");
+    ck_assert_uint_eq(lf_gc_count(LOAMS_GC_INTENT), 0);
+
+    /* A task of another tasks setting ends without reading. */
+    run_keys[0] = KEY;
+    run_keys[1] = NULL;
+    lf_append("t", "s", 0, "c");
+    p = run_until_end();
+    ck_assert_int_eq(p.rc, 0);
+    ck_assert_uint_eq(target_lines(lines, sizeof lines), 12);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("link_runtime");
@@ -695,6 +770,7 @@ static Suite *suite(void)
     tcase_add_test(tc, resume_offsets_takes_the_target_over_where_it_stands);
     tcase_add_test(tc, a_link_from_before_incarnations_gets_one_and_goes_on);
     tcase_add_test(tc, a_source_with_holes_applies_each_record_once_and_moves_past_markers);
+    tcase_add_test(tc, two_range_tasks_apply_their_partitions_once_into_one_target);
     tcase_add_test(tc, a_plugin_partition_trimmed_below_the_first_record_counts_the_low_mark);
     tcase_add_test(tc, a_plugin_partition_emptied_by_retention_counts_what_was_lost);
     suite_add_tcase(s, tc);

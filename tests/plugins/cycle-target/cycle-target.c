@@ -12,7 +12,8 @@
  *
  * naming the base's data objects and the staged ones.  maintain() merges a
  * commit's data objects (two or more) into one and names the old ones
- * obsolete.  Object keys carry the epoch, the process id and a counter, so
+ * obsolete.  rebase() keeps the staged objects and takes the newer
+ * commit's data objects as the base.  Object keys carry the epoch, the process id and a counter, so
  * no two instances of one process write the same key.
  */
 #include <errno.h>
@@ -364,6 +365,14 @@ static int ct_maintain(void *state, const char *ref, const char **new_ref, loams
     return rc;
 }
 
+/* The staged objects go on top of commit `ref` (a sibling's). */
+static int ct_rebase(void *state, const char *ref)
+{
+    cycle_target *t = state;
+    keys_clear(t, &t->base);
+    return read_manifest(t, ref, NULL);
+}
+
 static const loams_target_vtable vt = {
     .size = sizeof vt,
     .open = ct_open,
@@ -375,6 +384,7 @@ static const loams_target_vtable vt = {
     .query = NULL,
     .maintain = ct_maintain,
     .close = ct_close,
+    .rebase = ct_rebase,
 };
 
 static const loams_option_spec options[] = {{NULL, 0, 0, NULL, NULL, NULL}};
