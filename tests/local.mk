@@ -477,6 +477,7 @@ tests_unit_test_link_runtime_LDADD = $(LOAMS_UNIT_LDADD)
 # Links end to end: real loams-host processes, crashes at every failpoint.
 TESTS += tests/integration/link-zombie.sh tests/integration/link-on-error.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
+	tests/integration/link-ranges.sh \
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh
 # 50 SIGKILLs at random over collection, table and graph links with dead
 # letters, then every target and DLQ checked record by record (~80 s).
