@@ -578,6 +578,9 @@ EXTRA_DIST += tests/bench/bench-http.sh
 # A Kafka-sourced link against the same link on the node's log (by hand):
 # tests/bench/bench-kafka-link.sh BUILD_DIR [RECORDS].
 EXTRA_DIST += tests/bench/bench-kafka-link.sh
+# One link as 1 and as 2 tasks over ranges of partitions, into a collection
+# and a table (by hand): tests/bench/bench-link-ranges.sh BUILD_DIR [N] [P].
+EXTRA_DIST += tests/bench/bench-link-ranges.sh
 
 # Embeddings against the mock provider: budget use under a tokens/minute
 # limit, requests per distinct texts (docs/BENCHMARKS.md, "Embeddings").

@@ -742,6 +742,23 @@ static int create_dlq(const loams_link_ddl_env *env, const loams_ddl_script *scr
     if (d->on_error != LOAMS_ON_ERROR_DEAD_LETTER) {
         return 0;
     }
+    if (d->tasks > 1) {
+        /* The dead-letter marks are the link's, one set for all its runs:
+         * a range task's commit would move them past a sibling's dead
+         * letters that are not committed yet. */
+        const loams_ddl_option *o = NULL;
+        for (size_t i = 0; i < st->with.count; i++) {
+            if (strcmp(st->with.items[i].key, "tasks") == 0 ||
+                (o == NULL && strcmp(st->with.items[i].key, "on_error") == 0)) {
+                o = &st->with.items[i];
+            }
+        }
+        return loams_ddl_error_at(
+            script, o != NULL ? o->key_pos : st->name_pos, LOAMS_EINPUT, err, errlen,
+            "a link of several tasks (tasks = %u) cannot dead-letter yet: use on_error = "
+            "'skip' or 'fail' with tasks, or tasks = 1 with on_error = 'dead_letter'",
+            d->tasks);
+    }
     loams_stream_err serr;
     loams_stream_def dlq = {.name = d->dead_letter_stream, .partitions = 1};
     int rc = loams_stream_create(env->log, &dlq, 1, NULL, &serr);

@@ -28,6 +28,9 @@ out=$(sql "CREATE LINK r.bad FROM STREAM r.s FORMAT json INTO COLLECTION r.c2
        TRANSFORM (SELECT key AS _pk) WITH (tasks = 0)" 2>&1) && die "tasks = 0 accepted"
 echo "$out" | grep -q "tasks: the number of tasks the link runs as, one per range of partitions: 1 to 1024, not '0'" ||
   die "tasks = 0: $out"
+out=$(sql "ALTER LINK r.cl SET (on_error = 'dead_letter')" 2>&1) && die "dead_letter with tasks = 2 accepted"
+echo "$out" | grep -q "a link of several tasks (tasks = 2) cannot dead-letter yet" ||
+  die "dead_letter with tasks: $out"
 
 produce_part() { # produce_part FROM TO: records FROM..TO-1, keyed by id
   /usr/bin/python3 -c '
