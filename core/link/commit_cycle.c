@@ -642,12 +642,14 @@ int loams_commit_cycle_commit(loams_commit_cycle *c, loams_offsets *applied,
          * next one resumes from the pointer it reads. */
         cycle_log(c, LOAMS_LOG_WARN,
                   "%s; the run stops and the next one resumes from the pointer it reads "
-                  "(%zu files keep their write intents)",
-                  merr.msg, nfiles);
-        snprintf(err, errsize, "commit to %s.%s: %s", c->target.ns, c->target.name, merr.msg);
+                  "(the files written for it keep their write intents)",
+                  err);
         loams_write_journal_settled(c->journal);
         target_abort(c);
         loams_keylist_clear(c->written);
+        loams_offsets_free(merged);
+        loams_keylist_free(superseded);
+        loams_keylist_free(obsolete);
         return rc;
     }
     if (rc != 0) {
