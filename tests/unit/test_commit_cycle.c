@@ -576,15 +576,29 @@ static uint64_t lease_of(const char *task)
     return l.epoch;
 }
 
+/* Link t.l stored with its two range tasks' cycles a (partition 0) and b
+ * (partition 1), each under its own lease, resumed. */
+static void open_ranges(loams_link_def *def, cycle_fx *a, cycle_fx *b)
+{
+    store_link(def);
+    fx_open_task(a, lease_of(RANGE0), RANGE0, def);
+    fx_open_task(b, lease_of(RANGE1), RANGE1, def);
+    fx_resume(a);
+    fx_resume(b);
+}
+
+static void close_ranges(loams_link_def *def, cycle_fx *a, cycle_fx *b)
+{
+    fx_close(a);
+    fx_close(b);
+    loams_link_def_clear(def);
+}
+
 START_TEST(a_sibling_range_commit_is_rebased_on_without_rewriting)
 {
     loams_link_def def;
-    store_link(&def);
     cycle_fx a, b;
-    fx_open_task(&a, lease_of(RANGE0), RANGE0, &def);
-    fx_open_task(&b, lease_of(RANGE1), RANGE1, &def);
-    fx_resume(&a);
-    fx_resume(&b);
+    open_ranges(&def, &a, &b);
     /* First commits: b creates the pointer, a rebases on it. */
     ck_assert_int_eq(fx_write(&a, 0, 2), 0);
     ck_assert_int_eq(fx_write(&b, 1, 1), 0);
@@ -618,21 +632,15 @@ START_TEST(a_sibling_range_commit_is_rebased_on_without_rewriting)
     ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 6);
     ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1\n0 2 r0-2\n1 0 r1-0\n1 1 r1-1\n1 2 r1-2");
     loams_pointer_clear(&p);
-    fx_close(&a);
-    fx_close(&b);
-    loams_link_def_clear(&def);
+    close_ranges(&def, &a, &b);
 }
 END_TEST
 
 START_TEST(a_sibling_that_applied_the_same_partition_is_a_conflict)
 {
     loams_link_def def;
-    store_link(&def);
     cycle_fx a, b;
-    fx_open_task(&a, lease_of(RANGE0), RANGE0, &def);
-    fx_open_task(&b, lease_of(RANGE1), RANGE1, &def);
-    fx_resume(&a);
-    fx_resume(&b);
+    open_ranges(&def, &a, &b);
     /* Overlapping ranges (a task of an older tasks setting): both read
      * partition 0.  Rebasing would apply r0-0 twice. */
     ck_assert_int_eq(fx_write(&b, 0, 1), 0);
@@ -655,9 +663,7 @@ START_TEST(a_sibling_that_applied_the_same_partition_is_a_conflict)
     ck_assert_uint_eq(lf_target_lines(p.ref, lines, sizeof lines, NULL), 2);
     ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1");
     loams_pointer_clear(&p);
-    fx_close(&a);
-    fx_close(&b);
-    loams_link_def_clear(&def);
+    close_ranges(&def, &a, &b);
 }
 END_TEST
 
@@ -670,12 +676,8 @@ START_TEST(rebase_failpoints_abort_and_the_batch_is_redone_once)
             setup();
         }
         loams_link_def def;
-        store_link(&def);
         cycle_fx a, b;
-        fx_open_task(&a, lease_of(RANGE0), RANGE0, &def);
-        fx_open_task(&b, lease_of(RANGE1), RANGE1, &def);
-        fx_resume(&a);
-        fx_resume(&b);
+        open_ranges(&def, &a, &b);
         ck_assert_int_eq(fx_write(&b, 1, 1), 0);
         fx_commit_ok(&b, 1);
         ck_assert_int_eq(fx_write(&a, 0, 2), 0);
@@ -698,9 +700,7 @@ START_TEST(rebase_failpoints_abort_and_the_batch_is_redone_once)
         ck_assert_str_eq(lines, "0 0 r0-0\n0 1 r0-1\n1 0 r1-0");
         ck_assert_uint_eq(p.applied_records, 3);
         loams_pointer_clear(&p);
-        fx_close(&a);
-        fx_close(&b);
-        loams_link_def_clear(&def);
+        close_ranges(&def, &a, &b);
     }
 }
 END_TEST
