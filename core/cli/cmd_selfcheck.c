@@ -71,7 +71,9 @@ static int check_store(const loams_registry *r, const char *dir)
     if (loams_registry_find(r, LOAMS_KIND_STORE, "store-fs", &p) != 0) {
         return step_failed(step, "no store plugin named store-fs in the plugin path");
     }
-    snprintf(root, sizeof root, "%s/objects", dir);
+    if ((size_t)snprintf(root, sizeof root, "%s/objects", dir) >= sizeof root) {
+        return step_failed(step, "the data dir's path is too long: %.200s...", dir);
+    }
     loams_option_kv opts[] = {{"root", root}};
     rc = loams_store_open(p->descriptor, opts, 1, &s, err, sizeof err);
     if (rc != 0) {

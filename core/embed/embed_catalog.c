@@ -204,7 +204,7 @@ int loams_embed_def_get(loams_meta *m, const loams_objname *name, loams_embed_de
     if (rc == 0) {
         d->version = kv.version;
     } else if (err != NULL) {
-        snprintf(err->msg, sizeof err->msg, "the stored embedding provider %s is damaged", key);
+        snprintf(err->msg, sizeof err->msg, "the stored embedding provider %.400s is damaged", key);
     }
     loams_meta_kv_free(&kv);
     return rc;

@@ -347,7 +347,8 @@ static int openai_open(loams_ctx *ctx, void **out)
         rc = -ENOMEM;
         goto fail;
     }
-    snprintf(s->url, blen + strlen(path) + 1, "%s%s", trimmed, path);
+    memcpy(s->url, trimmed, blen);
+    memcpy(s->url + blen, path, strlen(path) + 1);
 
     rc = load_key(s);
     if (rc != 0) {

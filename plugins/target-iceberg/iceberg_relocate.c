@@ -460,8 +460,14 @@ int loams__ice_relocate(ice *t, const char *ref, const char *from, const char *t
     if (strcmp(old_location, new_location) == 0) {
         return 0; /* where it is already: nothing to do */
     }
-    snprintf(r.old_loc, sizeof r.old_loc, "%s/", old_location);
-    snprintf(r.new_loc, sizeof r.new_loc, "%s/", new_location);
+    int ol = snprintf(r.old_loc, sizeof r.old_loc, "%s/", old_location);
+    int nl = snprintf(r.new_loc, sizeof r.new_loc, "%s/", new_location);
+    if (ol < 0 || (size_t)ol >= sizeof r.old_loc || nl < 0 || (size_t)nl >= sizeof r.new_loc) {
+        return loams__ice_fail(t, -ENAMETOOLONG,
+                               "table %s.%s: a location is longer than %zu bytes: '%.200s...'",
+                               t->ns, t->name, sizeof r.old_loc - 2,
+                               (size_t)ol >= sizeof r.old_loc ? old_location : new_location);
+    }
     if ((meta = cJSON_Duplicate(t->base_meta, 1)) == NULL) {
         return loams__ice_fail(t, -ENOMEM, "out of memory");
     }
