@@ -79,7 +79,7 @@ core_libloams_core_la_SOURCES += \
 
 # abi/: the host side of the plugin ABI: the registry, the host API table
 # and the opaque types it hands out (batches, offsets, key lists, buffers,
-# contexts, UDFs, object stores).
+# contexts, UDFs, aggregate functions and their states, object stores).
 core_libloams_core_la_SOURCES += \
 	core/abi/registry.c core/abi/registry.h \
 	core/abi/plugin_resolve.c core/abi/plugin_resolve.h \
@@ -90,6 +90,8 @@ core_libloams_core_la_SOURCES += \
 	core/abi/keylist.c core/abi/keylist.h \
 	core/abi/buf.c core/abi/buf.h \
 	core/abi/udf.c core/abi/udf.h \
+	core/abi/aggregate.c core/abi/aggregate.h core/abi/agg_wire.h \
+	core/abi/agg_exact.c core/abi/agg_hll.c core/abi/agg_ddsketch.c \
 	core/abi/store.c core/abi/store.h
 
 # embed/: embeddings: provider definitions, the content-hash cache, rate

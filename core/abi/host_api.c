@@ -4,6 +4,7 @@
  */
 #include "abi/host_api.h"
 
+#include "abi/aggregate.h"
 #include "abi/batch.h"
 #include "abi/buf.h"
 #include "abi/keylist.h"
@@ -99,6 +100,12 @@ static const loams_host_api host_api = {
     /* 1.5: the schema registry */
     .schema_by_id = loams_schema_host_by_id,
     .schema_latest = loams_schema_host_latest,
+
+    /* 1.7: aggregate functions */
+    .aggregate_register = loams_aggregate_register,
+    .aggregate_count = loams_aggregate_count,
+    .aggregate_at = loams_aggregate_at,
+    .aggregate_find = loams_aggregate_find,
 };
 
 const loams_host_api *loams_host_api_get(void)

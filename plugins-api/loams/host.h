@@ -119,6 +119,54 @@ typedef struct loams_object_info {
 typedef int (*loams_udf_fn)(loams_ctx *ctx, void *userdata, const loams_value *args, size_t nargs,
                             loams_value *out);
 
+/* An aggregate function that a plugin (or the host) registers for SQL
+ * transforms' GROUP BY (ABI 1.7; docs/PLUGINS.md "Aggregate functions").
+ * Its state is mergeable: update() folds one row's arguments in, merge()
+ * folds another state of the same function in, and merging the states of
+ * any split of the rows, in any order, gives the state of the whole (what
+ * a link needs: each batch's partial state is merged into the stored one
+ * at commit).  serialize() writes a stable, versioned binary form (its
+ * first byte is the form's version, fields little-endian) that
+ * deserialize() reads back on any host and any later version of the
+ * plugin; finalize() gives the value a query sees.
+ *
+ * States are owned by whoever created them (init or deserialize) and freed
+ * with free(); the functions never keep a pointer to their arguments.
+ * Every function may be called from any thread, on different states at
+ * once; one state is used by one thread at a time.  Errors: 0 or a
+ * negative status with the message set through host->set_error(ctx) (ctx
+ * may be NULL when the caller has none: the message is then dropped). */
+typedef struct loams_aggregate {
+    uint32_t size; /* sizeof(loams_aggregate) as the registrant was built */
+    uint32_t reserved;
+    const char *name; /* an SQL identifier, unique case-insensitively */
+    int min_args;     /* arguments update() takes: count(*) 0, sum 1, */
+    int max_args;     /* approx_quantile 2 (0..8) */
+    void *userdata;   /* passed to every function */
+    /* A new empty state to *state.  -ENOMEM. */
+    int (*init)(loams_ctx *ctx, void *userdata, void **state);
+    /* Folds one row in: args[0..nargs) (min_args <= nargs <= max_args),
+     * views valid during the call.  LOAMS_EINPUT for an argument of a type
+     * the function does not take (the row fails, the state is unchanged). */
+    int (*update)(loams_ctx *ctx, void *userdata, void *state, const loams_value *args,
+                  size_t nargs);
+    /* Folds `other` (a state of the same function; unchanged) into state.
+     * LOAMS_EINPUT when the two cannot merge (e.g. different parameters). */
+    int (*merge)(loams_ctx *ctx, void *userdata, void *state, const void *other);
+    /* Appends the binary form of state to out (a host buffer).  -ENOMEM. */
+    int (*serialize)(loams_ctx *ctx, void *userdata, const void *state, loams_buf *out);
+    /* A new state from data[0..len) to *state.  LOAMS_ECORRUPT for a short
+     * or malformed form, LOAMS_EUNSUPPORTED for a form version newer than
+     * this code reads (the message names both versions), -ENOMEM. */
+    int (*deserialize)(loams_ctx *ctx, void *userdata, const void *data, size_t len, void **state);
+    /* The finished value to *out (NULL for no rows; pointers in *out stay
+     * valid until the next call on state or its free).  LOAMS_EINPUT when
+     * the value cannot be given (e.g. an integer sum that overflowed). */
+    int (*finalize)(loams_ctx *ctx, void *userdata, void *state, loams_value *out);
+    /* Frees a state from init or deserialize.  state may be NULL. */
+    void (*free)(void *userdata, void *state);
+} loams_aggregate;
+
 /*
  * The host API table.  Append-only within an ABI major: new members are
  * added at the end under a comment naming the minor that added them, and
@@ -344,6 +392,25 @@ typedef struct loams_host_api {
      * exist or has no version, LOAMS_EINPUT for a malformed name. */
     int (*schema_latest)(loams_ctx *ctx, const char *subject, uint32_t *id, uint32_t *version,
                          char *format, size_t format_size, loams_buf *text);
+
+    /* ---- added in 1.7: aggregate functions ---- */
+
+    /* Registers an aggregate for every SQL transform's GROUP BY and every
+     * target that merges states.  The host copies *agg; the strings and
+     * functions it points to must stay valid for the life of the process
+     * (register from the entry point, ctx NULL, as udf_register).  The
+     * host registers count, sum, min, max, avg, approx_count_distinct and
+     * approx_quantile itself.  -EEXIST when the name is taken (by an
+     * aggregate or a UDF), -EINVAL (bad name, args, a NULL function, size
+     * smaller than 1.7's), -ENOMEM. */
+    int (*aggregate_register)(loams_ctx *ctx, const loams_aggregate *agg);
+    /* How many aggregates are registered now. */
+    size_t (*aggregate_count)(loams_ctx *ctx);
+    /* The i-th aggregate (registration order), host-owned, valid for the
+     * life of the process; NULL when i >= aggregate_count(). */
+    const loams_aggregate *(*aggregate_at)(loams_ctx *ctx, size_t i);
+    /* The aggregate called name[0..len) (case-insensitive), or NULL. */
+    const loams_aggregate *(*aggregate_find)(loams_ctx *ctx, const char *name, size_t len);
 } loams_host_api;
 
 #ifdef __cplusplus

@@ -54,8 +54,10 @@ extern "C" {
  * 1.4: embed_check, embed_texts, embed last_tokens;
  * 1.5: schema_by_id, schema_latest (the schema registry), the source kind
  *      (loams/source.h);
- * 1.6: target rebase (several tasks of one link commit to one target) */
-#define LOAMS_ABI_MINOR 6
+ * 1.6: target rebase (several tasks of one link commit to one target);
+ * 1.7: aggregate_register, aggregate_count, aggregate_at, aggregate_find
+ *      (mergeable aggregate states, loams_aggregate) */
+#define LOAMS_ABI_MINOR 7
 
 #define LOAMS_PLUGIN_ENTRY loams_plugin_entry_v1
 #define LOAMS_PLUGIN_ENTRY_NAME "loams_plugin_entry_v1"

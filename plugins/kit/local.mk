@@ -16,7 +16,7 @@ LOAMS_KIT_C_FILES = \
 	plugins/kit/key_hash.c plugins/kit/json_path.c plugins/kit/json_tree.c \
 	plugins/kit/manifest_chain.c plugins/kit/units.c plugins/kit/option.c plugins/kit/value.c \
 	plugins/kit/base64.c plugins/kit/decode_rows.c plugins/kit/maintenance_debt.c plugins/kit/avro_schema.c \
-	plugins/kit/proto_schema.c
+	plugins/kit/proto_schema.c plugins/kit/agg_cell.c
 LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/mem.h plugins/kit/include/loams/kit/bytes.h \
 	plugins/kit/include/loams/kit/buf.h plugins/kit/include/loams/kit/err.h \
@@ -30,7 +30,8 @@ LOAMS_KIT_H_FILES = \
 	plugins/kit/include/loams/kit/decode_rows.h \
 	plugins/kit/include/loams/kit/maintenance_debt.h \
 	plugins/kit/include/loams/kit/avro_schema.h \
-	plugins/kit/include/loams/kit/proto_schema.h
+	plugins/kit/include/loams/kit/proto_schema.h \
+	plugins/kit/include/loams/kit/agg_cell.h
 
 noinst_LTLIBRARIES += plugins/kit/libkit.la
 plugins_kit_libkit_la_SOURCES = $(LOAMS_KIT_C_FILES) $(LOAMS_KIT_H_FILES)

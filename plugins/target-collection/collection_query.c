@@ -16,6 +16,7 @@
 
 #include <loams/status.h>
 
+#include "agg_doc.h"
 #include "doc_encode.h"
 
 void loams__coll_request_free(loams__coll_request *r)
@@ -319,7 +320,9 @@ static int putf(loams_kit_buf *b, const char *fmt, ...)
 }
 
 /* Document `doc` of split `split` with its _pk, checked to be a JSON object
- * that parses: the answers splice the stored text in as it is, so a
+ * that parses; *json + 1 is where its visible members start (the states
+ * of an aggregate link left out) and runs to its closing '}'.  The
+ * answers splice the stored text in as it is, so a
  * document that does not parse would make the whole answer unreadable.
  * LOAMS_ECORRUPT names the split, the document and its _pk. */
 static int stored_doc(const loams__coll_view *v, size_t split, uint32_t doc, const char **pk,
@@ -338,6 +341,14 @@ static int stored_doc(const loams__coll_view *v, size_t split, uint32_t doc, con
     int ok = cJSON_IsObject(parsed) && end == *json + *json_len;
     cJSON_Delete(parsed);
     if (ok) {
+        /* an aggregate link's states are not part of what queries show
+         * (agg_doc.h): the view starts one byte before the members, and
+         * callers read from (*json)[1] on, after a '{' of their own */
+        const char *members;
+        size_t mlen;
+        loams__agg_doc_visible(*json, *json_len, &members, &mlen);
+        *json = members - 1;
+        *json_len = mlen + 1;
         return 0;
     }
     /* cJSON reports running out of memory as a parse failure too */
@@ -668,8 +679,8 @@ int loams__coll_query_run(const loams__coll_view *v, const char *ref,
         }
         w |= put(out, "\"split\":");
         w |= loams__json_string(out, m->splits[h->split].key, strlen(m->splits[h->split].key));
-        w |= put(out, ",\"doc\":");
-        w |= loams_kit_buf_append(out, doc, doc_len);
+        w |= put(out, ",\"doc\":{");
+        w |= loams_kit_buf_append(out, doc + 1, doc_len - 1);
         w |= put(out, "}");
     }
     w |= put(out, "],\"splits\":[");

@@ -22,6 +22,7 @@ plugins_target_collection_libcollection_la_SOURCES = \
 	plugins/target-collection/search_text.c plugins/target-collection/search_text.h \
 	plugins/target-collection/query_parse.c plugins/target-collection/query_parse.h \
 	plugins/target-collection/collection_query.c plugins/target-collection/collection_query.h \
+	plugins/target-collection/agg_doc.c plugins/target-collection/agg_doc.h \
 	plugins/target-collection/collection_merge.c plugins/target-collection/collection_merge.h
 plugins_target_collection_libcollection_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(ZSTD_CFLAGS)
 plugins_target_collection_libcollection_la_LIBADD = plugins/kit/libkit.la \

@@ -35,6 +35,7 @@
 #include "loams/kit/err.h"
 #include "loams/kit/manifest_chain.h"
 #include "loams/kit/option.h"
+#include "agg_doc.h"
 #include "ann_file.h"
 #include "ann_index.h"
 #include "collection_manifest.h"
@@ -164,7 +165,8 @@ typedef struct coll {
     loams_kit_buf tomb_arena;
     uint32_t *dead; /* new-split docs replaced within the staging (prepare) */
     size_t n_dead, cap_dead;
-    loams_kit_buf doc; /* one row's stored JSON */
+    loams_kit_buf doc;     /* one row's stored JSON */
+    loams__agg_stage *agg; /* the groups of an aggregate link (agg_doc.h), NULL until one */
 
     /* split readers (each entry allocated on its own: readers point at it) */
     cached **cache;
@@ -593,6 +595,9 @@ static void drop_writer(coll *c);
 static void staging_clear(coll *c)
 {
     drop_writer(c);
+    if (c->agg != NULL) {
+        loams__agg_stage_clear(c->agg);
+    }
     loams__coll_manifest_free(c->work);
     c->work = NULL;
     loams_kit_mem_free(c->mem, c->tombs);
@@ -810,11 +815,216 @@ static int index_value(coll *c, colinfo *ci, const loams_value *v)
     return 0;
 }
 
+/* ---- aggregate links (agg_doc.h) ---- */
+
+/* 1 when some column of b holds aggregate state cells: the batch comes
+ * from a GROUP BY transform. */
+static int batch_has_states(loams_batch *b)
+{
+    size_t rows = host->batch_rows(b), ncols = host->batch_columns(b);
+    for (size_t col = 0; col < ncols; col++) {
+        for (size_t row = 0; row < rows; row++) {
+            loams_value v;
+            if (host->batch_row_failed(b, row) || host->batch_get(b, row, col, &v) != 0 ||
+                v.type == LOAMS_T_NULL) {
+                continue;
+            }
+            if (loams__agg_is_state(&v)) {
+                return 1;
+            }
+            break; /* a column holds states in every row or in none */
+        }
+    }
+    return 0;
+}
+
+/* Stages the groups of b: the key columns are mapped now, the finalized
+ * values at prepare (agg_field). */
+static int agg_write(coll *c, loams_batch *b)
+{
+    int rc;
+    if (c->agg == NULL && (rc = loams__agg_stage_new(host, c->ctx, c->mem, &c->agg)) != 0) {
+        return loams_kit_err_set(&c->err, rc, "out of memory staging groups");
+    }
+    size_t rows = host->batch_rows(b), ncols = host->batch_columns(b);
+    long pk_col = host->batch_column_find(b, "_pk");
+    loams__agg_col *cols = loams_kit_mem_calloc(c->mem, ncols ? ncols : 1, sizeof *cols);
+    if (cols == NULL) {
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory staging groups");
+    }
+    rc = 0;
+    for (size_t row = 0; row < rows && rc == 0; row++) {
+        char num[32];
+        size_t pk_len, n = 0;
+        if (host->batch_row_failed(b, row)) {
+            continue;
+        }
+        const char *pk = row_pk(c, b, row, pk_col, num, &pk_len);
+        if (pk == NULL) {
+            continue;
+        }
+        for (size_t col = 0; col < ncols; col++) {
+            loams_value v;
+            if ((long)col == pk_col || host->batch_get(b, row, col, &v) != 0 ||
+                v.type == LOAMS_T_NULL) {
+                continue;
+            }
+            cols[n].name = host->batch_column_name(b, col);
+            cols[n].v = v;
+            cols[n].is_state = loams__agg_is_state(&v);
+            if (!cols[n].is_state) {
+                uint32_t dim;
+                int type = loams__doc_value_type(&v, &dim);
+                if (type == LOAMS__CT_VECTOR || type == LOAMS__CT_LIST) {
+                    host->batch_row_fail(b, row, LOAMS_EINPUT,
+                                         "collection %s.%s: a group key column ('%s') holds a "
+                                         "%s: keys are text, numbers, booleans or timestamps",
+                                         c->ns, c->name, cols[n].name, loams__coll_type_name(type));
+                    n = SIZE_MAX;
+                    break;
+                }
+                if (type != 0 && (rc = loams__coll_manifest_map(c->work, cols[n].name, type, dim,
+                                                                &c->err)) < 0) {
+                    break;
+                }
+                rc = 0;
+            }
+            n++;
+        }
+        if (rc != 0 || n == SIZE_MAX) {
+            continue;
+        }
+        rc = loams__agg_stage_row(c->agg, pk, pk_len, cols, n, &c->err);
+    }
+    loams_kit_mem_free(c->mem, cols);
+    return rc;
+}
+
+/* The field callback of loams__agg_stage_doc: maps the value's type
+ * (widening an INT64 of a float field) and indexes text. */
+static int agg_field(void *ud, const char *name, loams_value *v)
+{
+    coll *c = ud;
+    uint32_t dim;
+    int type = loams__doc_value_type(v, &dim);
+    if (type == 0) {
+        return 0;
+    }
+    int rc = loams__coll_manifest_map(c->work, name, type, dim, &c->err);
+    if (rc < 0) {
+        return rc;
+    }
+    const loams__coll_field *f = loams__coll_manifest_field(c->work, name);
+    if (f == NULL) {
+        return 0;
+    }
+    if (f->type == LOAMS__CT_FLOAT && v->type == LOAMS_T_INT64) {
+        v->type = LOAMS_T_FLOAT64;
+        v->u.f = (double)v->u.i;
+    }
+    if (f->type == LOAMS__CT_TEXT && v->type == LOAMS_T_STRING) {
+        uint32_t wid;
+        if ((rc = loams__split_writer_field(c->w, name, LOAMS__FIELD_TEXT, 0, &wid, &c->err)) !=
+            0) {
+            return rc;
+        }
+        const char *nul = memchr(v->u.s.ptr, 0, v->u.s.len);
+        size_t n = nul ? (size_t)(nul - v->u.s.ptr) : v->u.s.len;
+        return loams__split_writer_add_text(c->w, wid, v->u.s.ptr, n, &c->err);
+    }
+    return 0;
+}
+
+static int split_filter(coll *c, cached *k, const loams__pk_filter **out);
+
+/* The live document of pk in the base (json NULL when none). */
+static int agg_stored(coll *c, view *vw, const char *pk, size_t len, const char **json,
+                      size_t *json_len)
+{
+    uint64_t hash = loams_kit_key_hash(pk, len);
+    *json = NULL;
+    *json_len = 0;
+    for (size_t s = BASE(c)->n_splits; s-- > 0;) {
+        const loams__pk_filter *f = NULL;
+        int rc = split_filter(c, vw->entries[s], &f);
+        if (rc != 0) {
+            return rc;
+        }
+        if (f != NULL && !loams__pk_filter_maybe(f, hash)) {
+            continue;
+        }
+        uint32_t doc;
+        size_t cursor = 0;
+        int found;
+        while ((found = loams__split_reader_find_pk(vw->readers[s], pk, len, &cursor, &doc,
+                                                    &c->err)) == 1) {
+            if (loams__delset_has(vw->dels[s], doc)) {
+                continue;
+            }
+            return loams__split_reader_doc(vw->readers[s], doc, json, json_len, &c->err);
+        }
+        if (found < 0) {
+            return found;
+        }
+    }
+    return 0;
+}
+
+/* Writes each staged group's document, its states merged with the
+ * base's (the stored document of its _pk), into the new split; the
+ * supersede step of prepare then deletes the base's copy. */
+static int agg_flush(coll *c)
+{
+    size_t n = c->agg != NULL ? loams__agg_stage_groups(c->agg) : 0;
+    view vw;
+    memset(&vw, 0, sizeof vw);
+    int rc = 0;
+    if (n == 0) {
+        return 0;
+    }
+    if (BASE(c)->n_splits > 0 && (rc = view_open(c, BASE(c), &vw)) != 0) {
+        return rc;
+    }
+    loams_kit_buf stored = LOAMS_KIT_BUF_INIT_MEM(c->mem);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *pk, *json = NULL;
+        size_t pk_len, json_len = 0;
+        loams__agg_stage_pk(c->agg, i, &pk, &pk_len);
+        if (BASE(c)->n_splits > 0 && (rc = agg_stored(c, &vw, pk, pk_len, &json, &json_len)) != 0) {
+            break;
+        }
+        /* the reader's block is reused by the next read: copy */
+        stored.len = 0;
+        if (json != NULL && loams_kit_buf_append(&stored, json, json_len) != 0) {
+            rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory merging groups");
+            break;
+        }
+        uint32_t doc;
+        if ((rc = ensure_writer(c)) != 0 ||
+            (rc = loams__split_writer_begin_doc(c->w, pk, pk_len, &doc, &c->err)) != 0 ||
+            (rc = loams__agg_stage_doc(c->agg, i, json ? (const char *)stored.data : NULL,
+                                       stored.len, &c->doc, agg_field, c, &c->err)) != 0 ||
+            (rc = loams__split_writer_end_doc(c->w, (const char *)c->doc.data, c->doc.len,
+                                              &c->err)) != 0) {
+            break;
+        }
+    }
+    loams_kit_buf_free(&stored);
+    view_free(c, &vw);
+    if (rc == 0) {
+        loams__agg_stage_clear(c->agg);
+    }
+    return rc;
+}
+
 static int do_write(coll *c, loams_batch *b)
 {
     int rc = ensure_work(c);
     if (rc != 0) {
         return rc;
+    }
+    if (batch_has_states(b)) {
+        return agg_write(c, b);
     }
     size_t rows = host->batch_rows(b);
     size_t ncols = host->batch_columns(b);
@@ -1396,6 +1606,10 @@ static int do_prepare(coll *c, const loams_offsets *applied, const char **ref,
         (rc = loams__coll_manifest_set_link(m, c->link, &c->err)) != 0) {
         goto out;
     }
+    /* an aggregate link's groups, merged with the base's states */
+    if ((rc = agg_flush(c)) != 0) {
+        goto out;
+    }
     /* the new split first: its sorted _pk index drives the rest */
     uint32_t new_docs = c->w ? loams__split_writer_docs(c->w) : 0;
     if ((rc = finish_writer(c, written)) != 0) {
@@ -1939,6 +2153,7 @@ static void coll_close(void *state)
     }
     loams_kit_mem_free(c->mem, c->cache);
     loams_kit_buf_free(&c->doc);
+    loams__agg_stage_free(c->agg);
     loams_kit_mem_free(c->mem, c->ns);
     loams_kit_mem_free(c->mem, c->name);
     loams_kit_mem_free(c->mem, c->link);

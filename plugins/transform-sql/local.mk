@@ -5,7 +5,8 @@
 
 noinst_LTLIBRARIES += plugins/transform-sql/libtransformsql.la
 plugins_transform_sql_libtransformsql_la_SOURCES = \
-	plugins/transform-sql/program.c plugins/transform-sql/program.h
+	plugins/transform-sql/program.c plugins/transform-sql/program.h \
+	plugins/transform-sql/group_plan.c plugins/transform-sql/group_plan.h
 plugins_transform_sql_libtransformsql_la_CFLAGS = $(AM_CFLAGS)
 plugins_transform_sql_libtransformsql_la_LIBADD = plugins/kit/libkit.la
 
@@ -15,7 +16,8 @@ plugin_LTLIBRARIES += plugins/transform-sql/transform-sql.la
 plugins_transform_sql_transform_sql_la_SOURCES = \
 	plugins/transform-sql/transform_sql.c plugins/transform-sql/transform_sql.h \
 	plugins/transform-sql/batch_vtab.c plugins/transform-sql/sql_functions.c \
-	plugins/transform-sql/projection.c plugins/transform-sql/sql_embed.c
+	plugins/transform-sql/projection.c plugins/transform-sql/sql_embed.c \
+	plugins/transform-sql/sql_group.c
 plugins_transform_sql_transform_sql_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 plugins_transform_sql_transform_sql_la_LIBADD = plugins/transform-sql/libtransformsql.la \
 	$(SQLITE_LIBS)

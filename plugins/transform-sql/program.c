@@ -336,10 +336,8 @@ static const struct {
     const char *msg;
 } top_level_refused[] = {
     {"JOIN", "JOIN is not supported: a link transform reads one record at a time"},
-    {"GROUP", "GROUP BY is not supported in a link transform yet: each output row "
-              "comes from one record"},
-    {"HAVING", "HAVING is not supported in a link transform yet: each output row "
-               "comes from one record"},
+    {"HAVING", "HAVING is not supported in a link transform: a group's result is only "
+               "known at the target, once every batch is merged (filter the target instead)"},
     {"ORDER", "ORDER BY is not supported in a link transform: rows keep the stream's order"},
     {"LIMIT", "LIMIT is not supported in a link transform: filter rows with WHERE"},
     {"UNION", "UNION is not supported in a link transform: write one SELECT"},
@@ -354,7 +352,8 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
     size_t len = strlen(program);
     loams__sql_token tok;
     size_t pos, where_at = 0, list_end = 0;
-    int depth = 0, have_where = 0, have_column = 0;
+    int depth = 0, have_where = 0, have_column = 0, have_group = 0;
+    size_t group_at = 0, group_by_end = 0;
     size_t open_at[64]; /* where the unclosed '(' are, innermost last */
     char *sql;
 
@@ -421,6 +420,25 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
                         return refuse(err, tok.start, top_level_refused[i].msg);
                     }
                 }
+                if (loams__sql_token_is(program, &tok, "GROUP")) {
+                    loams__sql_token by;
+                    if (have_group || next_significant(program, len, pos, &by) != LOAMS__TK_IDENT ||
+                        !loams__sql_token_is(program, &by, "BY")) {
+                        return refuse(err, tok.start,
+                                      have_group ? "GROUP BY appears twice: list every group "
+                                                   "key in one GROUP BY"
+                                                 : "GROUP must be followed by BY");
+                    }
+                    have_group = 1;
+                    group_at = tok.start;
+                    pos = group_by_end = by.start + by.len;
+                    continue;
+                }
+                if (have_group && loams__sql_token_is(program, &tok, "WHERE")) {
+                    return refuse(err, tok.start,
+                                  "WHERE goes before GROUP BY: SELECT ... WHERE <condition> "
+                                  "GROUP BY <keys>");
+                }
                 if (!have_where && loams__sql_token_is(program, &tok, "WHERE")) {
                     have_where = 1;
                     where_at = tok.start;
@@ -428,10 +446,13 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
                 }
             }
         }
-        if (!have_where) {
+        if (!have_where && !have_group) {
             have_column = 1;
             list_end = pos;
         }
+    }
+    if (have_group && next_significant(program, len, group_by_end, &tok) == LOAMS__TK_END) {
+        return refuse(err, group_by_end, "GROUP BY needs at least one group key");
     }
     if (!have_column) {
         return refuse(err, have_where ? where_at : list_end,
@@ -456,6 +477,10 @@ int loams__program_build(const char *program, loams__program *out, loams__progra
     out->insert_at = list_end;
     out->insert_len = sizeof(insert_text) - 1;
     out->program_len = len;
+    out->grouped = have_group;
+    out->group_at = have_group ? group_at : len;
+    out->group_by_end = have_group ? group_by_end : len;
+    out->where_at = have_where ? where_at : (have_group ? group_at : len);
     return 0;
 }
 

@@ -73,6 +73,11 @@ typedef struct loams__program {
     size_t insert_at;  /* offset in the program where the FROM went in */
     size_t insert_len; /* bytes inserted there */
     size_t program_len;
+    /* GROUP BY (group_plan.h): whether the program has one, the offset of
+     * its GROUP and of what follows BY (both program_len when none), and
+     * where the WHERE starts (else where the select list ends: group_at) */
+    int grouped;
+    size_t group_at, group_by_end, where_at;
 } loams__program;
 
 /* A shape error: position in the program and a static message. */
@@ -83,11 +88,10 @@ typedef struct loams__program_error {
 
 /* Checks the shape of `program` (NUL-terminated) and builds the statement.
  * Refused, with the position of the offending token: an empty program,
- * anything but SELECT first, SELECT DISTINCT, FROM anywhere, JOIN, GROUP BY,
- * HAVING, ORDER BY, LIMIT, UNION/INTERSECT/EXCEPT, WINDOW and VALUES at the
- * top level, parameters, more than one statement, an empty select list,
- * an unclosed parenthesis.
- * Errors: LOAMS_EINPUT (*err set), -ENOMEM.  On error *out is untouched. */
+ * anything but SELECT first, SELECT DISTINCT, FROM anywhere, JOIN, a GROUP
+ * without BY or twice, a WHERE after GROUP BY, HAVING, ORDER BY, LIMIT, UNION/INTERSECT/EXCEPT,
+ * WINDOW and VALUES at the top level, parameters, more than one statement, an empty select list, an
+ * unclosed parenthesis. Errors: LOAMS_EINPUT (*err set), -ENOMEM.  On error *out is untouched. */
 int loams__program_build(const char *program, loams__program *out, loams__program_error *err);
 
 void loams__program_free(loams__program *p);

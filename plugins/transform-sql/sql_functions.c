@@ -608,7 +608,7 @@ int loams__sql_functions_check_paths(loams__sql_state *st)
                 if (rc) {
                     unsigned line, col;
                     /* the path's own offset, inside the quotes */
-                    loams__program_line_column(text, t.start + 1 + err.pos, &line, &col);
+                    loams__sql_position(st, t.start + 1 + err.pos, &line, &col);
                     loams__sql_host->set_error(st->ctx,
                                                "at line %u, column %u: bad JSON path '%s': %s",
                                                line, col, buf, err.what);

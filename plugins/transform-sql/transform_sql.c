@@ -19,6 +19,11 @@
  * after it, so the rest of the batch carries on and rows already emitted
  * are not emitted twice (rows are independent: no aggregates, no ORDER BY).
  *
+ * A GROUP BY program (group_plan.h, sql_group.c) runs as its per-record
+ * program: each of its rows is folded into its group's aggregate states
+ * instead of being emitted, and each group becomes one output row at the
+ * end of the batch (a key per key column, a state cell per aggregate).
+ *
  * A program that is only a list of projections of input columns (a column,
  * CAST(column AS <type>), json_get_*(column, '<path>')) runs without
  * SQLite once it compiled: projection.c, the same output as SQLite's.
@@ -63,9 +68,19 @@ int loams__sql_error_at(loams__sql_state *st, size_t offset, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    loams__program_line_column(st->program, offset, &line, &col);
+    loams__sql_position(st, offset, &line, &col);
     loams__sql_host->set_error(st->ctx, "at line %u, column %u: %s", line, col, msg);
     return LOAMS_EINPUT;
+}
+
+void loams__sql_position(const loams__sql_state *st, size_t offset, unsigned *line,
+                         unsigned *column)
+{
+    const char *text = st->program;
+    if (st->group != NULL) {
+        offset = loams__sql_group_offset(st->group, offset, &text);
+    }
+    loams__program_line_column(text, offset, line, column);
 }
 
 static int sqlite_status(int rc)
@@ -185,9 +200,11 @@ static int check_no_aggregate(loams__sql_state *st)
         const char *name;
         size_t at = aggregate_position(st->program, &name);
         return error_at(st, at,
-                        "aggregate and window functions%s%s%s are not supported in a link "
-                        "transform: each output row comes from one record",
-                        name ? " such as " : "", name ? name : "", name ? "()" : "");
+                        "%s%s%s needs GROUP BY in a link transform: add GROUP BY <the group "
+                        "key> and name the key AS _pk (docs/LINKS.md, aggregate links); "
+                        "window functions are not supported",
+                        name ? "aggregate " : "an aggregate or window function", name ? name : "",
+                        name ? "()" : "");
     }
     return 0;
 }
@@ -301,7 +318,9 @@ static int read_columns(loams__sql_state *st)
 
 static void sql_close(void *state);
 
-static int sql_compile(loams_ctx *ctx, const char *program, void **out)
+/* Compiles `program`; group (taken, also on error) is the GROUP BY run
+ * whose per-record program this is, or NULL. */
+static int compile_program(loams_ctx *ctx, const char *program, loams__sql_group *group, void **out)
 {
     const loams_host_api *h = loams__sql_host;
     loams__sql_state *st;
@@ -311,9 +330,11 @@ static int sql_compile(loams_ctx *ctx, const char *program, void **out)
 
     st = h->calloc(ctx, 1, sizeof(*st));
     if (!st) {
+        loams__sql_group_free(group);
         return -ENOMEM;
     }
     st->ctx = ctx;
+    st->group = group;
     loams_kit_host_mem_init(&st->json_mem, loams__sql_host, ctx);
     st->program = dup_text(ctx, program);
     if (!st->program) {
@@ -428,6 +449,93 @@ fail:
 /* The decoded fields the SELECT names: the batch table's columns after the
  * six record columns (compile adds exactly those it needs), so the decoder
  * can leave every other member out. */
+/* ---- GROUP BY ---- */
+
+static int agg_lookup(void *ud, const char *name, size_t len, int *min_args, int *max_args)
+{
+    const loams_aggregate *a = loams__sql_host->aggregate_find(ud, name, len);
+    if (a == NULL) {
+        return 0;
+    }
+    *min_args = a->min_args;
+    *max_args = a->max_args;
+    return 1;
+}
+
+/* Plans a GROUP BY program and compiles its per-record program. */
+static int compile_grouped(loams_ctx *ctx, const char *program, void **out)
+{
+    const loams_host_api *h = loams__sql_host;
+    loams__program prog;
+    loams__program_error perr;
+    loams__group_plan plan;
+    loams__group_error gerr;
+    loams__sql_group *g = NULL;
+    char names[512];
+    size_t nl = 0;
+    int rc;
+
+    memset(&prog, 0, sizeof prog);
+    memset(&plan, 0, sizeof plan);
+    if ((rc = loams__program_build(program, &prog, &perr)) != 0) {
+        return rc; /* checked by the caller already */
+    }
+    if (!LOAMS_HOST_HAS(h, aggregate_find)) {
+        h->set_error(ctx, "GROUP BY needs a loams-host of plugin ABI 1.7 or later (aggregate "
+                          "functions): upgrade loams-host");
+        rc = LOAMS_EUNSUPPORTED;
+        goto out;
+    }
+    names[0] = '\0';
+    for (size_t i = 0, n = h->aggregate_count(ctx); i < n; i++) {
+        const loams_aggregate *a = h->aggregate_at(ctx, i);
+        if (a != NULL && nl + strlen(a->name) + 3 < sizeof names) {
+            nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "", a->name);
+        }
+    }
+    rc = loams__group_plan_build(program, &prog, agg_lookup, ctx, names, &plan, &gerr);
+    if (rc == LOAMS_EINPUT) {
+        unsigned line, col;
+        loams__program_line_column(program, gerr.pos, &line, &col);
+        h->set_error(ctx, "at line %u, column %u: %s", line, col, gerr.msg);
+        goto out;
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    {
+        loams__sql_state tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ctx = ctx;
+        if ((rc = loams__sql_group_new(&tmp, &plan, program, &g)) != 0) {
+            goto out;
+        }
+    }
+    /* the per-record program belongs to g, which the state takes */
+    rc = compile_program(ctx, loams__sql_group_inner(g), g, out);
+out:
+    loams__group_plan_free(&plan);
+    loams__program_free(&prog);
+    if (rc == -ENOMEM) {
+        h->set_error(ctx, "out of memory compiling the transform");
+    }
+    return rc;
+}
+
+static int sql_compile(loams_ctx *ctx, const char *program, void **out)
+{
+    loams__program prog;
+    loams__program_error perr;
+    memset(&prog, 0, sizeof prog);
+    int rc = loams__program_build(program, &prog, &perr);
+    int grouped = rc == 0 && prog.grouped;
+    loams__program_free(&prog);
+    if (grouped) {
+        return compile_grouped(ctx, program, out);
+    }
+    return compile_program(ctx, program, NULL, out);
+}
+
 static int sql_input_columns(void *state, const char *const **names, size_t *count)
 {
     loams__sql_state *st = state;
@@ -442,6 +550,10 @@ static int sql_input_columns(void *state, const char *const **names, size_t *cou
 static int sql_columns(void *state, const char *const **names, size_t *count)
 {
     loams__sql_state *st = state;
+    if (st->group != NULL) {
+        *names = loams__sql_group_names(st->group, count);
+        return 0;
+    }
     *names = (const char *const *)st->names;
     *count = st->ncols;
     return 0;
@@ -477,6 +589,9 @@ int loams__sql_emit_cells(loams__sql_state *st, loams_batch *in, loams_batch *ou
     size_t orow;
     int rc = 0;
 
+    if (st->group != NULL) {
+        return loams__sql_group_row(st, in, src, cells);
+    }
     if (!types) {
         types = h->malloc(st->ctx, st->ncols * sizeof(*types));
         if (!types) {
@@ -665,7 +780,13 @@ static int sql_run(void *state, loams_batch *in, loams_batch *out)
     size_t emitted = 0, nrows;
     int rc = 0;
 
-    for (size_t i = 0; i < st->ncols; i++) {
+    if (st->group != NULL) {
+        rc = loams__sql_group_begin(st, out);
+        if (rc) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < st->ncols && st->group == NULL; i++) {
         rc = h->batch_add_column(out, st->names[i], &st->out_cols[i]);
         if (rc) {
             h->set_error(st->ctx, "cannot add output column '%s'", st->names[i]);
@@ -684,12 +805,17 @@ static int sql_run(void *state, loams_batch *in, loams_batch *out)
     if (st->embed) {
         rc = loams__sql_embed_prepare(st, out);
     }
-    if (rc) {
-        /* the message is set */
-    } else if (st->direct) {
-        rc = loams__sql_direct_run(st, out);
-    } else {
-        rc = loams__sql_scan(st, out, 0, nrows, &emitted);
+    do {
+        if (rc) {
+            /* the message is set */
+        } else if (st->direct) {
+            rc = loams__sql_direct_run(st, out);
+        } else {
+            rc = loams__sql_scan(st, out, 0, nrows, &emitted);
+        }
+    } while (rc == 0 && st->group != NULL && loams__sql_group_redo(st));
+    if (rc == 0 && st->group != NULL) {
+        rc = loams__sql_group_flush(st, in, out);
     }
     loams__sql_embed_end_run(st);
     st->in = NULL;
@@ -706,6 +832,7 @@ static void sql_close(void *state)
     }
     loams__sql_direct_free(st);
     loams__sql_embed_free(st);
+    loams__sql_group_free(st->group);
     sqlite3_finalize(st->stmt);
     sqlite3_close(st->db);
     loams__program_free(&st->prog);

@@ -28,6 +28,7 @@
 
 #include "loams/kit/json_path.h"
 #include "loams/kit/value.h"
+#include "group_plan.h"
 #include "program.h"
 
 /* SQLite value subtypes that carry a loams type SQLite lacks: an INTEGER
@@ -140,6 +141,10 @@ struct loams__sql_state {
     /* the direct path (projection.c), NULL when SQLite runs the program */
     struct loams__sql_direct *direct;
 
+    /* GROUP BY (sql_group.c), NULL for a program without: the state then
+     * runs the per-record program of the plan */
+    struct loams__sql_group *group;
+
     /* embed() (sql_embed.c), NULL when the program calls none */
     struct loams__sql_embed *embed;
     int collecting; /* the first pass: nothing emitted, no row failed */
@@ -234,6 +239,43 @@ int loams__sql_scan(loams__sql_state *st, loams_batch *out, size_t from, size_t 
  * the program on st->ctx.  Returns LOAMS_EINPUT. */
 int loams__sql_error_at(loams__sql_state *st, size_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Line and column (1-based) of byte `offset` of the program the user
+ * wrote (for a GROUP BY program, mapped back from the per-record one). */
+void loams__sql_position(const loams__sql_state *st, size_t offset, unsigned *line,
+                         unsigned *column);
+
+/* ---- sql_group.c ---- */
+
+typedef struct loams__sql_group loams__sql_group;
+
+/* A GROUP BY run for `plan` (taken: *plan is emptied) of program `outer`
+ * (copied).  The aggregates are looked up on the host.  -ENOMEM,
+ * LOAMS_EINPUT (an aggregate vanished; message set). */
+int loams__sql_group_new(loams__sql_state *st, loams__group_plan *plan, const char *outer,
+                         loams__sql_group **out);
+void loams__sql_group_free(loams__sql_group *g);
+/* The per-record program (owned by g). */
+const char *loams__sql_group_inner(const loams__sql_group *g);
+/* The output column names (owned by g). */
+const char *const *loams__sql_group_names(const loams__sql_group *g, size_t *count);
+/* The program offset of offset `inner` of the per-record program, and
+ * the program (*program). */
+size_t loams__sql_group_offset(const loams__sql_group *g, size_t inner, const char **program);
+/* Starts a batch: adds the output columns to out.  Errors: batch_add_column's. */
+int loams__sql_group_begin(loams__sql_state *st, loams_batch *out);
+/* Folds one per-record row (cells of the per-record program) of source
+ * row src into its group.  A value an aggregate refuses fails the row.
+ * Returns 0 or a status that fails the batch (-ENOMEM; message set). */
+int loams__sql_group_row(loams__sql_state *st, loams_batch *in, size_t src,
+                         const loams_value *cells);
+/* 1 when the batch must be grouped again (a record failed after part of
+ * its row was folded in): the groups are dropped.  0 otherwise. */
+int loams__sql_group_redo(loams__sql_state *st);
+/* Appends one row per group to out (keys, then a state cell per
+ * aggregate) and drops the groups.  Returns 0 or a status that fails the
+ * batch. */
+int loams__sql_group_flush(loams__sql_state *st, loams_batch *in, loams_batch *out);
 
 /* ---- sql_embed.c ---- */
 

@@ -15,14 +15,15 @@
 #include "abi/plugin_ctx.h"
 #include "catalog/schema_catalog.h"
 
-START_TEST(test_table_is_abi_1_6_and_every_member_is_set)
+START_TEST(test_table_is_abi_1_7_and_every_member_is_set)
 {
     const loams_host_api *h = loams_host_api_get();
     ck_assert_ptr_nonnull(h);
     ck_assert_ptr_eq(h, loams_host_api_get());
     ck_assert_uint_eq(h->size, sizeof(loams_host_api));
     ck_assert_uint_eq(h->abi_major, 1);
-    ck_assert_uint_eq(h->abi_minor, 6);
+    ck_assert_uint_eq(h->abi_minor, 7);
+    ck_assert(LOAMS_HOST_HAS(h, aggregate_find));
     ck_assert(LOAMS_HOST_HAS(h, embed_texts));
     ck_assert(LOAMS_HOST_HAS(h, schema_latest));
     /* Every member after the header is a function pointer. */
@@ -123,7 +124,7 @@ int main(void)
 {
     Suite *s = suite_create("host_api");
     TCase *tc = tcase_create("host_api");
-    tcase_add_test(tc, test_table_is_abi_1_6_and_every_member_is_set);
+    tcase_add_test(tc, test_table_is_abi_1_7_and_every_member_is_set);
     tcase_add_test(tc, test_batch_calls_through_the_table_reach_the_core);
     tcase_add_test(tc, test_schema_calls_read_the_registry_of_the_context);
     suite_add_tcase(s, tc);
