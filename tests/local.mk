@@ -52,7 +52,7 @@ tests_unit_test_embed_service_DEPENDENCIES = core/libloams-core.la \
 LOAMS_HOST_UNIT_TESTS = tests/unit/test_batch tests/unit/test_offsets \
 	tests/unit/test_keylist tests/unit/test_buf \
 	tests/unit/test_plugin_ctx tests/unit/test_udf tests/unit/test_store \
-	tests/unit/test_host_api tests/unit/test_mem_account
+	tests/unit/test_host_api tests/unit/test_mem_account tests/unit/test_aggregate
 check_PROGRAMS += $(LOAMS_HOST_UNIT_TESTS)
 TESTS += $(LOAMS_HOST_UNIT_TESTS)
 tests_unit_test_batch_CFLAGS = $(LOAMS_UNIT_CFLAGS)
@@ -74,6 +74,8 @@ check_PROGRAMS += tests/unit/test_store_url
 TESTS += tests/unit/test_store_url
 tests_unit_test_store_url_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_store_url_LDADD = $(LOAMS_UNIT_LDADD)
+tests_unit_test_aggregate_CFLAGS = $(LOAMS_UNIT_CFLAGS)
+tests_unit_test_aggregate_LDADD = $(LOAMS_UNIT_LDADD) -lm
 tests_unit_test_host_api_CFLAGS = $(LOAMS_UNIT_CFLAGS)
 tests_unit_test_host_api_LDADD = $(LOAMS_UNIT_LDADD)
 tests_unit_test_mem_account_CFLAGS = $(LOAMS_UNIT_CFLAGS)

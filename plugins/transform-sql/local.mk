@@ -26,6 +26,12 @@ plugins_transform_sql_transform_sql_la_LDFLAGS = $(LOAMS_PLUGIN_LINK)
 TRANSFORM_SQL_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/plugins/transform-sql
 TRANSFORM_SQL_TEST_LIBS = plugins/transform-sql/libtransformsql.la $(CHECK_LIBS)
 
+check_PROGRAMS += tests/unit/test_group_plan
+TESTS += tests/unit/test_group_plan
+tests_unit_test_group_plan_SOURCES = tests/unit/test_group_plan.c
+tests_unit_test_group_plan_CFLAGS = $(TRANSFORM_SQL_TEST_CFLAGS)
+tests_unit_test_group_plan_LDADD = $(TRANSFORM_SQL_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test_sql_program
 TESTS += tests/unit/test_sql_program
 tests_unit_test_sql_program_SOURCES = tests/unit/test_sql_program.c

@@ -78,7 +78,10 @@ START_TEST(other_shapes_are_refused_at_their_token)
     ck_assert_uint_eq(refused("SELECT DISTINCT key", "DISTINCT"), 7);
     ck_assert_uint_eq(refused("SELECT key FROM t", "implicit FROM"), 11);
     ck_assert_uint_eq(refused("SELECT (SELECT 1 FROM t) AS x", "implicit FROM"), 17);
-    ck_assert_uint_eq(refused("SELECT key WHERE 1 GROUP BY key", "GROUP BY"), 19);
+    ck_assert_uint_eq(refused("SELECT key GROUP key", "followed by BY"), 11);
+    ck_assert_uint_eq(refused("SELECT key GROUP BY key WHERE 1", "WHERE goes before GROUP BY"), 24);
+    ck_assert_uint_eq(refused("SELECT key GROUP BY key GROUP BY key", "twice"), 24);
+    ck_assert_uint_eq(refused("SELECT key GROUP BY", "at least one group key"), 19);
     ck_assert_uint_eq(refused("SELECT key ORDER BY key", "ORDER BY"), 11);
     ck_assert_uint_eq(refused("SELECT key LIMIT 1", "LIMIT"), 11);
     ck_assert_uint_eq(refused("SELECT key HAVING 1", "HAVING"), 11);
@@ -90,6 +93,26 @@ START_TEST(other_shapes_are_refused_at_their_token)
     ck_assert_uint_eq(refused("SELECT", "output column"), 6);
     ck_assert_uint_eq(refused("SELECT WHERE 1", "output column"), 7);
     ck_assert_uint_eq(refused("SELECT f(a, g((b)", "never closed"), 13);
+}
+END_TEST
+
+/* GROUP BY: the select list ends before WHERE / GROUP, and the
+ * positions of both are kept for the group plan (group_plan.c). */
+START_TEST(a_group_by_is_located)
+{
+    loams__program p;
+    loams__program_error err;
+    const char *prog = "SELECT key AS k, count(*) AS n WHERE 1 GROUP BY key";
+    ck_assert_int_eq(loams__program_build(prog, &p, &err), 0);
+    ck_assert_int_eq(p.grouped, 1);
+    ck_assert_uint_eq(p.insert_at, 30);
+    ck_assert_uint_eq(p.where_at, 31);
+    ck_assert_uint_eq(p.group_at, 39);
+    ck_assert_uint_eq(p.group_by_end, 47);
+    loams__program_free(&p);
+    ck_assert_int_eq(loams__program_build("SELECT key", &p, &err), 0);
+    ck_assert_int_eq(p.grouped, 0);
+    loams__program_free(&p);
 }
 END_TEST
 
@@ -208,6 +231,7 @@ static Suite *program_suite(void)
     tcase_add_test(tc, keywords_in_strings_comments_and_names_do_not_count);
     tcase_add_test(tc, other_shapes_are_refused_at_their_token);
     tcase_add_test(tc, statement_offsets_map_back_to_the_program);
+    tcase_add_test(tc, a_group_by_is_located);
     tcase_add_test(tc, lines_and_columns_count_characters);
     tcase_add_test(tc, select_list_items_are_located);
     tcase_add_test(tc, the_tokenizer_follows_sqlite);

@@ -18,6 +18,8 @@
 #include "abi/plugin_ctx.h"
 #include "plugin_loader.h"
 #include "abi/udf.h"
+#include "abi/aggregate.h"
+#include "loams/kit/agg_cell.h"
 
 static const loams_plugin_descriptor *desc;
 static const loams_transform_vtable *vt;
@@ -1201,6 +1203,127 @@ START_TEST(a_host_without_column_cells_gives_the_same_output)
 }
 END_TEST
 
+/* ---- GROUP BY (docs/LINKS.md, aggregate links) ---- */
+
+/* The finalized value of the state cell of out's row `row`, column
+ * `column` (which must name aggregate `fn`). */
+static loams_value group_value(size_t row, const char *column, const char *fn, void **state)
+{
+    loams_value v = cell(out, row, column);
+    ck_assert_msg(v.type == LOAMS_T_BYTES, "%s row %zu: type %u, want a state cell", column, row,
+                  v.type);
+    const char *name;
+    size_t nl, sl;
+    const void *st;
+    ck_assert_int_eq(loams_kit_agg_cell_parse(v.u.s.ptr, v.u.s.len, &name, &nl, &st, &sl), 1);
+    ck_assert(nl == strlen(fn) && memcmp(name, fn, nl) == 0);
+    const loams_aggregate *a = loams_aggregate_find(NULL, name, nl);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(a->deserialize(NULL, NULL, st, sl, state), 0);
+    loams_value f;
+    ck_assert_int_eq(a->finalize(NULL, NULL, *state, &f), 0);
+    return f;
+}
+
+static int64_t group_int(size_t row, const char *column, const char *fn)
+{
+    void *state;
+    loams_value f = group_value(row, column, fn, &state);
+    ck_assert_uint_eq(f.type, LOAMS_T_INT64);
+    int64_t i = f.u.i;
+    loams_aggregate_find(NULL, fn, strlen(fn))->free(NULL, state);
+    return i;
+}
+
+START_TEST(group_by_gives_one_row_per_group_with_its_partial_states)
+{
+    const char *vals[] = {"{\"c\":\"a\",\"x\":1}",  "{\"c\":\"b\",\"x\":10}",
+                          "{\"c\":\"a\",\"x\":2}",  "{\"c\":\"a\",\"x\":\"two\"}",
+                          "{\"c\":\"b\",\"x\":20}", "{\"c\":\"c\",\"x\":5}"};
+    add_records(vals, 6);
+    void *st = compile_ok("SELECT json_get_str(value, '$.c') AS _pk, count(*) AS n,\n"
+                          "  sum(json_get_int(value, '$.x')) AS total,\n"
+                          "  max(json_get_int(value, '$.x')) AS hi\n"
+                          "WHERE offset <> 105 GROUP BY json_get_str(value, '$.c')");
+    const char *const *names;
+    size_t ncols;
+    ck_assert_int_eq(vt->columns(st, &names, &ncols), 0);
+    ck_assert_uint_eq(ncols, 4);
+    ck_assert_str_eq(names[0], "_pk");
+    ck_assert_str_eq(names[2], "total");
+    run_ok(st);
+    /* record 3 fails (json_get_int of a string), record 5 is filtered */
+    ck_assert_uint_eq(loams_batch_failed_count(in), 1);
+    failure(3, LOAMS_EINPUT);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    assert_string(out, 0, "_pk", LOAMS_T_STRING, "a");
+    assert_origin(0, 100); /* the group's first record */
+    ck_assert_int_eq(group_int(0, "n", "count"), 2);
+    ck_assert_int_eq(group_int(0, "total", "sum"), 3);
+    ck_assert_int_eq(group_int(0, "hi", "max"), 2);
+    assert_string(out, 1, "_pk", LOAMS_T_STRING, "b");
+    assert_origin(1, 101);
+    ck_assert_int_eq(group_int(1, "n", "count"), 2);
+    ck_assert_int_eq(group_int(1, "total", "sum"), 30);
+    /* the next batch starts with no groups */
+    loams_batch_free(out);
+    ck_assert_int_eq(loams_batch_create(&out), 0);
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 2);
+    ck_assert_int_eq(group_int(0, "n", "count"), 2);
+    vt->close(st);
+}
+END_TEST
+
+/* count(*) takes the record before sum() refuses its text: the batch is
+ * grouped again without it, so no state holds part of a failed record. */
+START_TEST(a_record_an_aggregate_refuses_fails_and_counts_nowhere)
+{
+    const char *vals[] = {"{\"c\":\"a\",\"s\":1}", "{\"c\":\"a\",\"s\":\"text\"}",
+                          "{\"c\":\"a\",\"s\":3}"};
+    add_records(vals, 3);
+    void *st;
+    st = compile_ok("SELECT json_get_str(value, '$.c') AS _pk, count(*) AS n, "
+                    "sum(CASE WHEN offset = 101 THEN 'text' ELSE 1 END) AS t "
+                    "GROUP BY json_get_str(value, '$.c')");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_failed_count(in), 1);
+    const char *m = failure(1, LOAMS_EINPUT);
+    ck_assert_msg(strstr(m, "sum() of output column 't'"), "%s", m);
+    ck_assert_uint_eq(loams_batch_rows(out), 1);
+    ck_assert_int_eq(group_int(0, "n", "count"), 2);
+    ck_assert_int_eq(group_int(0, "t", "sum"), 2);
+    vt->close(st);
+}
+END_TEST
+
+START_TEST(group_by_errors_name_line_and_column)
+{
+    static const struct compile_error_case cases[] = {
+        {"SELECT key AS _pk,\n  value AS v GROUP BY key",
+         "at line 2, column 3: ", "neither aggregated nor in GROUP BY"},
+        {"SELECT key AS _pk, median(offset) AS m GROUP BY key",
+         "at line 1, column 20: ", "not an aggregate function"},
+        {"SELECT key AS _pk,\n  sum(nosuch(offset)) AS s GROUP BY key",
+         "at line 2, column 7: ", "no such function: nosuch"},
+        {"SELECT key AS _pk, count(*) AS n", "at line 1, column 20: ", "needs GROUP BY"},
+        {"SELECT key AS _pk, count(*) AS n GROUP BY key HAVING n > 1",
+         "at line 1, column 47: ", "HAVING"},
+        {"SELECT key AS _pk, count(*) AS n GROUP BY key ORDER BY n",
+         "at line 1, column 47: ", "ORDER BY"},
+        {"SELECT key AS _pk, sum(json_get_int(value, '$.a b')) AS s GROUP BY key",
+         "at line 1, column 48: ", "bad JSON path"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *msg = compile_err(cases[i].program);
+        ck_assert_msg(strncmp(msg, cases[i].prefix, strlen(cases[i].prefix)) == 0,
+                      "'%s': got '%s', want prefix '%s'", cases[i].program, msg, cases[i].prefix);
+        ck_assert_msg(strstr(msg, cases[i].word), "'%s': '%s' lacks '%s'", cases[i].program, msg,
+                      cases[i].word);
+    }
+}
+END_TEST
+
 static Suite *transform_sql_suite(void)
 {
     Suite *s = suite_create("transform_sql");
@@ -1231,6 +1354,9 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, the_direct_path_gives_sqlites_output_on_random_batches);
     tcase_add_test(tc, a_host_without_column_cells_gives_the_same_output);
     tcase_add_test(tc, the_direct_path_is_taken_only_for_plain_projections);
+    tcase_add_test(tc, group_by_gives_one_row_per_group_with_its_partial_states);
+    tcase_add_test(tc, a_record_an_aggregate_refuses_fails_and_counts_nowhere);
+    tcase_add_test(tc, group_by_errors_name_line_and_column);
     suite_add_tcase(s, tc);
     return s;
 }
