@@ -478,6 +478,10 @@ tests_unit_test_link_runtime_LDADD = $(LOAMS_UNIT_LDADD)
 
 # Links end to end: real loams-host processes, crashes at every failpoint.
 TESTS += tests/integration/link-zombie.sh tests/integration/link-on-error.sh
+# An aggregate link (GROUP BY into a collection), SIGKILLed at every link
+# failpoint over 200,000 records of 1,000 groups (registered with the
+# crash soaks in Makefile.am).
+EXTRA_DIST += tests/integration/link-aggregate.sh
 EXTRA_DIST += tests/integration/link-exactly-once.sh tests/integration/link-lib.sh \
 	tests/integration/link-ranges.sh \
 	tests/integration/link-zombie.sh tests/integration/link-on-error.sh

@@ -471,6 +471,44 @@ out:
     }
 }
 
+/* ---- date_trunc(unit, ts): a fixed time bucket for GROUP BY ---- */
+
+static void fn_date_trunc(sqlite3_context *c, int argc, sqlite3_value **argv)
+{
+    static const struct {
+        const char *unit;
+        int64_t us;
+    } units[] = {{"second", INT64_C(1000000)},
+                 {"minute", INT64_C(60000000)},
+                 {"hour", INT64_C(3600000000)},
+                 {"day", INT64_C(86400000000)}};
+    loams__sql_state *st = sqlite3_user_data(c);
+    (void)argc;
+    const char *unit = (const char *)sqlite3_value_text(argv[0]);
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+        sqlite3_result_null(c);
+        return;
+    }
+    if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER) {
+        loams__sql_row_error(st, c, LOAMS_EINPUT,
+                             "date_trunc(unit, ts) takes a timestamp (microseconds since the "
+                             "epoch), e.g. the record column timestamp");
+        return;
+    }
+    for (size_t i = 0; unit != NULL && i < sizeof units / sizeof units[0]; i++) {
+        if (strcasecmp(unit, units[i].unit) == 0) {
+            int64_t ts = sqlite3_value_int64(argv[1]);
+            int64_t r = ts % units[i].us;
+            sqlite3_result_int64(c, ts - (r < 0 ? r + units[i].us : r));
+            sqlite3_result_subtype(c, LOAMS__SQL_SUBTYPE_TIMESTAMP);
+            return;
+        }
+    }
+    loams__sql_row_error(st, c, LOAMS_EINPUT,
+                         "date_trunc(): unit '%s' is not second, minute, hour or day",
+                         unit ? unit : "NULL");
+}
+
 /* ---- registration ---- */
 
 static const char *const json_fn_names[LOAMS__SQL_GET_COUNT] = {
@@ -516,6 +554,18 @@ int loams__sql_functions_register(loams__sql_state *st)
             return rc == SQLITE_NOMEM ? -ENOMEM : LOAMS_EINPUT;
         }
         st->nudfs++;
+    }
+    {
+        int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+#ifdef SQLITE_RESULT_SUBTYPE
+        flags |= SQLITE_RESULT_SUBTYPE;
+#endif
+        rc = sqlite3_create_function_v2(st->db, "date_trunc", 2, flags, st, fn_date_trunc, NULL,
+                                        NULL, NULL);
+        if (rc != SQLITE_OK) {
+            h->set_error(st->ctx, "cannot define date_trunc(): %s", sqlite3_errmsg(st->db));
+            return rc == SQLITE_NOMEM ? -ENOMEM : LOAMS_EINPUT;
+        }
     }
     for (int k = 0; k < LOAMS__SQL_GET_COUNT; k++) {
         int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;

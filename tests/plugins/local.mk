@@ -70,6 +70,12 @@ check_LTLIBRARIES += tests/plugins/udf-functions/udf-functions.la
 tests_plugins_udf_functions_udf_functions_la_SOURCES = tests/plugins/udf-functions/udf-functions.c
 tests_plugins_udf_functions_udf_functions_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
 
+# agg-functions registers the aggregate sum_squares() from its entry point
+# (tests/integration/link-aggregate.sh uses it in an aggregate link).
+check_LTLIBRARIES += tests/plugins/agg-functions/agg-functions.la
+tests_plugins_agg_functions_agg_functions_la_SOURCES = tests/plugins/agg-functions/agg-functions.c
+tests_plugins_agg_functions_agg_functions_la_LDFLAGS = $(LOAMS_TEST_PLUGIN_LINK) $(LOAMS_TEST_PLUGIN_EXPORT_ENTRY)
+
 # cycle-target and cycle-decoder: a target that keeps commits as text
 # objects and a decoder that fails "bad" records, for the unit tests of
 # the commit cycle and the link runtime (tests/unit/link_fixture.h).

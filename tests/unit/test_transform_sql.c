@@ -1297,6 +1297,24 @@ START_TEST(a_record_an_aggregate_refuses_fails_and_counts_nowhere)
 }
 END_TEST
 
+/* A fixed time bucket as a second key: date_trunc() keeps the type. */
+START_TEST(date_trunc_buckets_timestamps_for_group_by)
+{
+    const char *vals[] = {"{}", "{}", "{}"};
+    add_records(vals, 3); /* timestamps 1.7e15 + 0, 1, 2 us */
+    void *st = compile_ok("SELECT 'x' AS _pk, date_trunc('second', timestamp) AS sec, "
+                          "count(*) AS n GROUP BY 'x', date_trunc('second', timestamp)");
+    run_ok(st);
+    ck_assert_uint_eq(loams_batch_rows(out), 1);
+    assert_ts(out, 0, "sec", INT64_C(1700000000000000));
+    ck_assert_int_eq(group_int(0, "n", "count"), 3);
+    vt->close(st);
+    const char *msg = compile_err("SELECT date_trunc('hour', timestamp) AS h, count(*) AS n, "
+                                  "key AS k GROUP BY date_trunc('hour', timestamp)");
+    ck_assert_msg(strstr(msg, "'key' is neither aggregated"), "%s", msg);
+}
+END_TEST
+
 START_TEST(group_by_errors_name_line_and_column)
 {
     static const struct compile_error_case cases[] = {
@@ -1357,6 +1375,7 @@ static Suite *transform_sql_suite(void)
     tcase_add_test(tc, group_by_gives_one_row_per_group_with_its_partial_states);
     tcase_add_test(tc, a_record_an_aggregate_refuses_fails_and_counts_nowhere);
     tcase_add_test(tc, group_by_errors_name_line_and_column);
+    tcase_add_test(tc, date_trunc_buckets_timestamps_for_group_by);
     suite_add_tcase(s, tc);
     return s;
 }
