@@ -185,6 +185,13 @@ tests_fuzz_fuzz_stream_record_LDADD = $(CJSON_LIBS)
 tests_fuzz_fuzz_node_config_SOURCES = tests/fuzz/fuzz-node-config.c core/run/node_config.c
 tests_fuzz_fuzz_node_config_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
 tests_fuzz_fuzz_node_config_LDADD = $(LOAMS_FUZZ_LDADD)
+# The binary forms of the built-in aggregate states and the state cell
+# (docs/AGGREGATES.md).
+LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-agg-state
+tests_fuzz_fuzz_agg_state_SOURCES = tests/fuzz/fuzz-agg-state.c core/abi/aggregate.c \
+	core/abi/agg_exact.c core/abi/agg_hll.c core/abi/agg_ddsketch.c plugins/kit/agg_cell.c
+tests_fuzz_fuzz_agg_state_CFLAGS = $(LOAMS_FUZZ_CFLAGS)
+tests_fuzz_fuzz_agg_state_LDADD = $(LOAMS_FUZZ_LDADD) -lm
 # The HTTP API's own request parsing.
 LOAMS_FUZZ_TARGETS += tests/fuzz/fuzz-http-request
 tests_fuzz_fuzz_http_request_SOURCES = tests/fuzz/fuzz-http-request.c core/http/router.c \
@@ -558,7 +565,8 @@ EXTRA_DIST += tests/integration/examples.sh tests/integration/examples/check.py 
 	tests/integration/examples/graph_fanout.py tests/integration/examples/pii_redact.py \
 	tests/integration/examples/links_graph.py \
 	tests/integration/examples/transform_lua_intro.py \
-	tests/integration/examples/transform_sql_intro.py
+	tests/integration/examples/transform_sql_intro.py \
+	tests/integration/examples/aggregates_intro.py
 # A task past its class's memory budget fails and is retried; raising the
 # budget lets it catch up exactly once.
 TESTS += tests/integration/link-memory-budget.sh
