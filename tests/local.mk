@@ -592,6 +592,14 @@ EXTRA_DIST += tests/bench/bench-http.sh
 # A Kafka-sourced link against the same link on the node's log (by hand):
 # tests/bench/bench-kafka-link.sh BUILD_DIR [RECORDS].
 EXTRA_DIST += tests/bench/bench-kafka-link.sh
+# An aggregate link (GROUP BY customer, ~100,000 groups) next to DuckDB's
+# GROUP BY on one thread: tests/bench/bench-aggregate-link.sh BUILD_DIR
+# [RECORDS]; ticket-jsonl prints the tickets both read.
+noinst_PROGRAMS += tests/bench/ticket-jsonl
+tests_bench_ticket_jsonl_SOURCES = tests/bench/ticket-jsonl.c tests/bench/ticket_gen.c \
+	tests/bench/ticket_gen.h
+tests_bench_ticket_jsonl_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/tests/bench
+EXTRA_DIST += tests/bench/bench-aggregate-link.sh tests/bench/bench-aggregate-duckdb.mjs
 # One link as 1 and as 2 tasks over ranges of partitions, into a collection
 # and a table (by hand): tests/bench/bench-link-ranges.sh BUILD_DIR [N] [P].
 EXTRA_DIST += tests/bench/bench-link-ranges.sh

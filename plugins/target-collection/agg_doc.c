@@ -40,6 +40,7 @@ struct loams__agg_stage {
     uint32_t *slots; /* group index + 1; 0 empty */
     size_t n_slots;
     loams_buf *tmp; /* a state's binary form */
+    uint64_t state_bytes;
     loams_kit_buf cell, entries, raw;
 };
 
@@ -404,10 +405,11 @@ void loams__agg_doc_visible(const char *json, size_t len, const char **members, 
     *mlen = (size_t)(json + len - after);
 }
 
-size_t loams__agg_doc_state_bytes(const char *json, size_t len)
+uint64_t loams__agg_stage_take_state_bytes(loams__agg_stage *s)
 {
-    size_t tlen = 0;
-    return states_text(json, len, &tlen) != NULL ? tlen / 4 * 3 : 0;
+    uint64_t b = s->state_bytes;
+    s->state_bytes = 0;
+    return b;
 }
 
 static uint32_t le32(const unsigned char *p)
@@ -507,6 +509,7 @@ int loams__agg_stage_doc(loams__agg_stage *s, size_t i, const char *stored, size
             return loams_kit_err_set(e, -ENOMEM, "out of memory writing states");
         }
     }
+    s->state_bytes += s->entries.len;
     out->len = 0;
     if (loams_kit_buf_append(out, LOAMS__AGG_DOC_PREFIX, LOAMS__AGG_DOC_PREFIX_LEN) != 0 ||
         put_base64(out, s->entries.data, s->entries.len) != 0 ||

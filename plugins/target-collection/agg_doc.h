@@ -82,12 +82,13 @@ int loams__agg_stage_row(loams__agg_stage *s, const char *pk, size_t pk_len,
 int loams__agg_stage_doc(loams__agg_stage *s, size_t i, const char *stored, size_t stored_len,
                          loams_kit_buf *out, loams__agg_field_fn field, void *ud, loams_kit_err *e);
 
+/* Bytes of the states written by loams__agg_stage_doc since the last
+ * call (their binary forms in cells, before base64), then zeroed. */
+uint64_t loams__agg_stage_take_state_bytes(loams__agg_stage *s);
+
 /* The members of a stored document without the states: *members points
  * after the '{' (and past the states member), *len runs to the end
  * (including the closing '}'), so "{" + members is what a query shows. */
 void loams__agg_doc_visible(const char *json, size_t len, const char **members, size_t *mlen);
-
-/* Bytes of the states stored in a document (0 without). */
-size_t loams__agg_doc_state_bytes(const char *json, size_t len);
 
 #endif

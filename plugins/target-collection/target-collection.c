@@ -937,13 +937,28 @@ static int agg_field(void *ud, const char *name, loams_value *v)
 
 static int split_filter(coll *c, cached *k, const loams__pk_filter **out);
 
-/* The live document of pk in the base (json NULL when none). */
-static int agg_stored(coll *c, view *vw, const char *pk, size_t len, const char **json,
-                      size_t *json_len)
+/* Where the live document of a staged group is in the base. */
+typedef struct agg_loc {
+    size_t group;
+    size_t split; /* SIZE_MAX: none */
+    uint32_t doc;
+} agg_loc;
+
+static int cmp_loc(const void *a, const void *b)
+{
+    const agg_loc *x = a, *y = b;
+    if (x->split != y->split) {
+        return x->split < y->split ? -1 : 1;
+    }
+    return (x->doc > y->doc) - (x->doc < y->doc);
+}
+
+/* The split and document of pk's live copy in the base (split SIZE_MAX
+ * when none). */
+static int agg_locate(coll *c, view *vw, const char *pk, size_t len, agg_loc *loc)
 {
     uint64_t hash = loams_kit_key_hash(pk, len);
-    *json = NULL;
-    *json_len = 0;
+    loc->split = SIZE_MAX;
     for (size_t s = BASE(c)->n_splits; s-- > 0;) {
         const loams__pk_filter *f = NULL;
         int rc = split_filter(c, vw->entries[s], &f);
@@ -958,10 +973,11 @@ static int agg_stored(coll *c, view *vw, const char *pk, size_t len, const char 
         int found;
         while ((found = loams__split_reader_find_pk(vw->readers[s], pk, len, &cursor, &doc,
                                                     &c->err)) == 1) {
-            if (loams__delset_has(vw->dels[s], doc)) {
-                continue;
+            if (!loams__delset_has(vw->dels[s], doc)) {
+                loc->split = s;
+                loc->doc = doc;
+                return 0;
             }
-            return loams__split_reader_doc(vw->readers[s], doc, json, json_len, &c->err);
         }
         if (found < 0) {
             return found;
@@ -972,7 +988,9 @@ static int agg_stored(coll *c, view *vw, const char *pk, size_t len, const char 
 
 /* Writes each staged group's document, its states merged with the
  * base's (the stored document of its _pk), into the new split; the
- * supersede step of prepare then deletes the base's copy. */
+ * supersede step of prepare then deletes the base's copy.  The stored
+ * documents are read in split and document order, so that each stored
+ * block is decompressed once however many groups it holds. */
 static int agg_flush(coll *c)
 {
     size_t n = c->agg != NULL ? loams__agg_stage_groups(c->agg) : 0;
@@ -982,36 +1000,54 @@ static int agg_flush(coll *c)
     if (n == 0) {
         return 0;
     }
+    agg_loc *locs = loams_kit_mem_calloc(c->mem, n, sizeof *locs);
+    if (locs == NULL) {
+        return loams_kit_err_set(&c->err, -ENOMEM, "out of memory merging groups");
+    }
     if (BASE(c)->n_splits > 0 && (rc = view_open(c, BASE(c), &vw)) != 0) {
+        loams_kit_mem_free(c->mem, locs);
         return rc;
     }
-    loams_kit_buf stored = LOAMS_KIT_BUF_INIT_MEM(c->mem);
     for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *pk;
+        size_t pk_len;
+        loams__agg_stage_pk(c->agg, i, &pk, &pk_len);
+        locs[i].group = i;
+        locs[i].split = SIZE_MAX;
+        if (BASE(c)->n_splits > 0) {
+            rc = agg_locate(c, &vw, pk, pk_len, &locs[i]);
+        }
+    }
+    if (rc == 0) {
+        qsort(locs, n, sizeof *locs, cmp_loc);
+    }
+    for (size_t k = 0; k < n && rc == 0; k++) {
         const char *pk, *json = NULL;
         size_t pk_len, json_len = 0;
-        loams__agg_stage_pk(c->agg, i, &pk, &pk_len);
-        if (BASE(c)->n_splits > 0 && (rc = agg_stored(c, &vw, pk, pk_len, &json, &json_len)) != 0) {
-            break;
-        }
-        /* the reader's block is reused by the next read: copy */
-        stored.len = 0;
-        if (json != NULL && loams_kit_buf_append(&stored, json, json_len) != 0) {
-            rc = loams_kit_err_set(&c->err, -ENOMEM, "out of memory merging groups");
+        loams__agg_stage_pk(c->agg, locs[k].group, &pk, &pk_len);
+        if (locs[k].split != SIZE_MAX &&
+            (rc = loams__split_reader_doc(vw.readers[locs[k].split], locs[k].doc, &json, &json_len,
+                                          &c->err)) != 0) {
             break;
         }
         uint32_t doc;
+        /* the stored text stays valid: the next read is after end_doc */
         if ((rc = ensure_writer(c)) != 0 ||
             (rc = loams__split_writer_begin_doc(c->w, pk, pk_len, &doc, &c->err)) != 0 ||
-            (rc = loams__agg_stage_doc(c->agg, i, json ? (const char *)stored.data : NULL,
-                                       stored.len, &c->doc, agg_field, c, &c->err)) != 0 ||
+            (rc = loams__agg_stage_doc(c->agg, locs[k].group, json, json_len, &c->doc, agg_field, c,
+                                       &c->err)) != 0 ||
             (rc = loams__split_writer_end_doc(c->w, (const char *)c->doc.data, c->doc.len,
                                               &c->err)) != 0) {
             break;
         }
     }
-    loams_kit_buf_free(&stored);
+    loams_kit_mem_free(c->mem, locs);
     view_free(c, &vw);
+    uint64_t bytes = loams__agg_stage_take_state_bytes(c->agg);
     if (rc == 0) {
+        host->log(c->ctx, LOAMS_LOG_INFO,
+                  "collection %s.%s: merged %zu groups (%" PRIu64 " bytes of states)", c->ns,
+                  c->name, n, bytes);
         loams__agg_stage_clear(c->agg);
     }
     return rc;

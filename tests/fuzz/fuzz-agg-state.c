@@ -21,9 +21,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const loams_aggregate *const aggs[] = {
-    &loams__agg_count, &loams__agg_sum, &loams__agg_min,     &loams__agg_max,
-    &loams__agg_avg,   &loams__agg_hll, &loams__agg_ddsketch};
+static const loams_aggregate *const aggs[] = {&loams__agg_count,   &loams__agg_sum, &loams__agg_min,
+                                              &loams__agg_max,     &loams__agg_avg, &loams__agg_hll,
+                                              &loams__agg_ddsketch};
 
 static loams_buf *write_form(const loams_aggregate *a, void *s)
 {
