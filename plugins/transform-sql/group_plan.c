@@ -193,11 +193,18 @@ static int put(builder *b, const char *s, size_t n, int from_program, size_t out
     return 0;
 }
 
-static int put_column(builder *b, const char *program, size_t from, size_t to, char prefix,
-                      size_t index, int first)
+/* Appends program[from, to) as a column of the per-record program: named
+ * `name` (a key's alias: the WHERE clause may use it, as SQLite allows)
+ * or _loams_<prefix><index>. */
+static int put_column(builder *b, const char *program, size_t from, size_t to, const char *prefix,
+                      size_t index, const char *name, int first)
 {
-    char alias[48];
-    int n = snprintf(alias, sizeof alias, " AS \"%c%zu\"", prefix, index);
+    char alias[300];
+    int n = name != NULL ? snprintf(alias, sizeof alias, " AS \"%s\"", name)
+                         : snprintf(alias, sizeof alias, " AS \"_loams_%s%zu\"", prefix, index);
+    if (n < 0 || (size_t)n >= sizeof alias) {
+        return -ENOMEM;
+    }
     int rc = 0;
     if (!first) {
         rc = put(b, ", ", 2, 0, 0);
@@ -409,8 +416,10 @@ int loams__group_plan_build(const char *program, const loams__program *p,
                     goto out;
                 }
                 gi->key = g.n_keys;
-                if ((rc = put_column(&b, program, x_from, x_to, 'k', g.n_keys, g.n_inner == 0)) !=
-                    0) {
+                if ((rc = put_column(&b, program, x_from, x_to, "key", g.n_keys,
+                                     it->alias != NULL && strchr(it->alias, '"') == NULL ? it->alias
+                                                                                         : NULL,
+                                     g.n_inner == 0)) != 0) {
                     goto out;
                 }
                 g.n_keys++;
@@ -453,8 +462,8 @@ int loams__group_plan_build(const char *program, const loams__program *p,
                 for (size_t a = 0; a < nargs; a++) {
                     size_t from = x[as[a]].start;
                     size_t to = x[ae[a] - 1].start + x[ae[a] - 1].len;
-                    if ((rc = put_column(&b, program, from, to, 'a', g.n_inner, g.n_inner == 0)) !=
-                        0) {
+                    if ((rc = put_column(&b, program, from, to, "arg", g.n_inner, NULL,
+                                         g.n_inner == 0)) != 0) {
                         goto out;
                     }
                     g.n_inner++;
@@ -482,7 +491,7 @@ int loams__group_plan_build(const char *program, const loams__program *p,
     }
     if (g.n_inner == 0) {
         /* only count(*): the per-record program still needs a column */
-        if ((rc = put(&b, "1 AS \"c\"", 8, 0, 0)) != 0) {
+        if ((rc = put(&b, "1 AS \"_loams_one\"", 18, 0, 0)) != 0) {
             goto out;
         }
         g.n_inner = 0;

@@ -68,9 +68,9 @@ START_TEST(keys_come_first_then_the_arguments_of_each_aggregate)
     ck_assert_uint_eq(g.n_items, 5);
     ck_assert_uint_eq(g.n_keys, 2);
     ck_assert_uint_eq(g.n_inner, 5);
-    ck_assert_str_eq(g.inner, "SELECT json_get_str(value, '$.c') AS \"k0\", k2 AS \"k1\", "
-                              "json_get_int(value, '$.x') AS \"a2\", lat AS \"a3\", 0.99 AS "
-                              "\"a4\" WHERE lat > 0 ");
+    ck_assert_str_eq(g.inner, "SELECT json_get_str(value, '$.c') AS \"_pk\", k2 AS \"Hour\", "
+                              "json_get_int(value, '$.x') AS \"_loams_arg2\", lat AS "
+                              "\"_loams_arg3\", 0.99 AS \"_loams_arg4\" WHERE lat > 0 ");
     ck_assert_str_eq(g.items[0].name, "_pk");
     ck_assert(!g.items[0].is_agg && g.items[0].key == 0);
     ck_assert_str_eq(g.items[1].name, "n");
