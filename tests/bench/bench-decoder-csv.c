@@ -24,8 +24,20 @@
 #include "abi/plugin_ctx.h"
 #include "ticket_gen.h"
 
-#define RECORDS 500000
 #define BATCH 10000
+
+/* 500,000 tickets, or LOAMS_BENCH_RECORDS of them (a multiple of BATCH:
+ * fewer for a profiler such as callgrind). */
+#define RECORDS bench_records()
+static size_t bench_records(void)
+{
+    static size_t n;
+    if (n == 0) {
+        const char *e = getenv("LOAMS_BENCH_RECORDS");
+        n = e != NULL && atol(e) >= BATCH ? (size_t)atol(e) / BATCH * BATCH : 500000;
+    }
+    return n;
+}
 
 const loams_plugin_descriptor *bench_json_entry(const loams_host_api *h);
 
@@ -185,12 +197,17 @@ int main(void)
     const loams_host_api *h = loams_host_api_get();
     const loams_plugin_descriptor *jd = bench_json_entry(h), *cd = LOAMS_PLUGIN_ENTRY(h);
     size_t jcols, jfail, ccols, cfail, icols, ifail;
-    double tj = best(jd, NULL, 0, jr, &jcols, &jfail);
     loams_option_kv kv[] = {{"columns", cols}};
+    if (getenv("LOAMS_BENCH_PROFILE") != NULL) { /* one run each, for callgrind */
+        run(jd, NULL, 0, jr, &jcols, &jfail);
+        run(cd, kv, 1, cr, &ccols, &cfail);
+        return 0;
+    }
+    double tj = best(jd, NULL, 0, jr, &jcols, &jfail);
     double tc = best(cd, kv, 1, cr, &ccols, &cfail);
     double ti = best(cd, NULL, 0, cr, &icols, &ifail);
     double py = python_csv(csv, ct);
-    printf("bench-decoder-csv: %d ticket records, batches of %d, one core, best of 3 runs\n",
+    printf("bench-decoder-csv: %zu ticket records, batches of %d, one core, best of 3 runs\n",
            RECORDS, BATCH);
     printf("  %-44s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
            "decoder-json on the JSON tickets", RECORDS / tj, (double)jt / 1e6 / tj, jcols, jfail);

@@ -24,8 +24,20 @@
 #include "catalog/schema_catalog.h"
 #include "ticket_gen.h"
 
-#define RECORDS 500000
 #define BATCH 10000
+
+/* 500,000 tickets, or LOAMS_BENCH_RECORDS of them (a multiple of BATCH:
+ * fewer for a profiler such as callgrind). */
+#define RECORDS bench_records()
+static size_t bench_records(void)
+{
+    static size_t n;
+    if (n == 0) {
+        const char *e = getenv("LOAMS_BENCH_RECORDS");
+        n = e != NULL && atol(e) >= BATCH ? (size_t)atol(e) / BATCH * BATCH : 500000;
+    }
+    return n;
+}
 
 const loams_plugin_descriptor *bench_json_entry(const loams_host_api *h);
 
@@ -212,6 +224,11 @@ int main(void)
         }
         return 0;
     }
+    if (getenv("LOAMS_BENCH_PROFILE") != NULL) { /* one run each, for callgrind */
+        run(jd, NULL, 0, NULL, jr, &jcols, &jfail);
+        run(pd, kv, 1, meta, pr, &pcols, &pfail);
+        return 0;
+    }
     double tj = 1e9, tp = 1e9;
     for (int k = 0; k < 3; k++) {
         double t = run(jd, NULL, 0, NULL, jr, &jcols, &jfail);
@@ -271,7 +288,7 @@ int main(void)
         }
     }
 
-    printf("bench-decoder-protobuf: %d ticket records, batches of %d, one core, best of 3\n",
+    printf("bench-decoder-protobuf: %zu ticket records, batches of %d, one core, best of 3\n",
            RECORDS, BATCH);
     printf("  %-50s %10.0f records/s %8.1f MB/s  (%zu columns, %zu failed)\n",
            "decoder-json on the JSON tickets", RECORDS / tj, (double)jt / 1e6 / tj, jcols, jfail);
