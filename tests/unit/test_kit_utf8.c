@@ -1,7 +1,8 @@
 /*
  * test_kit_utf8.c - the plugins' shared UTF-8 check (plugins/kit/include/loams/kit/utf8.h):
  * RFC 3629's edge cases, each at every position of ASCII text of every
- * length up to 40 (the all-ASCII fast path and its tails).
+ * length up to 40 (the all-ASCII fast path and its tails); the plain
+ * prefix a JSON writer copies as is, for every byte at every position.
  */
 #include <check.h>
 #include <string.h>
@@ -64,11 +65,39 @@ START_TEST(every_edge_case_at_every_position)
 }
 END_TEST
 
+/* Each byte value at each position of ASCII text of every length up to
+ * 40 (the 16-byte loop, its overlapping tail, the two 8-byte words and
+ * the byte loop): the plain prefix stops exactly at the first byte that a
+ * JSON string must escape or that is not ASCII. */
+START_TEST(json_plain_stops_at_the_first_byte_to_escape)
+{
+    unsigned char buf[64];
+    size_t cases = 0;
+    for (int c = 0; c < 256; c++) {
+        int plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+        for (size_t n = 1; n <= 40; n++) {
+            for (size_t at = 0; at < n; at++) {
+                memset(buf, 'a', n);
+                buf[at] = (unsigned char)c;
+                size_t got = loams_kit_utf8_json_plain(buf, n);
+                if (got != (plain ? n : at)) { /* no check point per case: 200,000 of them */
+                    ck_abort_msg("byte 0x%02x at %zu of %zu: %zu", c, at, n, got);
+                }
+                cases++;
+            }
+        }
+    }
+    ck_assert_uint_eq(cases, 256 * 40 * 41 / 2);
+    ck_assert_uint_eq(loams_kit_utf8_json_plain((const unsigned char *)"", 0), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("utf8");
     TCase *tc = tcase_create("utf8");
     tcase_add_test(tc, every_edge_case_at_every_position);
+    tcase_add_test(tc, json_plain_stops_at_the_first_byte_to_escape);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

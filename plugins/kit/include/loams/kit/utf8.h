@@ -51,7 +51,13 @@ static inline size_t loams_kit_utf8_valid_prefix(const unsigned char *p, size_t 
     }
     size_t i = 0;
     while (i < n) {
-        /* runs of ASCII 8 bytes at a time */
+        /* runs of ASCII 16 bytes at a time (SSE2), then 8 */
+#if defined(__SSE2__)
+        while (i + 16 <= n &&
+               _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i))) == 0) {
+            i += 16;
+        }
+#endif
         while (i + 8 <= n) {
             uint64_t w;
             memcpy(&w, p + i, 8);
@@ -98,6 +104,65 @@ static inline size_t loams_kit_utf8_valid_prefix(const unsigned char *p, size_t 
             }
         }
         i += len;
+    }
+    return n;
+}
+
+/* Length of the prefix of p[0..n) that is printable ASCII a JSON string
+ * holds as is: no byte below 0x20, no '"' or '\\', and nothing at or
+ * above 0x80 (so the prefix is also well-formed UTF-8).  16 bytes at a
+ * time with SSE2, the tail by an overlapping load.  A writer of JSON text
+ * copies the prefix at once and looks at the rest byte by byte; when it
+ * is the whole string, no UTF-8 check is needed either. */
+static inline size_t loams_kit_utf8_json_plain(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    if (n >= 16) {
+        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'),
+                      low = _mm_set1_epi8(0x20);
+        for (;;) {
+            size_t at = i + 16 <= n ? i : n - 16; /* the tail overlaps */
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + at));
+            /* signed compare: bytes >= 0x80 are negative, so below 0x20 */
+            __m128i hit =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                             _mm_cmplt_epi8(v, low));
+            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+            if (at < i) {
+                mask &= ~0u << (i - at); /* the bytes before i were seen */
+            }
+            if (mask != 0) {
+                return at + (size_t)__builtin_ctz(mask);
+            }
+            if (at + 16 >= n) {
+                return n;
+            }
+            i = at + 16;
+        }
+    }
+#endif
+    if (n >= 8 && i == 0) {
+        /* two overlapping words: any byte >= 0x80, below 0x20 (the
+         * "has less" test), '"' or '\\' (the zero-byte test) */
+        const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        uint64_t w = a, hit = 0;
+        for (int k = 0; k < 2; k++, w = b) {
+            uint64_t q = w ^ (ones * '"'), s = w ^ (ones * '\\');
+            hit |= w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((s - ones) & ~s);
+        }
+        if ((hit & highs) == 0 && n <= 16) {
+            return n;
+        }
+    }
+    for (; i < n; i++) {
+        unsigned char c = p[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
+            return i;
+        }
     }
     return n;
 }
