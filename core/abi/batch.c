@@ -691,20 +691,34 @@ static int value_copy(loams_batch *b, const loams_value *v, loams_value *dst)
 }
 
 /* Non-zero when ptr[0..len) lies inside row's record key or value. */
-static int in_record(const loams_batch *b, size_t row, const char *ptr, size_t len)
+/* Non-zero when ptr[0..len) lies inside the bytes of record cell rec. */
+static inline int in_cell(const loams_value *rec, uintptr_t p, size_t len)
 {
-    static const int cols[2] = {LOAMS_BATCH_COL_VALUE, LOAMS_BATCH_COL_KEY};
+    uintptr_t lo = (uintptr_t)rec->u.s.ptr;
+    return rec->type == LOAMS_T_BYTES && p >= lo && len <= rec->u.s.len &&
+           p - lo <= rec->u.s.len - len;
+}
+
+static inline int in_record(const loams_batch *b, size_t row, const char *ptr, size_t len)
+{
     uintptr_t p = (uintptr_t)ptr;
-    for (int i = 0; i < 2; i++) {
-        const loams_value *rec = &b->cols[cols[i]].cells[row];
-        if (rec->type != LOAMS_T_BYTES || rec->u.s.len == 0) {
-            continue;
-        }
-        uintptr_t lo = (uintptr_t)rec->u.s.ptr;
-        if (p >= lo && len <= rec->u.s.len && p - lo <= rec->u.s.len - len) {
-            return 1;
-        }
+    return in_cell(&b->cols[LOAMS_BATCH_COL_VALUE].cells[row], p, len) ||
+           in_cell(&b->cols[LOAMS_BATCH_COL_KEY].cells[row], p, len);
+}
+
+static int batch_set_other(loams_batch *b, size_t row, size_t col, const loams_value *v);
+
+/* A text cell that is not a view of the row's record: copied.  Out of
+ * line, so that the fast paths of loams_batch_set stay a leaf. */
+static __attribute__((noinline)) int batch_set_copy(loams_batch *b, loams_value *cell,
+                                                    const loams_value *v)
+{
+    const char *p = arena_copy(b, v->u.s.ptr, v->u.s.len, 1);
+    if (p == NULL) {
+        return -ENOMEM;
     }
+    *cell = (loams_value){.type = v->type, .u.s = {p, v->u.s.len}};
+    b->payload_bytes += v->u.s.len;
     return 0;
 }
 
@@ -725,23 +739,26 @@ int loams_batch_set(loams_batch *b, size_t row, size_t col, const loams_value *v
         return 0;
     case LOAMS_T_STRING:
     case LOAMS_T_BYTES:
-    case LOAMS_T_JSON: {
+    case LOAMS_T_JSON:
         if (v->u.s.ptr == NULL && v->u.s.len > 0) {
             return -EINVAL;
         }
-        const char *p = b->records && col >= LOAMS_BATCH_INPUT_COLUMNS && v->u.s.len > 0 &&
-                                in_record(b, row, v->u.s.ptr, v->u.s.len)
-                            ? v->u.s.ptr
-                            : arena_copy(b, v->u.s.ptr, v->u.s.len, 1);
-        if (p == NULL) {
-            return -ENOMEM;
+        if (b->records && col >= LOAMS_BATCH_INPUT_COLUMNS && v->u.s.len > 0 &&
+            in_record(b, row, v->u.s.ptr, v->u.s.len)) {
+            /* a view of the row's own record bytes: kept as is */
+            *cell = (loams_value){.type = v->type, .u.s = v->u.s};
+            b->payload_bytes += v->u.s.len;
+            return 0;
         }
-        *cell = (loams_value){.type = v->type, .u.s = {p, v->u.s.len}};
-        b->payload_bytes += v->u.s.len;
-        return 0;
+        return batch_set_copy(b, cell, v);
+    default: return batch_set_other(b, row, col, v);
     }
-    default: break;
-    }
+}
+
+/* The other types (BOOL, VECTOR, LIST, unknown): checked, then copied. */
+static __attribute__((noinline)) int batch_set_other(loams_batch *b, size_t row, size_t col,
+                                                     const loams_value *v)
+{
     size_t need = 0;
     int rc = value_check(v, 0, &need);
     if (rc != 0) {
