@@ -29,7 +29,7 @@ typedef struct field_step {
     const loams_kit_avro_node *wtype; /* the writer field's type */
     long col;                         /* the reader field's index */
     const char *name;
-    const char *key; /* "\"name\":" for JSON output, and its length */
+    const char *key; /* ",\"name\":" for JSON output, and its length */
     size_t key_len;
 } field_step;
 
@@ -41,7 +41,12 @@ typedef struct default_cell {
     char *text;       /* owned storage for v's bytes */
 } default_cell;
 
+/* Steps read inline, without a call, by the loops over record fields and
+ * array or map items: the common cases of a ticket-like record. */
+enum { FAST_NONE = 0, FAST_TEXT = 1 /* string as string */, FAST_LONG = 2 /* long as long */ };
+
 struct step {
+    int fast; /* FAST_*: set when nothing else applies to the value */
     loams_kit_avro_kind wkind;
     loams_kit_avro_kind rkind;
     loams_kit_avro_logical logical; /* the reader's */
@@ -245,20 +250,22 @@ static char *join_path(avro_program *p, const char *path, const char *name, cons
     return pstrdup(p, buf);
 }
 
-/* "\"name\":" (field names are [A-Za-z0-9_]: nothing to escape). */
+/* ",\"name\":" (field names are [A-Za-z0-9_]: nothing to escape); the
+ * first member of an object is written without the comma. */
 static const char *json_key(avro_program *p, const char *name, size_t *len)
 {
     size_t n = strlen(name);
-    char *k = palloc(p, n + 4);
+    char *k = palloc(p, n + 5);
     if (k == NULL) {
         return NULL;
     }
-    k[0] = '"';
-    memcpy(k + 1, name, n);
-    k[n + 1] = '"';
-    k[n + 2] = ':';
-    k[n + 3] = '\0';
-    *len = n + 3;
+    k[0] = ',';
+    k[1] = '"';
+    memcpy(k + 2, name, n);
+    k[n + 2] = '"';
+    k[n + 3] = ':';
+    k[n + 4] = '\0';
+    *len = n + 4;
     return k;
 }
 
@@ -389,6 +396,12 @@ static step *compile(avro_program *p, const loams_kit_avro_node *w, const loams_
         }
         return s;
     }
+    if (w->kind == LOAMS_KIT_AVRO_STRING && r->kind == LOAMS_KIT_AVRO_STRING) {
+        s->fast = FAST_TEXT;
+    } else if (w->kind == LOAMS_KIT_AVRO_LONG && r->kind == LOAMS_KIT_AVRO_LONG &&
+               r->logical == LOAMS_KIT_AVRO_PLAIN) {
+        s->fast = FAST_LONG;
+    }
     loams_kit_avro_mismatch mm;
     /* the node itself (not what is under it: that is compiled below) */
     int same = w->kind == r->kind;
@@ -505,7 +518,26 @@ static const char *where(const step *s)
     return s->path[0] ? s->path : "(the top level)";
 }
 
+static int read_long_slow(cursor *c, const step *s, int64_t *out);
+
+/* One zig-zag varint; most are one or two bytes (lengths below 8192),
+ * read inline. */
 static inline int read_long(cursor *c, const step *s, int64_t *out)
+{
+    uint64_t v;
+    if (c->i < c->n && c->p[c->i] < 0x80) {
+        v = c->p[c->i++];
+    } else if (c->n - c->i >= 2 && c->p[c->i + 1] < 0x80) {
+        v = (uint64_t)(c->p[c->i] & 0x7f) | (uint64_t)c->p[c->i + 1] << 7;
+        c->i += 2;
+    } else {
+        return read_long_slow(c, s, out);
+    }
+    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    return 0;
+}
+
+static int read_long_slow(cursor *c, const step *s, int64_t *out)
 {
     uint64_t v = 0;
     size_t start = c->i;
@@ -527,7 +559,7 @@ static inline int read_long(cursor *c, const step *s, int64_t *out)
     return bad(c, start, "field '%s': a number longer than 10 bytes", where(s));
 }
 
-static int read_len(cursor *c, const step *s, const uint8_t **ptr, size_t *len)
+static inline int read_len(cursor *c, const step *s, const uint8_t **ptr, size_t *len)
 {
     size_t start = c->i;
     int64_t n = 0;
@@ -570,11 +602,8 @@ void avro_scratch_free(avro_scratch *s)
     }
 }
 
-static int reserve(avro_scratch *s, size_t more)
+static int grow(avro_scratch *s, size_t more)
 {
-    if (s->cap - s->len >= more) {
-        return 0;
-    }
     size_t cap = s->cap ? s->cap : 256;
     while (cap - s->len < more) {
         if (cap > SIZE_MAX / 2) {
@@ -591,7 +620,13 @@ static int reserve(avro_scratch *s, size_t more)
     return 0;
 }
 
-static int put(avro_scratch *s, const char *data, size_t n)
+/* Room for `more` bytes after len: checked inline, grown out of line. */
+static inline int reserve(avro_scratch *s, size_t more)
+{
+    return s->cap - s->len >= more ? 0 : grow(s, more);
+}
+
+static inline int put(avro_scratch *s, const char *data, size_t n)
 {
     if (reserve(s, n) != 0) {
         return -ENOMEM;
@@ -630,29 +665,27 @@ static int put_int(avro_scratch *s, int64_t v)
 }
 
 /* A JSON string of text (UTF-8, checked by the caller) or of bytes as
- * code points 0-255. */
-static int put_json_string(avro_scratch *s, const uint8_t *p, size_t n, int bytes)
+ * code points 0-255; its first `plain` bytes need no escape (0: not
+ * known). */
+static int put_json_string_from(avro_scratch *s, const uint8_t *p, size_t n, int bytes,
+                                size_t plain)
 {
+    if (plain == n) { /* the common case: copied at once */
+        if (reserve(s, n + 2) != 0) {
+            return -ENOMEM;
+        }
+        char *o = s->buf + s->len;
+        o[0] = '"';
+        memcpy(o + 1, p, n);
+        o[n + 1] = '"';
+        s->len += n + 2;
+        return 0;
+    }
     if (reserve(s, 2 + 6 * n) != 0) {
         return -ENOMEM;
     }
     char *o = s->buf + s->len;
     *o++ = '"';
-    size_t plain = 0; /* the run that needs no escape, copied at once */
-    if (!bytes) {
-        /* 8 bytes at a time: stop at a word holding '"', '\\' or a byte
-         * below 0x20 (the zero-byte test; bytes >= 0x80 never match) */
-        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-        while (plain + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, p + plain, 8);
-            uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-            if ((((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20)) & ~w & highs) {
-                break;
-            }
-            plain += 8;
-        }
-    }
     while (plain < n && p[plain] >= 0x20 && p[plain] != '"' && p[plain] != '\\' &&
            (!bytes || p[plain] < 0x7f)) {
         plain++;
@@ -673,6 +706,11 @@ static int put_json_string(avro_scratch *s, const uint8_t *p, size_t n, int byte
     *o++ = '"';
     s->len = (size_t)(o - s->buf);
     return 0;
+}
+
+static int put_json_string(avro_scratch *s, const uint8_t *p, size_t n, int bytes)
+{
+    return put_json_string_from(s, p, n, bytes, bytes ? 0 : loams_kit_utf8_json_plain(p, n));
 }
 
 /* The decimal text of a big-endian two's-complement unscaled value. */
@@ -864,13 +902,31 @@ static int union_branch(cursor *c, const step *s, const step **out)
     return 0;
 }
 
-static int utf8_checked(cursor *c, const step *s, size_t at, const uint8_t *p, size_t n)
+static inline int utf8_checked(cursor *c, const step *s, size_t at, const uint8_t *p, size_t n)
 {
     size_t ok = loams_kit_utf8_valid_prefix(p, n);
     if (ok < n) {
         return bad(c, at, "field '%s': the string is not UTF-8 at its byte %zu", where(s), ok);
     }
     return 0;
+}
+
+/* A FAST_TEXT value as a JSON string: one scan finds the run that needs
+ * no escape (plain ASCII, so valid UTF-8 too); only a string with more
+ * gets the UTF-8 check. */
+static inline int json_text(cursor *c, const step *s)
+{
+    const uint8_t *ptr = NULL;
+    size_t len = 0, at = c->i;
+    int rc = read_len(c, s, &ptr, &len);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t plain = loams_kit_utf8_json_plain(ptr, len);
+    if (plain < len && (rc = utf8_checked(c, s, at, ptr, len)) != 0) {
+        return rc;
+    }
+    return put_json_string_from(c->s, ptr, len, 0, plain);
 }
 
 /* Writes the value as JSON into the scratch. */
@@ -943,10 +999,11 @@ static int to_json(cursor *c, const step *s)
             return put(o, "\"", 1);
         }
         if (s->rkind == LOAMS_KIT_AVRO_STRING) {
-            if ((rc = utf8_checked(c, s, at, ptr, len)) != 0) {
+            size_t plain = loams_kit_utf8_json_plain(ptr, len);
+            if (plain < len && (rc = utf8_checked(c, s, at, ptr, len)) != 0) {
                 return rc;
             }
-            return put_json_string(o, ptr, len, 0);
+            return put_json_string_from(o, ptr, len, 0, plain);
         }
         return put_json_string(o, ptr, len, 1);
     case LOAMS_KIT_AVRO_ENUM: {
@@ -984,11 +1041,18 @@ static int to_json(cursor *c, const step *s)
                 rc = skip(c, f->wtype, s);
                 continue;
             }
-            if ((!first && (rc = put(o, ",", 1)) != 0) || (rc = put(o, f->key, f->key_len)) != 0) {
+            if ((rc = put(o, f->key + first, f->key_len - (size_t)first)) != 0) {
                 return rc;
             }
             first = 0;
-            rc = to_json(c, f->s);
+            if (f->s->fast == FAST_TEXT) {
+                rc = json_text(c, f->s);
+            } else if (f->s->fast == FAST_LONG) {
+                rc = read_long(c, f->s, &v);
+                rc = rc != 0 ? rc : put_int(o, v);
+            } else {
+                rc = to_json(c, f->s);
+            }
         }
         for (size_t k = 0; k < s->ndefaults && rc == 0; k++) {
             const default_cell *d = &s->defaults[k];
@@ -1021,13 +1085,17 @@ static int to_json(cursor *c, const step *s)
                 first = 0;
                 if (map) {
                     size_t kat = c->i;
-                    if ((rc = read_len(c, s, &ptr, &len)) != 0 ||
-                        (rc = utf8_checked(c, s, kat, ptr, len)) != 0 ||
-                        (rc = put_json_string(o, ptr, len, 0)) != 0 || (rc = put(o, ":", 1)) != 0) {
+                    if ((rc = read_len(c, s, &ptr, &len)) != 0) {
+                        break;
+                    }
+                    size_t plain = loams_kit_utf8_json_plain(ptr, len);
+                    if ((plain < len && (rc = utf8_checked(c, s, kat, ptr, len)) != 0) ||
+                        (rc = put_json_string_from(o, ptr, len, 0, plain)) != 0 ||
+                        (rc = put(o, ":", 1)) != 0) {
                         break;
                     }
                 }
-                rc = to_json(c, s->items);
+                rc = s->items->fast == FAST_TEXT ? json_text(c, s->items) : to_json(c, s->items);
             }
             if (rc != 0) {
                 break;
@@ -1202,7 +1270,25 @@ static int record_cells(cursor *c, const step *s, loams_value *cells)
     int rc = 0;
     for (size_t k = 0; k < s->nfields && rc == 0; k++) {
         const field_step *f = &s->fields[k];
-        rc = f->s == NULL ? skip(c, f->wtype, s) : to_cell(c, f->s, &cells[f->col], (size_t)f->col);
+        if (f->s == NULL) {
+            rc = skip(c, f->wtype, s);
+        } else if (f->s->fast == FAST_TEXT) { /* to_cell's string case, inline */
+            loams_value *v = &cells[f->col];
+            const uint8_t *ptr = NULL;
+            size_t at = c->i;
+            if ((rc = read_len(c, f->s, &ptr, &v->u.s.len)) == 0 &&
+                (rc = utf8_checked(c, f->s, at, ptr, v->u.s.len)) == 0) {
+                v->type = LOAMS_T_STRING;
+                v->u.s.ptr = (const char *)ptr;
+            }
+        } else if (f->s->fast == FAST_LONG) {
+            loams_value *v = &cells[f->col];
+            if ((rc = read_long(c, f->s, &v->u.i)) == 0) {
+                v->type = LOAMS_T_INT64;
+            }
+        } else {
+            rc = to_cell(c, f->s, &cells[f->col], (size_t)f->col);
+        }
     }
     for (size_t k = 0; k < s->ndefaults && rc == 0; k++) {
         cells[s->defaults[k].col] = s->defaults[k].v;
