@@ -32,6 +32,9 @@ typedef struct msg_table {
     uint32_t *nums; /* sorted numbers beyond, and their field indexes */
     int32_t *idx;
     size_t nsorted;
+    uint8_t *wire;   /* per field: the wire type of its values (wire_of) */
+    char *keys;      /* per field: ",\"name\":" (JSON output), back to back */
+    size_t *key_off; /* field k's key is keys[key_off[k] .. key_off[k + 1]) */
 } msg_table;
 
 struct pb_reader {
@@ -40,6 +43,23 @@ struct pb_reader {
     long root;
     msg_table *tables; /* per schema message */
 };
+
+/* The wire type a field's values are written with (2 also for packed). */
+static inline int wire_of(int type)
+{
+    switch (type) {
+    case LOAMS_KIT_PB_DOUBLE:
+    case LOAMS_KIT_PB_FIXED64:
+    case LOAMS_KIT_PB_SFIXED64: return 1;
+    case LOAMS_KIT_PB_FLOAT:
+    case LOAMS_KIT_PB_FIXED32:
+    case LOAMS_KIT_PB_SFIXED32: return 5;
+    case LOAMS_KIT_PB_STRING:
+    case LOAMS_KIT_PB_BYTES:
+    case LOAMS_KIT_PB_MESSAGE: return 2;
+    default: return 0;
+    }
+}
 
 /* ---- compiling ---- */
 
@@ -52,6 +72,9 @@ void pb_reader_free(pb_reader *r)
         loams_kit_mem_free(r->mem, r->tables[i].dense);
         loams_kit_mem_free(r->mem, r->tables[i].nums);
         loams_kit_mem_free(r->mem, r->tables[i].idx);
+        loams_kit_mem_free(r->mem, r->tables[i].keys);
+        loams_kit_mem_free(r->mem, r->tables[i].wire);
+        loams_kit_mem_free(r->mem, r->tables[i].key_off);
     }
     loams_kit_mem_free(r->mem, r->tables);
     loams_kit_mem_free(r->mem, r);
@@ -108,6 +131,39 @@ int pb_reader_compile(const loams_kit_mem *mem, const loams_kit_pb_schema *s, lo
             t->nums[j] = num;
             t->idx[j] = (int32_t)k;
         }
+        /* the members' keys, written once here instead of per record (a
+         * name from a descriptor set may hold anything: escaped) */
+        size_t total = 0;
+        for (size_t k = 0; k < m->nfields; k++) {
+            total += 6 * strlen(m->fields[k].name) + 4;
+        }
+        t->keys = loams_kit_mem_alloc(mem, total + 1);
+        t->key_off = loams_kit_mem_calloc(mem, m->nfields + 1, sizeof *t->key_off);
+        t->wire = loams_kit_mem_calloc(mem, m->nfields + 1, 1);
+        if (t->keys == NULL || t->key_off == NULL || t->wire == NULL) {
+            pb_reader_free(r);
+            return -ENOMEM;
+        }
+        size_t o = 0;
+        for (size_t k = 0; k < m->nfields; k++) {
+            t->wire[k] = (uint8_t)wire_of(m->fields[k].type);
+            t->keys[o++] = ',';
+            t->keys[o++] = '"';
+            for (const char *nm = m->fields[k].name; *nm != '\0'; nm++) {
+                unsigned char ch = (unsigned char)*nm;
+                if (ch == '"' || ch == '\\') {
+                    t->keys[o++] = '\\';
+                    t->keys[o++] = (char)ch;
+                } else if (ch < 0x20) {
+                    o += (size_t)sprintf(t->keys + o, "\\u%04x", ch);
+                } else {
+                    t->keys[o++] = (char)ch;
+                }
+            }
+            t->keys[o++] = '"';
+            t->keys[o++] = ':';
+            t->key_off[k + 1] = o;
+        }
     }
     *out = r;
     return 0;
@@ -123,7 +179,7 @@ const char *pb_reader_column(const pb_reader *r, size_t i)
     return r->s->messages[r->root].fields[i].name;
 }
 
-static int field_index(const msg_table *t, uint32_t num)
+static inline int field_index(const msg_table *t, uint32_t num)
 {
     if (num < t->ndense) {
         return t->dense[num] - 1;
@@ -180,11 +236,8 @@ static int fail(rd *c, const uint8_t *at, const char *fmt, ...)
     return LOAMS_EINPUT;
 }
 
-static int grow(const loams_kit_mem *mem, void **p, size_t *cap, size_t need, size_t size)
+static int grow_to(const loams_kit_mem *mem, void **p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap) {
-        return 0;
-    }
     size_t n = *cap != 0 ? *cap : 64;
     while (n < need) {
         n *= 2;
@@ -196,6 +249,12 @@ static int grow(const loams_kit_mem *mem, void **p, size_t *cap, size_t need, si
     *p = q;
     *cap = n;
     return 0;
+}
+
+/* Room for `need` items: checked inline, grown out of line. */
+static inline int grow(const loams_kit_mem *mem, void **p, size_t *cap, size_t need, size_t size)
+{
+    return need <= *cap ? 0 : grow_to(mem, p, cap, need, size);
 }
 
 static inline int varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
@@ -228,23 +287,6 @@ static inline int varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 static const char *const wire_names[] = {"0 (varint)",      "1 (64-bit)",    "2 (length-delimited)",
                                          "3 (group start)", "4 (group end)", "5 (32-bit)",
                                          "6 (invalid)",     "7 (invalid)"};
-
-/* The wire type a field's values are written with (2 also for packed). */
-static int wire_of(int type)
-{
-    switch (type) {
-    case LOAMS_KIT_PB_DOUBLE:
-    case LOAMS_KIT_PB_FIXED64:
-    case LOAMS_KIT_PB_SFIXED64: return 1;
-    case LOAMS_KIT_PB_FLOAT:
-    case LOAMS_KIT_PB_FIXED32:
-    case LOAMS_KIT_PB_SFIXED32: return 5;
-    case LOAMS_KIT_PB_STRING:
-    case LOAMS_KIT_PB_BYTES:
-    case LOAMS_KIT_PB_MESSAGE: return 2;
-    default: return 0;
-    }
-}
 
 /* Skips a group's fields up to its end (the start tag read). */
 static int skip_group(rd *c, const uint8_t **pp, const uint8_t *end, uint32_t num, int depth)
@@ -371,7 +413,7 @@ static int scan(rd *c, long mi, const uint8_t *p, size_t n, size_t h)
             continue; /* unknown: skipped */
         }
         const loams_kit_pb_field *f = &m->fields[fi];
-        int want = wire_of(f->type);
+        int want = t->wire[fi];
         if (wt != want && !(wt == 2 && f->label == LOAMS_KIT_PB_REPEATED)) {
             return fail(c, at, "field %" PRIu32 " (%s, %s) has wire type %s, not %s", num, f->name,
                         loams_kit_pb_type_name(f->type), wire_names[wt], wire_names[want]);
@@ -527,7 +569,7 @@ static int each_value(rd *c, const loams_kit_pb_field *f, int32_t head, value_fn
 
 /* ---- JSON text ---- */
 
-static int put(pb_scratch *s, const char *p, size_t n)
+static inline int put(pb_scratch *s, const char *p, size_t n)
 {
     if (grow(s->mem, (void **)&s->buf, &s->cap, s->len + n + 1, 1) != 0) {
         return -ENOMEM;
@@ -569,14 +611,26 @@ static int put_i64(pb_scratch *s, int64_t v)
     return put_u64(s, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
-static int put_json_string(pb_scratch *s, const uint8_t *p, size_t n)
+/* A JSON string of p[0..n) (UTF-8, checked by the caller); its first
+ * `plain` bytes need no escape. */
+static int put_json_string_from(pb_scratch *s, const uint8_t *p, size_t n, size_t plain)
 {
+    if (plain == n) { /* the common case: copied at once */
+        if (grow(s->mem, (void **)&s->buf, &s->cap, s->len + n + 3, 1) != 0) {
+            return -ENOMEM;
+        }
+        char *o = s->buf + s->len;
+        o[0] = '"';
+        memcpy(o + 1, p, n);
+        o[n + 1] = '"';
+        s->len += n + 2;
+        return 0;
+    }
     if (grow(s->mem, (void **)&s->buf, &s->cap, s->len + 6 * n + 3, 1) != 0) {
         return -ENOMEM;
     }
     char *o = s->buf + s->len;
     *o++ = '"';
-    size_t plain = 0; /* the run that needs no escape, copied at once */
     while (plain < n && p[plain] >= 0x20 && p[plain] != '"' && p[plain] != '\\') {
         plain++;
     }
@@ -596,6 +650,11 @@ static int put_json_string(pb_scratch *s, const uint8_t *p, size_t n)
     *o++ = '"';
     s->len = (size_t)(o - s->buf);
     return 0;
+}
+
+static int put_json_string(pb_scratch *s, const uint8_t *p, size_t n)
+{
+    return put_json_string_from(s, p, n, loams_kit_utf8_json_plain(p, n));
 }
 
 static int put_base64(pb_scratch *s, const uint8_t *p, size_t n)
@@ -680,8 +739,10 @@ static int json_value_fn(rd *c, const loams_kit_pb_field *f, uint64_t v, void *a
 static int json_len(rd *c, const loams_kit_pb_field *f, const pb_occ *oc, int depth)
 {
     if (f->type == LOAMS_KIT_PB_STRING) {
-        int rc = check_utf8(c, f, oc->p, (size_t)oc->v);
-        return rc != 0 ? rc : put_json_string(c->s, oc->p, (size_t)oc->v);
+        /* one scan: a plain ASCII string needs no UTF-8 check */
+        size_t n = (size_t)oc->v, plain = loams_kit_utf8_json_plain(oc->p, n);
+        int rc = plain < n ? check_utf8(c, f, oc->p, n) : 0;
+        return rc != 0 ? rc : put_json_string_from(c->s, oc->p, n, plain);
     }
     if (f->type == LOAMS_KIT_PB_BYTES) {
         return put_base64(c->s, oc->p, (size_t)oc->v);
@@ -798,9 +859,9 @@ static int json_message(rd *c, long mi, size_t h, int depth)
         if (head < 0 && f->presence) {
             continue;
         }
-        if ((!first && put(s, ",", 1) != 0) ||
-            put_json_string(s, (const uint8_t *)f->name, strlen(f->name)) != 0 ||
-            put(s, ":", 1) != 0) {
+        const msg_table *t = &c->r->tables[mi];
+        size_t from = t->key_off[k] + (size_t)first; /* the first one without its comma */
+        if (put(s, t->keys + from, t->key_off[k + 1] - from) != 0) {
             return -ENOMEM;
         }
         first = 0;
