@@ -24,6 +24,13 @@
  *      customer string, ts timestamptz) and a link INTO TABLE whose SELECT
  *      takes subject, body, CAST(priority AS INTEGER) and customer.name
  *      with json_get_* and the record's timestamp (the ticket's "ts").
+ *   -f avro (with -t table): the same tickets written as Avro instead of
+ *      JSON (each value in the Confluent wire format, with a schema
+ *      derived from the first ticket - strings, longs, tags an array of
+ *      strings, customer a record - registered by CREATE SCHEMA
+ *      b.ticket_avro), and the links read FORMAT avro (subject =
+ *      'b.ticket_avro'); the same SELECT, the same rows in the table.  The
+ *      reference still reads the JSON lines.
  *
  * Then this process runs a worker with the link task source - the same code
  * as `loams-host serve`: lease, stream log read, decoder-json,
@@ -165,7 +172,95 @@ typedef struct options {
     unsigned tasks[MAX_RUNS]; /* -j: the link task counts, one run each */
     size_t nruns;
     unsigned rounds; /* -r: runs of each (ours and DuckDB's) */
+    int avro;        /* -f avro: the records are Avro (table mode) */
+    char avro_schema[4096];
 } options;
+
+/* ---- -f avro: the tickets as Avro ---- */
+
+/* The Avro type of a JSON value, appended to schema text s: strings,
+ * longs, arrays of strings, records of those. */
+static void avro_derive(const cJSON *v, const char *name, char *s, size_t cap)
+{
+    size_t o = strlen(s);
+    if (cJSON_IsString(v)) {
+        snprintf(s + o, cap - o, "\"string\"");
+    } else if (cJSON_IsNumber(v)) {
+        snprintf(s + o, cap - o, "\"long\"");
+    } else if (cJSON_IsArray(v)) {
+        snprintf(s + o, cap - o, "{\"type\":\"array\",\"items\":\"string\"}");
+    } else if (cJSON_IsObject(v)) {
+        snprintf(s + o, cap - o, "{\"type\":\"record\",\"name\":\"%s_t\",\"fields\":[", name);
+        int k = 0;
+        for (const cJSON *m = v->child; m != NULL; m = m->next, k++) {
+            o = strlen(s);
+            snprintf(s + o, cap - o, "%s{\"name\":\"%s\",\"type\":", k ? "," : "", m->string);
+            avro_derive(m, m->string, s, cap);
+            o = strlen(s);
+            snprintf(s + o, cap - o, "}");
+        }
+        o = strlen(s);
+        snprintf(s + o, cap - o, "]}");
+    }
+}
+
+static size_t avro_long(uint8_t *out, int64_t v)
+{
+    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    size_t o = 0;
+    while (z >= 0x80) {
+        out[o++] = (uint8_t)(z | 0x80);
+        z >>= 7;
+    }
+    out[o++] = (uint8_t)z;
+    return o;
+}
+
+static size_t avro_str(uint8_t *out, const char *s)
+{
+    size_t n = strlen(s), o = avro_long(out, (int64_t)n);
+    memcpy(out + o, s, n);
+    return o + n;
+}
+
+/* A ticket's members in order, as avro_derive typed them. */
+static size_t avro_encode(const cJSON *v, uint8_t *out)
+{
+    size_t o = 0;
+    for (const cJSON *m = v->child; m != NULL; m = m->next) {
+        if (cJSON_IsString(m)) {
+            o += avro_str(out + o, m->valuestring);
+        } else if (cJSON_IsNumber(m)) {
+            o += avro_long(out + o, (int64_t)m->valuedouble);
+        } else if (cJSON_IsArray(m)) {
+            int n = cJSON_GetArraySize(m);
+            if (n > 0) {
+                o += avro_long(out + o, n);
+                for (const cJSON *it = m->child; it != NULL; it = it->next) {
+                    o += avro_str(out + o, it->valuestring);
+                }
+            }
+            out[o++] = 0;
+        } else {
+            o += avro_encode(m, out + o);
+        }
+    }
+    return o;
+}
+
+/* The Confluent wire format of a JSON ticket (schema id 1: the first and
+ * only schema of the data dir) into out (room for 2 KiB). */
+static size_t avro_ticket(const char *json, size_t len, uint8_t *out)
+{
+    cJSON *doc = cJSON_ParseWithLength(json, len);
+    if (doc == NULL) {
+        return 0;
+    }
+    out[0] = 0, out[1] = 0, out[2] = 0, out[3] = 0, out[4] = 1;
+    size_t n = 5 + avro_encode(doc, out + 5);
+    cJSON_Delete(doc);
+    return n;
+}
 
 /* The names of task k of `ntasks` (all in namespace b): one task keeps the
  * names docs/BENCHMARKS.md shows, more append _<k>. */
@@ -250,6 +345,15 @@ static int link_ddl(const options *o, unsigned ntasks, char *ddl, size_t size)
         snprintf(codec, sizeof codec, "zstd_level = %s", o->zstd_level);
     }
     size_t used = 0;
+    if (o->avro) {
+        int n = snprintf(ddl, size, "CREATE SCHEMA b.ticket_avro FORMAT AVRO AS $$ %s $$;\n",
+                         o->avro_schema);
+        if (n < 0 || (size_t)n >= size) {
+            return 1;
+        }
+        used = (size_t)n;
+    }
+    const char *format = o->avro ? "avro (subject = 'b.ticket_avro')" : "json";
     for (unsigned k = 0; k < ntasks; k++) {
         task_names t;
         names_of(o, ntasks, k, &t);
@@ -259,7 +363,7 @@ static int link_ddl(const options *o, unsigned ntasks, char *ddl, size_t size)
                          "CREATE STREAM b.%s WITH (partitions = 1);\n"
                          "CREATE TABLE b.%s (subject string, body string, priority int,\n"
                          "                   customer string, ts timestamptz);\n"
-                         "CREATE LINK b.%s FROM STREAM b.%s FORMAT json INTO TABLE b.%s\n"
+                         "CREATE LINK b.%s FROM STREAM b.%s FORMAT %s INTO TABLE b.%s\n"
                          "  TRANSFORM (\n"
                          "    SELECT subject, body, CAST(priority AS INTEGER) AS priority,\n"
                          "           json_get_str(customer, '$.name') AS customer,\n"
@@ -268,7 +372,7 @@ static int link_ddl(const options *o, unsigned ntasks, char *ddl, size_t size)
                          "  WITH (batch_bytes = '%s', batch_interval = '%s', "
                          "on_error = 'dead_letter',\n"
                          "        %s);\n",
-                         t.stream, t.target, t.link, t.stream, t.target, o->batch_bytes,
+                         t.stream, t.target, t.link, t.stream, format, t.target, o->batch_bytes,
                          o->batch_interval, codec);
         } else {
             n = snprintf(ddl + used, size - used,
@@ -308,7 +412,7 @@ static int produce(const options *o, unsigned ntasks, const char *data_dir, cons
         fprintf(stderr, "bench-link-apply: %s\n", err);
         return 1;
     }
-    char ddl[2048 * MAX_RUNS];
+    char ddl[2048 * MAX_RUNS + 4096];
     if (link_ddl(o, ntasks, ddl, sizeof ddl) != 0) {
         fprintf(stderr, "bench-link-apply: the DDL does not fit its buffer\n");
         loams_node_close(node);
@@ -325,6 +429,11 @@ static int produce(const options *o, unsigned ntasks, const char *data_dir, cons
         return 1;
     }
     char *data = malloc((size_t)PRODUCE_BATCH * 1100);
+    uint8_t *avro = o->avro ? malloc((size_t)PRODUCE_BATCH * 2048) : NULL;
+    if (o->avro && avro == NULL) {
+        fprintf(stderr, "bench-link-apply: out of memory\n");
+        return 1;
+    }
     loams_stream_record_in *recs = calloc(PRODUCE_BATCH, sizeof *recs);
     if (data == NULL || recs == NULL) {
         fprintf(stderr, "bench-link-apply: out of memory\n");
@@ -358,14 +467,24 @@ static int produce(const options *o, unsigned ntasks, const char *data_dir, cons
                 char *val = data + used;
                 size_t vl = ticket_gen_styled(first + i, style, val, 1024);
                 used += vl;
+                const char *rv = val;
+                size_t rl = vl;
+                if (avro != NULL) { /* the same ticket as Avro */
+                    rv = (const char *)avro + i * 2048;
+                    if ((rl = avro_ticket(val, vl, avro + i * 2048)) == 0) {
+                        fprintf(stderr, "bench-link-apply: ticket %llu is not JSON\n",
+                                (unsigned long long)(first + i));
+                        return 1;
+                    }
+                }
                 recs[i] = (loams_stream_record_in){.key = key,
                                                    .key_len = (size_t)kl,
-                                                   .value = val,
-                                                   .value_len = vl,
+                                                   .value = rv,
+                                                   .value_len = rl,
                                                    .timestamp_us =
                                                        o->table ? ticket_gen_ts(first + i) : 0,
                                                    .partition = -1};
-                bytes += (uint64_t)kl + vl;
+                bytes += (uint64_t)kl + rl;
                 if (ref != NULL && o->table) {
                     fwrite(val, 1, vl, ref);
                     fputc('\n', ref);
@@ -399,6 +518,7 @@ static int produce(const options *o, unsigned ntasks, const char *data_dir, cons
                                 : " (with the TSV)");
     }
     free(data);
+    free(avro);
     free(recs);
     loams_node_close(node);
     return rc != 0;
@@ -977,8 +1097,15 @@ int main(int argc, char **argv)
                  .rounds = 1};
     const char *tasks_arg = NULL;
     int c;
-    while ((c = getopt(argc, argv, "t:j:n:d:kRp:b:i:z:r:")) != -1) {
+    while ((c = getopt(argc, argv, "t:f:j:n:d:kRp:b:i:z:r:")) != -1) {
         switch (c) {
+        case 'f':
+            if (strcmp(optarg, "avro") == 0) {
+                o.avro = 1;
+            } else if (strcmp(optarg, "json") != 0) {
+                die("-f %s: the format is 'json' or 'avro'", optarg);
+            }
+            break;
         case 't':
             if (strcmp(optarg, "table") == 0) {
                 o.table = 1;
@@ -1010,13 +1137,28 @@ int main(int argc, char **argv)
             break;
         }
         default:
-            fprintf(stderr, "usage: bench-link-apply [-t collection|table] [-j TASKS[,TASKS]...] "
+            fprintf(stderr, "usage: bench-link-apply [-t collection|table] [-f json|avro] "
+                            "[-j TASKS[,TASKS]...] "
                             "[-n RECORDS] [-d DIR] [-k] [-R] [-p PLUGIN_DIR]... "
                             "[-b BATCH_BYTES] [-i BATCH_INTERVAL] [-z LEVEL|none] [-r ROUNDS]\n");
             return 2;
         }
     }
     parse_tasks(&o, tasks_arg != NULL ? tasks_arg : o.table ? "1,2" : "1");
+    if (o.avro) {
+        if (!o.table) {
+            die("-f avro needs -t table");
+        }
+        char first[1024];
+        size_t fl =
+            ticket_gen_styled(0, TICKET_GEN_NUMERIC_PRIORITY | TICKET_GEN_TS, first, sizeof first);
+        cJSON *doc = cJSON_ParseWithLength(first, fl);
+        if (doc == NULL) {
+            die("the first ticket is not JSON");
+        }
+        avro_derive(doc, "ticket", o.avro_schema, sizeof o.avro_schema);
+        cJSON_Delete(doc);
+    }
     if (o.zstd_level == NULL) {
         /* a table: the level of DuckDB's COMPRESSION zstd, which it runs at too */
         o.zstd_level = o.table ? "3" : "1";
@@ -1060,9 +1202,10 @@ int main(int argc, char **argv)
     double load[3] = {0, 0, 0};
     getloadavg(load, 3);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("bench-link-apply: %llu records into a %s, load average %.2f %.2f %.2f on %ld CPUs\n",
-           (unsigned long long)o.n, o.table ? "table" : "collection", load[0], load[1], load[2],
-           ncpu);
+    printf("bench-link-apply: %llu %s records into a %s, load average %.2f %.2f %.2f on %ld "
+           "CPUs\n",
+           (unsigned long long)o.n, o.avro ? "Avro" : "JSON", o.table ? "table" : "collection",
+           load[0], load[1], load[2], ncpu);
     fflush(stdout);
 
     static run_result res[MAX_RUNS][MAX_ROUNDS];
