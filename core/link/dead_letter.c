@@ -26,6 +26,12 @@ struct loams_dead_letters {
     char link[2 * LOAMS_IDENT_MAX + 2]; /* "ns.name": the loams.link header */
     char task_key[LOAMS_LEASE_KEY_MAX];
     uint64_t epoch;
+    char def_writer[2 * LOAMS_IDENT_MAX + 16]; /* "linkdef/<ns>.<name>" */
+    uint64_t generation;                       /* 0: no definition fence */
+    /* The run's source partitions [first, last]; `whole` when they are all
+     * of the link's (tasks = 1): its marks are the link's own key then. */
+    int32_t first, last;
+    int whole;
 
     loams_offsets *marks; /* DLQ partition -> where the next resume scans from */
     /* The dead letters found by the resume whose source records this run
@@ -54,8 +60,14 @@ static void dl_log(const loams_dead_letters *d, loams_log_level lvl, const char 
     va_end(ap);
 }
 
+uint64_t loams_dead_letter_generation(uint64_t incarnation, uint64_t definition_version)
+{
+    const uint64_t vmax = (1u << 24) - 1;
+    return incarnation << 24 | (definition_version < vmax ? definition_version : vmax);
+}
+
 int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_objname *link,
-                           const loams_objname *dlq, const char *task_key, uint64_t epoch,
+                           const loams_objname *dlq, const loams_dead_letter_run *run,
                            loams_dead_letters **out, char *err, size_t errsize)
 {
     *out = NULL;
@@ -68,8 +80,13 @@ int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_o
     d->meta = meta;
     d->link_name = *link;
     snprintf(d->link, sizeof d->link, "%s.%s", link->ns, link->name);
-    snprintf(d->task_key, sizeof d->task_key, "%s", task_key);
-    d->epoch = epoch;
+    snprintf(d->task_key, sizeof d->task_key, "%s", run->task_key);
+    d->epoch = run->epoch;
+    d->first = run->first;
+    d->last = run->last;
+    d->whole = run->first <= 0 && (uint32_t)run->last + 1 >= run->partitions;
+    snprintf(d->def_writer, sizeof d->def_writer, "linkdef/%s.%s", link->ns, link->name);
+    d->generation = run->generation;
     loams_stream_err serr;
     int rc = loams_stream_open(log, dlq, &d->dlq, &serr);
     if (rc != 0) {
@@ -149,6 +166,18 @@ static void linkstate_key(const loams_objname *link, char *out, size_t size)
     snprintf(out, size, "linkstate/%s/%s", link->ns, link->name);
 }
 
+/* The marks of the run's range: the link's key for the whole range, else
+ * "linkstate/<ns>/<name>/<first>-<last>". */
+static void marks_key(const loams_dead_letters *d, char *out, size_t size)
+{
+    if (d->whole) {
+        linkstate_key(&d->link_name, out, size);
+    } else {
+        snprintf(out, size, "linkstate/%s/%s/%" PRId32 "-%" PRId32, d->link_name.ns,
+                 d->link_name.name, d->first, d->last);
+    }
+}
+
 /* Reads the header `name` of an encoded header block as text into out. */
 static int header_get(const void *h, size_t len, const char *name, char *out, size_t size)
 {
@@ -164,10 +193,19 @@ static int header_get(const void *h, size_t len, const char *name, char *out, si
     return 0;
 }
 
-/* Step 1: from now on, appends of older runs of the link are rejected. */
+/* The run's fences: its task's, and its definition's when it has one. */
+static void fences(const loams_dead_letters *d, loams_stream_fence *task, loams_stream_fence *def)
+{
+    *def = (loams_stream_fence){d->def_writer, d->generation, NULL};
+    *task = (loams_stream_fence){d->task_key, d->epoch, d->generation > 0 ? def : NULL};
+}
+
+/* Step 1: from now on, appends of older runs of the link are rejected:
+ * older holders of the task's lease, and runs of older definitions. */
 static int claim(loams_dead_letters *d, char *err, size_t errsize)
 {
-    loams_stream_fence f = {d->task_key, d->epoch};
+    loams_stream_fence f, def;
+    fences(d, &f, &def);
     loams_stream_err serr;
     int rc = loams_stream_fence_claim(d->dlq, &f, &serr);
     if (rc == LOAMS_EFENCED) {
@@ -179,15 +217,22 @@ static int claim(loams_dead_letters *d, char *err, size_t errsize)
     return rc;
 }
 
-/* Reads the marks of the last commit into d->marks (none: empty). */
+/* Reads the marks of the last commit of the run's range into d->marks.  A
+ * range that has none (its first run since the link was defined this way)
+ * starts from the link's marks, which no range's dead letter that may come
+ * again precedes (loams_dead_letter_fold_marks); none at all: empty. */
 static int read_marks(loams_dead_letters *d, char *err, size_t errsize)
 {
     loams_offsets_clear(d->marks);
     char key[300];
-    linkstate_key(&d->link_name, key, sizeof key);
+    marks_key(d, key, sizeof key);
     loams_meta_kv kv;
     loams_meta_err merr;
     int rc = loams_meta_get(d->meta, key, strlen(key), &kv, &merr);
+    if (rc == LOAMS_ENOTFOUND && !d->whole) {
+        linkstate_key(&d->link_name, key, sizeof key);
+        rc = loams_meta_get(d->meta, key, strlen(key), &kv, &merr);
+    }
     if (rc == LOAMS_ENOTFOUND) {
         return 0; /* the link never committed with a dead-letter stream */
     }
@@ -235,6 +280,9 @@ static int scan_partition(loams_dead_letters *d, int32_t q, const loams_offsets 
             loams_offsets_get(applied, p, &upto);
             if (p < 0 || o < upto) {
                 continue; /* applied: its record never comes again */
+            }
+            if (p < d->first || p > d->last) {
+                continue; /* a sibling range's: its own run finds it */
             }
             if (done_add(d, p, o, q, rec->offset) != 0) {
                 snprintf(err, errsize, "out of memory");
@@ -335,13 +383,14 @@ int loams_dead_letter_append(loams_dead_letters *d, char *err, size_t errsize)
     if (d->n == 0) {
         return 0;
     }
-    loams_stream_fence f = {d->task_key, d->epoch};
+    loams_stream_fence f, def;
+    fences(d, &f, &def);
     loams_stream_err serr;
     int rc = loams_stream_append_fenced(d->dlq, &f, d->recs, d->n, NULL, &serr);
     if (rc == LOAMS_EFENCED) {
         dl_log(d, LOAMS_LOG_WARN,
                "dead-letter append of %zu record(s) rejected: a newer run of the link holds "
-               "its lease (%s); nothing was appended",
+               "its lease, or runs a newer definition of it (%s); nothing was appended",
                d->n, serr.msg);
     }
     d->n = 0;
@@ -385,7 +434,7 @@ int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *e
     }
     loams_offsets_format_json(d->marks, marks, n + 1);
     char key[300];
-    linkstate_key(&d->link_name, key, sizeof key);
+    marks_key(d, key, sizeof key);
     int rc = loams_gc_writes_put(ws, key, marks);
     free(marks);
     if (rc != 0) {
@@ -394,15 +443,120 @@ int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *e
     return rc;
 }
 
-int loams_dead_letter_marks_at_end(loams_streamlog *log, const loams_objname *link,
-                                   const loams_objname *dlq, loams_gc_writes *ws, char *err,
-                                   size_t errsize)
+/* Reads the marks of every range of `link` (the keys under
+ * "linkstate/<ns>/<name>/"): each one's key goes to a delete in ws and,
+ * when fold is given, its marks lower fold's (a partition a range has no
+ * mark for lowers fold's to 0).  Errors: metastore's, LOAMS_ECORRUPT,
+ * -ENOMEM; message in err. */
+static int drop_range_marks(loams_meta *meta, const loams_objname *link, loams_offsets *fold,
+                            loams_gc_writes *ws, char *err, size_t errsize)
+{
+    char prefix[300], after[600] = "";
+    snprintf(prefix, sizeof prefix, "linkstate/%s/%s/", link->ns, link->name);
+    loams_offsets *range = NULL;
+    int rc = loams_offsets_create(&range);
+    if (rc != 0) {
+        snprintf(err, errsize, "out of memory");
+        return rc;
+    }
+    for (int more = 1; more && rc == 0;) {
+        loams_meta_range_result r = {0};
+        loams_meta_err merr;
+        if ((rc = loams_meta_range_prefix(meta, prefix, after[0] ? after : NULL, 0, &r, &merr)) !=
+            0) {
+            snprintf(err, errsize, "reading the dead-letter marks %s*: %s", prefix, merr.msg);
+            break;
+        }
+        for (size_t i = 0; i < r.count && rc == 0; i++) {
+            const loams_meta_kv *kv = &r.kvs[i];
+            snprintf(after, sizeof after, "%.*s", (int)kv->key_len, kv->key);
+            if ((rc = loams_gc_writes_delete(ws, after)) != 0) {
+                snprintf(err, errsize, "out of memory");
+                break;
+            }
+            if (fold == NULL) {
+                continue;
+            }
+            if (loams_offsets_parse_json(range, kv->value, kv->value_len) != 0) {
+                snprintf(err, errsize, "%s holds malformed DLQ marks", after);
+                rc = LOAMS_ECORRUPT;
+                break;
+            }
+            for (size_t j = 0; j < loams_offsets_count(fold) && rc == 0; j++) {
+                int32_t q;
+                int64_t mark, theirs = 0;
+                loams_offsets_at(fold, j, &q, &mark);
+                loams_offsets_get(range, q, &theirs);
+                if (theirs < mark && (rc = loams_offsets_set(fold, q, theirs)) != 0) {
+                    snprintf(err, errsize, "out of memory");
+                }
+            }
+        }
+        more = r.more && r.count > 0;
+        loams_meta_range_free(&r);
+    }
+    loams_offsets_free(range);
+    return rc;
+}
+
+int loams_dead_letter_fold_marks(loams_meta *meta, const loams_objname *link, loams_gc_writes *ws,
+                                 char *err, size_t errsize)
 {
     char key[300];
     linkstate_key(link, key, sizeof key);
+    loams_offsets *fold = NULL;
+    char *text = NULL;
+    loams_meta_kv kv;
+    loams_meta_err merr;
+    int rc = loams_meta_get(meta, key, strlen(key), &kv, &merr);
+    if (rc == LOAMS_ENOTFOUND) {
+        /* No link marks: a range without marks scans its DLQ from the start. */
+        return drop_range_marks(meta, link, NULL, ws, err, errsize);
+    }
+    if (rc != 0) {
+        snprintf(err, errsize, "reading %s: %s", key, merr.msg);
+        return rc;
+    }
+    if ((rc = loams_offsets_create(&fold)) != 0) {
+        snprintf(err, errsize, "out of memory");
+    } else if (loams_offsets_parse_json(fold, kv.value, kv.value_len) != 0) {
+        snprintf(err, errsize, "%s holds malformed DLQ marks", key);
+        rc = LOAMS_ECORRUPT;
+    }
+    loams_meta_kv_free(&kv);
+    if (rc == 0) {
+        rc = drop_range_marks(meta, link, fold, ws, err, errsize);
+    }
+    if (rc == 0) {
+        size_t n = loams_offsets_format_json(fold, NULL, 0);
+        if ((text = malloc(n + 1)) == NULL) {
+            snprintf(err, errsize, "out of memory");
+            rc = -ENOMEM;
+        } else {
+            loams_offsets_format_json(fold, text, n + 1);
+            if ((rc = loams_gc_writes_put(ws, key, text)) != 0) {
+                snprintf(err, errsize, "out of memory");
+            }
+        }
+    }
+    free(text);
+    loams_offsets_free(fold);
+    return rc;
+}
+
+int loams_dead_letter_marks_at_end(loams_meta *meta, loams_streamlog *log,
+                                   const loams_objname *link, const loams_objname *dlq,
+                                   loams_gc_writes *ws, char *err, size_t errsize)
+{
+    char key[300];
+    linkstate_key(link, key, sizeof key);
+    int rc = drop_range_marks(meta, link, NULL, ws, err, errsize);
+    if (rc != 0) {
+        return rc;
+    }
     loams_stream *s = NULL;
     loams_stream_err serr;
-    int rc = loams_stream_open(log, dlq, &s, &serr);
+    rc = loams_stream_open(log, dlq, &s, &serr);
     if (rc == LOAMS_ENOTFOUND) {
         rc = loams_gc_writes_delete(ws, key);
         if (rc != 0) {

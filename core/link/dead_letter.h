@@ -45,6 +45,26 @@
  * counts as dead-lettered in the commit that applies its offset, so the
  * link's counters stay exact.
  *
+ * A link of several tasks (partition ranges): each range's runs keep their
+ * own marks ("linkstate/<ns>/<name>/<first>-<last>"; the whole range's are
+ * the link's key) and scan for the dead letters of their own partitions
+ * only; sibling ranges append to the same DLQ, each under its own writer
+ * fence (its task key).  A range with no marks yet starts from the link's.
+ * Their appends carry a second fence, the link's: writer
+ * "linkdef/<ns>.<name>" at the definition's generation, claimed at every
+ * resume.  A run of a replaced definition (say the old ranges' after ALTER
+ * LINK ... SET (tasks = 1)) holds a lease the new runs never take, so the
+ * task fence alone would let it append after a new run's scan; the
+ * definition fence rejects it from the new run's claim on.
+ * Every change of the link's definition (the statement that stores it:
+ * link_ddl.c) drops the ranges' marks, so ranges that change cannot read
+ * stale ones: either all marks go to the DLQ's end (a fresh start,
+ * loams_dead_letter_marks_at_end), or the link's marks become the lowest
+ * of its own and its ranges' (loams_dead_letter_fold_marks), which no
+ * range's dead letter that may come again precedes.  The old definition's
+ * runs cannot commit after the change (its version is in their commit's
+ * compare), so no range mark comes back.
+ *
  * Ownership: the run owns its dead letters (loams_dead_letter_free); the
  * metastore and stream log are borrowed and outlive it.  Threads: the
  * run's thread only.
@@ -64,12 +84,27 @@
 
 typedef struct loams_dead_letters loams_dead_letters;
 
-/* Opens the dead-letter stream `dlq` of link `link` for the run of
- * task_key at epoch (its fence in the DLQ, and its log lines).  *out is
+/* Who appends: a run of one of the link's tasks. */
+typedef struct loams_dead_letter_run {
+    const char *task_key; /* its fence in the DLQ, and its log lines (copied) */
+    uint64_t epoch;       /* its lease epoch */
+    int32_t first, last;  /* the source partitions it reads */
+    uint32_t partitions;  /* the source stream's */
+    /* The link definition's generation (loams_dead_letter_generation), the
+     * second fence of every claim and append: 0 = none. */
+    uint64_t generation;
+} loams_dead_letter_run;
+
+/* A definition's place in the order of the link's definitions: incarnation
+ * (a counter shared by all links, never reused) then version (versions
+ * past 2^24 - 1 count as that one: the incarnation still orders them). */
+uint64_t loams_dead_letter_generation(uint64_t incarnation, uint64_t definition_version);
+
+/* Opens the dead-letter stream `dlq` of link `link` for `run`.  *out is
  * the caller's.
  * Errors: those of loams_stream_open (message in err), -ENOMEM. */
 int loams_dead_letter_open(loams_meta *meta, loams_streamlog *log, const loams_objname *link,
-                           const loams_objname *dlq, const char *task_key, uint64_t epoch,
+                           const loams_objname *dlq, const loams_dead_letter_run *run,
                            loams_dead_letters **out, char *err, size_t errsize);
 
 /* Closes the stream and frees everything.  NULL is fine. */
@@ -114,13 +149,24 @@ void loams_dead_letter_handled(loams_dead_letters *d, const loams_offsets *next)
 int loams_dead_letter_commit_writes(void *userdata, loams_gc_writes *ws, char *err, size_t errsize);
 
 /* The writes that start link `link`'s dead letters at the end of stream
- * `dlq` (its marks := the DLQ's high-water marks), appended to ws: for a
- * new incarnation that does not go on from the target's commits, and for
- * a new dead-letter stream, whose older dead letters are not that run's to
- * find.  A DLQ that does not exist (yet) deletes the marks.
- * Errors: the stream log's (message in err), -ENOMEM. */
-int loams_dead_letter_marks_at_end(loams_streamlog *log, const loams_objname *link,
-                                   const loams_objname *dlq, loams_gc_writes *ws, char *err,
-                                   size_t errsize);
+ * `dlq` (its marks := the DLQ's high-water marks; its ranges' marks
+ * deleted), appended to ws: for a new incarnation that does not go on from
+ * the target's commits, and for a new dead-letter stream, whose older dead
+ * letters are not that run's to find.  A DLQ that does not exist (yet)
+ * deletes the marks.
+ * Errors: the stream log's and the metastore's (message in err), -ENOMEM. */
+int loams_dead_letter_marks_at_end(loams_meta *meta, loams_streamlog *log,
+                                   const loams_objname *link, const loams_objname *dlq,
+                                   loams_gc_writes *ws, char *err, size_t errsize);
+
+/* The writes, appended to ws, that fold the marks of link `link`'s ranges
+ * into the link's own marks (per DLQ partition, the lowest of them; a
+ * range without a mark for a partition makes it 0) and delete them: for
+ * any other change of the link's definition, after which the ranges may
+ * differ.  Nothing to fold: nothing written.
+ * Errors: the metastore's, LOAMS_ECORRUPT (malformed marks), -ENOMEM;
+ * message in err. */
+int loams_dead_letter_fold_marks(loams_meta *meta, const loams_objname *link, loams_gc_writes *ws,
+                                 char *err, size_t errsize);
 
 #endif

@@ -1145,9 +1145,15 @@ static int run_setup(link_run *r)
     r->key_text = sdef->key_type == LOAMS_STREAM_KEY_STRING;
     if (r->def.on_error == LOAMS_ON_ERROR_DEAD_LETTER) {
         char err[LOAMS_TASK_ERROR_MAX];
+        loams_dead_letter_run run = {.task_key = r->key,
+                                     .epoch = r->epoch,
+                                     .first = (int32_t)r->first,
+                                     .last = (int32_t)r->last,
+                                     .partitions = r->partitions,
+                                     .generation = loams_dead_letter_generation(
+                                         r->def.incarnation, r->def.definition_version)};
         rc = loams_dead_letter_open(r->env->meta, r->env->log, &r->def.name,
-                                    &r->def.dead_letter_stream, r->key, r->epoch, &r->dlq, err,
-                                    sizeof err);
+                                    &r->def.dead_letter_stream, &run, &r->dlq, err, sizeof err);
         if (rc != 0) {
             loams_task_set_error(r->task, "link %s.%s: dead-letter stream: %s", r->def.name.ns,
                                  r->def.name.name, err);

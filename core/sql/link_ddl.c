@@ -742,23 +742,6 @@ static int create_dlq(const loams_link_ddl_env *env, const loams_ddl_script *scr
     if (d->on_error != LOAMS_ON_ERROR_DEAD_LETTER) {
         return 0;
     }
-    if (d->tasks > 1) {
-        /* The dead-letter marks are the link's, one set for all its runs:
-         * a range task's commit would move them past a sibling's dead
-         * letters that are not committed yet. */
-        const loams_ddl_option *o = NULL;
-        for (size_t i = 0; i < st->with.count; i++) {
-            if (strcmp(st->with.items[i].key, "tasks") == 0 ||
-                (o == NULL && strcmp(st->with.items[i].key, "on_error") == 0)) {
-                o = &st->with.items[i];
-            }
-        }
-        return loams_ddl_error_at(
-            script, o != NULL ? o->key_pos : st->name_pos, LOAMS_EINPUT, err, errlen,
-            "a link of several tasks (tasks = %u) cannot dead-letter yet: use on_error = "
-            "'skip' or 'fail' with tasks, or tasks = 1 with on_error = 'dead_letter'",
-            d->tasks);
-    }
     loams_stream_err serr;
     loams_stream_def dlq = {.name = d->dead_letter_stream, .partitions = 1};
     int rc = loams_stream_create(env->log, &dlq, 1, NULL, &serr);
@@ -770,7 +753,7 @@ static int create_dlq(const loams_link_ddl_env *env, const loams_ddl_script *scr
 }
 
 /* Stores d as `kind`, with its dead letters' marks at the end of its DLQ
- * when fresh_marks. */
+ * when fresh_marks, else its ranges' marks folded into the link's. */
 static int store_link(const loams_link_ddl_env *env, const loams_ddl_script *script,
                       const loams_ddl_stmt *st, loams_link_def *d, loams_link_store_kind kind,
                       int fresh_marks, char *err, size_t errlen)
@@ -778,9 +761,10 @@ static int store_link(const loams_link_ddl_env *env, const loams_ddl_script *scr
     loams_gc_writes ws;
     loams_gc_writes_init(&ws);
     char msg[1024];
-    int rc = fresh_marks ? loams_dead_letter_marks_at_end(
-                               env->log, &d->name, &d->dead_letter_stream, &ws, msg, sizeof msg)
-                         : 0;
+    int rc = fresh_marks
+                 ? loams_dead_letter_marks_at_end(env->meta, env->log, &d->name,
+                                                  &d->dead_letter_stream, &ws, msg, sizeof msg)
+                 : loams_dead_letter_fold_marks(env->meta, &d->name, &ws, msg, sizeof msg);
     loams_meta_err merr;
     if (rc == 0 && (rc = loams_link_store(env->meta, d, kind, ws.w, ws.n, &merr)) != 0) {
         snprintf(msg, sizeof msg, "%s", merr.msg);

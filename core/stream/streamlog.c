@@ -665,11 +665,18 @@ static int append(loams_stream *s, const loams_stream_fence *fence,
         return external(s, err);
     }
     if (fence != NULL) {
-        size_t wlen = fence->writer != NULL ? strlen(fence->writer) : 0;
-        if (wlen == 0 || wlen > LOAMS_STREAM_WRITER_MAX || fence->epoch == 0) {
-            return fail(err, -EINVAL,
-                        "a fenced append needs a writer of 1 to %d bytes and an epoch above 0",
-                        LOAMS_STREAM_WRITER_MAX);
+        int nf = 0;
+        for (const loams_stream_fence *f = fence; f != NULL; f = f->also) {
+            size_t wlen = f->writer != NULL ? strlen(f->writer) : 0;
+            if (wlen == 0 || wlen > LOAMS_STREAM_WRITER_MAX || f->epoch == 0) {
+                return fail(err, -EINVAL,
+                            "a fenced append needs a writer of 1 to %d bytes and an epoch above 0",
+                            LOAMS_STREAM_WRITER_MAX);
+            }
+            if (++nf > LOAMS_STREAM_FENCES_MAX) {
+                return fail(err, -EINVAL, "a fenced append takes at most %d fences",
+                            LOAMS_STREAM_FENCES_MAX);
+            }
         }
         if (n == 0) {
             return dropped(s,

@@ -263,13 +263,22 @@ int loams_stream_append(loams_stream *s, const loams_stream_record_in *recs, siz
  * back of the run that took its lease over.  (Kafka fences a producer the
  * same way: a producer epoch bumped by the new instance and checked by the
  * broker on every append.)  Epochs come from the lease (meta/lease.h) and
- * never repeat for a task key, so the log needs no clock. */
+ * never repeat for a task key, so the log needs no clock.
+ *
+ * A fence may chain others (`also`): each writer is checked and raised in
+ * the same transaction, and any one that is older than stored rejects the
+ * whole append.  A link's range tasks use two: their task's lease, and the
+ * link's definition, so that a run of a replaced definition (whose task key
+ * may no longer exist) cannot append behind the back of the new one's. */
 typedef struct loams_stream_fence {
-    const char *writer; /* 1..LOAMS_STREAM_WRITER_MAX bytes of text */
-    uint64_t epoch;     /* > 0 */
+    const char *writer;                    /* 1..LOAMS_STREAM_WRITER_MAX bytes of text */
+    uint64_t epoch;                        /* > 0 */
+    const struct loams_stream_fence *also; /* checked in the same append; NULL: none */
 } loams_stream_fence;
 
 #define LOAMS_STREAM_WRITER_MAX 480
+/* Fences in one chain, at most. */
+#define LOAMS_STREAM_FENCES_MAX 4
 
 /* Claims the stream for writer f->writer at f->epoch: raises the writer's
  * stored epoch to f->epoch (a first claim stores it), appending nothing.

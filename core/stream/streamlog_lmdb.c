@@ -1112,8 +1112,10 @@ static int be_append(loams__logbe *be, uint64_t id, uint32_t partitions,
         status = fail(err, -EINVAL, "the stream's partition count changed");
         goto out;
     }
-    if (fence != NULL && (status = writer_fence(be, txn, id, fence, err)) != 0) {
-        goto out;
+    for (const loams_stream_fence *f = fence; f != NULL; f = f->also) {
+        if ((status = writer_fence(be, txn, id, f, err)) != 0) {
+            goto out;
+        }
     }
     size_t begin = 0;
     for (uint32_t p = 0; p < partitions; p++) {

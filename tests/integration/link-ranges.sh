@@ -7,8 +7,10 @@
 #   2. a node crashes at link.rebase_after_conflict, the next at
 #      link.rebase_before_commit; of two nodes sharing the ranges one is
 #      SIGKILLed while it applies and the other takes its ranges over;
-#   3. afterwards the table and the collection hold every record exactly
-#      once, and system.links counts each once;
+#   3. afterwards the table and the collection hold every good record
+#      exactly once, each link's dead-letter stream every broken one
+#      exactly once (both ranges dead-letter into it), and system.links
+#      counts each once;
 #   4. ALTER LINK ... SET (tasks = 1) re-splits at a commit boundary: the
 #      link goes on as one task, still exactly once.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -19,25 +21,29 @@ N=${LOAMS_TEST_RECORDS:-6000} # at least: more when the crashes take long
 sql "CREATE STREAM r.s WITH (partitions = 4);
      CREATE LINK r.tl FROM STREAM r.s FORMAT json INTO TABLE r.tab
        TRANSFORM (SELECT json_get_str(value, '\$.id') AS id, json_get_int(value, '\$.n') AS n)
-       WITH (tasks = 2, batch_interval = '100ms', batch_bytes = '8KiB');
+       WITH (tasks = 2, batch_interval = '100ms', batch_bytes = '8KiB',
+             on_error = 'dead_letter');
      CREATE LINK r.cl FROM STREAM r.s FORMAT json INTO COLLECTION r.c
        TRANSFORM (SELECT key AS _pk, json_get_int(value, '\$.n') AS n)
-       WITH (tasks = 2, batch_interval = '100ms', batch_bytes = '8KiB')" >/dev/null ||
+       WITH (tasks = 2, batch_interval = '100ms', batch_bytes = '8KiB',
+             on_error = 'dead_letter')" >/dev/null ||
   die "CREATE"
 out=$(sql "CREATE LINK r.bad FROM STREAM r.s FORMAT json INTO COLLECTION r.c2
        TRANSFORM (SELECT key AS _pk) WITH (tasks = 0)" 2>&1) && die "tasks = 0 accepted"
 echo "$out" | grep -q "tasks: the number of tasks the link runs as, one per range of partitions: 1 to 1024, not '0'" ||
   die "tasks = 0: $out"
-out=$(sql "ALTER LINK r.cl SET (on_error = 'dead_letter')" 2>&1) && die "dead_letter with tasks = 2 accepted"
-echo "$out" | grep -q "a link of several tasks (tasks = 2) cannot dead-letter yet" ||
-  die "dead_letter with tasks: $out"
 
-produce_part() { # produce_part FROM TO: records FROM..TO-1, keyed by id
+# produce_part FROM TO: records FROM..TO-1, keyed by id; one in 97 is
+# broken JSON (dead-lettered by both links)
+produce_part() {
   /usr/bin/python3 -c '
 import json, sys
 for i in range(int(sys.argv[1]), int(sys.argv[2])):
-    print(json.dumps({"id": "r%06d" % i, "n": i}))' "$1" "$2" |
-    "$host" produce r.s --data-dir "$data" --key-field id >/dev/null 2>&1 || die "produce $1-$2"
+    k = "r%06d" % i
+    v = "{broken " + k if i % 97 == 13 else json.dumps({"id": k, "n": i})
+    print(json.dumps({"id": k, "v": v}))' "$1" "$2" |
+    "$host" produce r.s --data-dir "$data" --key-field id --value-field v >/dev/null 2>&1 ||
+    die "produce $1-$2"
 }
 
 # feed NAME: produces records (next from $next) in small parts while node
@@ -90,27 +96,40 @@ check_exact() { # check_exact WHAT
   "$host" collection dump r.c --data-dir "$data" "${plugin_args[@]}" >"$work/dump.jsonl" ||
     die "$1: collection dump"
   "$host" links --json --data-dir "$data" >"$work/links.json" || die "$1: links"
-  /usr/bin/python3 - "$work/scan.jsonl" "$work/dump.jsonl" "$work/links.json" "$N" <<'PY' || die "$1: not exactly once"
+  for l in tl cl; do
+    "$host" stream read "r.${l}_dlq" --limit 100000000 --json --data-dir "$data" \
+      >"$work/$l-dlq.jsonl" || die "$1: stream read r.${l}_dlq"
+  done
+  /usr/bin/python3 - "$work/scan.jsonl" "$work/dump.jsonl" "$work/links.json" "$N" \
+    "$work/tl-dlq.jsonl" "$work/cl-dlq.jsonl" <<'PY' || die "$1: not exactly once"
 import collections, json, sys
 n = int(sys.argv[4])
-want = {"r%06d" % i: i for i in range(n)}
+want = {"r%06d" % i: i for i in range(n) if i % 97 != 13}
+broken = sorted("r%06d" % i for i in range(n) if i % 97 == 13)
+for path, l in ((sys.argv[5], "r.tl"), (sys.argv[6], "r.cl")):
+    letters = [json.loads(x) for x in open(path) if x.strip()]
+    keys = collections.Counter(x["key"] for x in letters)
+    twice = [k for k, c in keys.items() if c > 1]
+    assert not twice, "%s: dead letters twice: %s" % (l, twice[:3])
+    assert sorted(keys) == broken, "%s: %d dead letters, want %d" % (l, len(keys), len(broken))
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 ids = collections.Counter(r["id"] for r in rows)
 dup = [k for k, c in ids.items() if c > 1]
 assert not dup, "table: %d ids twice, e.g. %s" % (len(dup), dup[:3])
-assert set(ids) == set(want), "table: %d ids, want %d" % (len(ids), n)
+assert set(ids) == set(want), "table: %d ids, want %d" % (len(ids), len(want))
 assert all(r["n"] == want[r["id"]] for r in rows), "table: a row's n differs"
 docs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-assert sorted(d["_pk"] for d in docs) == sorted(want), "collection: %d docs, want %d" % (len(docs), n)
+assert sorted(d["_pk"] for d in docs) == sorted(want), "collection: %d docs, want %d" % (len(docs), len(want))
 assert all(d["n"] == want[d["_pk"]] for d in docs), "collection: a document's n differs"
 links = {l["link"]: l for l in json.load(open(sys.argv[3]))}
 for l in ("r.tl", "r.cl"):
-    assert int(links[l]["applied_records"]) == n, (l, links[l]["applied_records"])
-print("table %d rows, collection %d documents" % (len(rows), len(docs)))
+    assert int(links[l]["applied_records"]) == len(want), (l, links[l]["applied_records"])
+    assert int(links[l]["dead_lettered_records"]) == len(broken), (l, links[l]["dead_lettered_records"])
+print("table %d rows, collection %d documents, %d dead letters each" % (len(rows), len(docs), len(broken)))
 PY
 }
 check_exact "after the crashes"
-ok "the table and the collection hold each of $N records once; system.links counts each once"
+ok "the table and the collection hold each good record of $N once, both ranges' dead letters are in each DLQ once; system.links counts each once"
 
 # ---- 4: ALTER LINK ... SET (tasks = 1) ----
 sql "ALTER LINK r.tl SET (tasks = 1); ALTER LINK r.cl SET (tasks = 1)" >/dev/null || die "ALTER LINK"

@@ -681,8 +681,8 @@ START_TEST(fenced_appends_of_an_older_epoch_are_rejected_with_nothing_written)
 {
     loams_stream *s = create_open("dlq", 2);
     loams_stream_record_in r[2] = {rec_kv("a", "1"), rec_kv("b", "2")};
-    loams_stream_fence old = {"link/t/l/0-3", 1}, cur = {"link/t/l/0-3", 2};
-    loams_stream_fence other = {"link/t/m/0-0", 1};
+    loams_stream_fence old = {"link/t/l/0-3", 1, NULL}, cur = {"link/t/l/0-3", 2, NULL};
+    loams_stream_fence other = {"link/t/m/0-0", 1, NULL};
     loams_stream_err e;
     ck_assert_int_eq(loams_stream_append_fenced(s, &old, r, 2, NULL, &e), 0);
     ck_assert_int_eq(loams_stream_fence_claim(s, &cur, &e), 0);
@@ -711,7 +711,7 @@ START_TEST(fenced_appends_of_an_older_epoch_are_rejected_with_nothing_written)
     ck_assert_int_eq(loams_stream_append_fenced(s, &cur, r, 1, NULL, &e), 0);
     ck_assert_uint_eq(total_records(s), 7);
     /* A malformed fence is refused. */
-    loams_stream_fence nameless = {"", 3}, zero = {"w", 0};
+    loams_stream_fence nameless = {"", 3, NULL}, zero = {"w", 0, NULL};
     ck_assert_int_eq(loams_stream_append_fenced(s, &nameless, r, 1, NULL, &e), -EINVAL);
     ck_assert_int_eq(loams_stream_fence_claim(s, &zero, &e), -EINVAL);
     ck_assert_int_eq(loams_stream_append_fenced(s, NULL, r, 1, NULL, &e), -EINVAL);
@@ -724,7 +724,7 @@ END_TEST
 START_TEST(a_stream_created_again_has_no_writer_epochs)
 {
     loams_stream *s = create_open("dlq", 1);
-    loams_stream_fence f9 = {"link/t/l/0-0", 9}, f1 = {"link/t/l/0-0", 1};
+    loams_stream_fence f9 = {"link/t/l/0-0", 9, NULL}, f1 = {"link/t/l/0-0", 1, NULL};
     loams_stream_record_in r = rec_kv("a", "1");
     loams_stream_err e;
     ck_assert_int_eq(loams_stream_fence_claim(s, &f9, &e), 0);
