@@ -208,50 +208,12 @@ static int find_col(loams__agg_stage *s, sgroup *g, const char *name, scol **out
     return 0;
 }
 
-static int put_value(loams_kit_buf *b, const loams_value *v)
-{
-    int rc = loams_kit_buf_append_byte(b, (uint8_t)v->type);
-    switch (v->type) {
-    case LOAMS_T_BOOL: rc |= loams_kit_buf_append_le64(b, (uint64_t)v->u.b); break;
-    case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP: rc |= loams_kit_buf_append_le64(b, (uint64_t)v->u.i); break;
-    case LOAMS_T_FLOAT64: {
-        uint64_t bits;
-        memcpy(&bits, &v->u.f, 8);
-        rc |= loams_kit_buf_append_le64(b, bits);
-        break;
-    }
-    case LOAMS_T_STRING:
-    case LOAMS_T_JSON:
-    case LOAMS_T_BYTES: rc |= loams_kit_buf_append(b, v->u.s.ptr, v->u.s.len); break;
-    default: break;
-    }
-    return rc ? -ENOMEM : 0;
-}
-
+/* The staged value of a plain column (encoded: loams_kit_value_encode). */
 static void get_value(const loams_kit_buf *b, loams_value *v)
 {
-    memset(v, 0, sizeof *v);
-    v->type = b->len ? b->data[0] : LOAMS_T_NULL;
-    uint64_t bits = 0;
-    if (v->type != LOAMS_T_STRING && v->type != LOAMS_T_JSON && v->type != LOAMS_T_BYTES &&
-        b->len >= 9) {
-        for (int i = 0; i < 8; i++) {
-            bits |= (uint64_t)b->data[1 + i] << (8 * i);
-        }
-    }
-    switch (v->type) {
-    case LOAMS_T_BOOL: v->u.b = bits != 0; break;
-    case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP: v->u.i = (int64_t)bits; break;
-    case LOAMS_T_FLOAT64: memcpy(&v->u.f, &bits, 8); break;
-    case LOAMS_T_STRING:
-    case LOAMS_T_JSON:
-    case LOAMS_T_BYTES:
-        v->u.s.ptr = (const char *)b->data + 1;
-        v->u.s.len = b->len - 1;
-        break;
-    default: v->type = LOAMS_T_NULL; break;
+    size_t used;
+    if (loams_kit_value_decode(b->data, b->len, v, &used) != 0) {
+        v->type = LOAMS_T_NULL; /* nothing staged */
     }
 }
 
@@ -329,7 +291,7 @@ int loams__agg_stage_row(loams__agg_stage *s, const char *pk, size_t pk_len,
         }
         if (!cols[i].is_state) {
             c->val.len = 0;
-            if ((rc = put_value(&c->val, &cols[i].v)) != 0) {
+            if ((rc = loams_kit_value_encode(&c->val, &cols[i].v)) != 0) {
                 return loams_kit_err_set(e, rc, "out of memory staging a group");
             }
             continue;

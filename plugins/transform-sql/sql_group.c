@@ -23,6 +23,7 @@
 #include "loams/kit/agg_cell.h"
 #include "loams/kit/buf.h"
 #include "loams/kit/key_hash.h"
+#include "loams/kit/value.h"
 #include "transform_sql.h"
 
 typedef struct group {
@@ -52,71 +53,6 @@ struct loams__sql_group {
 static const loams_host_api *H(void)
 {
     return loams__sql_host;
-}
-
-static int encode_value(loams_kit_buf *b, const loams_value *v)
-{
-    int rc = loams_kit_buf_append_byte(b, (uint8_t)v->type);
-    switch (v->type) {
-    case LOAMS_T_BOOL: rc |= loams_kit_buf_append_le64(b, (uint64_t)v->u.b); break;
-    case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP: rc |= loams_kit_buf_append_le64(b, (uint64_t)v->u.i); break;
-    case LOAMS_T_FLOAT64: {
-        uint64_t bits;
-        memcpy(&bits, &v->u.f, 8);
-        rc |= loams_kit_buf_append_le64(b, bits);
-        break;
-    }
-    case LOAMS_T_STRING:
-    case LOAMS_T_JSON:
-    case LOAMS_T_BYTES:
-        rc |= loams_kit_buf_append_le64(b, (uint64_t)v->u.s.len);
-        rc |= loams_kit_buf_append(b, v->u.s.ptr, v->u.s.len);
-        break;
-    default: break; /* NULL; other types are refused before */
-    }
-    return rc ? -ENOMEM : 0;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-}
-
-/* Decodes the value at *p (advanced). */
-static void decode_value(const unsigned char **p, loams_value *v)
-{
-    memset(v, 0, sizeof *v);
-    v->type = *(*p)++;
-    switch (v->type) {
-    case LOAMS_T_BOOL:
-        v->u.b = get64(*p) != 0;
-        *p += 8;
-        break;
-    case LOAMS_T_INT64:
-    case LOAMS_T_TIMESTAMP:
-        v->u.i = (int64_t)get64(*p);
-        *p += 8;
-        break;
-    case LOAMS_T_FLOAT64: {
-        uint64_t bits = get64(*p);
-        memcpy(&v->u.f, &bits, 8);
-        *p += 8;
-        break;
-    }
-    case LOAMS_T_STRING:
-    case LOAMS_T_JSON:
-    case LOAMS_T_BYTES:
-        v->u.s.len = (size_t)get64(*p);
-        v->u.s.ptr = (const char *)*p + 8;
-        *p += 8 + v->u.s.len;
-        break;
-    default: break;
-    }
 }
 
 const char *loams__sql_group_inner(const loams__sql_group *g)
@@ -298,7 +234,7 @@ int loams__sql_group_row(loams__sql_state *st, loams_batch *in, size_t src,
                                      "timestamps",
                                      loams_kit_type_name(t));
         }
-        if ((rc = encode_value(&g->key, &cells[i])) != 0) {
+        if ((rc = loams_kit_value_encode(&g->key, &cells[i])) != 0) {
             return rc;
         }
     }
@@ -380,9 +316,10 @@ int loams__sql_group_flush(loams__sql_state *st, loams_batch *in, loams_batch *o
             break;
         }
         loams_value keys[64];
-        const unsigned char *p = g->keys.data + gr->key_off;
-        for (size_t i = 0; i < g->plan.n_keys && i < 64; i++) {
-            decode_value(&p, &keys[i]);
+        size_t at = gr->key_off, used = 0;
+        for (size_t i = 0; i < g->plan.n_keys && i < 64; i++, at += used) {
+            /* this group's own encoding (loams_kit_value_encode): whole */
+            loams_kit_value_decode(g->keys.data + at, g->keys.len - at, &keys[i], &used);
         }
         for (size_t i = 0; i < n && rc == 0; i++) {
             const loams__group_item *it = &g->plan.items[i];

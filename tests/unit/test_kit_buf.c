@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "loams/kit/buf.h"
+#include "loams/kit/value.h"
 #include "run_suite.h"
 
 /* An allocator that counts live blocks and can be told to fail. */
@@ -106,6 +107,46 @@ START_TEST(integers_and_varints_are_little_endian_and_round_trip)
     ck_assert_uint_eq(loams_kit_zigzag64(-1), 1);
     ck_assert_uint_eq(loams_kit_zigzag64(1), 2);
     ck_assert_int_eq(loams_kit_unzigzag64(loams_kit_zigzag64(INT64_MIN)), INT64_MIN);
+    loams_kit_buf_free(&b);
+}
+END_TEST
+
+/* A run of values encodes and reads back one by one; a cut encoding is
+ * refused; a type without a payload reads as NULL. */
+START_TEST(values_encode_and_read_back_in_a_run)
+{
+    loams_kit_buf b = LOAMS_KIT_BUF_INIT;
+    loams_value in[5] = {{.type = LOAMS_T_INT64, .u.i = -42},
+                         {.type = LOAMS_T_STRING, .u.s = {"a\0b", 3}},
+                         {.type = LOAMS_T_FLOAT64, .u.f = 2.5},
+                         {.type = LOAMS_T_NULL},
+                         {.type = LOAMS_T_BOOL, .u.b = 1}};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(loams_kit_value_encode(&b, &in[i]), 0);
+    }
+    ck_assert_uint_eq(b.len, 9 + 12 + 9 + 1 + 9);
+    size_t at = 0, used;
+    loams_value v;
+    for (int i = 0; i < 5; i++, at += used) {
+        ck_assert_int_eq(loams_kit_value_decode(b.data + at, b.len - at, &v, &used), 0);
+        ck_assert_uint_eq(v.type, in[i].type);
+    }
+    ck_assert_uint_eq(at, b.len);
+    ck_assert_int_eq(loams_kit_value_decode(b.data, b.len, &v, &used), 0);
+    ck_assert_int_eq(v.u.i, -42);
+    ck_assert_int_eq(loams_kit_value_decode(b.data + 9, b.len - 9, &v, &used), 0);
+    ck_assert_uint_eq(v.u.s.len, 3);
+    ck_assert_int_eq(memcmp(v.u.s.ptr, "a\0b", 3), 0);
+    ck_assert_int_eq(loams_kit_value_decode(b.data + 21, 9, &v, &used), 0);
+    ck_assert(v.u.f == 2.5);
+    /* cut: the string's length says 3, 2 bytes are there */
+    ck_assert_int_eq(loams_kit_value_decode(b.data + 9, 11, &v, &used), -EINVAL);
+    ck_assert_int_eq(loams_kit_value_decode(b.data, 5, &v, &used), -EINVAL);
+    ck_assert_int_eq(loams_kit_value_decode(b.data, 0, &v, &used), -EINVAL);
+    uint8_t vec = LOAMS_T_VECTOR;
+    ck_assert_int_eq(loams_kit_value_decode(&vec, 1, &v, &used), 0);
+    ck_assert_uint_eq(v.type, LOAMS_T_NULL);
+    ck_assert_uint_eq(used, 1);
     loams_kit_buf_free(&b);
 }
 END_TEST
@@ -242,6 +283,7 @@ int main(void)
     tcase_add_test(tc, a_zeroed_buffer_grows_and_keeps_every_byte);
     tcase_add_test(tc, integers_and_varints_are_little_endian_and_round_trip);
     tcase_add_test(tc, text_helpers_keep_a_nul_after_the_bytes);
+    tcase_add_test(tc, values_encode_and_read_back_in_a_run);
     tcase_add_test(tc, a_buffer_allocates_through_its_allocator_and_is_unchanged_on_failure);
     tcase_add_test(tc, mem_helpers_use_the_allocator_or_libc);
     tcase_add_test(tc, the_host_allocator_counts_against_its_context);
